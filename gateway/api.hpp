@@ -1,0 +1,32 @@
+// REST routes under /api/v1 (plus /healthz): maps each HTTP request to typed
+// requests to the raft actor (writes) and the store actor (reads) through a
+// short-lived bridge actor, and maps replies and errors back to JSON.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "gateway/http.hpp"
+#include "proto/interfaces.hpp"
+
+namespace caf {
+class actor_system;
+}
+
+namespace aisched::gateway {
+
+struct api_context {
+  caf::actor_system* sys = nullptr;
+  proto::raft_actor raft;
+  proto::store_actor store;
+  std::string node_id;
+  std::chrono::milliseconds timeout{10'000};
+};
+
+/// Builds the request handler serving the REST API from `ctx`.
+handler_fn make_api(api_context ctx);
+
+/// HTTP status for an error (400 invalid_argument, 404 not_found, 409 conflict ...).
+unsigned http_status(const caf::error& err);
+
+}  // namespace aisched::gateway

@@ -1,0 +1,218 @@
+// Beast plumbing of the HTTP server; see server.hpp.
+#include "gateway/server.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include <boost/asio.hpp>
+#include <boost/beast.hpp>
+
+#include "proto/errors.hpp"
+
+namespace aisched::gateway {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out.push_back(static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)));
+      i += 2;
+    } else if (s[i] == '+') {
+      out.push_back(' ');
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+void split_target(std::string_view target, http_request& req) {
+  auto q = target.find('?');
+  req.path = percent_decode(target.substr(0, q));
+  if (q == std::string_view::npos) return;
+  auto rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    auto amp = rest.find('&');
+    auto pair = rest.substr(0, amp);
+    auto eq = pair.find('=');
+    if (!pair.empty())
+      req.query[percent_decode(pair.substr(0, eq))] =
+          eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1));
+    if (amp == std::string_view::npos) break;
+    rest = rest.substr(amp + 1);
+  }
+}
+
+std::string error_body(const char* code, const std::string& message) {
+  return std::string("{\"error\":{\"code\":\"") + code + "\",\"message\":\"" + message +
+         "\",\"field\":\"\"}}";
+}
+
+class session : public std::enable_shared_from_this<session> {
+ public:
+  session(tcp::socket sock, const server_options& opts, const handler_fn& handler,
+          std::atomic<int>& in_flight)
+      : stream_(std::move(sock)), opts_(opts), handler_(handler), in_flight_(in_flight) {}
+
+  void start() { read(); }
+
+ private:
+  void read() {
+    parser_.emplace();
+    parser_->body_limit(opts_.max_body_bytes);
+    parser_->header_limit(16 * 1024);
+    stream_.expires_after(std::chrono::seconds(60));
+    http::async_read(stream_, buf_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       self->on_read(ec);
+                     });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == asio::error::connection_reset || ec == asio::error::eof)
+      return close();
+    if (ec == http::error::body_limit)
+      return write_and_close(413, error_body("payload_too_large", "request body too large"));
+    if (ec == http::error::header_limit)
+      return write_and_close(431, error_body("invalid_argument", "request headers too large"));
+    if (ec) return write_and_close(400, error_body("invalid_argument", "malformed HTTP request"));
+    auto msg = parser_->release();
+    keep_alive_ = msg.keep_alive();
+    version_ = msg.version();
+    http_request req;
+    req.method = std::string(msg.method_string());
+    split_target(msg.target(), req);
+    for (auto& h : msg) {
+      std::string name(h.name_string());
+      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      req.headers[name] = std::string(h.value());
+    }
+    req.body = std::move(msg.body());
+    ++in_flight_;
+    auto self = shared_from_this();
+    auto executor = stream_.get_executor();
+    auto replied = std::make_shared<std::atomic<bool>>(false);
+    handler_(std::move(req), [self, executor, replied](http_response res) {
+      if (replied->exchange(true)) return;  // a route answered twice: keep the first
+      asio::post(executor, [self, res = std::move(res)]() mutable {
+        --self->in_flight_;
+        self->write(std::move(res));
+      });
+    });
+  }
+
+  void write(http_response r) {
+    auto res = std::make_shared<http::response<http::string_body>>();
+    res->version(version_);
+    res->result(r.status);
+    res->set(http::field::server, "aisched");
+    res->set(http::field::content_type, r.content_type);
+    res->keep_alive(keep_alive_);
+    res->body() = std::move(r.body);
+    res->prepare_payload();
+    http::async_write(stream_, *res,
+                      [self = shared_from_this(), res](beast::error_code ec, size_t) {
+                        if (ec || !res->keep_alive()) return self->close();
+                        self->read();
+                      });
+  }
+
+  void write_and_close(unsigned status, std::string body) {
+    keep_alive_ = false;
+    version_ = 11;
+    write(http_response{status, std::move(body), "application/json"});
+  }
+
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buf_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  const server_options& opts_;
+  const handler_fn& handler_;
+  std::atomic<int>& in_flight_;
+  bool keep_alive_ = false;
+  unsigned version_ = 11;
+};
+
+}  // namespace
+
+struct server::impl {
+  server_options opts;
+  handler_fn handler;
+  asio::io_context ioc;
+  std::optional<tcp::acceptor> acceptor;
+  std::vector<std::thread> threads;
+  std::atomic<int> in_flight{0};
+  bool stopped = false;
+
+  void accept() {
+    acceptor->async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
+      if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+      if (!ec) std::make_shared<session>(std::move(s), opts, handler, in_flight)->start();
+      accept();
+    });
+  }
+};
+
+server::server(server_options opts, handler_fn handler) : impl_(new impl) {
+  impl_->opts = std::move(opts);
+  impl_->handler = std::move(handler);
+}
+
+server::~server() { stop(); }
+
+caf::expected<uint16_t> server::start() {
+  beast::error_code ec;
+  auto addr = asio::ip::make_address(impl_->opts.host, ec);
+  if (ec)
+    return make_error(errc::invalid_argument, "http-addr",
+                      "cannot parse address '" + impl_->opts.host + "'");
+  tcp::endpoint ep{addr, impl_->opts.port};
+  auto& acc = impl_->acceptor.emplace(impl_->ioc);
+  acc.open(ep.protocol(), ec);
+  if (!ec) acc.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acc.bind(ep, ec);
+  if (!ec) acc.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec)
+    return make_error(errc::unavailable, "http-addr",
+                      "cannot listen on " + impl_->opts.host + ":" +
+                          std::to_string(impl_->opts.port) + ": " + ec.message());
+  auto port = acc.local_endpoint().port();
+  impl_->accept();
+  for (unsigned i = 0; i < std::max(1u, impl_->opts.io_threads); ++i)
+    impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+  return port;
+}
+
+void server::stop() {
+  if (impl_->stopped || impl_->threads.empty()) return;
+  impl_->stopped = true;
+  asio::post(impl_->ioc, [this] {
+    beast::error_code ignored;
+    impl_->acceptor->close(ignored);
+  });
+  // Grace period for requests already handed to actors.
+  for (int i = 0; i < 200 && impl_->in_flight.load() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  impl_->ioc.stop();
+  for (auto& t : impl_->threads) t.join();
+  impl_->threads.clear();
+}
+
+}  // namespace aisched::gateway

@@ -1,0 +1,196 @@
+// The replicated commands: every change to durable state is one of these,
+// proposed to the raft actor, appended to the log and applied by the state
+// machine (storage/state_machine) on every node in the same order. Commands are
+// deterministic: anything time- or randomness-dependent (timestamps, backoff
+// deadlines, jitter) is decided by the proposer and carried in the command.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/meta/type_name.hpp>
+#include <caf/variant.hpp>
+
+#include "proto/types.hpp"
+
+namespace aisched::proto {
+
+/// Creates a task; the state machine assigns `t.id` and `t.version = 1`.
+/// The proposer sets `t.created_at` / `t.updated_at`.
+struct create_task {
+  task t;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, create_task& x) {
+  return f(caf::meta::type_name("aisched.create_task"), x.t);
+}
+
+/// Replaces the definition of task `t.id` if its stored version equals
+/// `expected_version` (0 skips the check). Bumps the version.
+struct update_task {
+  task t;
+  uint64_t expected_version = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, update_task& x) {
+  return f(caf::meta::type_name("aisched.update_task"), x.t, x.expected_version);
+}
+
+/// Deletes a task (its past instances stay readable).
+struct delete_task {
+  std::string tenant;  // "" = any tenant (internal callers)
+  uint64_t id = 0;
+  uint64_t expected_version = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, delete_task& x) {
+  return f(caf::meta::type_name("aisched.delete_task"), x.tenant, x.id, x.expected_version);
+}
+
+/// Pauses or resumes a task.
+struct set_paused {
+  std::string tenant;
+  uint64_t id = 0;
+  bool paused = true;
+  unix_ms at = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, set_paused& x) {
+  return f(caf::meta::type_name("aisched.set_paused"), x.tenant, x.id, x.paused, x.at);
+}
+
+/// One slot of one task to fire: creates one pending instance per shard.
+struct fire_slot {
+  uint64_t task_id = 0;
+  unix_ms slot = 0;
+  std::string trace_id;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fire_slot& x) {
+  return f(caf::meta::type_name("aisched.fire_slot"), x.task_id, x.slot, x.trace_id);
+}
+
+/// A batch of fires decided by the leader of `term` at time `at`. A slot that
+/// already has instances is a no-op (deterministic ids).
+struct fire {
+  uint64_t term = 0;
+  unix_ms at = 0;
+  std::vector<fire_slot> slots;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fire& x) {
+  return f(caf::meta::type_name("aisched.fire"), x.term, x.at, x.slots);
+}
+
+/// An instance handed to a worker: pending -> dispatched.
+struct dispatch_entry {
+  std::string instance_id;
+  std::string worker_id;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, dispatch_entry& x) {
+  return f(caf::meta::type_name("aisched.dispatch_entry"), x.instance_id, x.worker_id);
+}
+
+struct dispatch {
+  uint64_t term = 0;
+  unix_ms at = 0;
+  std::vector<dispatch_entry> entries;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, dispatch& x) {
+  return f(caf::meta::type_name("aisched.dispatch"), x.term, x.at, x.entries);
+}
+
+/// What became of a run: `state` is running, success, failed, timed_out or
+/// retry_waiting (the leader decided another attempt is due at `next_attempt_at`).
+struct run_result {
+  std::string instance_id;
+  std::string worker_id;
+  instance_state state = instance_state::success;
+  int32_t exit_code = 0;
+  std::string error;
+  std::string output;
+  unix_ms started_at = 0;
+  unix_ms finished_at = 0;
+  unix_ms next_attempt_at = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_result& x) {
+  return f(caf::meta::type_name("aisched.run_result"), x.instance_id, x.worker_id, x.state,
+           x.exit_code, x.error, x.output, x.started_at, x.finished_at, x.next_attempt_at);
+}
+
+struct report_results {
+  uint64_t term = 0;
+  unix_ms at = 0;
+  std::vector<run_result> results;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, report_results& x) {
+  return f(caf::meta::type_name("aisched.report_results"), x.term, x.at, x.results);
+}
+
+/// retry_waiting -> pending with the attempt counter incremented.
+struct retry {
+  uint64_t term = 0;
+  unix_ms at = 0;
+  std::vector<std::string> instance_ids;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, retry& x) {
+  return f(caf::meta::type_name("aisched.retry"), x.term, x.at, x.instance_ids);
+}
+
+/// Cancels a run that has not finished.
+struct cancel {
+  std::string tenant;
+  std::string instance_id;
+  unix_ms at = 0;
+  std::string reason;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cancel& x) {
+  return f(caf::meta::type_name("aisched.cancel"), x.tenant, x.instance_id, x.at, x.reason);
+}
+
+/// Does nothing; a new leader commits one to learn its commit index.
+struct noop {
+  friend bool operator==(const noop&, const noop&) { return true; }
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, noop&) {
+  return f(caf::meta::type_name("aisched.noop"));
+}
+
+using command = caf::variant<noop, create_task, update_task, delete_task, set_paused, fire,
+                             dispatch, report_results, retry, cancel>;
+
+/// One entry of the replicated log.
+struct log_entry {
+  uint64_t index = 0;
+  uint64_t term = 0;
+  command cmd;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, log_entry& x) {
+  return f(caf::meta::type_name("aisched.log_entry"), x.index, x.term, x.cmd);
+}
+
+/// What applying a command produced, returned to the proposer: the tasks it
+/// created or changed and the instances it created or changed.
+struct applied {
+  uint64_t index = 0;
+  std::vector<task> tasks;
+  std::vector<instance> instances;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, applied& x) {
+  return f(caf::meta::type_name("aisched.applied"), x.index, x.tasks, x.instances);
+}
+
+/// Short name of the command's kind, for logs and metrics.
+const char* command_name(const command& cmd);
+
+}  // namespace aisched::proto

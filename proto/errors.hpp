@@ -1,0 +1,52 @@
+// aisched's one error vocabulary. Every failure a user or a peer can see is an
+// `aisched::errc` carried in a `caf::error`, whose context holds the offending
+// field (may be empty) and a human message: make_error(errc::x, field, message).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/error.hpp>
+#include <caf/make_message.hpp>
+
+namespace aisched {
+
+enum class errc : uint8_t {
+  none = 0,
+  invalid_argument = 1,  // bad input: names the field
+  not_found,             // the object does not exist
+  already_exists,
+  version_conflict,      // optimistic concurrency check failed
+  not_leader,            // this node cannot accept writes now
+  storage_error,         // RocksDB failed
+  corrupted,             // stored bytes do not decode
+  payload_too_large,
+  unavailable,           // a dependency did not answer in time
+  illegal_transition,    // an instance state change the state machine forbids
+  internal,
+};
+
+/// Returns the stable snake_case name of `x`, used as the REST error code.
+const char* to_string(errc x);
+
+/// Builds an aisched error: `field` names the offending input field ("" if none).
+caf::error make_error(errc code, std::string field, std::string message);
+
+/// Builds an aisched error without a field.
+inline caf::error make_error(errc code, std::string message) {
+  return make_error(code, std::string{}, std::move(message));
+}
+
+/// The parts of an aisched error, for mapping to HTTP/JSON. For a foreign
+/// (e.g. CAF system) error, `code` is `errc::internal` or `errc::unavailable`.
+struct error_view {
+  errc code = errc::none;
+  std::string field;
+  std::string message;
+};
+
+error_view view(const caf::error& err);
+
+}  // namespace aisched
+
+CAF_ERROR_CODE_ENUM(aisched::errc, "aisched")

@@ -1,0 +1,140 @@
+// The typed actor interfaces: the only way aisched's actors know each other.
+// Every message an actor accepts is listed here; registration of the message
+// types with CAF is in proto/registry.hpp. See DESIGN §2 for who talks to whom.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/atom.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "proto/commands.hpp"
+#include "proto/types.hpp"
+
+namespace aisched::proto {
+
+// -- atoms (CAF 0.17: at most 10 characters) -----------------------------------
+
+using propose_atom = caf::atom_constant<caf::atom("propose")>;
+using raft_status_atom = caf::atom_constant<caf::atom("rstatus")>;
+using get_task_atom = caf::atom_constant<caf::atom("gettask")>;
+using list_tasks_atom = caf::atom_constant<caf::atom("lsttasks")>;
+using get_instance_atom = caf::atom_constant<caf::atom("getinst")>;
+using list_instances_atom = caf::atom_constant<caf::atom("lstinst")>;
+using leader_atom = caf::atom_constant<caf::atom("leader")>;
+using committed_atom = caf::atom_constant<caf::atom("committed")>;
+using pressure_atom = caf::atom_constant<caf::atom("pressure")>;
+using execute_atom = caf::atom_constant<caf::atom("execute")>;
+using cancel_run_atom = caf::atom_constant<caf::atom("cancelrun")>;
+using report_atom = caf::atom_constant<caf::atom("report")>;
+using subscribe_atom = caf::atom_constant<caf::atom("subscribe")>;
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
+
+// -- messages ------------------------------------------------------------------
+
+/// What the raft actor reports about itself (GET /api/v1/cluster).
+struct raft_status {
+  std::string node_id;
+  std::string role;  // "leader" | "follower" | "candidate"
+  std::string leader_id;
+  uint64_t term = 0;
+  uint64_t commit_index = 0;
+  uint64_t applied_index = 0;
+  uint64_t last_log_index = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, raft_status& x) {
+  return f(caf::meta::type_name("aisched.raft_status"), x.node_id, x.role, x.leader_id, x.term,
+           x.commit_index, x.applied_index, x.last_log_index);
+}
+
+/// Tells leader-only actors (trigger, retry, router, backpressure) whether this
+/// node leads. On `leading`, they rebuild their indexes from the store.
+struct leadership {
+  bool leading = false;
+  uint64_t term = 0;
+  std::string leader_id;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, leadership& x) {
+  return f(caf::meta::type_name("aisched.leadership"), x.leading, x.term, x.leader_id);
+}
+
+/// Backpressure level broadcast to trigger, retry and router.
+enum class pressure_level : uint8_t { green, yellow, red };
+struct pressure {
+  pressure_level level = pressure_level::green;
+  duration_ms delay = 0;  // yellow: how long to hold new fires
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pressure& x) {
+  return f(caf::meta::type_name("aisched.pressure"), x.level, x.delay);
+}
+
+/// A run handed to a worker. The worker dedups by `instance_id`.
+struct execute_request {
+  std::string instance_id;
+  uint64_t task_id = 0;
+  task_kind kind = task_kind::shell;
+  std::string command;
+  http_spec http;
+  std::string image;
+  uint32_t attempt = 1;
+  uint32_t shard = 0;
+  uint32_t shards = 1;
+  std::string idempotency_key;
+  std::string trace_id;
+  duration_ms timeout = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, execute_request& x) {
+  return f(caf::meta::type_name("aisched.execute_request"), x.instance_id, x.task_id, x.kind,
+           x.command, x.http, x.image, x.attempt, x.shard, x.shards, x.idempotency_key,
+           x.trace_id, x.timeout);
+}
+
+// -- interfaces ----------------------------------------------------------------
+
+/// Listeners of committed state (trigger, retry, router, backpressure): told of
+/// leadership changes and of every applied command's effect.
+using commit_listener_actor =
+    caf::typed_actor<caf::reacts_to<leader_atom, leadership>,
+                     caf::reacts_to<committed_atom, applied>>;
+
+/// raft (actors/raft): every write goes through `propose`; the reply comes once
+/// the command is committed and applied. Followers answer `not_leader`.
+/// `subscribe` registers a commit listener (told the current leadership at once).
+/// `flush` is internal: the actor sends it to itself to batch queued proposals.
+using raft_actor = caf::typed_actor<caf::replies_to<propose_atom, command>::with<applied>,
+                                    caf::replies_to<raft_status_atom>::with<raft_status>,
+                                    caf::reacts_to<subscribe_atom, commit_listener_actor>,
+                                    caf::reacts_to<flush_atom>>;
+
+/// store (storage/store_actor): reads of the applied state.
+/// Tenant "" reads across tenants (internal callers only).
+using store_actor = caf::typed_actor<
+    caf::replies_to<get_task_atom, std::string, uint64_t>::with<task>,
+    caf::replies_to<list_tasks_atom, task_query>::with<task_page>,
+    caf::replies_to<get_instance_atom, std::string, std::string>::with<instance>,
+    caf::replies_to<list_instances_atom, instance_query>::with<instance_page>>;
+
+/// trigger (actors/trigger): fires due slots on the leader.
+using trigger_actor = commit_listener_actor::extend<caf::reacts_to<pressure_atom, pressure>>;
+
+/// retry (actors/retry): re-proposes retry_waiting instances at their deadline.
+using retry_actor = commit_listener_actor::extend<caf::reacts_to<pressure_atom, pressure>>;
+
+/// worker (actors/worker): runs instances. `execute` answers true once accepted
+/// (including a duplicate delivery); results come back as `report` messages.
+using worker_actor =
+    caf::typed_actor<caf::replies_to<execute_atom, execute_request>::with<bool>,
+                     caf::reacts_to<cancel_run_atom, std::string>>;
+
+/// worker_proxy (actors/worker_proxy): the leader's handle on one worker;
+/// receives its reports and turns them into committed results.
+using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_result>>;
+
+}  // namespace aisched::proto

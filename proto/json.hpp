@@ -1,0 +1,37 @@
+// Boost.JSON mapping of the proto types for the REST API (snake_case fields,
+// durations as "1h30m", instants as RFC 3339 UTC). Decoding is strict: unknown
+// fields, wrong types and unparsable values are errors that name the field.
+#pragma once
+
+#include <string_view>
+
+#include <boost/json/fwd.hpp>
+#include <caf/expected.hpp>
+
+#include "proto/commands.hpp"
+#include "proto/interfaces.hpp"
+#include "proto/types.hpp"
+
+namespace aisched::proto {
+
+/// Parses a request body; errors are `invalid_argument` with field "body".
+caf::expected<boost::json::value> parse_json(std::string_view body);
+
+boost::json::value to_json(const task& t);
+boost::json::value to_json(const instance& x);
+boost::json::value to_json(const worker& w);
+boost::json::value to_json(const raft_status& s);
+
+/// Reads a task document over `base`: fields present in `v` replace those of
+/// `base`, absent fields keep it (so an update is a merge, never a silent reset).
+/// Read-only fields (id, created_at, updated_at, next_fire_times) are accepted and
+/// ignored; `version` is read into `t.version` for the caller's version check.
+caf::expected<task> task_from_json(const boost::json::value& v, task base = {});
+
+/// Reads a worker registration document.
+caf::expected<worker> worker_from_json(const boost::json::value& v, worker base = {});
+
+/// The REST error body `{"error": {"code", "message", "field"}}` for `err`.
+boost::json::value error_to_json(const caf::error& err);
+
+}  // namespace aisched::proto

@@ -1,0 +1,45 @@
+// Message-type registration; see registry.hpp.
+#include "proto/registry.hpp"
+
+#include <caf/actor_system_config.hpp>
+#include <caf/to_string.hpp>
+
+#include "proto/commands.hpp"
+#include "proto/errors.hpp"
+#include "proto/interfaces.hpp"
+#include "proto/types.hpp"
+
+namespace aisched::proto {
+
+const char* command_name(const command& cmd) {
+  static constexpr const char* names[] = {"noop",  "create_task", "update_task", "delete_task",
+                                          "set_paused", "fire", "dispatch", "report_results",
+                                          "retry", "cancel"};
+  return names[cmd.index()];
+}
+
+void register_types(caf::actor_system_config& cfg) {
+  cfg.add_message_type<task>("aisched.task");
+  cfg.add_message_type<instance>("aisched.instance");
+  cfg.add_message_type<worker>("aisched.worker");
+  cfg.add_message_type<task_query>("aisched.task_query");
+  cfg.add_message_type<task_page>("aisched.task_page");
+  cfg.add_message_type<instance_query>("aisched.instance_query");
+  cfg.add_message_type<instance_page>("aisched.instance_page");
+  cfg.add_message_type<command>("aisched.command");
+  cfg.add_message_type<log_entry>("aisched.log_entry");
+  cfg.add_message_type<applied>("aisched.applied");
+  cfg.add_message_type<run_result>("aisched.run_result");
+  cfg.add_message_type<raft_status>("aisched.raft_status");
+  cfg.add_message_type<leadership>("aisched.leadership");
+  cfg.add_message_type<pressure>("aisched.pressure");
+  cfg.add_message_type<execute_request>("aisched.execute_request");
+  cfg.add_error_category(caf::atom("aisched"),
+                         [](uint8_t code, caf::atom_value, const caf::message& ctx) {
+                           return std::string("aisched_error(") +
+                                  to_string(static_cast<errc>(code)) +
+                                  (ctx.empty() ? "" : ", " + caf::to_string(ctx)) + ")";
+                         });
+}
+
+}  // namespace aisched::proto

@@ -1,0 +1,312 @@
+// The data model every part of aisched shares: tasks, instances (one run of one
+// shard of one slot) and workers, with their enums. Each type is defined once here
+// with its CAF inspect() (used for messages and RocksDB values); JSON mapping for
+// REST lives in proto/json.hpp, validation in proto/validate.hpp.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <caf/meta/type_name.hpp>
+
+#include "proto/time.hpp"
+
+namespace aisched::proto {
+
+// -- enums -------------------------------------------------------------------
+
+enum class task_kind : uint8_t { shell, http, container, noop };
+enum class route_strategy : uint8_t {
+  least_loaded, round_robin, random, first, last, lfu, lru, consistent_hash, failover,
+  busyover, broadcast,
+};
+enum class retry_kind : uint8_t { fixed, exponential, on_error_codes };
+enum class overlap_policy : uint8_t { allow, skip, buffer_one, buffer_all, replace };
+enum class misfire_policy : uint8_t { fire_once, skip, fire_all };
+enum class instance_state : uint8_t {
+  pending, dispatched, running, success, failed, timed_out, cancelled, retry_waiting,
+};
+enum class worker_protocol : uint8_t { native, http };
+enum class worker_status : uint8_t { online, offline, draining };
+
+/// The wire/JSON names of each enum, indexed by its underlying value.
+template <class E> struct enum_names;
+template <> struct enum_names<task_kind> {
+  static constexpr std::array<std::string_view, 4> value{"shell", "http", "container", "noop"};
+};
+template <> struct enum_names<route_strategy> {
+  static constexpr std::array<std::string_view, 11> value{
+      "least_loaded", "round_robin", "random", "first", "last", "lfu", "lru",
+      "consistent_hash", "failover", "busyover", "broadcast"};
+};
+template <> struct enum_names<retry_kind> {
+  static constexpr std::array<std::string_view, 3> value{"fixed", "exponential",
+                                                         "on_error_codes"};
+};
+template <> struct enum_names<overlap_policy> {
+  static constexpr std::array<std::string_view, 5> value{"allow", "skip", "buffer_one",
+                                                         "buffer_all", "replace"};
+};
+template <> struct enum_names<misfire_policy> {
+  static constexpr std::array<std::string_view, 3> value{"fire_once", "skip", "fire_all"};
+};
+template <> struct enum_names<instance_state> {
+  static constexpr std::array<std::string_view, 8> value{
+      "pending", "dispatched", "running", "success", "failed", "timed_out", "cancelled",
+      "retry_waiting"};
+};
+template <> struct enum_names<worker_protocol> {
+  static constexpr std::array<std::string_view, 2> value{"native", "http"};
+};
+template <> struct enum_names<worker_status> {
+  static constexpr std::array<std::string_view, 3> value{"online", "offline", "draining"};
+};
+
+/// Returns the name of `x` ("?" for a value outside the enum).
+template <class E>
+std::string_view name_of(E x) {
+  auto i = static_cast<size_t>(x);
+  const auto& names = enum_names<E>::value;
+  return i < names.size() ? names[i] : std::string_view{"?"};
+}
+
+/// Parses an enum from its name; nullopt if `s` names no value.
+template <class E>
+std::optional<E> parse_enum(std::string_view s) {
+  const auto& names = enum_names<E>::value;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == s) return static_cast<E>(i);
+  return std::nullopt;
+}
+
+/// Whether an instance in state `s` has finished for good (no further transitions).
+inline bool is_terminal(instance_state s) {
+  return s == instance_state::success || s == instance_state::failed ||
+         s == instance_state::timed_out || s == instance_state::cancelled;
+}
+
+// -- task --------------------------------------------------------------------
+
+/// What an `http` task calls.
+struct http_spec {
+  std::string method = "GET";
+  std::string url;
+  std::map<std::string, std::string> headers;
+  std::string body;
+  friend bool operator==(const http_spec& a, const http_spec& b) {
+    return a.method == b.method && a.url == b.url && a.headers == b.headers && a.body == b.body;
+  }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, http_spec& x) {
+  return f(caf::meta::type_name("aisched.http_spec"), x.method, x.url, x.headers, x.body);
+}
+
+/// How a failed run is retried. `max_attempts` counts the first run (1 = no retry).
+struct retry_policy {
+  retry_kind kind = retry_kind::exponential;
+  uint32_t max_attempts = 1;
+  duration_ms interval = 1000;      // fixed: wait between attempts
+  duration_ms initial = 1000;       // exponential: first backoff
+  duration_ms max = 600'000;        // exponential: cap (10 min)
+  double multiplier = 2.0;          // exponential: growth per attempt
+  bool jitter = false;              // full jitter in [0, backoff]
+  std::vector<int32_t> error_codes; // on_error_codes: exit codes that are retried
+  duration_ms window = 0;           // no new attempt later than slot + window (0: unbounded)
+  friend bool operator==(const retry_policy& a, const retry_policy& b) {
+    return a.kind == b.kind && a.max_attempts == b.max_attempts && a.interval == b.interval &&
+           a.initial == b.initial && a.max == b.max && a.multiplier == b.multiplier &&
+           a.jitter == b.jitter && a.error_codes == b.error_codes && a.window == b.window;
+  }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, retry_policy& x) {
+  return f(caf::meta::type_name("aisched.retry_policy"), x.kind, x.max_attempts, x.interval,
+           x.initial, x.max, x.multiplier, x.jitter, x.error_codes, x.window);
+}
+
+/// A task definition. At most one of `schedule`, `at`, `event` is set; none means
+/// manual only. Ids, versions and times are assigned by the cluster.
+struct task {
+  uint64_t id = 0;
+  std::string tenant = "default";
+  std::string name;
+  task_kind kind = task_kind::shell;
+  std::string command;  // shell, container
+  http_spec http;       // http
+  std::string image;    // container
+  // trigger
+  std::string schedule;  // cron (5/6 fields), @every <d>, @hourly ...
+  unix_ms at = 0;        // one-shot instant (0: none)
+  std::string event;     // named event subscription
+  std::string timezone = "UTC";
+  // placement
+  std::map<std::string, std::string> labels;  // worker label selector
+  route_strategy route = route_strategy::least_loaded;
+  uint32_t shards = 1;
+  // execution policy
+  retry_policy retry;
+  duration_ms timeout = 3'600'000;
+  overlap_policy overlap = overlap_policy::allow;
+  unix_ms start_at = 0;  // no fires before (0: unbounded)
+  unix_ms end_at = 0;    // no fires after (0: unbounded)
+  duration_ms jitter = 0;
+  duration_ms catchup_window = 0;  // missed slots older than this are not caught up (0: any)
+  misfire_policy misfire = misfire_policy::fire_once;
+  uint32_t misfire_limit = 10;  // fire_all: at most this many catch-up runs
+  std::vector<uint64_t> depends_on;
+  // lifecycle
+  bool paused = false;
+  unix_ms created_at = 0;
+  unix_ms updated_at = 0;
+  uint64_t version = 0;
+
+  friend bool operator==(const task& a, const task& b);
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task& x) {
+  return f(caf::meta::type_name("aisched.task"), x.id, x.tenant, x.name, x.kind, x.command, x.http,
+           x.image, x.schedule, x.at, x.event, x.timezone, x.labels, x.route, x.shards, x.retry,
+           x.timeout, x.overlap, x.start_at, x.end_at, x.jitter, x.catchup_window, x.misfire,
+           x.misfire_limit, x.depends_on, x.paused, x.created_at, x.updated_at, x.version);
+}
+
+/// Runtime facts about a task kept by the state machine beside its definition:
+/// the last slot fired (so a repeated or late fire of an older slot is visible).
+struct task_runtime {
+  uint64_t task_id = 0;
+  unix_ms last_slot = 0;
+  std::string last_instance_id;
+  instance_state last_state = instance_state::pending;
+  friend bool operator==(const task_runtime& a, const task_runtime& b) {
+    return a.task_id == b.task_id && a.last_slot == b.last_slot &&
+           a.last_instance_id == b.last_instance_id && a.last_state == b.last_state;
+  }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_runtime& x) {
+  return f(caf::meta::type_name("aisched.task_runtime"), x.task_id, x.last_slot,
+           x.last_instance_id, x.last_state);
+}
+
+// -- instance ----------------------------------------------------------------
+
+/// One run of one shard of one slot of a task. Its id is deterministic,
+/// `{task}-{slot_ms}-{shard}`, so firing the same slot twice creates nothing new.
+struct instance {
+  std::string id;
+  std::string tenant = "default";
+  uint64_t task_id = 0;
+  unix_ms slot = 0;
+  uint32_t shard = 0;
+  uint32_t shards = 1;
+  uint32_t attempt = 1;
+  instance_state state = instance_state::pending;
+  std::string worker_id;
+  unix_ms created_at = 0;
+  unix_ms dispatched_at = 0;
+  unix_ms started_at = 0;
+  unix_ms finished_at = 0;
+  unix_ms next_attempt_at = 0;  // retry_waiting: when the next attempt is due
+  int32_t exit_code = 0;
+  std::string error;
+  std::string output;  // capped tail of stdout+stderr
+  std::string trace_id;
+  std::string idempotency_key;
+
+  friend bool operator==(const instance& a, const instance& b);
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, instance& x) {
+  return f(caf::meta::type_name("aisched.instance"), x.id, x.tenant, x.task_id, x.slot, x.shard,
+           x.shards, x.attempt, x.state, x.worker_id, x.created_at, x.dispatched_at, x.started_at,
+           x.finished_at, x.next_attempt_at, x.exit_code, x.error, x.output, x.trace_id,
+           x.idempotency_key);
+}
+
+/// The deterministic id of the run of `shard` of `task_id`'s slot `slot`.
+std::string make_instance_id(uint64_t task_id, unix_ms slot, uint32_t shard);
+
+// -- worker ------------------------------------------------------------------
+
+struct worker {
+  std::string id;
+  std::string tenant = "default";
+  worker_protocol protocol = worker_protocol::native;
+  std::string address;  // native: host:port of its node; http: callback URL
+  std::map<std::string, std::string> labels;
+  uint32_t max_load = 16;
+  uint32_t load = 0;
+  unix_ms last_heartbeat = 0;
+  worker_status status = worker_status::online;
+
+  friend bool operator==(const worker& a, const worker& b) {
+    return a.id == b.id && a.tenant == b.tenant && a.protocol == b.protocol &&
+           a.address == b.address && a.labels == b.labels && a.max_load == b.max_load &&
+           a.load == b.load && a.last_heartbeat == b.last_heartbeat && a.status == b.status;
+  }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker& x) {
+  return f(caf::meta::type_name("aisched.worker"), x.id, x.tenant, x.protocol, x.address, x.labels,
+           x.max_load, x.load, x.last_heartbeat, x.status);
+}
+
+// -- queries -----------------------------------------------------------------
+
+/// A page of tasks, ordered by id. `next_cursor` is empty on the last page.
+struct task_query {
+  std::string tenant;   // "" = all tenants
+  uint64_t after_id = 0;  // cursor: list ids greater than this
+  uint32_t limit = 50;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_query& x) {
+  return f(caf::meta::type_name("aisched.task_query"), x.tenant, x.after_id, x.limit);
+}
+
+struct task_page {
+  std::vector<task> items;
+  std::string next_cursor;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_page& x) {
+  return f(caf::meta::type_name("aisched.task_page"), x.items, x.next_cursor);
+}
+
+/// Instances of one task (newest slot first), or in one state, or all (by id).
+struct instance_query {
+  std::string tenant;
+  uint64_t task_id = 0;       // 0 = any task
+  bool by_state = false;
+  instance_state state = instance_state::pending;
+  std::string cursor;         // opaque, from a previous page
+  uint32_t limit = 50;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, instance_query& x) {
+  return f(caf::meta::type_name("aisched.instance_query"), x.tenant, x.task_id, x.by_state,
+           x.state, x.cursor, x.limit);
+}
+
+struct instance_page {
+  std::vector<instance> items;
+  std::string next_cursor;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, instance_page& x) {
+  return f(caf::meta::type_name("aisched.instance_page"), x.items, x.next_cursor);
+}
+
+}  // namespace aisched::proto

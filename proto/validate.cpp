@@ -1,0 +1,96 @@
+// Validation rules for tasks and workers; see validate.hpp.
+#include "proto/validate.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "proto/errors.hpp"
+
+namespace aisched::proto {
+
+namespace {
+
+caf::error bad(const char* field, const std::string& why) {
+  return make_error(errc::invalid_argument, field, std::string(field) + ": " + why);
+}
+
+bool is_http_url(const std::string& url) {
+  return (url.rfind("http://", 0) == 0 && url.size() > 7) ||
+         (url.rfind("https://", 0) == 0 && url.size() > 8);
+}
+
+}  // namespace
+
+caf::error validate_task(const task& t) {
+  if (t.name.empty()) return bad("name", "must not be empty");
+  if (t.name.size() > max_name_length)
+    return bad("name", "longer than " + std::to_string(max_name_length) + " characters");
+  if (t.command.size() > max_command_length) return bad("command", "too long");
+  switch (t.kind) {
+    case task_kind::shell:
+      if (t.command.empty()) return bad("command", "required for kind 'shell'");
+      break;
+    case task_kind::http: {
+      if (!is_http_url(t.http.url))
+        return bad("http.url", "required for kind 'http' and must start with http:// or https://");
+      static const std::set<std::string> methods{"GET",    "POST", "PUT",    "PATCH",
+                                                 "DELETE", "HEAD", "OPTIONS"};
+      if (!methods.count(t.http.method))
+        return bad("http.method", "unsupported method '" + t.http.method + "'");
+      break;
+    }
+    case task_kind::container:
+      if (t.image.empty()) return bad("image", "required for kind 'container'");
+      break;
+    case task_kind::noop:
+      break;
+  }
+  int triggers = !t.schedule.empty() + (t.at != 0) + !t.event.empty();
+  if (triggers > 1)
+    return bad("schedule", "set at most one of 'schedule', 'at' and 'event'");
+  if (t.timezone.empty()) return bad("timezone", "must not be empty (use \"UTC\")");
+  if (t.shards < 1 || t.shards > max_shards)
+    return bad("shards", "must be between 1 and " + std::to_string(max_shards));
+  if (t.timeout <= 0 || t.timeout > max_timeout)
+    return bad("timeout", "must be greater than 0s and at most 168h");
+  const auto& r = t.retry;
+  if (r.max_attempts < 1 || r.max_attempts > max_attempts_limit)
+    return bad("retry.max_attempts", "must be between 1 and " + std::to_string(max_attempts_limit));
+  if (r.kind == retry_kind::exponential) {
+    if (r.initial <= 0) return bad("retry.initial", "must be greater than 0s");
+    if (r.max < r.initial) return bad("retry.max", "must not be smaller than retry.initial");
+    if (!(r.multiplier >= 1.0 && r.multiplier <= 100.0))
+      return bad("retry.multiplier", "must be between 1 and 100");
+  }
+  if ((r.kind == retry_kind::fixed || r.kind == retry_kind::on_error_codes) && r.interval <= 0)
+    return bad("retry.interval", "must be greater than 0s");
+  if (r.kind == retry_kind::on_error_codes && r.error_codes.empty())
+    return bad("retry.error_codes", "required for policy 'on_error_codes'");
+  if (t.start_at != 0 && t.end_at != 0 && t.end_at <= t.start_at)
+    return bad("end_at", "must be after start_at");
+  if (t.jitter < 0) return bad("jitter", "must not be negative");
+  if (t.misfire == misfire_policy::fire_all && t.misfire_limit == 0)
+    return bad("misfire_limit", "must be at least 1 for misfire 'fire_all'");
+  for (auto& [k, v] : t.labels)
+    if (k.empty()) return bad("labels", "label names must not be empty");
+  for (auto dep : t.depends_on) {
+    if (dep == 0) return bad("depends_on", "task ids start at 1");
+    if (t.id != 0 && dep == t.id) return bad("depends_on", "a task cannot depend on itself");
+  }
+  auto deps = t.depends_on;
+  std::sort(deps.begin(), deps.end());
+  if (std::adjacent_find(deps.begin(), deps.end()) != deps.end())
+    return bad("depends_on", "lists a task twice");
+  return {};
+}
+
+caf::error validate_worker(const worker& w) {
+  if (w.id.empty()) return bad("id", "must not be empty");
+  if (w.id.size() > max_name_length) return bad("id", "too long");
+  if (w.protocol == worker_protocol::http && !is_http_url(w.address))
+    return bad("callback_url", "must start with http:// or https://");
+  if (w.max_load < 1) return bad("max_load", "must be at least 1");
+  return {};
+}
+
+}  // namespace aisched::proto

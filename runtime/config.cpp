@@ -1,0 +1,97 @@
+// Command line, config file and environment parsing; see config.hpp.
+#include "runtime/config.hpp"
+
+#include <charconv>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "proto/errors.hpp"
+
+namespace aisched::runtime {
+
+caf::expected<host_port> parse_host_port(const std::string& s, const char* field) {
+  auto colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0)
+    return make_error(errc::invalid_argument, field, std::string(field) + ": expected HOST:PORT, got '" + s + "'");
+  host_port hp;
+  hp.host = s.substr(0, colon);
+  if (hp.host.size() > 2 && hp.host.front() == '[' && hp.host.back() == ']')
+    hp.host = hp.host.substr(1, hp.host.size() - 2);
+  auto p = s.substr(colon + 1);
+  unsigned v = 0;
+  auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
+  if (ec != std::errc{} || end != p.data() + p.size() || v > 65535)
+    return make_error(errc::invalid_argument, field,
+                      std::string(field) + ": bad port '" + p + "'");
+  hp.port = static_cast<uint16_t>(v);
+  return hp;
+}
+
+parse_outcome parse_command_line(int argc, char** argv) {
+  parse_outcome out;
+  config& cfg = out.cfg;
+  CLI::App app{"aisched: distributed job scheduler node"};
+  app.set_version_flag("--version", std::string("aisched ") + AISCHED_VERSION);
+  app.set_config("--config", "", "configuration file (TOML or INI: key = value)")
+      ->envname("AISCHED_CONFIG");
+  std::string http = "127.0.0.1:8080", cluster = "127.0.0.1:7400", roles = "all";
+  app.add_option("--node-id", cfg.node_id, "stable id of this node")
+      ->envname("AISCHED_NODE_ID")->capture_default_str();
+  app.add_option("--data-dir", cfg.data_dir, "directory of the node's RocksDB")
+      ->envname("AISCHED_DATA_DIR")->capture_default_str();
+  app.add_option("--http-addr", http, "HTTP gateway HOST:PORT (port 0 picks a free one)")
+      ->envname("AISCHED_HTTP_ADDR")->capture_default_str();
+  app.add_option("--cluster-addr", cluster, "cluster (CAF) HOST:PORT (port 0 picks a free one)")
+      ->envname("AISCHED_CLUSTER_ADDR")->capture_default_str();
+  app.add_option("--roles", roles, "comma list of scheduler,worker,gateway or 'all'")
+      ->envname("AISCHED_ROLES")->capture_default_str();
+  app.add_option("--log-level", cfg.log_level, "debug | info | warn | error")
+      ->envname("AISCHED_LOG_LEVEL")->capture_default_str()
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  app.add_option("--threads", cfg.threads, "actor scheduler threads")
+      ->envname("AISCHED_THREADS")->capture_default_str()->check(CLI::Range(1, 64));
+  app.add_option("--max-body-bytes", cfg.max_body_bytes, "largest accepted HTTP request body")
+      ->envname("AISCHED_MAX_BODY_BYTES")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    out.exit_code = app.exit(e);
+    return out;
+  }
+  auto h = parse_host_port(http, "http-addr");
+  auto c = parse_host_port(cluster, "cluster-addr");
+  for (auto* r : {&h, &c})
+    if (!*r) {
+      std::cerr << "aisched: " << view(r->error()).message << "\n";
+      out.exit_code = 2;
+      return out;
+    }
+  cfg.http = *h;
+  cfg.cluster = *c;
+  if (roles != "all") {
+    cfg.roles.clear();
+    size_t i = 0;
+    while (i <= roles.size()) {
+      auto j = roles.find(',', i);
+      if (j == std::string::npos) j = roles.size();
+      auto r = roles.substr(i, j - i);
+      if (r != "scheduler" && r != "worker" && r != "gateway") {
+        std::cerr << "aisched: --roles: unknown role '" << r << "'\n";
+        out.exit_code = 2;
+        return out;
+      }
+      cfg.roles.insert(r);
+      i = j + 1;
+    }
+  }
+  if (cfg.node_id.empty()) {
+    std::cerr << "aisched: --node-id must not be empty\n";
+    out.exit_code = 2;
+    return out;
+  }
+  out.run = true;
+  return out;
+}
+
+}  // namespace aisched::runtime

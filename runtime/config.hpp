@@ -1,0 +1,42 @@
+// The node's configuration: defaults < config file < AISCHED_* environment
+// < command-line flags. Parsed with CLI11; validated before anything starts.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include <caf/expected.hpp>
+
+namespace aisched::runtime {
+
+struct host_port {
+  std::string host;
+  uint16_t port = 0;
+};
+
+struct config {
+  std::string node_id = "n1";
+  std::string data_dir = "./data";
+  host_port http{"127.0.0.1", 8080};
+  host_port cluster{"127.0.0.1", 7400};
+  std::set<std::string> roles{"scheduler", "worker", "gateway"};
+  std::string log_level = "info";
+  unsigned threads = 2;
+  size_t max_body_bytes = 1 << 20;
+};
+
+/// Parses "host:port" (port 0 allowed: pick a free one).
+caf::expected<host_port> parse_host_port(const std::string& s, const char* field);
+
+/// Outcome of parsing the command line: run with `cfg`, or exit with `exit_code`
+/// (after --help / --version, or a usage error already printed).
+struct parse_outcome {
+  bool run = false;
+  int exit_code = 0;
+  config cfg;
+};
+
+parse_outcome parse_command_line(int argc, char** argv);
+
+}  // namespace aisched::runtime

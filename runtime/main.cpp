@@ -1,0 +1,121 @@
+// The `aisched` node binary: parses configuration, opens RocksDB, recovers the
+// raft log into the state machine, spawns the node's actors, serves HTTP and
+// the cluster port, and shuts everything down cleanly on SIGINT/SIGTERM.
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <pthread.h>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/io/publish.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/raft/raft_actor.hpp"
+#include "gateway/api.hpp"
+#include "gateway/server.hpp"
+#include "proto/errors.hpp"
+#include "proto/registry.hpp"
+#include "runtime/config.hpp"
+#include "runtime/log.hpp"
+#include "storage/rocks.hpp"
+#include "storage/state_machine.hpp"
+#include "storage/store_actor.hpp"
+
+using namespace aisched;
+
+namespace {
+
+int fail(const std::string& what, const caf::error& err) {
+  log::error(what, {{"error", view(err).message}});
+  return 1;
+}
+
+int run_node(const runtime::config& cfg, sigset_t& signals) {
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.data_dir, ec);
+  if (ec) {
+    log::error("cannot create data dir", {{"dir", cfg.data_dir}, {"error", ec.message()}});
+    return 1;
+  }
+  auto opened = storage::rocks::open(cfg.data_dir);
+  if (!opened) return fail("cannot open database", opened.error());
+  std::shared_ptr<storage::rocks> db = std::move(*opened);
+  auto sm_opened = storage::state_machine::open(*db);
+  if (!sm_opened) return fail("cannot open state machine", sm_opened.error());
+  std::shared_ptr<storage::state_machine> sm = std::move(*sm_opened);
+  auto raft_log = raft::recover(*db, *sm, cfg.node_id);
+  if (!raft_log) return fail("cannot recover raft log", raft_log.error());
+  log::info("state recovered", {{"applied_index", std::to_string(sm->applied_index())},
+                                {"term", std::to_string(raft_log->state().term)},
+                                {"data_dir", cfg.data_dir}});
+
+  caf::actor_system_config caf_cfg;
+  caf_cfg.set("scheduler.max-threads", cfg.threads);
+  caf_cfg.set("scheduler.policy", caf::atom("sharing"));
+  caf_cfg.load<caf::io::middleman>();
+  proto::register_types(caf_cfg);
+  caf::actor_system sys{caf_cfg};
+
+  auto raft = sys.spawn<caf::detached>(raft::raft_actor_impl, cfg.node_id, db, sm,
+                                       std::move(*raft_log));
+  auto store = sys.spawn<caf::detached>(storage::store_actor_impl, db,
+                                        std::shared_ptr<const storage::state_machine>(sm));
+  auto stop_actors = [&] {
+    caf::anon_send_exit(raft, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
+  };
+
+  auto cluster_port = sys.middleman().publish(raft, cfg.cluster.port, cfg.cluster.host.c_str(), true);
+  if (!cluster_port) {
+    stop_actors();
+    return fail("cannot listen on cluster address", cluster_port.error());
+  }
+  log::info("cluster listening", {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)}});
+
+  std::unique_ptr<gateway::server> http;
+  if (cfg.roles.count("gateway")) {
+    gateway::api_context ctx{&sys, raft, store, cfg.node_id};
+    gateway::server_options opts{cfg.http.host, cfg.http.port, cfg.max_body_bytes, 2};
+    http = std::make_unique<gateway::server>(opts, gateway::make_api(ctx));
+    auto port = http->start();
+    if (!port) {
+      stop_actors();
+      return fail("cannot start HTTP gateway", port.error());
+    }
+    log::info("http listening", {{"addr", cfg.http.host + ":" + std::to_string(*port)}});
+  }
+  log::info("node started", {{"version", AISCHED_VERSION}});
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  log::info("shutting down", {{"signal", std::to_string(sig)}});
+  if (http) http->stop();
+  sys.middleman().unpublish(raft, *cluster_port);
+  stop_actors();
+  sys.await_all_actors_done();
+  if (auto err = db->flush()) log::warn("flush on shutdown failed", {{"error", view(err).message}});
+  log::info("stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto parsed = runtime::parse_command_line(argc, argv);
+  if (!parsed.run) return parsed.exit_code;
+  log::level lvl = log::level::info;
+  log::parse_level(parsed.cfg.log_level, lvl);
+  log::init(parsed.cfg.node_id, lvl);
+  // Block the signals before any thread starts (CAF's and Asio's threads
+  // inherit the mask); the main thread waits for them with sigwait.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return run_node(parsed.cfg, signals);
+}

@@ -1,0 +1,93 @@
+// Order-preserving key encoding for RocksDB: unsigned integers big-endian so
+// byte order equals numeric order; signed instants offset by 2^63 so negative
+// times sort before positive ones. Instance keys are (task, slot, shard).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "proto/time.hpp"
+
+namespace aisched::storage::keys {
+
+inline void put_u64(std::string& out, uint64_t x) {
+  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>((x >> (i * 8)) & 0xff));
+}
+
+inline void put_u32(std::string& out, uint32_t x) {
+  for (int i = 3; i >= 0; --i) out.push_back(static_cast<char>((x >> (i * 8)) & 0xff));
+}
+
+inline void put_i64(std::string& out, int64_t x) {
+  put_u64(out, static_cast<uint64_t>(x) ^ (uint64_t{1} << 63));
+}
+
+/// Reads a big-endian u64 at `pos`; the caller guarantees 8 bytes are there.
+inline uint64_t get_u64(std::string_view in, size_t pos = 0) {
+  uint64_t x = 0;
+  for (size_t i = 0; i < 8; ++i) x = (x << 8) | static_cast<uint8_t>(in[pos + i]);
+  return x;
+}
+
+inline uint32_t get_u32(std::string_view in, size_t pos = 0) {
+  uint32_t x = 0;
+  for (size_t i = 0; i < 4; ++i) x = (x << 8) | static_cast<uint8_t>(in[pos + i]);
+  return x;
+}
+
+inline int64_t get_i64(std::string_view in, size_t pos = 0) {
+  return static_cast<int64_t>(get_u64(in, pos) ^ (uint64_t{1} << 63));
+}
+
+inline std::string u64(uint64_t x) {
+  std::string out;
+  put_u64(out, x);
+  return out;
+}
+
+/// Key of a task in the `tasks` column family.
+inline std::string task(uint64_t id) { return u64(id); }
+
+/// Key of an instance in the `instances` column family: task, slot, shard.
+/// All instances of a task share the 8-byte prefix `task(id)`.
+constexpr size_t instance_key_size = 20;
+inline std::string instance(uint64_t task_id, unix_ms slot, uint32_t shard) {
+  std::string out;
+  out.reserve(instance_key_size);
+  put_u64(out, task_id);
+  put_i64(out, slot);
+  put_u32(out, shard);
+  return out;
+}
+
+struct instance_ref {
+  uint64_t task_id = 0;
+  unix_ms slot = 0;
+  uint32_t shard = 0;
+};
+
+/// Decodes an instance key; nullopt if it is not one.
+inline std::optional<instance_ref> parse_instance(std::string_view key) {
+  if (key.size() != instance_key_size) return std::nullopt;
+  return instance_ref{get_u64(key, 0), get_i64(key, 8), get_u32(key, 16)};
+}
+
+/// Parses an instance id `{task}-{slot_ms}-{shard}`; nullopt if malformed.
+std::optional<instance_ref> parse_instance_id(std::string_view id);
+
+/// Key in the `instances_by_state` index: state byte, then the instance key.
+inline std::string state_index(uint8_t state, std::string_view instance_key) {
+  std::string out;
+  out.reserve(1 + instance_key.size());
+  out.push_back(static_cast<char>(state));
+  out.append(instance_key);
+  return out;
+}
+
+/// Hex encoding for opaque paging cursors.
+std::string to_hex(std::string_view bytes);
+std::optional<std::string> from_hex(std::string_view hex);
+
+}  // namespace aisched::storage::keys

@@ -1,0 +1,92 @@
+// Durable raft log and hard state; see raft_log.hpp.
+#include "storage/raft_log.hpp"
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include "proto/codec.hpp"
+#include "proto/errors.hpp"
+#include "storage/keys.hpp"
+#include "storage/rocks.hpp"
+
+namespace aisched::storage {
+
+namespace {
+
+constexpr std::string_view hard_state_key = "hard_state";
+
+std::string encode_hard_state(const hard_state& hs) {
+  std::string out;
+  keys::put_u64(out, hs.term);
+  keys::put_u64(out, hs.commit);
+  out += hs.voted_for;
+  return out;
+}
+
+}  // namespace
+
+caf::expected<raft_log> raft_log::open(rocks& db) {
+  raft_log log(db);
+  auto raw = db.get(column::raft_meta, hard_state_key);
+  if (!raw) return raw.error();
+  if (*raw) {
+    if ((*raw)->size() < 16) return make_error(errc::corrupted, "raft hard state is truncated");
+    log.state_.term = keys::get_u64(**raw, 0);
+    log.state_.commit = keys::get_u64(**raw, 8);
+    log.state_.voted_for = (*raw)->substr(16);
+  }
+  auto it = db.iterate(column::raft_log);
+  it->SeekToLast();
+  if (it->Valid()) {
+    auto e = proto::decode<proto::log_entry>(std::string_view(it->value().data(), it->value().size()));
+    if (!e) return e.error();
+    if (e->index != keys::get_u64(std::string_view(it->key().data(), it->key().size())))
+      return make_error(errc::corrupted, "raft log key and entry index disagree");
+    log.last_index_ = e->index;
+    log.last_term_ = e->term;
+  } else if (!it->status().ok()) {
+    return make_error(errc::storage_error, it->status().ToString());
+  }
+  return log;
+}
+
+caf::error raft_log::append(const std::vector<proto::log_entry>& entries, const hard_state& hs) {
+  rocksdb::WriteBatch batch;
+  uint64_t expect = last_index_ + 1;
+  for (auto& e : entries) {
+    if (e.index != expect++)
+      return make_error(errc::internal, "raft log append out of order at " +
+                                            std::to_string(e.index));
+    batch.Put(db_->cf(column::raft_log), keys::u64(e.index), proto::encode(e));
+  }
+  batch.Put(db_->cf(column::raft_meta), hard_state_key, encode_hard_state(hs));
+  if (auto err = db_->write(batch, true)) return err;
+  if (!entries.empty()) {
+    last_index_ = entries.back().index;
+    last_term_ = entries.back().term;
+  }
+  state_ = hs;
+  return {};
+}
+
+caf::error raft_log::save(const hard_state& hs) { return append({}, hs); }
+
+caf::expected<std::vector<proto::log_entry>> raft_log::read(uint64_t from, uint64_t to,
+                                                            size_t max) const {
+  std::vector<proto::log_entry> out;
+  auto it = db_->iterate(column::raft_log);
+  for (it->Seek(keys::u64(from)); it->Valid() && out.size() < max; it->Next()) {
+    auto idx = keys::get_u64(std::string_view(it->key().data(), it->key().size()));
+    if (idx > to) break;
+    auto e = proto::decode<proto::log_entry>(std::string_view(it->value().data(), it->value().size()));
+    if (!e) return e.error();
+    if (e->index != idx || idx != from + out.size())
+      return make_error(errc::corrupted, "raft log has a gap or mismatch at " +
+                                             std::to_string(idx));
+    out.push_back(std::move(*e));
+  }
+  if (!it->status().ok()) return make_error(errc::storage_error, it->status().ToString());
+  return out;
+}
+
+}  // namespace aisched::storage

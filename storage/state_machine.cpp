@@ -1,0 +1,573 @@
+// Applying commands and reading the applied state; see state_machine.hpp.
+#include "storage/state_machine.hpp"
+
+#include <map>
+#include <optional>
+#include <set>
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include "proto/codec.hpp"
+#include "proto/errors.hpp"
+#include "storage/keys.hpp"
+#include "storage/rocks.hpp"
+
+namespace aisched::storage {
+
+using namespace proto;
+
+namespace {
+
+constexpr std::string_view applied_key = "applied_index";
+constexpr std::string_view next_task_key = "next_task_id";
+constexpr std::string_view schema_key = "schema_version";
+
+bool tenant_matches(std::string_view want, const std::string& have) {
+  return want.empty() || want == have;
+}
+
+/// Whether an instance may move from `from` to `to` (DESIGN §3).
+bool legal_transition(instance_state from, instance_state to) {
+  using s = instance_state;
+  switch (from) {
+    case s::pending:
+      return to == s::dispatched || to == s::cancelled;
+    case s::dispatched:
+      return to == s::dispatched || to == s::running || to == s::success || to == s::failed ||
+             to == s::timed_out || to == s::retry_waiting || to == s::cancelled ||
+             to == s::pending;
+    case s::running:
+      return to == s::running || to == s::success || to == s::failed || to == s::timed_out ||
+             to == s::retry_waiting || to == s::cancelled;
+    case s::retry_waiting:
+      return to == s::pending || to == s::cancelled;
+    default:
+      return false;  // terminal
+  }
+}
+
+/// The writes of one apply() call, with an overlay so later entries of the same
+/// batch see what earlier ones wrote.
+class batch_ctx {
+ public:
+  explicit batch_ctx(rocks& db) : db_(db) {}
+
+  caf::expected<std::optional<task>> read_task(uint64_t id) {
+    auto key = keys::task(id);
+    if (auto i = tasks_.find(key); i != tasks_.end()) return i->second;
+    return read<task>(column::tasks, key);
+  }
+
+  void put_task(const task& t) {
+    auto key = keys::task(t.id);
+    tasks_[key] = t;
+    batch_.Put(db_.cf(column::tasks), key, encode(t));
+  }
+
+  void delete_task(uint64_t id) {
+    auto key = keys::task(id);
+    tasks_[key] = std::nullopt;
+    batch_.Delete(db_.cf(column::tasks), key);
+    batch_.Delete(db_.cf(column::task_state), key);
+    runtimes_.erase(key);
+  }
+
+  caf::expected<task_runtime> read_runtime(uint64_t id) {
+    auto key = keys::task(id);
+    if (auto i = runtimes_.find(key); i != runtimes_.end()) return i->second;
+    auto r = read<task_runtime>(column::task_state, key);
+    if (!r) return r.error();
+    if (*r) return **r;
+    task_runtime fresh;
+    fresh.task_id = id;
+    return fresh;
+  }
+
+  void put_runtime(const task_runtime& r) {
+    auto key = keys::task(r.task_id);
+    runtimes_[key] = r;
+    batch_.Put(db_.cf(column::task_state), key, encode(r));
+  }
+
+  caf::expected<std::optional<instance>> read_instance(const std::string& key) {
+    if (auto i = instances_.find(key); i != instances_.end()) return i->second;
+    return read<instance>(column::instances, key);
+  }
+
+  /// Writes `x`, keeping the state index in step with its state.
+  void put_instance(const std::string& key, const instance& x,
+                    std::optional<instance_state> old_state) {
+    if (old_state && *old_state != x.state)
+      batch_.Delete(db_.cf(column::instances_by_state),
+                    keys::state_index(static_cast<uint8_t>(*old_state), key));
+    if (!old_state || *old_state != x.state)
+      batch_.Put(db_.cf(column::instances_by_state),
+                 keys::state_index(static_cast<uint8_t>(x.state), key), "");
+    instances_[key] = x;
+    batch_.Put(db_.cf(column::instances), key, encode(x));
+  }
+
+  void put_meta(std::string_view key, uint64_t value) {
+    batch_.Put(db_.cf(column::meta), key, keys::u64(value));
+  }
+
+  rocksdb::WriteBatch& batch() { return batch_; }
+
+ private:
+  template <class T>
+  caf::expected<std::optional<T>> read(column c, const std::string& key) {
+    auto raw = db_.get(c, key);
+    if (!raw) return raw.error();
+    if (!*raw) return std::optional<T>{};
+    auto x = decode<T>(**raw);
+    if (!x) return x.error();
+    return std::optional<T>{std::move(*x)};
+  }
+
+  rocks& db_;
+  rocksdb::WriteBatch batch_;
+  std::map<std::string, std::optional<task>> tasks_;
+  std::map<std::string, task_runtime> runtimes_;
+  std::map<std::string, std::optional<instance>> instances_;
+};
+
+/// Applies one command against `ctx`. Returns the command's effect or the error
+/// that rejects it; `next_task_id` is advanced by create_task.
+class applier {
+ public:
+  applier(batch_ctx& ctx, uint64_t index, uint64_t& next_task_id)
+      : ctx_(ctx), index_(index), next_task_id_(next_task_id) {}
+
+  caf::expected<applied> operator()(const noop&) { return done(); }
+
+  caf::expected<applied> operator()(const create_task& c) {
+    task t = c.t;
+    t.id = next_task_id_++;
+    t.version = 1;
+    ctx_.put_task(t);
+    out_.tasks.push_back(std::move(t));
+    return done();
+  }
+
+  caf::expected<applied> operator()(const update_task& c) {
+    auto cur = existing_task(c.t.tenant, c.t.id);
+    if (!cur) return cur.error();
+    if (c.expected_version != 0 && c.expected_version != cur->version)
+      return make_error(errc::version_conflict, "version",
+                        "task " + std::to_string(c.t.id) + " is at version " +
+                            std::to_string(cur->version) + ", not " +
+                            std::to_string(c.expected_version));
+    task t = c.t;
+    t.tenant = cur->tenant;
+    t.created_at = cur->created_at;
+    t.version = cur->version + 1;
+    ctx_.put_task(t);
+    out_.tasks.push_back(std::move(t));
+    return done();
+  }
+
+  caf::expected<applied> operator()(const delete_task& c) {
+    auto cur = existing_task(c.tenant, c.id);
+    if (!cur) return cur.error();
+    if (c.expected_version != 0 && c.expected_version != cur->version)
+      return make_error(errc::version_conflict, "version",
+                        "task " + std::to_string(c.id) + " is at version " +
+                            std::to_string(cur->version));
+    ctx_.delete_task(c.id);
+    out_.tasks.push_back(std::move(*cur));
+    return done();
+  }
+
+  caf::expected<applied> operator()(const set_paused& c) {
+    auto cur = existing_task(c.tenant, c.id);
+    if (!cur) return cur.error();
+    if (cur->paused != c.paused) {
+      cur->paused = c.paused;
+      cur->updated_at = c.at;
+      cur->version += 1;
+      ctx_.put_task(*cur);
+    }
+    out_.tasks.push_back(std::move(*cur));
+    return done();
+  }
+
+  caf::expected<applied> operator()(const fire& c) {
+    for (auto& s : c.slots) {
+      auto t = ctx_.read_task(s.task_id);
+      if (!t) return t.error();
+      if (!*t) continue;  // deleted after the leader decided to fire: nothing to run
+      auto rt = ctx_.read_runtime(s.task_id);
+      if (!rt) return rt.error();
+      for (uint32_t shard = 0; shard < (*t)->shards; ++shard) {
+        auto key = keys::instance(s.task_id, s.slot, shard);
+        auto existing = ctx_.read_instance(key);
+        if (!existing) return existing.error();
+        if (*existing) continue;  // this slot already fired: a repeat is a no-op
+        instance x;
+        x.id = make_instance_id(s.task_id, s.slot, shard);
+        x.tenant = (*t)->tenant;
+        x.task_id = s.task_id;
+        x.slot = s.slot;
+        x.shard = shard;
+        x.shards = (*t)->shards;
+        x.created_at = c.at;
+        x.trace_id = s.trace_id;
+        x.idempotency_key = x.id;
+        ctx_.put_instance(key, x, std::nullopt);
+        if (shard == 0 && s.slot >= rt->last_slot) {
+          rt->last_slot = s.slot;
+          rt->last_instance_id = x.id;
+          rt->last_state = x.state;
+        }
+        out_.instances.push_back(std::move(x));
+      }
+      ctx_.put_runtime(*rt);
+    }
+    return done();
+  }
+
+  caf::expected<applied> operator()(const dispatch& c) {
+    for (auto& e : c.entries)
+      transition(e.instance_id, instance_state::dispatched, [&](instance& x) {
+        x.worker_id = e.worker_id;
+        x.dispatched_at = c.at;
+      });
+    return batch_done(c.entries.size());
+  }
+
+  caf::expected<applied> operator()(const report_results& c) {
+    for (auto& r : c.results) {
+      if (r.state == instance_state::pending || r.state == instance_state::dispatched ||
+          r.state == instance_state::cancelled) {
+        last_error_ = make_error(errc::invalid_argument, "state",
+                                 "a report cannot set state " + std::string(name_of(r.state)));
+        continue;
+      }
+      transition(r.instance_id, r.state, [&](instance& x) {
+        if (!r.worker_id.empty()) x.worker_id = r.worker_id;
+        if (r.started_at != 0) x.started_at = r.started_at;
+        if (r.state != instance_state::running) {
+          x.finished_at = r.finished_at != 0 ? r.finished_at : c.at;
+          x.exit_code = r.exit_code;
+          x.error = r.error;
+          x.output = r.output;
+        }
+        x.next_attempt_at = r.state == instance_state::retry_waiting ? r.next_attempt_at : 0;
+      });
+    }
+    return batch_done(c.results.size());
+  }
+
+  caf::expected<applied> operator()(const retry& c) {
+    for (auto& id : c.instance_ids)
+      transition(
+          id, instance_state::pending,
+          [&](instance& x) {
+            x.attempt += 1;
+            x.worker_id.clear();
+            x.started_at = x.finished_at = x.dispatched_at = x.next_attempt_at = 0;
+          },
+          {}, instance_state::retry_waiting);
+    return batch_done(c.instance_ids.size());
+  }
+
+  caf::expected<applied> operator()(const cancel& c) {
+    transition(c.instance_id, instance_state::cancelled, [&](instance& x) {
+      x.finished_at = c.at;
+      x.error = c.reason.empty() ? "cancelled" : c.reason;
+    }, c.tenant);
+    return batch_done(1);
+  }
+
+ private:
+  caf::expected<task> existing_task(const std::string& tenant, uint64_t id) {
+    auto t = ctx_.read_task(id);
+    if (!t) return t.error();
+    if (!*t || !tenant_matches(tenant, (*t)->tenant))
+      return make_error(errc::not_found, "id", "task " + std::to_string(id) + " does not exist");
+    return std::move(**t);
+  }
+
+  /// Moves instance `id` to `to` after `edit`; records an error instead when the
+  /// instance is unknown or the transition illegal. A report for a run that has
+  /// already finished with the same state is acknowledged and changes nothing.
+  template <class Edit>
+  void transition(const std::string& id, instance_state to, Edit edit,
+                  const std::string& tenant = {},
+                  std::optional<instance_state> required_from = std::nullopt) {
+    auto ref = keys::parse_instance_id(id);
+    if (!ref) {
+      last_error_ = make_error(errc::invalid_argument, "instance_id",
+                               "malformed instance id '" + id + "'");
+      return;
+    }
+    auto key = keys::instance(ref->task_id, ref->slot, ref->shard);
+    auto cur = ctx_.read_instance(key);
+    if (!cur) {
+      storage_error_ = cur.error();
+      return;
+    }
+    if (!*cur || !tenant_matches(tenant, (*cur)->tenant)) {
+      last_error_ = make_error(errc::not_found, "instance_id", "instance " + id + " does not exist");
+      return;
+    }
+    auto x = std::move(**cur);
+    if (is_terminal(x.state) && x.state == to) {
+      out_.instances.push_back(std::move(x));  // duplicate report: acknowledged, no change
+      return;
+    }
+    if (!legal_transition(x.state, to) || (required_from && x.state != *required_from)) {
+      last_error_ = make_error(errc::illegal_transition, "state",
+                               "instance " + id + " cannot go from " +
+                                   std::string(name_of(x.state)) + " to " +
+                                   std::string(name_of(to)));
+      return;
+    }
+    auto old = x.state;
+    edit(x);
+    x.state = to;
+    ctx_.put_instance(key, x, old);
+    auto rt = ctx_.read_runtime(x.task_id);
+    if (!rt) {
+      storage_error_ = rt.error();
+      return;
+    }
+    if (rt->last_instance_id == x.id) {
+      rt->last_state = x.state;
+      ctx_.put_runtime(*rt);
+    }
+    out_.instances.push_back(std::move(x));
+  }
+
+  /// A batch command succeeds if any of its items applied; a single rejected
+  /// item reports its own error.
+  caf::expected<applied> batch_done(size_t items) {
+    if (storage_error_) return storage_error_;
+    if (out_.instances.empty() && items > 0 && last_error_) return last_error_;
+    return done();
+  }
+
+  caf::expected<applied> done() {
+    if (storage_error_) return storage_error_;
+    out_.index = index_;
+    return std::move(out_);
+  }
+
+  batch_ctx& ctx_;
+  uint64_t index_;
+  uint64_t& next_task_id_;
+  applied out_;
+  caf::error last_error_;
+  caf::error storage_error_;
+};
+
+caf::expected<uint64_t> read_meta(rocks& db, std::string_view key, uint64_t fallback) {
+  auto raw = db.get(column::meta, key);
+  if (!raw) return raw.error();
+  if (!*raw) return fallback;
+  if ((*raw)->size() != 8) return make_error(errc::corrupted, "meta key has a bad size");
+  return keys::get_u64(**raw);
+}
+
+}  // namespace
+
+caf::expected<std::unique_ptr<state_machine>> state_machine::open(rocks& db) {
+  auto version = read_meta(db, schema_key, 0);
+  if (!version) return version.error();
+  if (*version != 0 && *version != schema_version)
+    return make_error(errc::corrupted, "database schema version " + std::to_string(*version) +
+                                           " is not the supported " +
+                                           std::to_string(schema_version));
+  if (*version == 0) {
+    rocksdb::WriteBatch b;
+    b.Put(db.cf(column::meta), schema_key, keys::u64(schema_version));
+    if (auto err = db.write(b, true)) return err;
+  }
+  auto applied = read_meta(db, applied_key, 0);
+  if (!applied) return applied.error();
+  auto next = read_meta(db, next_task_key, 1);
+  if (!next) return next.error();
+  std::unique_ptr<state_machine> sm{new state_machine(db)};
+  sm->applied_index_ = *applied;
+  sm->next_task_id_ = *next;
+  return sm;
+}
+
+caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
+    const std::vector<log_entry>& entries) {
+  std::vector<caf::expected<applied>> results;
+  results.reserve(entries.size());
+  batch_ctx ctx(db_);
+  uint64_t applied_to = applied_index_.load();
+  uint64_t next_task_id = next_task_id_;
+  for (auto& e : entries) {
+    if (e.index <= applied_to) {
+      results.emplace_back(applied{});
+      continue;
+    }
+    if (e.index != applied_to + 1)
+      return make_error(errc::internal, "log entry " + std::to_string(e.index) +
+                                            " applied after " + std::to_string(applied_to));
+    applier a(ctx, e.index, next_task_id);
+    auto r = caf::visit(a, e.cmd);
+    if (!r && view(r.error()).code == errc::storage_error) return r.error();
+    results.push_back(std::move(r));
+    applied_to = e.index;
+  }
+  if (applied_to == applied_index_.load()) return results;
+  ctx.put_meta(applied_key, applied_to);
+  ctx.put_meta(next_task_key, next_task_id);
+  // Not synced: the raft log holds these entries durably, and a restart replays
+  // whatever this write lost (the applied index moves in the same batch).
+  if (auto err = db_.write(ctx.batch(), false)) return err;
+  applied_index_ = applied_to;
+  next_task_id_ = next_task_id;
+  return results;
+}
+
+// -- reads --------------------------------------------------------------------
+
+namespace {
+
+template <class T>
+caf::expected<T> decode_slice(const rocksdb::Slice& s) {
+  return decode<T>(std::string_view(s.data(), s.size()));
+}
+
+}  // namespace
+
+caf::expected<task> state_machine::get_task(std::string_view tenant, uint64_t id) const {
+  auto raw = db_.get(column::tasks, keys::task(id));
+  if (!raw) return raw.error();
+  if (*raw) {
+    auto t = decode<task>(**raw);
+    if (!t) return t.error();
+    if (tenant_matches(tenant, t->tenant)) return t;
+  }
+  return make_error(errc::not_found, "id", "task " + std::to_string(id) + " does not exist");
+}
+
+caf::expected<task_page> state_machine::list_tasks(const task_query& q) const {
+  task_page page;
+  auto it = db_.iterate(column::tasks);
+  auto limit = std::max<uint32_t>(1, std::min<uint32_t>(q.limit, 1000));
+  for (it->Seek(keys::task(q.after_id + 1)); it->Valid(); it->Next()) {
+    auto t = decode_slice<task>(it->value());
+    if (!t) return t.error();
+    if (!tenant_matches(q.tenant, t->tenant)) continue;
+    if (page.items.size() == limit) {
+      page.next_cursor = std::to_string(page.items.back().id);
+      break;
+    }
+    page.items.push_back(std::move(*t));
+  }
+  if (!it->status().ok()) return make_error(errc::storage_error, it->status().ToString());
+  return page;
+}
+
+caf::expected<instance> state_machine::get_instance(std::string_view tenant,
+                                                    std::string_view id) const {
+  auto ref = keys::parse_instance_id(id);
+  if (!ref)
+    return make_error(errc::invalid_argument, "id",
+                      "malformed instance id '" + std::string(id) + "'");
+  auto raw = db_.get(column::instances, keys::instance(ref->task_id, ref->slot, ref->shard));
+  if (!raw) return raw.error();
+  if (*raw) {
+    auto x = decode<instance>(**raw);
+    if (!x) return x.error();
+    if (tenant_matches(tenant, x->tenant)) return x;
+  }
+  return make_error(errc::not_found, "id", "instance " + std::string(id) + " does not exist");
+}
+
+caf::expected<instance_page> state_machine::list_instances(const instance_query& q) const {
+  instance_page page;
+  auto limit = std::max<uint32_t>(1, std::min<uint32_t>(q.limit, 1000));
+  std::string cursor;
+  if (!q.cursor.empty()) {
+    auto c = keys::from_hex(q.cursor);
+    if (!c) return make_error(errc::invalid_argument, "cursor", "malformed cursor");
+    cursor = std::move(*c);
+  }
+  auto take = [&](const rocksdb::Slice& value, std::string key) -> caf::expected<bool> {
+    auto x = decode_slice<instance>(value);
+    if (!x) return x.error();
+    if (!tenant_matches(q.tenant, x->tenant)) return true;
+    if (page.items.size() == limit) return false;
+    page.items.push_back(std::move(*x));
+    page.next_cursor = keys::to_hex(key);
+    return true;
+  };
+  bool more = false;
+  if (q.by_state) {
+    // Index scan in instance-key order, then a point read per hit.
+    auto prefix = std::string(1, static_cast<char>(q.state));
+    auto it = db_.iterate(column::instances_by_state);
+    auto start = cursor.empty() ? prefix : keys::state_index(uint8_t(q.state), cursor);
+    for (it->Seek(start); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      std::string ikey(it->key().data() + 1, it->key().size() - 1);
+      if (!cursor.empty() && ikey == cursor) continue;
+      if (q.task_id != 0 && keys::get_u64(ikey) != q.task_id) continue;
+      auto raw = db_.get(column::instances, ikey);
+      if (!raw) return raw.error();
+      if (!*raw) continue;
+      auto ok = take(rocksdb::Slice(**raw), ikey);
+      if (!ok) return ok.error();
+      if (!*ok) {
+        more = true;
+        break;
+      }
+    }
+  } else if (q.task_id != 0) {
+    // Newest slot first within the task's key prefix.
+    auto prefix = keys::task(q.task_id);
+    auto it = db_.iterate(column::instances);
+    if (cursor.empty()) {
+      it->SeekForPrev(keys::task(q.task_id + 1));
+      if (it->Valid() && it->key().starts_with(keys::task(q.task_id + 1))) it->Prev();
+    } else {
+      it->SeekForPrev(cursor);
+      if (it->Valid() && it->key() == rocksdb::Slice(cursor)) it->Prev();
+    }
+    for (; it->Valid() && it->key().starts_with(prefix); it->Prev()) {
+      auto ok = take(it->value(), it->key().ToString());
+      if (!ok) return ok.error();
+      if (!*ok) {
+        more = true;
+        break;
+      }
+    }
+  } else {
+    auto it = db_.iterate(column::instances);
+    if (cursor.empty()) it->SeekToFirst();
+    else {
+      it->Seek(cursor);
+      if (it->Valid() && it->key() == rocksdb::Slice(cursor)) it->Next();
+    }
+    for (; it->Valid(); it->Next()) {
+      auto ok = take(it->value(), it->key().ToString());
+      if (!ok) return ok.error();
+      if (!*ok) {
+        more = true;
+        break;
+      }
+    }
+  }
+  if (!more) page.next_cursor.clear();
+  return page;
+}
+
+caf::expected<task_runtime> state_machine::get_task_runtime(uint64_t id) const {
+  auto raw = db_.get(column::task_state, keys::task(id));
+  if (!raw) return raw.error();
+  if (!*raw) {
+    task_runtime fresh;
+    fresh.task_id = id;
+    return fresh;
+  }
+  return decode<task_runtime>(**raw);
+}
+
+}  // namespace aisched::storage

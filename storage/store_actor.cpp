@@ -1,0 +1,44 @@
+// Read handlers of the store actor; see store_actor.hpp.
+#include "storage/store_actor.hpp"
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "storage/rocks.hpp"
+#include "storage/state_machine.hpp"
+
+namespace aisched::storage {
+
+using namespace proto;
+
+store_actor::behavior_type store_actor_impl(store_actor::stateful_pointer<store_state> self,
+                                            std::shared_ptr<rocks> db,
+                                            std::shared_ptr<const state_machine> sm) {
+  self->state.db = std::move(db);
+  self->state.sm = std::move(sm);
+  return {
+      [=](get_task_atom, const std::string& tenant, uint64_t id) -> caf::result<task> {
+        auto r = self->state.sm->get_task(tenant, id);
+        if (!r) return r.error();
+        return std::move(*r);
+      },
+      [=](list_tasks_atom, const task_query& q) -> caf::result<task_page> {
+        auto r = self->state.sm->list_tasks(q);
+        if (!r) return r.error();
+        return std::move(*r);
+      },
+      [=](get_instance_atom, const std::string& tenant,
+          const std::string& id) -> caf::result<instance> {
+        auto r = self->state.sm->get_instance(tenant, id);
+        if (!r) return r.error();
+        return std::move(*r);
+      },
+      [=](list_instances_atom, const instance_query& q) -> caf::result<instance_page> {
+        auto r = self->state.sm->list_instances(q);
+        if (!r) return r.error();
+        return std::move(*r);
+      },
+  };
+}
+
+}  // namespace aisched::storage

@@ -1,0 +1,38 @@
+#!/bin/sh
+# Installs exactly the Debian packages aisched's build and tests use, and nothing
+# when they are all present already (idempotent). Called by `make run` / `make test`.
+set -eu
+
+PACKAGES="
+  cmake ninja-build ccache g++ pkg-config
+  libcaf-dev
+  librocksdb-dev
+  libboost1.81-dev libboost-json1.81-dev
+  libcurl4-openssl-dev
+  prometheus-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libhowardhinnant-date-dev
+  libspdlog-dev libfmt-dev
+  libcli11-dev
+  librapidcheck-dev
+  libssl-dev
+  curl tzdata
+"
+
+missing=""
+for p in $PACKAGES; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+
+if [ -z "$missing" ]; then
+  exit 0
+fi
+
+echo "bootstrap: installing$missing"
+SUDO=""
+if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends $missing
