@@ -1,0 +1,141 @@
+// Process harness and HTTP client for integration tests; see node_process.hpp.
+#include "support/node_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
+
+#include <boost/asio.hpp>
+#include <boost/beast.hpp>
+#include <gtest/gtest.h>
+
+namespace aisched::test {
+
+namespace fs = std::filesystem;
+
+temp_dir::temp_dir() {
+  std::random_device rd;
+  auto base = fs::temp_directory_path() / ("aisched-test-" + std::to_string(getpid()) + "-" +
+                                           std::to_string(rd()));
+  fs::create_directories(base);
+  path_ = base.string();
+}
+
+temp_dir::~temp_dir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+node_process::node_process(std::string data_dir, std::vector<std::string> extra_args,
+                           std::chrono::milliseconds timeout)
+    : data_dir_(std::move(data_dir)) {
+  log_path_ = data_dir_ + ".log";
+  std::vector<std::string> args{AISCHED_BINARY,  "--data-dir",     data_dir_,
+                                "--http-addr",   "127.0.0.1:0",  "--cluster-addr",
+                                "127.0.0.1:0"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  pid_ = fork();
+  if (pid_ == 0) {
+    int fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  // Wait for this incarnation's "http listening" line (the log file is appended
+  // across restarts, so count lines seen before we started).
+  auto before = log();
+  std::regex listening(R"re("msg":"http listening","addr":"127\.0\.0\.1:(\d+)")re");
+  bool up = eventually(
+      [&] {
+        auto text = log();
+        auto tail = text.substr(std::min(before.size(), text.size()));
+        std::smatch m;
+        if (std::regex_search(tail, m, listening)) {
+          http_port_ = static_cast<uint16_t>(std::stoi(m[1]));
+          return true;
+        }
+        int status;
+        if (waitpid(pid_, &status, WNOHANG) == pid_) {
+          pid_ = -1;
+          return true;  // exited early; reported below
+        }
+        return false;
+      },
+      timeout);
+  if (!up || pid_ < 0 || http_port_ == 0) {
+    ADD_FAILURE() << "aisched did not start; log:\n" << log();
+    if (pid_ > 0) stop(SIGKILL);
+  }
+}
+
+node_process::~node_process() {
+  if (pid_ > 0) stop(SIGKILL);
+  std::error_code ec;
+  fs::remove(log_path_, ec);
+}
+
+int node_process::stop(int sig, std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return -1;
+  kill(pid_, sig);
+  int status = 0;
+  bool exited = eventually([&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, timeout);
+  if (!exited) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return -1;
+  }
+  pid_ = -1;
+  return status;
+}
+
+std::string node_process::log() const {
+  std::ifstream in(log_path_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+http_result http_call(uint16_t port, const std::string& method, const std::string& target,
+                      const std::string& body) {
+  namespace asio = boost::asio;
+  namespace beast = boost::beast;
+  namespace http = beast::http;
+  http_result out;
+  try {
+    asio::io_context ioc;
+    beast::tcp_stream stream(ioc);
+    stream.expires_after(std::chrono::seconds(10));
+    stream.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+    http::request<http::string_body> req{http::string_to_verb(method), target, 11};
+    req.set(http::field::host, "127.0.0.1");
+    req.set(http::field::content_type, "application/json");
+    req.body() = body;
+    req.prepare_payload();
+    http::write(stream, req);
+    beast::flat_buffer buf;
+    http::response<http::string_body> res;
+    http::read(stream, buf, res);
+    out.status = res.result_int();
+    out.body = res.body();
+    beast::error_code ec;
+    stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  } catch (const std::exception& e) {
+    out.status = 0;
+    out.body = e.what();
+  }
+  return out;
+}
+
+}  // namespace aisched::test
