@@ -140,6 +140,14 @@ class api {
       if (m == "DELETE") return delete_task_route(*id, req, reply);
       return method_not_allowed(reply);
     }
+    if (seg.size() == 5 && m == "POST" && seg[4] == "trigger")
+      return ask<applied>(ctx_.trigger, reply,
+                          [](applied& a) {
+                            json::array items;
+                            for (auto& x : a.instances) items.push_back(to_json(x));
+                            return json_response(201, json::object{{"instances", std::move(items)}});
+                          },
+                          trigger_now_atom::value, std::string(default_tenant), *id);
     if (seg.size() == 5 && m == "POST" && (seg[4] == "pause" || seg[4] == "resume")) {
       set_paused c{default_tenant, *id, seg[4] == "pause", now_ms()};
       return propose(command{c}, reply, [](applied& a) {

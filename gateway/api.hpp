@@ -19,6 +19,7 @@ struct api_context {
   caf::actor_system* sys = nullptr;
   proto::raft_actor raft;
   proto::store_actor store;
+  proto::trigger_actor trigger;
   std::string node_id;
   std::chrono::milliseconds timeout{10'000};
 };

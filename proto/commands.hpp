@@ -178,16 +178,19 @@ typename Inspector::result_type inspect(Inspector& f, log_entry& x) {
   return f(caf::meta::type_name("aisched.log_entry"), x.index, x.term, x.cmd);
 }
 
-/// What applying a command produced, returned to the proposer: the tasks it
-/// created or changed and the instances it created or changed.
+/// What applying a command produced, returned to the proposer and told to
+/// commit listeners: the tasks it created or changed (with their new version),
+/// the ids of tasks it deleted, and the instances it created or changed.
 struct applied {
   uint64_t index = 0;
   std::vector<task> tasks;
+  std::vector<uint64_t> deleted_tasks;
   std::vector<instance> instances;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, applied& x) {
-  return f(caf::meta::type_name("aisched.applied"), x.index, x.tasks, x.instances);
+  return f(caf::meta::type_name("aisched.applied"), x.index, x.tasks, x.deleted_tasks,
+           x.instances);
 }
 
 /// Short name of the command's kind, for logs and metrics.

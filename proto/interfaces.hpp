@@ -32,6 +32,9 @@ using cancel_run_atom = caf::atom_constant<caf::atom("cancelrun")>;
 using report_atom = caf::atom_constant<caf::atom("report")>;
 using subscribe_atom = caf::atom_constant<caf::atom("subscribe")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
+using scan_atom = caf::atom_constant<caf::atom("scan")>;
+using wake_atom = caf::atom_constant<caf::atom("wake")>;
+using trigger_now_atom = caf::atom_constant<caf::atom("trignow")>;
 
 // -- messages ------------------------------------------------------------------
 
@@ -96,6 +99,19 @@ typename Inspector::result_type inspect(Inspector& f, execute_request& x) {
            x.trace_id, x.timeout);
 }
 
+/// A page of tasks with their runtime facts, for a new leader's rebuild.
+struct schedule_page {
+  std::vector<task> tasks;
+  std::vector<task_runtime> runtimes;  // runtimes[i] belongs to tasks[i]
+  std::vector<instance> active;        // non-terminal instances (scan of instances only)
+  std::string next_cursor;             // empty on the last page
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, schedule_page& x) {
+  return f(caf::meta::type_name("aisched.schedule_page"), x.tasks, x.runtimes, x.active,
+           x.next_cursor);
+}
+
 // -- interfaces ----------------------------------------------------------------
 
 /// Listeners of committed state (trigger, retry, router, backpressure): told of
@@ -119,10 +135,17 @@ using store_actor = caf::typed_actor<
     caf::replies_to<get_task_atom, std::string, uint64_t>::with<task>,
     caf::replies_to<list_tasks_atom, task_query>::with<task_page>,
     caf::replies_to<get_instance_atom, std::string, std::string>::with<instance>,
-    caf::replies_to<list_instances_atom, instance_query>::with<instance_page>>;
+    caf::replies_to<list_instances_atom, instance_query>::with<instance_page>,
+    caf::replies_to<scan_atom, task_query>::with<schedule_page>,
+    caf::replies_to<scan_atom, instance_query>::with<schedule_page>>;
 
-/// trigger (actors/trigger): fires due slots on the leader.
-using trigger_actor = commit_listener_actor::extend<caf::reacts_to<pressure_atom, pressure>>;
+/// trigger (actors/trigger): fires due slots on the leader. `trigger_now` fires a
+/// manual slot (subject to the overlap policy) and answers once it is committed;
+/// `wake` (with a timer generation) and the schedule_page replies are internal.
+using trigger_actor = commit_listener_actor::extend<
+    caf::reacts_to<pressure_atom, pressure>,
+    caf::replies_to<trigger_now_atom, std::string, uint64_t>::with<applied>,
+    caf::reacts_to<wake_atom, uint64_t>>;
 
 /// retry (actors/retry): re-proposes retry_waiting instances at their deadline.
 using retry_actor = commit_listener_actor::extend<caf::reacts_to<pressure_atom, pressure>>;

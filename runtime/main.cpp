@@ -15,6 +15,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/raft/raft_actor.hpp"
+#include "actors/trigger/trigger_actor.hpp"
 #include "gateway/api.hpp"
 #include "gateway/server.hpp"
 #include "proto/errors.hpp"
@@ -64,7 +65,11 @@ int run_node(const runtime::config& cfg, sigset_t& signals) {
                                        std::move(*raft_log));
   auto store = sys.spawn<caf::detached>(storage::store_actor_impl, db,
                                         std::shared_ptr<const storage::state_machine>(sm));
+  auto trigger = sys.spawn(trigger::trigger_actor_impl, raft, store, now_ms());
+  caf::anon_send(raft, proto::subscribe_atom::value,
+                 caf::actor_cast<proto::commit_listener_actor>(trigger));
   auto stop_actors = [&] {
+    caf::anon_send_exit(trigger, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(raft, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
   };
@@ -78,7 +83,7 @@ int run_node(const runtime::config& cfg, sigset_t& signals) {
 
   std::unique_ptr<gateway::server> http;
   if (cfg.roles.count("gateway")) {
-    gateway::api_context ctx{&sys, raft, store, cfg.node_id};
+    gateway::api_context ctx{&sys, raft, store, trigger, cfg.node_id};
     gateway::server_options opts{cfg.http.host, cfg.http.port, cfg.max_body_bytes, 2};
     http = std::make_unique<gateway::server>(opts, gateway::make_api(ctx));
     auto port = http->start();

@@ -175,7 +175,7 @@ class applier {
                         "task " + std::to_string(c.id) + " is at version " +
                             std::to_string(cur->version));
     ctx_.delete_task(c.id);
-    out_.tasks.push_back(std::move(*cur));
+    out_.deleted_tasks.push_back(c.id);
     return done();
   }
 
@@ -556,6 +556,61 @@ caf::expected<instance_page> state_machine::list_instances(const instance_query&
     }
   }
   if (!more) page.next_cursor.clear();
+  return page;
+}
+
+caf::expected<schedule_page> state_machine::scan_schedules(const task_query& q) const {
+  auto tasks = list_tasks(q);
+  if (!tasks) return tasks.error();
+  schedule_page page;
+  page.next_cursor = tasks->next_cursor;
+  for (auto& t : tasks->items) {
+    auto rt = get_task_runtime(t.id);
+    if (!rt) return rt.error();
+    page.runtimes.push_back(std::move(*rt));
+    page.tasks.push_back(std::move(t));
+  }
+  return page;
+}
+
+caf::expected<schedule_page> state_machine::scan_active(const instance_query& q) const {
+  schedule_page page;
+  auto limit = std::max<uint32_t>(1, std::min<uint32_t>(q.limit, 10'000));
+  std::string cursor;
+  if (!q.cursor.empty()) {
+    auto c = keys::from_hex(q.cursor);
+    if (!c) return make_error(errc::invalid_argument, "cursor", "malformed cursor");
+    cursor = std::move(*c);
+  }
+  auto it = db_.iterate(column::instances_by_state);
+  if (cursor.empty()) it->SeekToFirst();
+  else {
+    it->Seek(cursor);
+    if (it->Valid() && it->key() == rocksdb::Slice(cursor)) it->Next();
+  }
+  while (it->Valid()) {
+    auto state = static_cast<instance_state>(static_cast<uint8_t>(it->key()[0]));
+    if (is_terminal(state)) {
+      // Jump over the (large) terminal history to the next state's entries.
+      it->Seek(std::string(1, static_cast<char>(static_cast<uint8_t>(state) + 1)));
+      continue;
+    }
+    if (page.active.size() == limit) {
+      page.next_cursor = keys::to_hex(cursor);
+      break;
+    }
+    std::string ikey(it->key().data() + 1, it->key().size() - 1);
+    auto raw = db_.get(column::instances, ikey);
+    if (!raw) return raw.error();
+    if (*raw) {
+      auto x = decode<instance>(**raw);
+      if (!x) return x.error();
+      page.active.push_back(std::move(*x));
+    }
+    cursor = it->key().ToString();
+    it->Next();
+  }
+  if (!it->status().ok()) return make_error(errc::storage_error, it->status().ToString());
   return page;
 }
 

@@ -13,6 +13,7 @@
 #include <caf/expected.hpp>
 
 #include "proto/commands.hpp"
+#include "proto/interfaces.hpp"
 #include "proto/types.hpp"
 
 namespace aisched::storage {
@@ -47,6 +48,11 @@ class state_machine {
   caf::expected<proto::instance> get_instance(std::string_view tenant,
                                               std::string_view id) const;
   caf::expected<proto::instance_page> list_instances(const proto::instance_query& q) const;
+  /// Tasks after `q.after_id` with their runtime facts, for a leader's rebuild.
+  caf::expected<proto::schedule_page> scan_schedules(const proto::task_query& q) const;
+  /// Non-terminal instances (pending, dispatched, running, retry_waiting), paged by
+  /// `q.cursor` / `q.limit`, into `active`.
+  caf::expected<proto::schedule_page> scan_active(const proto::instance_query& q) const;
   /// Runtime facts of task `id`; a default value (task_id = id) if it never fired.
   caf::expected<proto::task_runtime> get_task_runtime(uint64_t id) const;
 

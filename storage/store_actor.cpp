@@ -38,6 +38,16 @@ store_actor::behavior_type store_actor_impl(store_actor::stateful_pointer<store_
         if (!r) return r.error();
         return std::move(*r);
       },
+      [=](scan_atom, const task_query& q) -> caf::result<schedule_page> {
+        auto r = self->state.sm->scan_schedules(q);
+        if (!r) return r.error();
+        return std::move(*r);
+      },
+      [=](scan_atom, const instance_query& q) -> caf::result<schedule_page> {
+        auto r = self->state.sm->scan_active(q);
+        if (!r) return r.error();
+        return std::move(*r);
+      },
   };
 }
 

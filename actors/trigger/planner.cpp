@@ -1,0 +1,272 @@
+// Decisions of the trigger; see planner.hpp.
+#include "actors/trigger/planner.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+#include "proto/errors.hpp"
+
+namespace aisched::trigger {
+
+using namespace proto;
+
+namespace {
+
+// Bound on the slots a catch-up walks through (an `@every 100ms` task down for a
+// day has 864 000); beyond it, older slots are counted as missed in one step.
+constexpr size_t max_catch_up_walk = 100'000;
+
+bool is_active(instance_state s) { return !is_terminal(s); }
+
+uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+std::string make_trace_id(uint64_t task_id, unix_ms slot, uint64_t seq) {
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx",
+                static_cast<unsigned long long>(mix(task_id * 0x9e3779b97f4a7c15ULL ^ seq)),
+                static_cast<unsigned long long>(mix(static_cast<uint64_t>(slot))));
+  return buf;
+}
+
+}  // namespace
+
+planner::planner(unix_ms now) : timers_(now) {}
+
+unix_ms planner::jittered(const task& t, unix_ms slot) {
+  if (t.jitter <= 0) return slot;
+  auto h = mix(t.id * 0x9e3779b97f4a7c15ULL ^ static_cast<uint64_t>(slot));
+  return slot + static_cast<unix_ms>(h % static_cast<uint64_t>(t.jitter + 1));
+}
+
+void planner::upsert(const task& t, const task_runtime& rt, unix_ms now, bool catch_up) {
+  auto& e = tasks_[t.id];
+  e.def = t;
+  e.last_slot = std::max(e.last_slot, rt.last_slot);
+  if (rt.last_instance_id.size() > 0) e.last_state = rt.last_state;
+  if (!t.schedule.empty()) {
+    auto s = schedule::parse(t.schedule, t.timezone);
+    e.sched = s ? *s : schedule::manual();  // validated at create; a bad one never fires
+  } else if (t.at != 0) {
+    e.sched = schedule::one_shot(t.at);
+  } else {
+    e.sched = schedule::manual();
+  }
+  timers_.cancel(t.id);
+  e.next_slot = 0;
+  if (t.paused || e.sched.is_manual()) return;
+  unix_ms after = catch_up ? std::max(e.last_slot, t.created_at) : std::max(now, e.last_slot);
+  if (t.start_at != 0) after = std::max(after, t.start_at - 1);
+  if (catch_up) {
+    // Walk the slots missed while nobody fired, oldest first.
+    std::vector<unix_ms> missed;
+    size_t walked = 0;
+    auto s = e.sched.next_after(after);
+    while (s && *s <= now && (t.end_at == 0 || *s <= t.end_at)) {
+      if (++walked > max_catch_up_walk) {
+        // Too many to enumerate: everything up to `now` but the newest window is missed.
+        stats_.missed += 1;
+        s = e.sched.next_after(std::max(*s, now - std::max<duration_ms>(t.catchup_window, 1)));
+        continue;
+      }
+      if (t.catchup_window == 0 || *s >= now - t.catchup_window) missed.push_back(*s);
+      else stats_.missed += 1;
+      s = e.sched.next_after(*s);
+    }
+    size_t keep = 0;
+    switch (t.misfire) {
+      case misfire_policy::skip: keep = 0; break;
+      case misfire_policy::fire_once: keep = missed.empty() ? 0 : 1; break;
+      case misfire_policy::fire_all: keep = std::min<size_t>(missed.size(), t.misfire_limit); break;
+    }
+    stats_.missed += missed.size() - keep;
+    for (size_t i = missed.size() - keep; i < missed.size(); ++i) ready_.emplace_back(t.id, missed[i]);
+    after = std::max(after, now);
+  }
+  arm_after(e, after);
+}
+
+void planner::arm_after(entry& e, unix_ms after) {
+  auto s = e.sched.next_after(after);
+  if (!s || (e.def.end_at != 0 && *s > e.def.end_at)) {
+    e.next_slot = 0;
+    return;
+  }
+  e.next_slot = *s;
+  timers_.arm(e.def.id, jittered(e.def, *s));
+}
+
+void planner::remove(uint64_t id) {
+  timers_.cancel(id);
+  tasks_.erase(id);
+}
+
+void planner::observe(const instance& x) {
+  auto i = tasks_.find(x.task_id);
+  if (i == tasks_.end()) return;
+  auto& e = i->second;
+  bool was_busy = busy(e);
+  if (is_active(x.state)) e.active.insert(x.id);
+  else e.active.erase(x.id);
+  e.proposed.erase(x.slot);
+  if (x.shard == 0 && x.slot >= e.last_slot) {
+    e.last_slot = x.slot;
+    e.last_state = x.state;
+  }
+  if (was_busy && !busy(e)) release(e);
+  // A success may unblock downstream tasks waiting on this one.
+  if (x.state == instance_state::success) {
+    for (auto& [id, d] : tasks_) {
+      if (!d.blocked) continue;
+      if (std::find(d.def.depends_on.begin(), d.def.depends_on.end(), x.task_id) ==
+          d.def.depends_on.end())
+        continue;
+      if (upstreams_ok(d)) {
+        ready_.emplace_back(id, *d.blocked);
+        d.blocked.reset();
+      }
+    }
+  }
+}
+
+void planner::release(entry& e) {
+  if (e.buffered.empty()) return;
+  ready_.emplace_back(e.def.id, e.buffered.front());
+  e.buffered.pop_front();
+}
+
+bool planner::upstreams_ok(const entry& e) const {
+  for (auto up : e.def.depends_on) {
+    auto i = tasks_.find(up);
+    if (i == tasks_.end()) return false;  // an unknown upstream never succeeded
+    if (i->second.last_slot == 0 || i->second.last_state != instance_state::success) return false;
+  }
+  return true;
+}
+
+decisions planner::collect(unix_ms now) {
+  decisions out;
+  // Slots already decided to be ready (catch-up, buffered, unblocked) go first:
+  // they are older than anything due now.
+  auto ready = std::move(ready_);
+  ready_.clear();
+  for (auto& [id, slot] : ready) {
+    auto i = tasks_.find(id);
+    if (i != tasks_.end() && !i->second.def.paused) decide(i->second, slot, out);
+  }
+  due_buf_.clear();
+  timers_.advance(now, due_buf_);
+  for (auto& [id, due] : due_buf_) {
+    auto i = tasks_.find(id);
+    if (i == tasks_.end()) continue;
+    auto& e = i->second;
+    auto slot = e.next_slot;
+    arm_after(e, slot);
+    decide(e, slot, out);
+  }
+  return out;
+}
+
+void planner::decide(entry& e, unix_ms slot, decisions& out) {
+  if (!e.def.depends_on.empty() && !upstreams_ok(e)) {
+    if (e.blocked) stats_.skipped += 1;  // a newer slot supersedes the waiting one
+    e.blocked = slot;
+    stats_.blocked += 1;
+    return;
+  }
+  bool busy = planner::busy(e);
+  switch (e.def.overlap) {
+    case overlap_policy::allow:
+      return fire_now(e, slot, out);
+    case overlap_policy::skip:
+      if (busy) {
+        stats_.skipped += 1;
+        return;
+      }
+      return fire_now(e, slot, out);
+    case overlap_policy::buffer_one:
+      if (busy) {
+        if (e.buffered.empty()) {
+          e.buffered.push_back(slot);
+          stats_.buffered += 1;
+        } else {
+          stats_.skipped += 1;
+        }
+        return;
+      }
+      return fire_now(e, slot, out);
+    case overlap_policy::buffer_all:
+      if (busy || !e.buffered.empty()) {
+        if (e.buffered.size() < max_buffered) {
+          e.buffered.push_back(slot);
+          stats_.buffered += 1;
+        } else {
+          stats_.skipped += 1;
+        }
+        if (!busy) release(e);
+        return;
+      }
+      return fire_now(e, slot, out);
+    case overlap_policy::replace:
+      for (auto& id : e.active) {
+        out.cancels.push_back(id);
+        stats_.replaced += 1;
+      }
+      return fire_now(e, slot, out);
+  }
+}
+
+void planner::fire_now(entry& e, unix_ms slot, decisions& out) {
+  fire_slot f;
+  f.task_id = e.def.id;
+  f.slot = slot;
+  f.trace_id = make_trace_id(e.def.id, slot, ++trace_seq_);
+  // Counts as running from now on, so a slot due before the commit arrives sees it.
+  e.proposed.insert(slot);
+  stats_.fired += 1;
+  out.fires.push_back(std::move(f));
+}
+
+caf::expected<decisions> planner::trigger_now(const std::string& tenant, uint64_t id,
+                                              unix_ms now) {
+  auto i = tasks_.find(id);
+  if (i == tasks_.end() || (!tenant.empty() && i->second.def.tenant != tenant))
+    return make_error(errc::not_found, "id", "task " + std::to_string(id) + " does not exist");
+  auto& e = i->second;
+  if (e.proposed.count(now))
+    return make_error(errc::already_exists, "id", "a run for this instant is already starting");
+  decisions out;
+  auto before = stats_;
+  decide(e, now, out);
+  if (out.fires.empty()) {
+    bool blocked = stats_.blocked != before.blocked;
+    return make_error(errc::already_exists, "overlap",
+                      blocked ? "upstream tasks have not succeeded yet; the run waits for them"
+                              : "held back by overlap policy '" +
+                                    std::string(name_of(e.def.overlap)) +
+                                    "' while a previous run is active");
+  }
+  return out;
+}
+
+void planner::settle(const fire_slot& s) {
+  auto i = tasks_.find(s.task_id);
+  if (i == tasks_.end()) return;
+  bool was_busy = busy(i->second);
+  i->second.proposed.erase(s.slot);
+  if (was_busy && !busy(i->second)) release(i->second);
+}
+
+std::optional<unix_ms> planner::next_due() const {
+  if (!ready_.empty()) return std::numeric_limits<unix_ms>::min();
+  return timers_.next_due();
+}
+
+}  // namespace aisched::trigger

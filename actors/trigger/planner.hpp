@@ -1,0 +1,123 @@
+// The trigger's decision logic, free of actors and clocks: for every task it
+// keeps the schedule, the next slot and the bookkeeping that decides whether a
+// due slot fires now — pause, schedule bounds, overlap policy, DAG upstreams,
+// misfire policy after an outage — and yields the fire_slots to propose.
+// The trigger actor feeds it time, task changes and committed instances.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "actors/trigger/schedule.hpp"
+#include "actors/trigger/timer_queue.hpp"
+#include "proto/commands.hpp"
+#include "proto/types.hpp"
+
+namespace aisched::trigger {
+
+/// What happened to slots, for metrics (scheduler_slots_total{outcome}).
+struct slot_stats {
+  uint64_t fired = 0;      // proposed for firing
+  uint64_t skipped = 0;    // overlap `skip` (or a full buffer) dropped the slot
+  uint64_t missed = 0;     // not caught up after an outage (misfire policy / window)
+  uint64_t buffered = 0;   // held by buffer_one / buffer_all until the running one ends
+  uint64_t blocked = 0;    // held until DAG upstreams succeed
+  uint64_t replaced = 0;   // running instances cancelled by overlap `replace`
+};
+
+/// What collect() decided: slots to fire and runs to cancel (overlap `replace`).
+struct decisions {
+  std::vector<proto::fire_slot> fires;
+  std::vector<std::string> cancels;
+  bool empty() const { return fires.empty() && cancels.empty(); }
+};
+
+class planner {
+ public:
+  /// Bound on slots held by buffer_all per task; more are counted as skipped.
+  static constexpr size_t max_buffered = 1000;
+
+  explicit planner(unix_ms now);
+
+  /// Adds or replaces task `t`. With `catch_up`, slots after `rt.last_slot` (or after
+  /// the task's creation) that are already due are handled by the misfire policy —
+  /// used when a leader rebuilds its view. Without it, only slots after `now` count
+  /// (create, update, resume). A paused task is kept but never armed.
+  void upsert(const proto::task& t, const proto::task_runtime& rt, unix_ms now, bool catch_up);
+
+  /// Forgets task `id` (deleted).
+  void remove(uint64_t id);
+
+  /// Learns a committed instance state: keeps each task's active runs (overlap)
+  /// and latest slot state (DAG), and releases buffered or blocked slots that may
+  /// now fire at the next collect().
+  void observe(const proto::instance& x);
+
+  /// Everything that should happen at `now`: due slots that pass their checks,
+  /// plus catch-up, buffered and unblocked slots. Arms each task's next slot.
+  decisions collect(unix_ms now);
+
+  /// Puts slot `s` back to be decided at the next collect() (its fire failed).
+  void requeue(const proto::fire_slot& s) { ready_.emplace_back(s.task_id, s.slot); }
+
+  /// Decides a manual run of task `id` at `now` (slot = now), subject to its
+  /// overlap policy and upstreams. Errors: not_found (unknown task or other
+  /// tenant; tenant "" matches all), version_conflict-free `already_exists` when
+  /// the overlap policy holds the run back (skip/buffer) or upstreams block it.
+  caf::expected<decisions> trigger_now(const std::string& tenant, uint64_t id, unix_ms now);
+
+  /// Records that the proposal of `s` is settled: committed (its instances, if it
+  /// created any, arrive through observe()) or failed (e.g. leadership lost). Until
+  /// then the slot counts as a running instance for the overlap policy.
+  void settle(const proto::fire_slot& s);
+
+  /// Earliest instant at which collect() has something to do; `now`-or-earlier when
+  /// slots are ready already. nullopt when nothing is armed or ready.
+  std::optional<unix_ms> next_due() const;
+
+  /// Due instant of task `id`'s next slot (with jitter), if armed.
+  std::optional<unix_ms> due_of(uint64_t id) const { return timers_.due_of(id); }
+
+  const slot_stats& stats() const { return stats_; }
+  size_t task_count() const { return tasks_.size(); }
+
+  /// The instant slot `slot` of task `t` fires: the slot plus a deterministic
+  /// per-slot offset in [0, t.jitter] that spreads herds firing at :00.
+  static unix_ms jittered(const proto::task& t, unix_ms slot);
+
+ private:
+  struct entry {
+    proto::task def;
+    schedule sched;
+    unix_ms next_slot = 0;                   // armed slot (0: none)
+    std::set<std::string> active;            // non-terminal instance ids
+    std::set<unix_ms> proposed;              // fired slots whose commit is not settled
+    std::deque<unix_ms> buffered;            // slots waiting for the active run to end
+    std::optional<unix_ms> blocked;          // latest slot waiting for upstreams
+    proto::instance_state last_state = proto::instance_state::pending;
+    unix_ms last_slot = 0;
+  };
+
+  void arm_after(entry& e, unix_ms after);
+  void decide(entry& e, unix_ms slot, decisions& out);
+  void fire_now(entry& e, unix_ms slot, decisions& out);
+  bool upstreams_ok(const entry& e) const;
+  static bool busy(const entry& e) { return !e.active.empty() || !e.proposed.empty(); }
+  void release(entry& e);
+
+  std::unordered_map<uint64_t, entry> tasks_;
+  timer_queue timers_;
+  std::vector<std::pair<uint64_t, unix_ms>> ready_;  // (task, slot) to decide at next collect
+  std::vector<timer_queue::fired> due_buf_;
+  slot_stats stats_;
+  uint64_t trace_seq_ = 0;
+};
+
+}  // namespace aisched::trigger

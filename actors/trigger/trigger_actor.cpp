@@ -1,0 +1,214 @@
+// Behaviour of the trigger actor; see trigger_actor.hpp.
+#include "actors/trigger/trigger_actor.hpp"
+
+#include <chrono>
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "proto/errors.hpp"
+
+namespace aisched::trigger {
+
+using namespace proto;
+
+namespace {
+
+using self_ptr = trigger_actor::stateful_pointer<trigger_state>;
+
+constexpr auto request_timeout = std::chrono::seconds(10);
+constexpr uint32_t rebuild_page = 1000;
+constexpr duration_ms retry_fire_after = 200;
+
+unix_ms now_of(self_ptr self) {
+  auto& st = self->state;
+  auto elapsed = self->clock().now() - st.base_steady;
+  return st.base_unix + std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
+}
+
+/// Arms the single wake-up timer for the planner's next due instant.
+void rearm(self_ptr self) {
+  auto& st = self->state;
+  if (!st.leading || !st.ready || st.load.level == pressure_level::red) return;
+  auto due = st.plan->next_due();
+  if (!due) return;
+  auto now = now_of(self);
+  auto at = std::max(*due, now);
+  if (st.load.level == pressure_level::yellow) at += st.load.delay;
+  if (st.armed_for != 0 && st.armed_for <= at) return;  // an earlier timer is armed
+  st.armed_for = at;
+  auto gen = ++st.timer_gen;
+  if (at <= now) self->send(self, wake_atom::value, gen);
+  else self->delayed_send(self, std::chrono::milliseconds(at - now), wake_atom::value, gen);
+}
+
+void on_fire_failed(self_ptr self, const fire& f, uint64_t epoch) {
+  auto& st = self->state;
+  if (epoch != st.epoch || !st.plan) return;
+  for (auto& s : f.slots) {
+    st.plan->settle(s);
+    // Decide the same slot again shortly (a repeated fire is a no-op in storage).
+    if (st.leading) st.plan->requeue(s);
+  }
+  if (st.leading)
+    self->delayed_send(self, std::chrono::milliseconds(retry_fire_after), wake_atom::value,
+                       uint64_t{0});
+}
+
+void propose_decisions(self_ptr self, decisions d, unix_ms now) {
+  auto& st = self->state;
+  auto epoch = st.epoch;
+  for (auto& id : d.cancels) {
+    cancel c{"", id, now, "replaced by a newer slot (overlap: replace)"};
+    self->request(st.raft, request_timeout, propose_atom::value, command{std::move(c)})
+        .then([](applied&) {}, [](caf::error&) {});
+  }
+  if (d.fires.empty()) return;
+  fire f{st.term, now, std::move(d.fires)};
+  auto copy = f;
+  self->request(st.raft, request_timeout, propose_atom::value, command{std::move(f)})
+      .then(
+          [=](applied&) {
+            auto& st = self->state;
+            if (epoch != st.epoch || !st.plan) return;
+            for (auto& s : copy.slots) st.plan->settle(s);
+            rearm(self);
+          },
+          [=](caf::error&) { on_fire_failed(self, copy, epoch); });
+}
+
+void wake(self_ptr self) {
+  auto& st = self->state;
+  if (!st.leading || !st.ready || st.load.level == pressure_level::red) return;
+  auto now = now_of(self);
+  auto d = st.plan->collect(now);
+  if (!d.empty()) propose_decisions(self, std::move(d), now);
+  rearm(self);
+}
+
+void rebuild_active(self_ptr self, uint64_t epoch, std::string cursor);
+
+void rebuild_tasks(self_ptr self, uint64_t epoch, uint64_t after_id) {
+  task_query q;
+  q.after_id = after_id;
+  q.limit = rebuild_page;
+  self->request(self->state.store, request_timeout, scan_atom::value, q)
+      .then(
+          [=](schedule_page& page) {
+            auto& st = self->state;
+            if (epoch != st.epoch) return;
+            auto now = now_of(self);
+            for (size_t i = 0; i < page.tasks.size(); ++i)
+              st.plan->upsert(page.tasks[i], page.runtimes[i], now, true);
+            if (page.next_cursor.empty()) return rebuild_active(self, epoch, "");
+            rebuild_tasks(self, epoch, page.tasks.back().id);
+          },
+          [=](caf::error&) {
+            // The store did not answer: start over (still the same epoch).
+            if (epoch == self->state.epoch) rebuild_tasks(self, epoch, after_id);
+          });
+}
+
+void rebuild_active(self_ptr self, uint64_t epoch, std::string cursor) {
+  instance_query q;
+  q.cursor = cursor;
+  q.limit = rebuild_page;
+  self->request(self->state.store, request_timeout, scan_atom::value, q)
+      .then(
+          [=](schedule_page& page) {
+            auto& st = self->state;
+            if (epoch != st.epoch) return;
+            for (auto& x : page.active) st.plan->observe(x);
+            if (!page.next_cursor.empty()) return rebuild_active(self, epoch, page.next_cursor);
+            st.ready = true;
+            wake(self);
+          },
+          [=](caf::error&) {
+            if (epoch == self->state.epoch) rebuild_active(self, epoch, cursor);
+          });
+}
+
+}  // namespace
+
+trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
+                                                store_actor store, unix_ms start_unix) {
+  auto& st = self->state;
+  st.raft = std::move(raft);
+  st.store = std::move(store);
+  st.base_unix = start_unix;
+  st.base_steady = self->clock().now();
+  return {
+      [=](leader_atom, const leadership& l) {
+        auto& st = self->state;
+        ++st.epoch;
+        st.leading = l.leading;
+        st.term = l.term;
+        st.ready = false;
+        st.armed_for = 0;
+        ++st.timer_gen;
+        st.plan.reset();
+        if (!l.leading) return;
+        // Rebuild from committed state; misfire policies decide what the outage missed.
+        st.plan = std::make_unique<planner>(now_of(self));
+        rebuild_tasks(self, st.epoch, 0);
+      },
+      [=](committed_atom, const applied& a) {
+        auto& st = self->state;
+        if (!st.plan) return;
+        auto now = now_of(self);
+        for (auto& t : a.tasks) st.plan->upsert(t, task_runtime{t.id, 0, {}, {}}, now, false);
+        for (auto id : a.deleted_tasks) st.plan->remove(id);
+        for (auto& x : a.instances) st.plan->observe(x);
+        if (st.ready) rearm(self);
+      },
+      [=](pressure_atom, const pressure& p) {
+        auto& st = self->state;
+        bool eased = p.level < st.load.level;
+        st.load = p;
+        if (eased) {
+          st.armed_for = 0;  // re-arm now: deferred slots may fire
+          rearm(self);
+        }
+      },
+      [=](wake_atom, uint64_t gen) {
+        auto& st = self->state;
+        if (gen != 0 && gen != st.timer_gen) return;  // a stale timer
+        if (gen != 0) st.armed_for = 0;
+        wake(self);
+      },
+      [=](trigger_now_atom, const std::string& tenant,
+          uint64_t task_id) -> caf::result<applied> {
+        auto& st = self->state;
+        if (!st.leading || !st.ready)
+          return make_error(errc::not_leader, "this node does not lead (or is still starting)");
+        auto now = now_of(self);
+        auto d = st.plan->trigger_now(tenant, task_id, now);
+        if (!d) return d.error();
+        auto rp = self->make_response_promise<applied>();
+        for (auto& id : d->cancels) {
+          cancel c{"", id, now, "replaced by a manual run (overlap: replace)"};
+          self->request(st.raft, request_timeout, propose_atom::value, command{std::move(c)})
+              .then([](applied&) {}, [](caf::error&) {});
+        }
+        fire f{st.term, now, d->fires};
+        auto epoch = st.epoch;
+        self->request(st.raft, request_timeout, propose_atom::value, command{std::move(f)})
+            .then(
+                [=](applied& a) mutable {
+                  auto& st = self->state;
+                  if (epoch == st.epoch && st.plan)
+                    for (auto& s : d->fires) st.plan->settle(s);
+                  rp.deliver(std::move(a));
+                },
+                [=](caf::error& e) mutable {
+                  auto& st = self->state;
+                  if (epoch == st.epoch && st.plan)
+                    for (auto& s : d->fires) st.plan->settle(s);
+                  rp.deliver(std::move(e));
+                });
+        return rp;
+      },
+  };
+}
+
+}  // namespace aisched::trigger

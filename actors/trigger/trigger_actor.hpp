@@ -1,0 +1,41 @@
+// The trigger actor fires due slots on the leader. It owns a planner (the pure
+// decision logic) and one CAF timer armed for the planner's next due instant.
+// Receives: leadership and committed effects from raft, pressure from
+// backpressure, trigger_now from the gateway. Sends: `fire` and `cancel`
+// proposals to raft; reads task pages from the store when it starts leading.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include <caf/actor_clock.hpp>
+
+#include "actors/trigger/planner.hpp"
+#include "proto/interfaces.hpp"
+
+namespace aisched::trigger {
+
+struct trigger_state {
+  proto::raft_actor raft;
+  proto::store_actor store;
+  std::unique_ptr<planner> plan;
+  bool leading = false;
+  uint64_t term = 0;
+  uint64_t epoch = 0;       // bumped on each leadership change; stale replies are ignored
+  bool ready = false;       // the rebuild after winning leadership has finished
+  uint64_t timer_gen = 0;   // generation of the armed wake-up timer (timers cannot be cancelled)
+  unix_ms armed_for = 0;    // instant the armed timer wakes at (0: none)
+  proto::pressure load;
+  // Wall clock anchored to the actor clock, so tests run on virtual time.
+  unix_ms base_unix = 0;
+  caf::actor_clock::time_point base_steady;
+  static inline const char* name = "trigger";
+};
+
+/// `start_unix` is the wall-clock time at spawn (now_ms() in production; a fixed
+/// instant in tests). Register the actor with raft (subscribe) after spawning.
+proto::trigger_actor::behavior_type trigger_actor_impl(
+    proto::trigger_actor::stateful_pointer<trigger_state> self, proto::raft_actor raft,
+    proto::store_actor store, unix_ms start_unix);
+
+}  // namespace aisched::trigger
