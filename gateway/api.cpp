@@ -117,6 +117,14 @@ class api {
       return next_times(req, reply);
     if (res == "tasks") return tasks(req, seg, reply);
     if (res == "instances") return instances(req, seg, reply);
+    if (res == "workers" && seg.size() == 3 && m == "GET")
+      return ask<worker_list>(ctx_.router, reply,
+                              [](worker_list& l) {
+                                json::array items;
+                                for (auto& w : l.items) items.push_back(to_json(w));
+                                return json_response(200, json::object{{"items", std::move(items)}});
+                              },
+                              list_workers_atom::value);
     not_found(req, reply);
   }
 
@@ -158,6 +166,12 @@ class api {
   }
 
   void instances(http_request& req, const std::vector<std::string>& seg, reply_fn& reply) {
+    if (seg.size() == 5 && seg[4] == "cancel" && req.method == "POST") {
+      cancel c{default_tenant, seg[3], now_ms(), "cancelled by request"};
+      return propose(command{std::move(c)}, reply, [](applied& a) {
+        return json_response(200, to_json(a.instances.at(0)));
+      });
+    }
     if (req.method != "GET") return method_not_allowed(reply);
     if (seg.size() == 3) {
       instance_query q;

@@ -20,6 +20,7 @@ struct api_context {
   proto::raft_actor raft;
   proto::store_actor store;
   proto::trigger_actor trigger;
+  proto::router_actor router;
   std::string node_id;
   std::chrono::milliseconds timeout{10'000};
 };

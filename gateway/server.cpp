@@ -1,6 +1,7 @@
 // Beast plumbing of the HTTP server; see server.hpp.
 #include "gateway/server.hpp"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -132,12 +133,28 @@ class session : public std::enable_shared_from_this<session> {
   void write_and_close(unsigned status, std::string body) {
     keep_alive_ = false;
     version_ = 11;
+    draining_ = true;
     write(http_response{status, std::move(body), "application/json"});
   }
 
   void close() {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    if (draining_) drain();
+  }
+
+  /// After refusing a request mid-body, read and discard what the client still
+  /// sends (bounded) so closing does not reset the connection before the client
+  /// has read our answer.
+  void drain() {
+    if (drained_ > opts_.max_body_bytes * 16) return;
+    stream_.expires_after(std::chrono::seconds(5));
+    stream_.async_read_some(asio::buffer(scratch_),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec) return;
+                              self->drained_ += n;
+                              self->drain();
+                            });
   }
 
   beast::tcp_stream stream_;
@@ -148,6 +165,9 @@ class session : public std::enable_shared_from_this<session> {
   std::atomic<int>& in_flight_;
   bool keep_alive_ = false;
   unsigned version_ = 11;
+  bool draining_ = false;
+  size_t drained_ = 0;
+  std::array<char, 16 * 1024> scratch_;
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <caf/expected.hpp>
 
 #include "proto/errors.hpp"
+#include "proto/validity.hpp"
 
 namespace aisched::proto {
 
@@ -25,16 +26,25 @@ std::string encode(const T& x) {
   return std::string(buf.begin(), buf.end());
 }
 
-/// Deserializes a `T` from `bytes`; trailing bytes or a short buffer are `corrupted`.
+/// Deserializes a `T` from `bytes`. Anything but the exact encoding of a valid
+/// value is `corrupted`: a short buffer, trailing bytes, an enum byte outside its
+/// enum, or a variant tag CAF would silently map to another alternative (caught
+/// by re-encoding and comparing). Never throws.
 template <class T>
 caf::expected<T> decode(std::string_view bytes) {
   T x;
-  caf::binary_deserializer source{static_cast<caf::execution_unit*>(nullptr), bytes.data(),
-                                  bytes.size()};
-  if (auto err = source(x))
-    return make_error(errc::corrupted, "cannot decode stored value");
-  if (source.remaining() != 0)
-    return make_error(errc::corrupted, "trailing bytes after stored value");
+  try {
+    caf::binary_deserializer source{static_cast<caf::execution_unit*>(nullptr), bytes.data(),
+                                    bytes.size()};
+    if (auto err = source(x))
+      return make_error(errc::corrupted, "cannot decode stored value");
+    if (source.remaining() != 0)
+      return make_error(errc::corrupted, "trailing bytes after stored value");
+  } catch (const std::exception& e) {
+    return make_error(errc::corrupted, std::string("cannot decode stored value: ") + e.what());
+  }
+  if (!enums_valid(x)) return make_error(errc::corrupted, "stored value has an invalid enum");
+  if (encode(x) != bytes) return make_error(errc::corrupted, "stored value is not canonical");
   return x;
 }
 

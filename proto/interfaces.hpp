@@ -35,6 +35,11 @@ using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using scan_atom = caf::atom_constant<caf::atom("scan")>;
 using wake_atom = caf::atom_constant<caf::atom("wake")>;
 using trigger_now_atom = caf::atom_constant<caf::atom("trignow")>;
+using started_atom = caf::atom_constant<caf::atom("runstart")>;
+using done_atom = caf::atom_constant<caf::atom("rundone")>;
+using register_atom = caf::atom_constant<caf::atom("register")>;
+using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
+using list_workers_atom = caf::atom_constant<caf::atom("lstworkers")>;
 
 // -- messages ------------------------------------------------------------------
 
@@ -147,17 +152,43 @@ using trigger_actor = commit_listener_actor::extend<
     caf::replies_to<trigger_now_atom, std::string, uint64_t>::with<applied>,
     caf::reacts_to<wake_atom, uint64_t>>;
 
-/// retry (actors/retry): re-proposes retry_waiting instances at their deadline.
-using retry_actor = commit_listener_actor::extend<caf::reacts_to<pressure_atom, pressure>>;
+/// worker_proxy (actors/worker_proxy): the leader's handle on one worker. The
+/// router hands it `execute` and `cancel_run`; the worker sends it `report`s,
+/// which it batches into committed `report_results`. `flush` is internal.
+using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_result>,
+                                            caf::reacts_to<execute_atom, execute_request>,
+                                            caf::reacts_to<cancel_run_atom, std::string>,
+                                            caf::reacts_to<flush_atom>>;
 
 /// worker (actors/worker): runs instances. `execute` answers true once accepted
-/// (including a duplicate delivery); results come back as `report` messages.
-using worker_actor =
-    caf::typed_actor<caf::replies_to<execute_atom, execute_request>::with<bool>,
-                     caf::reacts_to<cancel_run_atom, std::string>>;
+/// (a duplicate delivery too; it runs once); reports go to the given proxy.
+/// `runstart` / `rundone` are internal: the run threads tell the actor.
+using worker_actor = caf::typed_actor<
+    caf::replies_to<execute_atom, execute_request, worker_proxy_actor>::with<bool>,
+    caf::reacts_to<cancel_run_atom, std::string>,
+    caf::reacts_to<started_atom, std::string, uint32_t, unix_ms>,
+    caf::reacts_to<done_atom, run_result, uint32_t>>;
 
-/// worker_proxy (actors/worker_proxy): the leader's handle on one worker;
-/// receives its reports and turns them into committed results.
-using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_result>>;
+/// The registered workers, for GET /api/v1/workers.
+struct worker_list {
+  std::vector<worker> items;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_list& x) {
+  return f(caf::meta::type_name("aisched.worker_list"), x.items);
+}
+
+/// router (actors/router): the leader's worker registry; dispatches pending
+/// instances to workers by labels, strategy and capacity.
+using router_actor = commit_listener_actor::extend<
+    caf::reacts_to<pressure_atom, pressure>,
+    caf::reacts_to<register_atom, worker, worker_actor>,
+    caf::reacts_to<heartbeat_atom, std::string, uint32_t>,
+    caf::replies_to<list_workers_atom>::with<worker_list>,
+    caf::reacts_to<wake_atom, uint64_t>>;
+
+/// retry (actors/retry): re-proposes retry_waiting instances at their deadline
+/// and turns dispatched runs past their deadline into timed_out results.
+using retry_actor = commit_listener_actor::extend<caf::reacts_to<wake_atom, uint64_t>>;
 
 }  // namespace aisched::proto

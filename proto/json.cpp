@@ -271,6 +271,7 @@ json::value to_json(const instance& x) {
   o["started_at"] = time_or_null(x.started_at);
   o["finished_at"] = time_or_null(x.finished_at);
   o["next_attempt_at"] = time_or_null(x.next_attempt_at);
+  o["deadline"] = time_or_null(x.deadline);
   return o;
 }
 

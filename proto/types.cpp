@@ -21,7 +21,7 @@ bool operator==(const instance& a, const instance& b) {
          a.shard == b.shard && a.shards == b.shards && a.attempt == b.attempt &&
          a.state == b.state && a.worker_id == b.worker_id && a.created_at == b.created_at &&
          a.dispatched_at == b.dispatched_at && a.started_at == b.started_at &&
-         a.finished_at == b.finished_at && a.next_attempt_at == b.next_attempt_at &&
+         a.finished_at == b.finished_at && a.next_attempt_at == b.next_attempt_at && a.deadline == b.deadline &&
          a.exit_code == b.exit_code && a.error == b.error && a.output == b.output &&
          a.trace_id == b.trace_id && a.idempotency_key == b.idempotency_key;
 }

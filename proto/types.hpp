@@ -217,6 +217,7 @@ struct instance {
   unix_ms started_at = 0;
   unix_ms finished_at = 0;
   unix_ms next_attempt_at = 0;  // retry_waiting: when the next attempt is due
+  unix_ms deadline = 0;         // dispatched/running: no report by then -> timed_out
   int32_t exit_code = 0;
   std::string error;
   std::string output;  // capped tail of stdout+stderr
@@ -230,7 +231,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, instance& x) {
   return f(caf::meta::type_name("aisched.instance"), x.id, x.tenant, x.task_id, x.slot, x.shard,
            x.shards, x.attempt, x.state, x.worker_id, x.created_at, x.dispatched_at, x.started_at,
-           x.finished_at, x.next_attempt_at, x.exit_code, x.error, x.output, x.trace_id,
+           x.finished_at, x.next_attempt_at, x.deadline, x.exit_code, x.error, x.output, x.trace_id,
            x.idempotency_key);
 }
 

@@ -53,6 +53,11 @@ parse_outcome parse_command_line(int argc, char** argv) {
       ->envname("AISCHED_THREADS")->capture_default_str()->check(CLI::Range(1, 64));
   app.add_option("--max-body-bytes", cfg.max_body_bytes, "largest accepted HTTP request body")
       ->envname("AISCHED_MAX_BODY_BYTES")->capture_default_str();
+  app.add_option("--worker-slots", cfg.worker_slots, "concurrent runs of the built-in worker")
+      ->envname("AISCHED_WORKER_SLOTS")->capture_default_str()->check(CLI::Range(1, 1024));
+  std::vector<std::string> labels;
+  app.add_option("--worker-label", labels, "label of the built-in worker, KEY=VALUE (repeatable)")
+      ->envname("AISCHED_WORKER_LABELS")->delimiter(',');
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -67,6 +72,15 @@ parse_outcome parse_command_line(int argc, char** argv) {
       out.exit_code = 2;
       return out;
     }
+  for (auto& l : labels) {
+    auto eq = l.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "aisched: --worker-label: expected KEY=VALUE, got '" << l << "'\n";
+      out.exit_code = 2;
+      return out;
+    }
+    cfg.worker_labels[l.substr(0, eq)] = l.substr(eq + 1);
+  }
   cfg.http = *h;
   cfg.cluster = *c;
   if (roles != "all") {

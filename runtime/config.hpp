@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 
@@ -24,6 +25,8 @@ struct config {
   std::string log_level = "info";
   unsigned threads = 2;
   size_t max_body_bytes = 1 << 20;
+  size_t worker_slots = 16;  // concurrent runs of the built-in worker
+  std::map<std::string, std::string> worker_labels;
 };
 
 /// Parses "host:port" (port 0 allowed: pick a free one).

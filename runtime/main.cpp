@@ -6,6 +6,8 @@
 #include <iostream>
 #include <pthread.h>
 
+#include <curl/curl.h>
+
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
@@ -15,6 +17,9 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/raft/raft_actor.hpp"
+#include "actors/retry/retry_actor.hpp"
+#include "actors/router/router_actor.hpp"
+#include "actors/worker/worker_actor.hpp"
 #include "actors/trigger/trigger_actor.hpp"
 #include "gateway/api.hpp"
 #include "gateway/server.hpp"
@@ -65,13 +70,38 @@ int run_node(const runtime::config& cfg, sigset_t& signals) {
                                        std::move(*raft_log));
   auto store = sys.spawn<caf::detached>(storage::store_actor_impl, db,
                                         std::shared_ptr<const storage::state_machine>(sm));
+  // Leader-only actors: told by raft whether this node leads.
   auto trigger = sys.spawn(trigger::trigger_actor_impl, raft, store, now_ms());
-  caf::anon_send(raft, proto::subscribe_atom::value,
-                 caf::actor_cast<proto::commit_listener_actor>(trigger));
+  auto retrier = sys.spawn(retry::retry_actor_impl, raft, store, now_ms());
+  auto router = sys.spawn(router::router_actor_impl, raft, store);
+  for (auto listener : {caf::actor_cast<proto::commit_listener_actor>(trigger),
+                        caf::actor_cast<proto::commit_listener_actor>(retrier),
+                        caf::actor_cast<proto::commit_listener_actor>(router)})
+    caf::anon_send(raft, proto::subscribe_atom::value, listener);
+
+  // The built-in worker.
+  std::shared_ptr<worker::run_pool> pool;
+  proto::worker_actor local_worker;
+  if (cfg.roles.count("worker")) {
+    pool = std::make_shared<worker::run_pool>(cfg.worker_slots);
+    worker::worker_config wcfg;
+    wcfg.id = cfg.node_id;
+    wcfg.exec.scratch_root = cfg.data_dir + "/runs";
+    local_worker = sys.spawn(worker::worker_actor_impl, wcfg, pool);
+    proto::worker info;
+    info.id = wcfg.id;
+    info.protocol = proto::worker_protocol::native;
+    info.address = cfg.cluster.host + ":" + std::to_string(cfg.cluster.port);
+    info.labels = cfg.worker_labels;
+    info.max_load = static_cast<uint32_t>(cfg.worker_slots);
+    caf::anon_send(router, proto::register_atom::value, info, local_worker);
+  }
   auto stop_actors = [&] {
-    caf::anon_send_exit(trigger, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(raft, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
+    if (pool) pool->stop();  // cancels running attempts, joins the run threads
+    for (auto a : {caf::actor_cast<caf::actor>(trigger), caf::actor_cast<caf::actor>(retrier),
+                   caf::actor_cast<caf::actor>(router), caf::actor_cast<caf::actor>(local_worker),
+                   caf::actor_cast<caf::actor>(raft), caf::actor_cast<caf::actor>(store)})
+      if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   };
 
   auto cluster_port = sys.middleman().publish(raft, cfg.cluster.port, cfg.cluster.host.c_str(), true);
@@ -83,7 +113,7 @@ int run_node(const runtime::config& cfg, sigset_t& signals) {
 
   std::unique_ptr<gateway::server> http;
   if (cfg.roles.count("gateway")) {
-    gateway::api_context ctx{&sys, raft, store, trigger, cfg.node_id};
+    gateway::api_context ctx{&sys, raft, store, trigger, router, cfg.node_id};
     gateway::server_options opts{cfg.http.host, cfg.http.port, cfg.max_body_bytes, 2};
     http = std::make_unique<gateway::server>(opts, gateway::make_api(ctx));
     auto port = http->start();
@@ -122,5 +152,8 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  return run_node(parsed.cfg, signals);
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  auto rc = run_node(parsed.cfg, signals);
+  curl_global_cleanup();
+  return rc;
 }

@@ -1,6 +1,7 @@
 // Applying commands and reading the applied state; see state_machine.hpp.
 #include "storage/state_machine.hpp"
 
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -8,6 +9,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include "actors/retry/backoff.hpp"
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
 #include "storage/keys.hpp"
@@ -232,6 +234,7 @@ class applier {
       transition(e.instance_id, instance_state::dispatched, [&](instance& x) {
         x.worker_id = e.worker_id;
         x.dispatched_at = c.at;
+        x.deadline = c.at + timeout_of(x.task_id) + deadline_grace;
       });
     return batch_done(c.entries.size());
   }
@@ -244,22 +247,38 @@ class applier {
                                  "a report cannot set state " + std::string(name_of(r.state)));
         continue;
       }
-      transition(r.instance_id, r.state, [&](instance& x) {
+      auto to = r.state;
+      unix_ms next_at = r.next_attempt_at;
+      if (to == instance_state::failed || to == instance_state::timed_out) {
+        // Retry decided here, from committed facts only, so every replica agrees.
+        auto decision = retry_decision(r, c.at);
+        if (decision) {
+          to = instance_state::retry_waiting;
+          next_at = *decision;
+        }
+      }
+      transition(r.instance_id, to, [&](instance& x) {
+        if (!r.worker_id.empty() && !x.worker_id.empty() && r.worker_id != x.worker_id &&
+            !is_terminal(x.state)) {
+          stale_ = true;  // a report from a worker this run is no longer assigned to
+          return;
+        }
         if (!r.worker_id.empty()) x.worker_id = r.worker_id;
         if (r.started_at != 0) x.started_at = r.started_at;
-        if (r.state != instance_state::running) {
+        if (to != instance_state::running) {
           x.finished_at = r.finished_at != 0 ? r.finished_at : c.at;
           x.exit_code = r.exit_code;
           x.error = r.error;
           x.output = r.output;
+          x.deadline = 0;
         }
-        x.next_attempt_at = r.state == instance_state::retry_waiting ? r.next_attempt_at : 0;
+        x.next_attempt_at = to == instance_state::retry_waiting ? next_at : 0;
       });
     }
     return batch_done(c.results.size());
   }
 
-  caf::expected<applied> operator()(const retry& c) {
+  caf::expected<applied> operator()(const proto::retry& c) {
     for (auto& id : c.instance_ids)
       transition(
           id, instance_state::pending,
@@ -326,6 +345,12 @@ class applier {
     }
     auto old = x.state;
     edit(x);
+    if (stale_) {
+      stale_ = false;
+      last_error_ = make_error(errc::illegal_transition, "worker_id",
+                               "instance " + id + " is assigned to worker " + x.worker_id);
+      return;
+    }
     x.state = to;
     ctx_.put_instance(key, x, old);
     auto rt = ctx_.read_runtime(x.task_id);
@@ -354,7 +379,33 @@ class applier {
     return std::move(out_);
   }
 
+  /// The task's timeout (1 h if the task is gone).
+  duration_ms timeout_of(uint64_t task_id) {
+    auto t = ctx_.read_task(task_id);
+    if (t && *t) return (*t)->timeout;
+    return 3'600'000;
+  }
+
+  /// When a failed attempt reported by `r` is retried, if it is.
+  std::optional<unix_ms> retry_decision(const run_result& r, unix_ms at) {
+    auto ref = keys::parse_instance_id(r.instance_id);
+    if (!ref) return std::nullopt;
+    auto x = ctx_.read_instance(keys::instance(ref->task_id, ref->slot, ref->shard));
+    if (!x || !*x || is_terminal((*x)->state)) return std::nullopt;
+    auto t = ctx_.read_task(ref->task_id);
+    if (!t || !*t) return std::nullopt;
+    const auto& policy = (*t)->retry;
+    auto finished = r.finished_at != 0 ? r.finished_at : at;
+    auto seed = aisched::retry::stable_hash(r.instance_id) ^ (*x)->attempt;
+    auto next_at = finished + aisched::retry::backoff(policy, (*x)->attempt, seed);
+    if (!aisched::retry::should_retry(policy, **x, r.state, r.exit_code, next_at)) return std::nullopt;
+    return next_at;
+  }
+
+  static constexpr duration_ms deadline_grace = 30'000;
+
   batch_ctx& ctx_;
+  bool stale_ = false;
   uint64_t index_;
   uint64_t& next_task_id_;
   applied out_;
@@ -450,6 +501,7 @@ caf::expected<task> state_machine::get_task(std::string_view tenant, uint64_t id
 
 caf::expected<task_page> state_machine::list_tasks(const task_query& q) const {
   task_page page;
+  if (q.after_id == std::numeric_limits<uint64_t>::max()) return page;
   auto it = db_.iterate(column::tasks);
   auto limit = std::max<uint32_t>(1, std::min<uint32_t>(q.limit, 1000));
   for (it->Seek(keys::task(q.after_id + 1)); it->Valid(); it->Next()) {

@@ -65,32 +65,56 @@ void planner::upsert(const task& t, const task_runtime& rt, unix_ms now, bool ca
   unix_ms after = catch_up ? std::max(e.last_slot, t.created_at) : std::max(now, e.last_slot);
   if (t.start_at != 0) after = std::max(after, t.start_at - 1);
   if (catch_up) {
-    // Walk the slots missed while nobody fired, oldest first.
-    std::vector<unix_ms> missed;
-    size_t walked = 0;
-    auto s = e.sched.next_after(after);
-    while (s && *s <= now && (t.end_at == 0 || *s <= t.end_at)) {
-      if (++walked > max_catch_up_walk) {
-        // Too many to enumerate: everything up to `now` but the newest window is missed.
-        stats_.missed += 1;
-        s = e.sched.next_after(std::max(*s, now - std::max<duration_ms>(t.catchup_window, 1)));
-        continue;
-      }
-      if (t.catchup_window == 0 || *s >= now - t.catchup_window) missed.push_back(*s);
-      else stats_.missed += 1;
-      s = e.sched.next_after(*s);
-    }
-    size_t keep = 0;
-    switch (t.misfire) {
-      case misfire_policy::skip: keep = 0; break;
-      case misfire_policy::fire_once: keep = missed.empty() ? 0 : 1; break;
-      case misfire_policy::fire_all: keep = std::min<size_t>(missed.size(), t.misfire_limit); break;
-    }
-    stats_.missed += missed.size() - keep;
-    for (size_t i = missed.size() - keep; i < missed.size(); ++i) ready_.emplace_back(t.id, missed[i]);
+    this->catch_up(e, after, now);
     after = std::max(after, now);
   }
   arm_after(e, after);
+}
+
+void planner::catch_up(entry& e, unix_ms after, unix_ms now) {
+  const auto& t = e.def;
+  size_t keep_max = 0;
+  switch (t.misfire) {
+    case misfire_policy::skip: keep_max = 0; break;
+    case misfire_policy::fire_once: keep_max = 1; break;
+    case misfire_policy::fire_all: keep_max = t.misfire_limit; break;
+  }
+  unix_ms last = now;
+  if (t.end_at != 0) last = std::min(last, t.end_at);
+  // Slots older than the catch-up window are missed whatever the policy.
+  unix_ms eligible_from = t.catchup_window > 0 ? now - t.catchup_window : after + 1;
+  std::deque<unix_ms> newest;  // the newest eligible missed slots, at most keep_max
+  uint64_t total = 0;
+  if (auto every = e.sched.interval(); every > 0) {
+    // Fixed rate: count and pick the newest slots arithmetically (an outage of a
+    // day at 100 ms is 864 000 slots; no need to walk them).
+    auto floor_div = [](unix_ms a, unix_ms b) { return a / b - ((a % b != 0) && (a < 0)); };
+    auto hi = floor_div(last, every), lo = floor_div(after, every);
+    total = hi > lo ? static_cast<uint64_t>(hi - lo) : 0;
+    for (int64_t k = hi; k > lo && newest.size() < keep_max; --k) {
+      auto s = k * every;
+      if (s < eligible_from) break;
+      newest.push_front(s);
+    }
+  } else {
+    // Calendar schedules: walk, keeping only the newest slots (bounded walk).
+    auto s = e.sched.next_after(std::max(after, eligible_from - 1));
+    total = 0;
+    // Slots before the window are counted coarsely by one walk step (they are missed).
+    if (eligible_from > after + 1) {
+      auto first = e.sched.next_after(after);
+      if (first && *first < eligible_from) total += 1;
+    }
+    size_t walked = 0;
+    while (s && *s <= last && walked++ < max_catch_up_walk) {
+      ++total;
+      newest.push_back(*s);
+      if (newest.size() > keep_max) newest.pop_front();
+      s = e.sched.next_after(*s);
+    }
+  }
+  stats_.missed += total - std::min<uint64_t>(total, newest.size());
+  for (auto s : newest) ready_.push_back({t.id, s, false});
 }
 
 void planner::arm_after(entry& e, unix_ms after) {
@@ -129,7 +153,7 @@ void planner::observe(const instance& x) {
           d.def.depends_on.end())
         continue;
       if (upstreams_ok(d)) {
-        ready_.emplace_back(id, *d.blocked);
+        ready_.push_back({id, *d.blocked, false});
         d.blocked.reset();
       }
     }
@@ -138,7 +162,7 @@ void planner::observe(const instance& x) {
 
 void planner::release(entry& e) {
   if (e.buffered.empty()) return;
-  ready_.emplace_back(e.def.id, e.buffered.front());
+  ready_.push_back({e.def.id, e.buffered.front(), true});
   e.buffered.pop_front();
 }
 
@@ -146,7 +170,11 @@ bool planner::upstreams_ok(const entry& e) const {
   for (auto up : e.def.depends_on) {
     auto i = tasks_.find(up);
     if (i == tasks_.end()) return false;  // an unknown upstream never succeeded
-    if (i->second.last_slot == 0 || i->second.last_state != instance_state::success) return false;
+    const auto& u = i->second;
+    // The upstream's latest slot must have succeeded, and no newer slot of it may
+    // be on its way (proposed but not yet committed).
+    if (u.last_slot == 0 || u.last_state != instance_state::success || !u.proposed.empty())
+      return false;
   }
   return true;
 }
@@ -157,9 +185,13 @@ decisions planner::collect(unix_ms now) {
   // they are older than anything due now.
   auto ready = std::move(ready_);
   ready_.clear();
-  for (auto& [id, slot] : ready) {
-    auto i = tasks_.find(id);
-    if (i != tasks_.end() && !i->second.def.paused) decide(i->second, slot, out);
+  std::vector<std::pair<uint64_t, unix_ms>> with_deps;
+  for (auto& r : ready) {
+    auto i = tasks_.find(r.task);
+    if (i == tasks_.end() || i->second.def.paused) continue;
+    if (r.released) decide_released(i->second, r.slot, out);
+    else if (!i->second.def.depends_on.empty()) with_deps.emplace_back(r.task, r.slot);
+    else decide(i->second, r.slot, out);
   }
   due_buf_.clear();
   timers_.advance(now, due_buf_);
@@ -169,9 +201,36 @@ decisions planner::collect(unix_ms now) {
     auto& e = i->second;
     auto slot = e.next_slot;
     arm_after(e, slot);
-    decide(e, slot, out);
+    if (e.def.depends_on.empty()) decide(e, slot, out);
+    else with_deps.emplace_back(id, slot);
+  }
+  // Downstream tasks decide after their upstreams (by DAG depth), so an upstream
+  // slot fired in this batch holds back the downstream slot until it succeeds.
+  std::stable_sort(with_deps.begin(), with_deps.end(),
+                   [&](auto& a, auto& b) { return depth(a.first) < depth(b.first); });
+  for (auto& [id, slot] : with_deps) {
+    auto i = tasks_.find(id);
+    if (i != tasks_.end()) decide(i->second, slot, out);
   }
   return out;
+}
+
+size_t planner::depth(uint64_t id, size_t guard) const {
+  auto i = tasks_.find(id);
+  if (i == tasks_.end() || guard > tasks_.size()) return 0;  // guard: cycles are rejected upstream
+  size_t d = 0;
+  for (auto up : i->second.def.depends_on) d = std::max(d, 1 + depth(up, guard + 1));
+  return d;
+}
+
+void planner::decide_released(entry& e, unix_ms slot, decisions& out) {
+  // Its turn came when the previous run ended; if another run started since,
+  // it goes back to the head of the buffer.
+  if (busy(e)) {
+    e.buffered.push_front(slot);
+    return;
+  }
+  fire_now(e, slot, out);
 }
 
 void planner::decide(entry& e, unix_ms slot, decisions& out) {
@@ -210,7 +269,7 @@ void planner::decide(entry& e, unix_ms slot, decisions& out) {
         } else {
           stats_.skipped += 1;
         }
-        if (!busy) release(e);
+        if (!busy) release(e);  // the oldest waiting slot goes first
         return;
       }
       return fire_now(e, slot, out);

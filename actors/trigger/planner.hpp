@@ -65,7 +65,7 @@ class planner {
   decisions collect(unix_ms now);
 
   /// Puts slot `s` back to be decided at the next collect() (its fire failed).
-  void requeue(const proto::fire_slot& s) { ready_.emplace_back(s.task_id, s.slot); }
+  void requeue(const proto::fire_slot& s) { ready_.push_back({s.task_id, s.slot, false}); }
 
   /// Decides a manual run of task `id` at `now` (slot = now), subject to its
   /// overlap policy and upstreams. Errors: not_found (unknown task or other
@@ -107,6 +107,9 @@ class planner {
 
   void arm_after(entry& e, unix_ms after);
   void decide(entry& e, unix_ms slot, decisions& out);
+  void decide_released(entry& e, unix_ms slot, decisions& out);
+  size_t depth(uint64_t id, size_t guard = 0) const;
+  void catch_up(entry& e, unix_ms after, unix_ms now);
   void fire_now(entry& e, unix_ms slot, decisions& out);
   bool upstreams_ok(const entry& e) const;
   static bool busy(const entry& e) { return !e.active.empty() || !e.proposed.empty(); }
@@ -114,7 +117,14 @@ class planner {
 
   std::unordered_map<uint64_t, entry> tasks_;
   timer_queue timers_;
-  std::vector<std::pair<uint64_t, unix_ms>> ready_;  // (task, slot) to decide at next collect
+  /// A slot to decide at the next collect(): caught up, unblocked, requeued, or
+  /// released from an overlap buffer (`released`: its turn has come).
+  struct ready_slot {
+    uint64_t task;
+    unix_ms slot;
+    bool released;
+  };
+  std::vector<ready_slot> ready_;
   std::vector<timer_queue::fired> due_buf_;
   slot_stats stats_;
   uint64_t trace_seq_ = 0;

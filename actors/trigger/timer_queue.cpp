@@ -1,4 +1,4 @@
-// The hybrid timer behind the trigger actor: an indexed binary min-heap holds entries due
+// The hybrid timer behind the trigger actor: an indexed 4-ary min-heap holds entries due
 // before the partition tick, a hashed timing wheel with rounds holds the rest, and a flat
 // key index maps task ids to nodes in one pool. See timer_queue.hpp for the contracts.
 #include "actors/trigger/timer_queue.hpp"

@@ -100,7 +100,7 @@ class timer_queue {
   /// near entry exists; otherwise served from a cached wheel minimum. After the earliest
   /// far entry leaves, the next call rescans occupied slots from the current one, stopping
   /// at the first that holds an entry of the current revolution; only when nothing is due
-  /// within a revolution does it pass over every occupied slot (~10 us at 4096 slots).
+  /// within a revolution does it pass over every occupied slot (~7 us at 4096 slots).
   std::optional<unix_ms> next_due() const;
 
   /// Number of armed keys.
@@ -113,7 +113,7 @@ class timer_queue {
   /// Disarms everything; keeps the current time and the allocated capacity.
   void clear();
 
-  /// Checks every internal invariant (heap order, wheel partition, slot lists, index,
+  /// Checks every internal invariant (heap order, wheel partition, slot contents, index,
   /// caches) and aborts with a message if one is broken. O(n + slots): for tests.
   void verify() const;
 

@@ -123,7 +123,9 @@ http_result http_call(uint16_t port, const std::string& method, const std::strin
     req.set(http::field::content_type, "application/json");
     req.body() = body;
     req.prepare_payload();
-    http::write(stream, req);
+    // A server may answer (e.g. 413) before the whole body is sent; read its answer anyway.
+    beast::error_code write_ec;
+    http::write(stream, req, write_ec);
     beast::flat_buffer buf;
     http::response<http::string_body> res;
     http::read(stream, buf, res);

@@ -1,0 +1,164 @@
+// Behaviour of the retry actor; see retry_actor.hpp.
+#include "actors/retry/retry_actor.hpp"
+
+#include <chrono>
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+namespace aisched::retry {
+
+using namespace proto;
+
+namespace {
+
+using self_ptr = retry_actor::stateful_pointer<retry_state>;
+
+constexpr auto request_timeout = std::chrono::seconds(10);
+constexpr uint32_t rebuild_page = 1000;
+
+unix_ms now_of(self_ptr self) {
+  auto& st = self->state;
+  auto elapsed = self->clock().now() - st.base_steady;
+  return st.base_unix + std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
+}
+
+void rearm(self_ptr self) {
+  auto& st = self->state;
+  if (!st.leading || !st.ready) return;
+  // Drop stale heap tops so the timer aims at a live deadline.
+  while (!st.heap.empty()) {
+    auto& [at, id] = st.heap.top();
+    auto w = st.watching.find(id);
+    if (w != st.watching.end() && w->second.at == at) break;
+    st.heap.pop();
+  }
+  if (st.heap.empty()) return;
+  auto due = st.heap.top().first;
+  if (st.armed_for != 0 && st.armed_for <= due) return;
+  st.armed_for = due;
+  auto now = now_of(self);
+  auto gen = ++st.timer_gen;
+  if (due <= now) self->send(self, wake_atom::value, gen);
+  else self->delayed_send(self, std::chrono::milliseconds(due - now), wake_atom::value, gen);
+}
+
+void observe(retry_state& st, const instance& x) {
+  if (x.state == instance_state::retry_waiting && x.next_attempt_at != 0) {
+    st.watching[x.id] = {retry_state::kind::retry, x.next_attempt_at, x.attempt};
+    st.heap.emplace(x.next_attempt_at, x.id);
+  } else if ((x.state == instance_state::dispatched || x.state == instance_state::running) &&
+             x.deadline != 0) {
+    st.watching[x.id] = {retry_state::kind::deadline, x.deadline, x.attempt};
+    st.heap.emplace(x.deadline, x.id);
+  } else {
+    st.watching.erase(x.id);
+  }
+}
+
+void wake(self_ptr self) {
+  auto& st = self->state;
+  if (!st.leading || !st.ready) return;
+  auto now = now_of(self);
+  proto::retry retry_cmd{st.term, now, {}};
+  report_results expired{st.term, now, {}};
+  while (!st.heap.empty() && st.heap.top().first <= now) {
+    auto [at, id] = st.heap.top();
+    st.heap.pop();
+    auto w = st.watching.find(id);
+    if (w == st.watching.end() || w->second.at != at) continue;  // stale
+    if (w->second.what == retry_state::kind::retry) {
+      retry_cmd.instance_ids.push_back(id);
+    } else {
+      run_result r;
+      r.instance_id = id;
+      r.state = instance_state::timed_out;
+      r.exit_code = -1;
+      r.error = "no report from the worker before the run's deadline";
+      expired.results.push_back(std::move(r));
+    }
+    st.watching.erase(w);
+  }
+  auto epoch = st.epoch;
+  auto on_error = [=](caf::error&) {
+    // Not committed: look again shortly; the committed state is the truth.
+    if (epoch == self->state.epoch)
+      self->delayed_send(self, std::chrono::milliseconds(500), wake_atom::value, uint64_t{0});
+  };
+  if (!retry_cmd.instance_ids.empty()) {
+    auto ids = retry_cmd.instance_ids;
+    self->request(st.raft, request_timeout, propose_atom::value, command{std::move(retry_cmd)})
+        .then([](applied&) {},
+              [=](caf::error& e) {
+                auto& st = self->state;
+                if (epoch != st.epoch) return;
+                for (auto& id : ids) {
+                  st.watching[id] = {retry_state::kind::retry, now + 500, 0};
+                  st.heap.emplace(now + 500, id);
+                }
+                on_error(e);
+              });
+  }
+  if (!expired.results.empty())
+    self->request(st.raft, request_timeout, propose_atom::value, command{std::move(expired)})
+        .then([](applied&) {}, on_error);
+  rearm(self);
+}
+
+void rebuild(self_ptr self, uint64_t epoch, std::string cursor) {
+  instance_query q;
+  q.cursor = cursor;
+  q.limit = rebuild_page;
+  self->request(self->state.store, request_timeout, scan_atom::value, q)
+      .then(
+          [=](schedule_page& page) {
+            auto& st = self->state;
+            if (epoch != st.epoch) return;
+            for (auto& x : page.active) observe(st, x);
+            if (!page.next_cursor.empty()) return rebuild(self, epoch, page.next_cursor);
+            st.ready = true;
+            wake(self);
+          },
+          [=](caf::error&) {
+            if (epoch == self->state.epoch) rebuild(self, epoch, cursor);
+          });
+}
+
+}  // namespace
+
+retry_actor::behavior_type retry_actor_impl(self_ptr self, raft_actor raft, store_actor store,
+                                            unix_ms start_unix) {
+  auto& st = self->state;
+  st.raft = std::move(raft);
+  st.store = std::move(store);
+  st.base_unix = start_unix;
+  st.base_steady = self->clock().now();
+  return {
+      [=](leader_atom, const leadership& l) {
+        auto& st = self->state;
+        ++st.epoch;
+        ++st.timer_gen;
+        st.leading = l.leading;
+        st.term = l.term;
+        st.ready = false;
+        st.armed_for = 0;
+        st.watching.clear();
+        st.heap = {};
+        if (l.leading) rebuild(self, st.epoch, "");
+      },
+      [=](committed_atom, const applied& a) {
+        auto& st = self->state;
+        if (!st.leading) return;
+        for (auto& x : a.instances) observe(st, x);
+        rearm(self);
+      },
+      [=](wake_atom, uint64_t gen) {
+        auto& st = self->state;
+        if (gen != 0 && gen != st.timer_gen) return;
+        if (gen != 0) st.armed_for = 0;
+        wake(self);
+      },
+  };
+}
+
+}  // namespace aisched::retry

@@ -1,0 +1,46 @@
+// The retry actor, leader only: a min-heap of deadlines. For retry_waiting
+// runs it proposes `retry` (back to pending, next attempt) at their
+// next_attempt_at; for dispatched or running runs it proposes a timed_out
+// result when their deadline passes without a report (the state machine then
+// decides whether another attempt follows). One CAF timer, generation-tagged.
+#pragma once
+
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <caf/actor_clock.hpp>
+
+#include "proto/interfaces.hpp"
+
+namespace aisched::retry {
+
+struct retry_state {
+  enum class kind : uint8_t { retry, deadline };
+  struct watch {
+    kind what;
+    unix_ms at;
+    uint32_t attempt;
+  };
+  using item = std::pair<unix_ms, std::string>;  // (due, run id)
+  proto::raft_actor raft;
+  proto::store_actor store;
+  bool leading = false;
+  bool ready = false;
+  uint64_t term = 0;
+  uint64_t epoch = 0;
+  std::unordered_map<std::string, watch> watching;  // the live entry per run
+  std::priority_queue<item, std::vector<item>, std::greater<item>> heap;  // may hold stale items
+  uint64_t timer_gen = 0;
+  unix_ms armed_for = 0;
+  unix_ms base_unix = 0;
+  caf::actor_clock::time_point base_steady;
+  static inline const char* name = "retry";
+};
+
+proto::retry_actor::behavior_type retry_actor_impl(
+    proto::retry_actor::stateful_pointer<retry_state> self, proto::raft_actor raft,
+    proto::store_actor store, unix_ms start_unix);
+
+}  // namespace aisched::retry

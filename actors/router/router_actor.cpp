@@ -1,0 +1,337 @@
+// Behaviour of the router actor; see router_actor.hpp.
+#include "actors/router/router_actor.hpp"
+
+#include <chrono>
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/worker_proxy/worker_proxy_actor.hpp"
+#include "proto/errors.hpp"
+
+namespace aisched::router {
+
+using namespace proto;
+
+namespace {
+
+using self_ptr = router_actor::stateful_pointer<router_state>;
+
+constexpr auto request_timeout = std::chrono::seconds(10);
+constexpr uint32_t rebuild_page = 1000;
+constexpr size_t max_batch = 4096;  // runs placed per dispatch proposal
+
+router_state::worker_entry* find_worker(router_state& st, const std::string& id) {
+  for (auto& w : st.workers)
+    if (w.info.id == id) return &w;
+  return nullptr;
+}
+
+execute_request make_request(const task& t, const instance& x) {
+  execute_request r;
+  r.instance_id = x.id;
+  r.task_id = t.id;
+  r.kind = t.kind;
+  r.command = t.command;
+  r.http = t.http;
+  r.image = t.image;
+  r.attempt = x.attempt;
+  r.shard = x.shard;
+  r.shards = x.shards;
+  r.idempotency_key = x.idempotency_key;
+  r.trace_id = x.trace_id;
+  r.timeout = t.timeout;
+  return r;
+}
+
+void schedule_dispatch(self_ptr self) {
+  auto& st = self->state;
+  if (st.dispatch_scheduled || !st.leading || !st.ready) return;
+  st.dispatch_scheduled = true;
+  self->send(self, wake_atom::value, uint64_t{0});
+}
+
+void release(self_ptr self, const std::string& run_id) {
+  auto& st = self->state;
+  auto i = st.assigned.find(run_id);
+  if (i == st.assigned.end()) return;
+  if (auto* w = find_worker(st, i->second); w && w->c.reserved > 0) w->c.reserved -= 1;
+  st.assigned.erase(i);
+}
+
+void reserve(router_state& st, router_state::worker_entry& w, const std::string& run_id) {
+  st.assigned[run_id] = w.info.id;
+  w.c.reserved += 1;
+  w.c.uses += 1;
+  w.c.last_used = now_ms();
+}
+
+void enqueue(router_state& st, const instance& x) {
+  if (st.assigned.count(x.id) || !st.queued.insert(x.id).second) return;
+  st.queue.push_back(x);
+}
+
+void start_proxies(self_ptr self) {
+  auto& st = self->state;
+  for (auto& w : st.workers)
+    if (!w.proxy)
+      w.proxy = self->spawn<caf::linked>(worker_proxy::worker_proxy_impl, w.info.id, w.handle,
+                                         st.raft, st.term);
+}
+
+void stop_proxies(self_ptr self) {
+  for (auto& w : self->state.workers) {
+    if (w.proxy) {
+      self->unlink_from(w.proxy);
+      self->send_exit(w.proxy, caf::exit_reason::user_shutdown);
+      w.proxy = nullptr;
+    }
+  }
+}
+
+void rebuild_ring(router_state& st) {
+  std::vector<std::string> ids;
+  for (auto& w : st.workers)
+    if (w.c.status == worker_status::online) ids.push_back(w.info.id);
+  st.ring.rebuild(ids);
+}
+
+/// Places queued runs on workers and commits one dispatch batch.
+void dispatch(self_ptr self) {
+  auto& st = self->state;
+  st.dispatch_scheduled = false;
+  if (!st.leading || !st.ready || st.queue.empty() || st.load.level == pressure_level::red) return;
+  std::vector<candidate> cands;
+  for (auto& w : st.workers) cands.push_back(w.c);
+  proto::dispatch cmd{st.term, now_ms(), {}};
+  std::deque<instance> keep;
+  while (!st.queue.empty()) {
+    auto x = std::move(st.queue.front());
+    st.queue.pop_front();
+    if (cmd.entries.size() >= max_batch) {
+      keep.push_back(std::move(x));
+      continue;
+    }
+    auto t = st.tasks.find(x.task_id);
+    if (t == st.tasks.end()) {
+      // The task was deleted: nothing to run it with.
+      st.queued.erase(x.id);
+      cancel c{"", x.id, now_ms(), "task deleted before the run was dispatched"};
+      self->request(st.raft, request_timeout, propose_atom::value, command{std::move(c)})
+          .then([](applied&) {}, [](caf::error&) {});
+      continue;
+    }
+    auto choice = pick(t->second.route, t->second.labels, cands, t->first, st.rr, st.rng(), &st.ring);
+    if (!choice) {
+      keep.push_back(std::move(x));  // no fitting worker now: stays pending
+      continue;
+    }
+    auto& w = st.workers[*choice];
+    cands[*choice].reserved += 1;
+    reserve(st, w, x.id);
+    st.queued.erase(x.id);
+    cmd.entries.push_back(dispatch_entry{x.id, w.info.id});
+  }
+  st.queue = std::move(keep);
+  if (cmd.entries.empty()) return;
+  auto epoch = st.epoch;
+  auto entries = cmd.entries;
+  self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
+      .then(
+          [=](applied& a) {
+            auto& st = self->state;
+            if (epoch != st.epoch) return;
+            std::unordered_set<std::string> placed;
+            for (auto& x : a.instances)
+              if (x.state == instance_state::dispatched) placed.insert(x.id);
+            // Runs the state machine refused (cancelled meanwhile) give capacity back.
+            for (auto& e : entries)
+              if (!placed.count(e.instance_id)) release(self, e.instance_id);
+            for (auto& x : a.instances) {
+              if (x.state != instance_state::dispatched) continue;
+              auto* w = find_worker(st, x.worker_id);
+              auto t = st.tasks.find(x.task_id);
+              if (!w || !w->proxy || t == st.tasks.end()) continue;
+              self->send(w->proxy, execute_atom::value, make_request(t->second, x));
+            }
+            if (!st.queue.empty()) schedule_dispatch(self);
+          },
+          [=](caf::error&) {
+            // Not committed: give the capacity back; the runs are still pending.
+            auto& st = self->state;
+            if (epoch != st.epoch) return;
+            for (auto& e : entries) release(self, e.instance_id);
+            self->delayed_send(self, std::chrono::milliseconds(200), wake_atom::value, uint64_t{0});
+          });
+  if (!st.queue.empty()) schedule_dispatch(self);
+}
+
+/// Applies one committed instance state to the queue and reservations.
+void observe(self_ptr self, const instance& x) {
+  auto& st = self->state;
+  switch (x.state) {
+    case instance_state::pending:
+      release(self, x.id);  // a retry comes back as pending
+      enqueue(st, x);
+      break;
+    case instance_state::dispatched:
+    case instance_state::running:
+      break;
+    case instance_state::cancelled: {
+      auto i = st.assigned.find(x.id);
+      if (i != st.assigned.end())
+        if (auto* w = find_worker(st, i->second); w && w->proxy)
+          self->send(w->proxy, cancel_run_atom::value, x.id);
+      release(self, x.id);
+      break;
+    }
+    default:  // success, failed, timed_out, retry_waiting: capacity is free again
+      release(self, x.id);
+      break;
+  }
+}
+
+void rebuild_active(self_ptr self, uint64_t epoch, std::string cursor);
+
+void rebuild_tasks(self_ptr self, uint64_t epoch, uint64_t after_id) {
+  task_query q;
+  q.after_id = after_id;
+  q.limit = rebuild_page;
+  self->request(self->state.store, request_timeout, scan_atom::value, q)
+      .then(
+          [=](schedule_page& page) {
+            auto& st = self->state;
+            if (epoch != st.epoch) return;
+            for (auto& t : page.tasks) st.tasks[t.id] = t;
+            if (page.next_cursor.empty()) return rebuild_active(self, epoch, "");
+            rebuild_tasks(self, epoch, page.tasks.back().id);
+          },
+          [=](caf::error&) {
+            if (epoch == self->state.epoch) rebuild_tasks(self, epoch, after_id);
+          });
+}
+
+void rebuild_active(self_ptr self, uint64_t epoch, std::string cursor) {
+  instance_query q;
+  q.cursor = cursor;
+  q.limit = rebuild_page;
+  self->request(self->state.store, request_timeout, scan_atom::value, q)
+      .then(
+          [=](schedule_page& page) {
+            auto& st = self->state;
+            if (epoch != st.epoch) return;
+            for (auto& x : page.active) {
+              if (x.state == instance_state::pending) {
+                enqueue(st, x);
+              } else if (x.state == instance_state::dispatched ||
+                         x.state == instance_state::running) {
+                // In flight under the previous leader: hold its capacity and hand it
+                // to its worker again (dedup there makes a second delivery safe).
+                auto* w = find_worker(st, x.worker_id);
+                auto t = st.tasks.find(x.task_id);
+                if (w) {
+                  reserve(st, *w, x.id);
+                  if (w->proxy && t != st.tasks.end())
+                    self->send(w->proxy, execute_atom::value, make_request(t->second, x));
+                }
+              }
+            }
+            if (!page.next_cursor.empty()) return rebuild_active(self, epoch, page.next_cursor);
+            st.ready = true;
+            schedule_dispatch(self);
+          },
+          [=](caf::error&) {
+            if (epoch == self->state.epoch) rebuild_active(self, epoch, cursor);
+          });
+}
+
+}  // namespace
+
+router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, store_actor store) {
+  self->state.raft = std::move(raft);
+  self->state.store = std::move(store);
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    auto& st = self->state;
+    for (auto& w : st.workers)
+      if (w.handle && w.handle.address() == dm.source) {
+        w.c.status = worker_status::offline;
+        w.info.status = worker_status::offline;
+      }
+    rebuild_ring(st);
+  });
+  return {
+      [=](leader_atom, const leadership& l) {
+        auto& st = self->state;
+        ++st.epoch;
+        st.leading = l.leading;
+        st.term = l.term;
+        st.ready = false;
+        st.queue.clear();
+        st.queued.clear();
+        st.assigned.clear();
+        st.tasks.clear();
+        for (auto& w : st.workers) w.c.reserved = 0;
+        stop_proxies(self);
+        if (!l.leading) return;
+        start_proxies(self);
+        rebuild_tasks(self, st.epoch, 0);
+      },
+      [=](committed_atom, const applied& a) {
+        auto& st = self->state;
+        if (!st.leading) return;
+        for (auto& t : a.tasks) st.tasks[t.id] = t;
+        for (auto id : a.deleted_tasks) st.tasks.erase(id);
+        for (auto& x : a.instances) observe(self, x);
+        schedule_dispatch(self);
+      },
+      [=](pressure_atom, const pressure& p) {
+        self->state.load = p;
+        schedule_dispatch(self);
+      },
+      [=](register_atom, worker& info, worker_actor handle) {
+        auto& st = self->state;
+        info.last_heartbeat = now_ms();
+        info.status = worker_status::online;
+        auto* w = find_worker(st, info.id);
+        if (!w) {
+          st.workers.push_back({});
+          w = &st.workers.back();
+          w->c.order = st.next_order++;
+        } else if (w->proxy) {
+          self->unlink_from(w->proxy);
+          self->send_exit(w->proxy, caf::exit_reason::user_shutdown);
+          w->proxy = nullptr;
+        }
+        w->info = info;
+        w->handle = handle;
+        w->c.id = info.id;
+        w->c.labels = info.labels;
+        w->c.max_load = std::max<uint32_t>(1, info.max_load);
+        w->c.status = worker_status::online;
+        self->monitor(handle);
+        rebuild_ring(st);
+        if (st.leading) start_proxies(self);
+        schedule_dispatch(self);
+      },
+      [=](heartbeat_atom, const std::string& id, uint32_t load) {
+        auto& st = self->state;
+        if (auto* w = find_worker(st, id)) {
+          w->c.reported = load;
+          w->info.load = load;
+          w->info.last_heartbeat = now_ms();
+        }
+      },
+      [=](list_workers_atom) {
+        worker_list out;
+        for (auto& w : self->state.workers) {
+          auto info = w.info;
+          info.load = w.c.load();
+          out.items.push_back(std::move(info));
+        }
+        return out;
+      },
+      [=](wake_atom, uint64_t) { dispatch(self); },
+  };
+}
+
+}  // namespace aisched::router

@@ -1,0 +1,53 @@
+// The router actor: the leader's worker registry and dispatcher. It keeps the
+// registered workers (native CAF workers, monitored) with a worker_proxy per
+// worker while leading, a cache of task definitions, and the queue of pending
+// instances. It picks a worker per run (labels, strategy, capacity), commits a
+// `dispatch` batch through raft, then hands each run to its worker's proxy.
+// Capacity is reserved at dispatch and released when a run ends or waits to
+// retry; a run that fits no worker stays pending until one frees up.
+#pragma once
+
+#include <deque>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "actors/router/routing.hpp"
+#include "proto/interfaces.hpp"
+
+namespace aisched::router {
+
+struct router_state {
+  struct worker_entry {
+    proto::worker info;
+    proto::worker_actor handle;
+    proto::worker_proxy_actor proxy;  // only while leading
+    candidate c;
+  };
+  proto::raft_actor raft;
+  proto::store_actor store;
+  bool leading = false;
+  bool ready = false;
+  uint64_t term = 0;
+  uint64_t epoch = 0;
+  std::vector<worker_entry> workers;
+  std::unordered_map<uint64_t, proto::task> tasks;
+  std::deque<proto::instance> queue;               // pending runs to place
+  std::unordered_set<std::string> queued;          // ids in `queue`
+  std::unordered_map<std::string, std::string> assigned;  // run id -> worker id
+  bool dispatch_scheduled = false;
+  uint64_t rr = 0;
+  uint64_t next_order = 0;
+  std::mt19937_64 rng{42};
+  hash_ring ring;
+  proto::pressure load;
+  static inline const char* name = "router";
+};
+
+proto::router_actor::behavior_type router_actor_impl(
+    proto::router_actor::stateful_pointer<router_state> self, proto::raft_actor raft,
+    proto::store_actor store);
+
+}  // namespace aisched::router

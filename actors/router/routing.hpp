@@ -1,0 +1,63 @@
+// Worker selection, pure: label selectors, capacity, and the route strategies
+// (least_loaded, round_robin, random, first, last, lfu, lru, consistent_hash,
+// failover, busyover). `broadcast` is not supported yet: it routes like
+// least_loaded. The router actor keeps the registry and calls pick().
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proto/types.hpp"
+
+namespace aisched::router {
+
+/// What routing knows about one worker.
+struct candidate {
+  std::string id;
+  std::map<std::string, std::string> labels;
+  uint32_t max_load = 1;
+  uint32_t reserved = 0;      // runs dispatched here and not finished
+  uint32_t reported = 0;      // load from its last heartbeat (external work included)
+  proto::worker_status status = proto::worker_status::online;
+  uint64_t uses = 0;          // dispatches so far (lfu)
+  unix_ms last_used = 0;      // last dispatch (lru)
+  uint64_t order = 0;         // registration order (first / last / failover / busyover)
+
+  uint32_t load() const { return std::max(reserved, reported); }
+  bool has_capacity() const { return load() < max_load; }
+};
+
+/// Whether every key=value of `selector` is among `labels`.
+bool labels_match(const std::map<std::string, std::string>& selector,
+                  const std::map<std::string, std::string>& labels);
+
+/// A consistent-hash ring with `vnodes` virtual nodes per worker.
+class hash_ring {
+ public:
+  explicit hash_ring(uint32_t vnodes = 64) : vnodes_(vnodes) {}
+  void rebuild(const std::vector<std::string>& worker_ids);
+  /// Worker ids in ring order starting at `key`'s position (each id once).
+  std::vector<std::string> walk(uint64_t key) const;
+  bool empty() const { return ring_.empty(); }
+
+ private:
+  uint32_t vnodes_;
+  std::vector<std::pair<uint64_t, std::string>> ring_;  // sorted by hash
+};
+
+/// Picks a worker for a run of task `task_id` among `workers` (all registered
+/// ones): only online workers whose labels match `selector` and that have
+/// capacity qualify. Returns the index into `workers`, or nullopt when none fits
+/// (the run then waits). `rr` is the round-robin cursor, `rnd` a random draw.
+std::optional<size_t> pick(proto::route_strategy strategy,
+                           const std::map<std::string, std::string>& selector,
+                           const std::vector<candidate>& workers, uint64_t task_id,
+                           uint64_t& rr, uint64_t rnd, const hash_ring* ring);
+
+/// 64-bit mix of a string (FNV-1a + finaliser), stable across nodes.
+uint64_t hash_of(const std::string& s);
+
+}  // namespace aisched::router

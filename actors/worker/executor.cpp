@@ -1,0 +1,279 @@
+// Process, HTTP and container execution of one attempt; see executor.hpp.
+#include "actors/worker/executor.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include <curl/curl.h>
+
+namespace aisched::worker {
+
+using namespace proto;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Keeps the last `cap` bytes of everything appended.
+class tail_buffer {
+ public:
+  explicit tail_buffer(size_t cap) : cap_(cap) {}
+  void append(std::string_view s) {
+    data_.append(s.data(), s.size());
+    if (data_.size() > 2 * cap_) data_.erase(0, data_.size() - cap_);
+  }
+  std::string take() {
+    if (data_.size() > cap_) data_.erase(0, data_.size() - cap_);
+    return std::move(data_);
+  }
+
+ private:
+  size_t cap_;
+  std::string data_;
+};
+
+run_result base_result(const execute_request& req) {
+  run_result r;
+  r.instance_id = req.instance_id;
+  r.started_at = now_ms();
+  return r;
+}
+
+run_result finish(run_result r, instance_state s, int32_t code, std::string error,
+                  std::string output) {
+  r.state = s;
+  r.exit_code = code;
+  r.error = std::move(error);
+  r.output = std::move(output);
+  r.finished_at = now_ms();
+  return r;
+}
+
+/// Runs argv in a new process group inside `dir` with `env`; see execute_task.
+run_result run_process(const execute_request& req, const std::vector<std::string>& argv,
+                       const std::string& dir, const std::vector<std::string>& env,
+                       const exec_options& opts, const cancel_fn& cancelled,
+                       const output_fn& on_output) {
+  auto r = base_result(req);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    return finish(r, instance_state::failed, -1, std::string("pipe: ") + strerror(errno), "");
+  std::vector<char*> cargv, cenv;
+  for (auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  for (auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return finish(r, instance_state::failed, -1, std::string("fork: ") + strerror(errno), "");
+  }
+  if (pid == 0) {
+    // Child: own process group (so a timeout kills everything it started),
+    // scratch directory, output into the pipe, stdin from /dev/null.
+    setpgid(0, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (chdir(dir.c_str()) != 0) _exit(126);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    dup2(fds[1], 1);
+    dup2(fds[1], 2);
+    execve(cargv[0], cargv.data(), cenv.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also from the parent: no race with an early kill
+  close(fds[1]);
+  tail_buffer out(opts.output_cap);
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(req.timeout > 0 ? req.timeout : 3'600'000);
+  bool timed_out = false, killed_by_cancel = false, eof = false;
+  char buf[8192];
+  while (!eof) {
+    pollfd p{fds[0], POLLIN, 0};
+    int n = poll(&p, 1, 50);
+    if (n > 0) {
+      auto got = read(fds[0], buf, sizeof buf);
+      if (got > 0) {
+        std::string_view chunk(buf, static_cast<size_t>(got));
+        out.append(chunk);
+        if (on_output) on_output(chunk);
+      } else if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) {
+        eof = true;
+      }
+    }
+    if (!timed_out && !killed_by_cancel) {
+      if (cancelled()) {
+        killed_by_cancel = true;
+        kill(-pid, SIGKILL);
+      } else if (std::chrono::steady_clock::now() >= deadline) {
+        timed_out = true;
+        kill(-pid, SIGKILL);
+      }
+    }
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  // Children that outlived the shell still hold nothing of ours; make sure none survive.
+  kill(-pid, SIGKILL);
+  int32_t code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (killed_by_cancel) return finish(r, instance_state::failed, code, "cancelled", out.take());
+  if (timed_out)
+    return finish(r, instance_state::timed_out, code,
+                  "timed out after " + format_duration(req.timeout), out.take());
+  if (code == 0) return finish(r, instance_state::success, 0, "", out.take());
+  std::string error = "exit status " + std::to_string(code);
+  if (code == 127) error += " (command not found)";
+  if (code == 126) error += " (cannot execute)";
+  return finish(r, instance_state::failed, code, error, out.take());
+}
+
+size_t curl_write(char* data, size_t size, size_t n, void* user) {
+  static_cast<tail_buffer*>(user)->append(std::string_view(data, size * n));
+  return size * n;
+}
+
+int curl_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return (*static_cast<const cancel_fn*>(user))() ? 1 : 0;  // non-zero aborts
+}
+
+run_result run_http(const execute_request& req, const exec_options& opts,
+                    const cancel_fn& cancelled) {
+  auto r = base_result(req);
+  CURL* c = curl_easy_init();
+  if (!c) return finish(r, instance_state::failed, -1, "curl_easy_init failed", "");
+  tail_buffer out(opts.output_cap);
+  curl_slist* headers = nullptr;
+  for (auto& [k, v] : req.http.headers) headers = curl_slist_append(headers, (k + ": " + v).c_str());
+  for (auto& kv : run_environment(req, "")) {
+    // The run's identity travels as headers too: IDEMPOTENCY_KEY -> Idempotency-Key ...
+    auto eq = kv.find('=');
+    auto name = kv.substr(0, eq);
+    if (name == "PATH" || name == "HOME") continue;
+    std::string header;
+    bool upper = true;
+    for (char ch : name) {
+      if (ch == '_') {
+        header += '-';
+        upper = true;
+      } else {
+        header += upper ? ch : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        upper = false;
+      }
+    }
+    headers = curl_slist_append(headers, (header + ": " + kv.substr(eq + 1)).c_str());
+  }
+  curl_easy_setopt(c, CURLOPT_URL, req.http.url.c_str());
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.http.method.c_str());
+  if (req.http.method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  if (!req.http.body.empty()) curl_easy_setopt(c, CURLOPT_POSTFIELDS, req.http.body.c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout > 0 ? req.timeout : 3'600'000));
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_write);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, curl_progress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &cancelled);
+  auto rc = curl_easy_perform(c);
+  long status = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(c);
+  if (rc == CURLE_ABORTED_BY_CALLBACK) return finish(r, instance_state::failed, -1, "cancelled", out.take());
+  if (rc == CURLE_OPERATION_TIMEDOUT)
+    return finish(r, instance_state::timed_out, -1, "timed out after " + format_duration(req.timeout), out.take());
+  if (rc != CURLE_OK) return finish(r, instance_state::failed, -1, curl_easy_strerror(rc), out.take());
+  if (status >= 200 && status < 300) return finish(r, instance_state::success, int32_t(status), "", out.take());
+  return finish(r, instance_state::failed, int32_t(status), "HTTP status " + std::to_string(status), out.take());
+}
+
+std::string find_in_path(const char* name) {
+  for (const char* dir : {"/usr/local/bin", "/usr/bin", "/bin"}) {
+    auto p = std::string(dir) + "/" + name;
+    if (access(p.c_str(), X_OK) == 0) return p;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::string> run_environment(const execute_request& req, const std::string& home) {
+  return {
+      "PATH=/usr/local/bin:/usr/bin:/bin",
+      "HOME=" + home,
+      "IDEMPOTENCY_KEY=" + req.idempotency_key,
+      "SHARD_NO=" + std::to_string(req.shard),
+      "SHARD_TOTAL=" + std::to_string(req.shards),
+      "SCHEDULE_INSTANCE_ID=" + req.instance_id,
+      "ATTEMPT=" + std::to_string(req.attempt),
+      "TRACE_ID=" + req.trace_id,
+      "TASK_ID=" + std::to_string(req.task_id),
+  };
+}
+
+run_result execute_task(const execute_request& req, const exec_options& opts,
+                        const cancel_fn& cancelled, const output_fn& on_output) {
+  switch (req.kind) {
+    case task_kind::noop: {
+      auto r = base_result(req);
+      return finish(r, instance_state::success, 0, "", "");
+    }
+    case task_kind::http:
+      return run_http(req, opts, cancelled);
+    case task_kind::shell:
+    case task_kind::container:
+      break;
+  }
+  // A scratch directory per attempt, removed afterwards.
+  auto dir = fs::path(opts.scratch_root) / (req.instance_id + "-" + std::to_string(req.attempt));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    auto r = base_result(req);
+    return finish(r, instance_state::failed, -1, "cannot create scratch dir: " + ec.message(), "");
+  }
+  auto env = run_environment(req, dir.string());
+  std::vector<std::string> argv;
+  if (req.kind == task_kind::shell) {
+    // The command is the only field that reaches a shell; nothing else is interpolated.
+    argv = {"/bin/sh", "-c", req.command};
+  } else {
+    auto runtime = find_in_path("podman");
+    if (runtime.empty()) runtime = find_in_path("docker");
+    if (runtime.empty()) {
+      fs::remove_all(dir, ec);
+      auto r = base_result(req);
+      return finish(r, instance_state::failed, 127,
+                    "no container runtime: install docker or podman on this worker", "");
+    }
+    argv = {runtime, "run", "--rm"};
+    for (auto& kv : env)
+      if (kv.rfind("PATH=", 0) != 0 && kv.rfind("HOME=", 0) != 0) {
+        argv.push_back("-e");
+        argv.push_back(kv);
+      }
+    argv.push_back(req.image);
+    if (!req.command.empty()) {
+      argv.push_back("/bin/sh");
+      argv.push_back("-c");
+      argv.push_back(req.command);
+    }
+  }
+  auto r = run_process(req, argv, dir.string(), env, opts, cancelled, on_output);
+  fs::remove_all(dir, ec);
+  return r;
+}
+
+}  // namespace aisched::worker

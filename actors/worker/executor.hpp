@@ -1,0 +1,39 @@
+// Runs one task attempt to completion, blocking the calling thread: shell
+// commands as child processes in their own process group and scratch
+// directory with a minimal environment, HTTP calls with libcurl, containers
+// through docker/podman, noop at once. Never called on a CAF scheduler thread:
+// the worker actor runs it on a thread of its own and is told the result.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "proto/commands.hpp"
+#include "proto/interfaces.hpp"
+
+namespace aisched::worker {
+
+struct exec_options {
+  std::string scratch_root;           // per-run directories are created below it
+  size_t output_cap = 16 * 1024;      // bytes of output tail kept (stdout+stderr)
+};
+
+/// Called with chunks of output as the run writes them (from the running thread).
+using output_fn = std::function<void(std::string_view chunk)>;
+
+/// Runs `req` and returns its outcome: state success / failed / timed_out with
+/// exit code (HTTP status for http tasks; 128+signal when killed), error text,
+/// output tail and start/finish times. When `cancelled()` turns true (polled
+/// every 50 ms) the run is killed (the whole process group) and ends failed with
+/// error "cancelled". Thread-safe.
+using cancel_fn = std::function<bool()>;
+proto::run_result execute_task(const proto::execute_request& req, const exec_options& opts,
+                               const cancel_fn& cancelled, const output_fn& on_output);
+
+/// The environment every run gets: a fixed PATH and the run's identity.
+std::vector<std::string> run_environment(const proto::execute_request& req,
+                                         const std::string& home);
+
+}  // namespace aisched::worker

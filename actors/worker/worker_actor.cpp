@@ -1,0 +1,97 @@
+// Behaviour of the worker actor; see worker_actor.hpp.
+#include "actors/worker/worker_actor.hpp"
+
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+namespace aisched::worker {
+
+using namespace proto;
+
+namespace {
+
+std::string run_key(const std::string& instance_id, uint32_t attempt) {
+  return instance_id + "#" + std::to_string(attempt);
+}
+
+/// Drops finished runs older than the dedup TTL (at most once a second).
+void purge(worker_actor::stateful_pointer<worker_state> self, unix_ms now) {
+  auto& st = self->state;
+  if (now - st.last_purge < 1000) return;
+  st.last_purge = now;
+  for (auto i = st.runs.begin(); i != st.runs.end();) {
+    if (i->second.done && now - i->second.last_seen > st.cfg.dedup_ttl) i = st.runs.erase(i);
+    else ++i;
+  }
+}
+
+}  // namespace
+
+worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<worker_state> self,
+                                              worker_config cfg, std::shared_ptr<run_pool> pool) {
+  self->state.cfg = std::move(cfg);
+  self->state.pool = std::move(pool);
+  return {
+      [=](execute_atom, const execute_request& req, const worker_proxy_actor& reply_to) -> bool {
+        auto& st = self->state;
+        auto now = now_ms();
+        purge(self, now);
+        auto key = run_key(req.instance_id, req.attempt);
+        if (auto i = st.runs.find(key); i != st.runs.end()) {
+          // A duplicate delivery: never run twice; repeat the outcome if known.
+          i->second.reply_to = reply_to;
+          i->second.last_seen = now;
+          if (i->second.done) self->send(reply_to, report_atom::value, i->second.result);
+          return true;
+        }
+        auto cancelled = std::make_shared<std::atomic<bool>>(false);
+        st.runs[key] = worker_state::run{reply_to, cancelled, false, {}, now};
+        worker_actor me = self;
+        auto opts = st.cfg.exec;
+        bool queued = st.pool->submit([me, req, opts, cancelled](const std::atomic<bool>& stopping) {
+          caf::anon_send(me, started_atom::value, req.instance_id, req.attempt, now_ms());
+          // The run stops when cancelled or when the pool shuts down (node stopping:
+          // the unreported run times out on the leader and is retried elsewhere).
+          auto stop = [&] { return cancelled->load() || stopping.load(); };
+          auto result = execute_task(req, opts, stop, {});
+          if (stopping.load()) return;
+          caf::anon_send(me, done_atom::value, std::move(result), req.attempt);
+        });
+        if (!queued) {
+          st.runs.erase(key);
+          return false;
+        }
+        return true;
+      },
+      [=](started_atom, const std::string& instance_id, uint32_t attempt, unix_ms at) {
+        auto& st = self->state;
+        auto i = st.runs.find(run_key(instance_id, attempt));
+        if (i == st.runs.end() || i->second.done) return;
+        run_result r;
+        r.instance_id = instance_id;
+        r.worker_id = st.cfg.id;
+        r.state = instance_state::running;
+        r.started_at = at;
+        self->send(i->second.reply_to, report_atom::value, r);
+      },
+      [=](done_atom, run_result& r, uint32_t attempt) {
+        auto& st = self->state;
+        r.worker_id = st.cfg.id;
+        auto i = st.runs.find(run_key(r.instance_id, attempt));
+        if (i == st.runs.end()) return;
+        i->second.done = true;
+        i->second.result = r;
+        i->second.last_seen = now_ms();
+        self->send(i->second.reply_to, report_atom::value, std::move(r));
+      },
+      [=](cancel_run_atom, const std::string& instance_id) {
+        // Cancels every attempt of the instance that still runs here.
+        for (auto& [key, run] : self->state.runs)
+          if (!run.done && key.compare(0, instance_id.size() + 1, instance_id + "#") == 0)
+            run.cancelled->store(true);
+      },
+  };
+}
+
+}  // namespace aisched::worker

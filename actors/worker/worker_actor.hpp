@@ -1,0 +1,45 @@
+// The worker actor runs task attempts handed to it by a worker_proxy. It owns
+// the dedup cache (instance id + attempt -> outcome, with a TTL) so a run
+// delivered twice executes once, the cancel flags of running attempts, and a
+// run_pool that executes off CAF's threads. Reports (running, then the final
+// result) go to the proxy that sent the execute.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "actors/worker/executor.hpp"
+#include "actors/worker/run_pool.hpp"
+#include "proto/interfaces.hpp"
+
+namespace aisched::worker {
+
+struct worker_config {
+  std::string id = "local";
+  exec_options exec;
+  duration_ms dedup_ttl = 5 * 60'000;
+};
+
+struct worker_state {
+  struct run {
+    proto::worker_proxy_actor reply_to;
+    std::shared_ptr<std::atomic<bool>> cancelled;
+    bool done = false;
+    proto::run_result result;  // when done
+    unix_ms last_seen = 0;     // for the dedup TTL
+  };
+  worker_config cfg;
+  std::shared_ptr<run_pool> pool;
+  std::unordered_map<std::string, run> runs;  // key: "{instance}#{attempt}"
+  unix_ms last_purge = 0;
+  static inline const char* name = "worker";
+};
+
+/// `pool` must outlive the actor's runs; the runtime stops it at shutdown.
+proto::worker_actor::behavior_type worker_actor_impl(
+    proto::worker_actor::stateful_pointer<worker_state> self, worker_config cfg,
+    std::shared_ptr<run_pool> pool);
+
+}  // namespace aisched::worker

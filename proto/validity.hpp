@@ -1,0 +1,43 @@
+// Range checks of decoded values: every enum field holds a named value. CAF
+// reads enums as plain integers, so proto::decode() calls these to reject
+// corrupted bytes instead of handing out an impossible state.
+#pragma once
+
+#include "proto/commands.hpp"
+#include "proto/interfaces.hpp"
+#include "proto/types.hpp"
+
+namespace aisched::proto {
+
+template <class E>
+bool in_range(E x) {
+  return static_cast<size_t>(x) < enum_names<E>::value.size();
+}
+
+inline bool enums_valid(const task& t) {
+  return in_range(t.kind) && in_range(t.route) && in_range(t.retry.kind) &&
+         in_range(t.overlap) && in_range(t.misfire);
+}
+inline bool enums_valid(const instance& x) { return in_range(x.state); }
+inline bool enums_valid(const task_runtime& r) { return in_range(r.last_state); }
+inline bool enums_valid(const worker& w) { return in_range(w.protocol) && in_range(w.status); }
+inline bool enums_valid(const execute_request& r) { return in_range(r.kind); }
+
+inline bool enums_valid(const command& cmd) {
+  if (auto c = caf::get_if<create_task>(&cmd)) return enums_valid(c->t);
+  if (auto c = caf::get_if<update_task>(&cmd)) return enums_valid(c->t);
+  if (auto c = caf::get_if<report_results>(&cmd)) {
+    for (auto& r : c->results)
+      if (!in_range(r.state)) return false;
+  }
+  return true;
+}
+inline bool enums_valid(const log_entry& e) { return enums_valid(e.cmd); }
+
+/// Types without enums are always in range.
+template <class T>
+bool enums_valid(const T&) {
+  return true;
+}
+
+}  // namespace aisched::proto

@@ -1,0 +1,344 @@
+// Tests for the trigger actor shell on CAF's test coordinator (virtual time, no threads):
+// a real raft group of one over RocksDB in a temporary directory, the store actor and the
+// trigger actor, wired as in runtime/main.cpp. Checks committed instances (deterministic
+// ids, whole-second slots, no duplicates), manual runs, overlap skip, and the catch-up after
+// a leadership change.
+#define CAF_GTEST_DSL_IMPL
+#include "support/caf_gtest_dsl.hpp"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "actors/raft/raft_actor.hpp"
+#include "actors/trigger/trigger_actor.hpp"
+#include "proto/errors.hpp"
+#include "proto/interfaces.hpp"
+#include "proto/registry.hpp"
+#include "storage/rocks.hpp"
+#include "storage/state_machine.hpp"
+#include "storage/store_actor.hpp"
+
+namespace aisched::trigger {
+namespace {
+
+using namespace std::chrono_literals;
+using proto::applied;
+using proto::instance;
+
+unix_ms at(const char* rfc3339) {
+  auto t = parse_rfc3339(rfc3339);
+  if (!t) throw std::runtime_error(std::string("bad instant ") + rfc3339);
+  return *t;
+}
+
+// The trigger's wall clock at spawn: half a second past a whole second, so `@every 1s`
+// slots and wake-ups never coincide with the start.
+const unix_ms start_unix = at("2026-01-01T00:00:00.500Z");
+const unix_ms t0 = at("2026-01-01T00:00:00Z");
+constexpr unix_ms sec = 1000;
+
+struct trigger_test_config : caf::actor_system_config {
+  trigger_test_config() { proto::register_types(*this); }
+};
+
+using trigger_impl = caf::stateful_actor<trigger_state, proto::trigger_actor::base>;
+
+class trigger_actor_test : public test_coordinator_fixture<trigger_test_config>,
+                           public ::testing::Test {
+ protected:
+  trigger_actor_test() {
+    char tmpl[] = "/tmp/aisched-trigger-test-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+    dir_ = tmpl;
+    auto db = storage::rocks::open(dir_);
+    if (!db) throw std::runtime_error("rocks::open: " + sys.render(db.error()));
+    db_ = std::move(*db);
+    auto sm = storage::state_machine::open(*db_);
+    if (!sm) throw std::runtime_error("state_machine::open: " + sys.render(sm.error()));
+    sm_ = std::move(*sm);
+    auto log = raft::recover(*db_, *sm_, "n1");
+    if (!log) throw std::runtime_error("raft::recover: " + sys.render(log.error()));
+    term_ = log->state().term;
+    raft_ = sys.spawn(raft::raft_actor_impl, std::string{"n1"}, db_, sm_, std::move(*log));
+    store_ = sys.spawn(storage::store_actor_impl, db_,
+                       std::shared_ptr<const storage::state_machine>(sm_));
+    trigger_ = sys.spawn(trigger_actor_impl, raft_, store_, start_unix);
+    caf::anon_send(raft_, proto::subscribe_atom::value,
+                   caf::actor_cast<proto::commit_listener_actor>(trigger_));
+    sched.run();  // leadership, then the (empty) rebuild
+  }
+
+  ~trigger_actor_test() override {
+    // The fixture's destructor runs run(), which fires every pending timer: stop the
+    // actors (and drop their state, which holds the database) before that.
+    caf::anon_send_exit(trigger_, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(store_, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(raft_, caf::exit_reason::user_shutdown);
+    sched.run();
+    trigger_ = nullptr;
+    store_ = nullptr;
+    raft_ = nullptr;
+    sm_.reset();
+    db_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  // Virtual wall-clock time of the trigger.
+  unix_ms now() const {
+    auto elapsed = sched.clock().now() - spawned_at_;
+    return start_unix + std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
+  }
+
+  // Moves virtual time forward by `total` in steps of `step`, delivering every message
+  // after each step. Timers fire when their instant is reached, never early.
+  void advance(std::chrono::milliseconds total, std::chrono::milliseconds step = 100ms) {
+    sched.run();
+    for (auto done = 0ms; done < total; done += step) {
+      advance_time(std::min(step, total - done));
+      sched.run();
+    }
+  }
+
+  caf::expected<applied> propose(proto::command cmd) {
+    caf::expected<applied> out{make_error(errc::internal, "no answer")};
+    auto h = self->request(raft_, caf::infinite, proto::propose_atom::value, std::move(cmd));
+    sched.run();
+    if (self->mailbox().empty()) {
+      ADD_FAILURE() << "raft did not answer";
+      return out;
+    }
+    h.receive([&](applied& a) { out = std::move(a); }, [&](caf::error& e) { out = std::move(e); });
+    return out;
+  }
+
+  // Creates a task as the gateway would (created_at = the trigger's current time).
+  uint64_t create(proto::task t) {
+    t.kind = proto::task_kind::noop;
+    if (t.name.empty()) t.name = "t";
+    t.created_at = t.updated_at = now();
+    auto a = propose(proto::create_task{t});
+    if (!a || a->tasks.size() != 1) {
+      ADD_FAILURE() << "create_task failed: " << (a ? "no task" : sys.render(a.error()));
+      return 0;
+    }
+    sched.run();  // the commit reaches the trigger
+    return a->tasks[0].id;
+  }
+
+  caf::expected<applied> trigger_now(uint64_t id) {
+    caf::expected<applied> out{make_error(errc::internal, "no answer")};
+    auto h = self->request(trigger_, caf::infinite, proto::trigger_now_atom::value,
+                           std::string{}, id);
+    sched.run();
+    if (self->mailbox().empty()) {
+      ADD_FAILURE() << "trigger did not answer";
+      return out;
+    }
+    h.receive([&](applied& a) { out = std::move(a); }, [&](caf::error& e) { out = std::move(e); });
+    return out;
+  }
+
+  void set_leading(bool leading) {
+    caf::anon_send(trigger_, proto::leader_atom::value,
+                   proto::leadership{leading, term_, "n1"});
+    sched.run();
+  }
+
+  // Committed instances of task `id`, oldest slot first.
+  std::vector<instance> instances_of(uint64_t id) {
+    proto::instance_query q;
+    q.tenant = "";
+    q.task_id = id;
+    q.limit = 1000;
+    auto page = sm_->list_instances(q);
+    EXPECT_TRUE(page) << sys.render(page.error());
+    if (!page) return {};
+    EXPECT_TRUE(page->next_cursor.empty());
+    auto xs = page->items;
+    std::sort(xs.begin(), xs.end(),
+              [](const instance& a, const instance& b) { return a.slot < b.slot; });
+    return xs;
+  }
+
+  static std::vector<unix_ms> slots(const std::vector<instance>& xs) {
+    std::vector<unix_ms> out;
+    for (auto& x : xs) out.push_back(x.slot);
+    return out;
+  }
+
+  const slot_stats& stats() {
+    auto& st = deref<trigger_impl>(trigger_).state;
+    if (!st.plan) throw std::runtime_error("the trigger has no planner (not leading)");
+    return st.plan->stats();
+  }
+
+  std::string dir_;
+  std::shared_ptr<storage::rocks> db_;
+  std::shared_ptr<storage::state_machine> sm_;
+  uint64_t term_ = 0;
+  caf::actor_clock::time_point spawned_at_ = sched.clock().now();
+  proto::raft_actor raft_;
+  proto::store_actor store_;
+  proto::trigger_actor trigger_;
+};
+
+std::vector<unix_ms> whole_seconds(unix_ms first, unix_ms last) {
+  std::vector<unix_ms> out;
+  for (auto s = first; s <= last; s += sec) out.push_back(s);
+  return out;
+}
+
+proto::task every_second() {
+  proto::task t;
+  t.name = "tick";
+  t.schedule = "@every 1s";
+  return t;
+}
+
+TEST_F(trigger_actor_test, every_second_task_fires_one_committed_instance_per_virtual_second) {
+  auto id = create(every_second());
+  ASSERT_NE(id, 0u);
+  EXPECT_TRUE(instances_of(id).empty()) << "nothing is due at creation";
+  advance(10s);
+  ASSERT_EQ(now(), t0 + 10'500);
+  auto xs = instances_of(id);
+  EXPECT_EQ(slots(xs), whole_seconds(t0 + sec, t0 + 10 * sec));
+  std::set<std::string> ids;
+  for (auto& x : xs) {
+    EXPECT_EQ(x.id, std::to_string(id) + "-" + std::to_string(x.slot) + "-0");
+    EXPECT_EQ(x.task_id, id);
+    EXPECT_EQ(x.state, proto::instance_state::pending);
+    EXPECT_EQ(x.created_at, x.slot) << "fired at the slot instant, not later";
+    EXPECT_FALSE(x.trace_id.empty());
+    ids.insert(x.id);
+  }
+  EXPECT_EQ(ids.size(), xs.size()) << "duplicate instances";
+  // Coarse steps (the timer fires at its instant within each step) keep the cadence.
+  advance(5s, 700ms);
+  EXPECT_EQ(slots(instances_of(id)), whole_seconds(t0 + sec, t0 + 15 * sec));
+  EXPECT_EQ(stats().fired, 15u);
+  EXPECT_EQ(stats().missed, 0u);
+  EXPECT_EQ(stats().skipped, 0u);
+}
+
+TEST_F(trigger_actor_test, trigger_now_commits_a_manual_instance_at_the_current_instant) {
+  proto::task t;
+  t.name = "manual";  // no schedule: manual only
+  auto id = create(t);
+  ASSERT_NE(id, 0u);
+  advance(250ms);
+  auto first = trigger_now(id);
+  ASSERT_TRUE(first) << sys.render(first.error());
+  ASSERT_EQ(first->instances.size(), 1u);
+  EXPECT_EQ(first->instances[0].slot, start_unix + 250);
+  EXPECT_EQ(first->instances[0].id, proto::make_instance_id(id, start_unix + 250, 0));
+  advance(1s);
+  auto second = trigger_now(id);
+  ASSERT_TRUE(second) << sys.render(second.error());
+  ASSERT_EQ(second->instances.size(), 1u);
+  EXPECT_EQ(second->instances[0].slot, start_unix + 1250);
+  EXPECT_EQ(slots(instances_of(id)),
+            (std::vector<unix_ms>{start_unix + 250, start_unix + 1250}));
+  advance(5s);
+  EXPECT_EQ(instances_of(id).size(), 2u) << "a manual task never fires by itself";
+
+  auto unknown = trigger_now(id + 100);
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(view(unknown.error()).code, errc::not_found);
+}
+
+TEST_F(trigger_actor_test, trigger_now_is_refused_while_not_leading) {
+  proto::task t;
+  t.name = "manual";
+  auto id = create(t);
+  set_leading(false);
+  auto r = trigger_now(id);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(view(r.error()).code, errc::not_leader);
+  EXPECT_TRUE(instances_of(id).empty());
+}
+
+TEST_F(trigger_actor_test, overlap_skip_task_without_results_fires_once_and_skips_later_slots) {
+  auto t = every_second();
+  t.overlap = proto::overlap_policy::skip;
+  auto id = create(t);
+  ASSERT_NE(id, 0u);
+  advance(5s);
+  auto xs = instances_of(id);
+  ASSERT_EQ(slots(xs), std::vector<unix_ms>{t0 + sec}) << "the first run never finishes";
+  EXPECT_EQ(xs[0].state, proto::instance_state::pending);
+  EXPECT_EQ(stats().fired, 1u);
+  EXPECT_EQ(stats().skipped, 4u);  // slots 2..5
+  // A manual run is refused too while the first one is active.
+  auto manual = trigger_now(id);
+  ASSERT_FALSE(manual);
+  EXPECT_EQ(view(manual.error()).code, errc::already_exists);
+  EXPECT_EQ(instances_of(id).size(), 1u);
+}
+
+TEST_F(trigger_actor_test, paused_task_fires_nothing_until_resumed_at_its_next_slot) {
+  auto id = create(every_second());
+  ASSERT_NE(id, 0u);
+  advance(2s);  // slots 1, 2; now = 2.5 s
+  auto pause = propose(proto::set_paused{"", id, true, now()});
+  ASSERT_TRUE(pause) << sys.render(pause.error());
+  advance(3s);  // now = 5.5 s
+  EXPECT_EQ(slots(instances_of(id)), whole_seconds(t0 + sec, t0 + 2 * sec));
+  auto resume = propose(proto::set_paused{"", id, false, now()});
+  ASSERT_TRUE(resume) << sys.render(resume.error());
+  advance(2s);  // now = 7.5 s: slots 6 and 7, none of the paused ones
+  auto expected = whole_seconds(t0 + sec, t0 + 2 * sec);
+  expected.push_back(t0 + 6 * sec);
+  expected.push_back(t0 + 7 * sec);
+  EXPECT_EQ(slots(instances_of(id)), expected);
+}
+
+TEST_F(trigger_actor_test, restart_with_fire_once_fires_one_catch_up_slot_and_no_duplicates) {
+  auto t = every_second();
+  t.misfire = proto::misfire_policy::fire_once;
+  auto id = create(t);
+  ASSERT_NE(id, 0u);
+  advance(3s);  // slots 1, 2, 3 fire; now = 3.5 s
+  ASSERT_EQ(slots(instances_of(id)), whole_seconds(t0 + sec, t0 + 3 * sec));
+  set_leading(false);
+  advance(5s);  // now = 8.5 s: slots 4..8 are missed, stale wake-ups are ignored
+  EXPECT_EQ(slots(instances_of(id)), whole_seconds(t0 + sec, t0 + 3 * sec))
+      << "a trigger that does not lead fires nothing";
+  set_leading(true);
+  auto after_rebuild = instances_of(id);
+  ASSERT_EQ(after_rebuild.size(), 4u) << "exactly one catch-up slot";
+  EXPECT_EQ(after_rebuild.back().slot, t0 + 8 * sec) << "the latest missed slot";
+  EXPECT_EQ(after_rebuild.back().created_at, t0 + 8'500) << "fired at once on the rebuild";
+  EXPECT_EQ(stats().missed, 4u);  // slots 4..7
+  advance(2s);  // now = 10.5 s
+  auto xs = instances_of(id);
+  std::vector<unix_ms> expected = whole_seconds(t0 + sec, t0 + 3 * sec);
+  for (auto s : whole_seconds(t0 + 8 * sec, t0 + 10 * sec)) expected.push_back(s);
+  EXPECT_EQ(slots(xs), expected);
+  std::set<std::string> ids;
+  for (auto& x : xs) ids.insert(x.id);
+  EXPECT_EQ(ids.size(), xs.size());
+  EXPECT_EQ(stats().fired, 3u);  // the catch-up, then slots 9 and 10
+}
+
+TEST_F(trigger_actor_test, restart_without_downtime_refires_no_slot) {
+  auto id = create(every_second());
+  advance(3s);
+  set_leading(false);
+  set_leading(true);
+  advance(2s);
+  EXPECT_EQ(slots(instances_of(id)), whole_seconds(t0 + sec, t0 + 5 * sec));
+  EXPECT_EQ(stats().missed, 0u);
+}
+
+}  // namespace
+}  // namespace aisched::trigger
