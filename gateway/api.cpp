@@ -2,6 +2,8 @@
 #include "gateway/api.hpp"
 
 #include <charconv>
+#include <functional>
+#include <set>
 #include <regex>
 
 #include <boost/json.hpp>
@@ -116,15 +118,10 @@ class api {
     if (res == "schedules" && seg.size() == 4 && seg[3] == "next" && m == "GET")
       return next_times(req, reply);
     if (res == "tasks") return tasks(req, seg, reply);
+    if (res == "events" && seg.size() == 4 && m == "POST") return publish_event(req, seg[3], reply);
+    if (res == "dag" && seg.size() == 3 && m == "GET") return dag(reply);
     if (res == "instances") return instances(req, seg, reply);
-    if (res == "workers" && seg.size() == 3 && m == "GET")
-      return ask<worker_list>(ctx_.router, reply,
-                              [](worker_list& l) {
-                                json::array items;
-                                for (auto& w : l.items) items.push_back(to_json(w));
-                                return json_response(200, json::object{{"items", std::move(items)}});
-                              },
-                              list_workers_atom::value);
+    if (res == "workers") return workers(req, seg, reply);
     not_found(req, reply);
   }
 
@@ -156,6 +153,7 @@ class api {
                             return json_response(201, json::object{{"instances", std::move(items)}});
                           },
                           trigger_now_atom::value, std::string(default_tenant), *id);
+    if (seg.size() == 5 && m == "POST" && seg[4] == "backfill") return backfill(*id, req, reply);
     if (seg.size() == 5 && m == "POST" && (seg[4] == "pause" || seg[4] == "resume")) {
       set_paused c{default_tenant, *id, seg[4] == "pause", now_ms()};
       return propose(command{c}, reply, [](applied& a) {
@@ -165,7 +163,114 @@ class api {
     not_found(req, reply);
   }
 
+  void workers(http_request& req, const std::vector<std::string>& seg, reply_fn& reply) {
+    auto& m = req.method;
+    if (seg.size() == 3 && m == "GET")
+      return ask<worker_list>(ctx_.router, reply,
+                              [](worker_list& l) {
+                                json::array items;
+                                for (auto& w : l.items) items.push_back(to_json(w));
+                                return json_response(200, json::object{{"items", std::move(items)}});
+                              },
+                              list_workers_atom::value);
+    if (seg.size() == 3 && m == "POST") {
+      auto body = parse_json(req.body);
+      if (!body) return reply(error_response(body.error()));
+      worker base;
+      base.protocol = worker_protocol::http;
+      auto w = worker_from_json(*body, base);
+      if (!w) return reply(error_response(w.error()));
+      w->tenant = default_tenant;
+      if (auto err = validate_worker(*w)) return reply(error_response(err));
+      return ask<worker>(ctx_.router, reply,
+                         [](worker& w) { return json_response(201, to_json(w)); },
+                         register_atom::value, std::move(*w));
+    }
+    if (seg.size() == 5 && seg[4] == "heartbeat" && m == "POST") {
+      uint32_t load = 0;
+      if (!req.body.empty()) {
+        auto body = parse_json(req.body);
+        if (!body) return reply(error_response(body.error()));
+        auto* v = body->is_object() ? body->as_object().if_contains("load") : nullptr;
+        if (v) {
+          if (!v->is_int64() || v->as_int64() < 0 || v->as_int64() > 1'000'000)
+            return reply(error_response(
+                make_error(errc::invalid_argument, "load", "load: a non-negative integer")));
+          load = static_cast<uint32_t>(v->as_int64());
+        }
+      }
+      auto id = seg[3];
+      return ask<bool>(ctx_.router, reply,
+                       [id](bool known) {
+                         if (known) return json_response(200, json::object{{"status", "ok"}});
+                         return error_response(make_error(
+                             errc::not_found, "id",
+                             "worker " + id + " is not registered; register it again"));
+                       },
+                       heartbeat_atom::value, id, load);
+    }
+    not_found(req, reply);
+  }
+
+  /// POST /api/v1/instances/{id}/report from an external worker.
+  void report(const std::string& id, http_request& req, reply_fn& reply) {
+    auto body = parse_json(req.body);
+    if (!body) return reply(error_response(body.error()));
+    if (!body->is_object())
+      return reply(error_response(make_error(errc::invalid_argument, "body", "expected an object")));
+    run_result r;
+    r.instance_id = id;
+    for (auto& kv : body->as_object()) {
+      std::string k(kv.key());
+      auto& v = kv.value();
+      auto bad = [&](const char* what) {
+        return make_error(errc::invalid_argument, k, k + ": " + what);
+      };
+      if (k == "worker_id" && v.is_string()) r.worker_id = std::string(v.as_string());
+      else if (k == "state" && v.is_string()) {
+        auto st = parse_enum<instance_state>(v.as_string());
+        if (!st || (*st != instance_state::running && *st != instance_state::success &&
+                    *st != instance_state::failed && *st != instance_state::timed_out))
+          return reply(error_response(bad("one of running, success, failed, timed_out")));
+        r.state = *st;
+      } else if (k == "exit_code" && v.is_int64()) r.exit_code = static_cast<int32_t>(v.as_int64());
+      else if (k == "output" && v.is_string()) r.output = std::string(v.as_string()).substr(0, 64 * 1024);
+      else if (k == "error" && v.is_string()) r.error = std::string(v.as_string());
+      else if ((k == "started_at" || k == "finished_at") && (v.is_string() || v.is_null())) {
+        unix_ms t = 0;
+        if (v.is_string()) {
+          auto p = parse_rfc3339(v.as_string());
+          if (!p) return reply(error_response(bad("an RFC 3339 time")));
+          t = *p;
+        }
+        (k == "started_at" ? r.started_at : r.finished_at) = t;
+      } else if (k == "worker_id" || k == "state" || k == "exit_code" || k == "output" ||
+                 k == "error") {
+        return reply(error_response(bad("wrong type")));
+      } else {
+        return reply(error_response(bad("unknown field")));
+      }
+    }
+    if (!body->as_object().contains("state"))
+      return reply(error_response(make_error(errc::invalid_argument, "state", "state: required")));
+    report_results c{0, now_ms(), {std::move(r)}};
+    auto timeout = ctx_.timeout;
+    auto raft = ctx_.raft;
+    ctx_.sys->spawn([=](caf::event_based_actor* self) {
+      self->request(raft, timeout, propose_atom::value, command{c})
+          .then([=](applied&) { reply(json_response(200, json::object{{"status", "accepted"}})); },
+                [=](caf::error& e) {
+                  // A report for a run that already ended is acknowledged, changing nothing.
+                  if (view(e).code == errc::illegal_transition)
+                    return reply(json_response(
+                        200, json::object{{"status", "ignored"}, {"reason", view(e).message}}));
+                  reply(error_response(e));
+                });
+    });
+  }
+
   void instances(http_request& req, const std::vector<std::string>& seg, reply_fn& reply) {
+    if (seg.size() == 5 && seg[4] == "report" && req.method == "POST") return report(seg[3], req, reply);
     if (seg.size() == 5 && seg[4] == "cancel" && req.method == "POST") {
       cancel c{default_tenant, seg[3], now_ms(), "cancelled by request"};
       return propose(command{std::move(c)}, reply, [](applied& a) {
@@ -321,6 +426,104 @@ class api {
     json::array times;
     for (auto t : s->next_n(after, n)) times.push_back(json::string(format_rfc3339(t)));
     reply(json_response(200, json::object{{"times", std::move(times)}}));
+  }
+
+  /// POST /api/v1/events/{name}: fires every subscriber once with the payload.
+  void publish_event(http_request& req, const std::string& name, reply_fn& reply) {
+    std::string payload = "{}";
+    if (!req.body.empty()) {
+      auto body = parse_json(req.body);
+      if (!body) return reply(error_response(body.error()));
+      if (!body->is_object())
+        return reply(error_response(
+            make_error(errc::invalid_argument, "body", "the event payload must be a JSON object")));
+      payload = json::serialize(*body);
+    }
+    ask<applied>(ctx_.trigger, reply,
+                 [name](applied& a) {
+                   json::array fired;
+                   std::set<uint64_t> seen;
+                   for (auto& x : a.instances)
+                     if (seen.insert(x.task_id).second) fired.push_back(x.task_id);
+                   json::array items;
+                   for (auto& x : a.instances) items.push_back(to_json(x));
+                   return json_response(200, json::object{{"event", name},
+                                                          {"fired_tasks", std::move(fired)},
+                                                          {"instances", std::move(items)}});
+                 },
+                 event_atom::value, std::string(default_tenant), name, payload);
+  }
+
+  /// POST /api/v1/tasks/{id}/backfill {"from", "to"}.
+  void backfill(uint64_t id, http_request& req, reply_fn& reply) {
+    auto body = parse_json(req.body);
+    if (!body) return reply(error_response(body.error()));
+    unix_ms from = 0, to = 0;
+    for (auto [field, out] : {std::pair{"from", &from}, std::pair{"to", &to}}) {
+      auto* v = body->is_object() ? body->as_object().if_contains(field) : nullptr;
+      auto t = v && v->is_string() ? parse_rfc3339(v->as_string()) : std::nullopt;
+      if (!t)
+        return reply(error_response(make_error(errc::invalid_argument, field,
+                                               std::string(field) + ": RFC 3339 time required")));
+      *out = *t;
+    }
+    if (to < from)
+      return reply(error_response(
+          make_error(errc::invalid_argument, "to", "to: must not be before from")));
+    ask<applied>(ctx_.trigger, reply,
+                 [](applied& a) {
+                   json::array items;
+                   for (auto& x : a.instances) items.push_back(to_json(x));
+                   return json_response(200, json::object{{"instances", std::move(items)}});
+                 },
+                 backfill_atom::value, std::string(default_tenant), id, from, to);
+  }
+
+  /// GET /api/v1/dag: every task as a node with its latest run state, and an
+  /// edge per dependency (upstream -> downstream).
+  void dag(reply_fn& reply) {
+    struct acc {
+      json::array nodes, edges;
+    };
+    auto ctx = ctx_;
+    auto out = std::make_shared<acc>();
+    ctx.sys->spawn([ctx, out, reply](caf::event_based_actor* self) {
+      auto next = std::make_shared<std::function<void(uint64_t)>>();
+      *next = [=](uint64_t after) {
+        task_query q;
+        q.tenant = default_tenant;
+        q.after_id = after;
+        q.limit = 1000;
+        self->request(ctx.store, ctx.timeout, scan_atom::value, q)
+            .then(
+                [=](schedule_page& p) {
+                  for (size_t i = 0; i < p.tasks.size(); ++i) {
+                    auto& t = p.tasks[i];
+                    auto& rt = p.runtimes[i];
+                    out->nodes.push_back(json::object{
+                        {"id", t.id},
+                        {"name", t.name},
+                        {"paused", t.paused},
+                        {"last_slot", rt.last_slot ? json::value(format_rfc3339(rt.last_slot))
+                                                   : json::value(nullptr)},
+                        {"last_state", rt.last_instance_id.empty()
+                                           ? json::value(nullptr)
+                                           : json::value(std::string(name_of(rt.last_state)))}});
+                    for (auto up : t.depends_on)
+                      out->edges.push_back(json::object{{"from", up}, {"to", t.id}});
+                  }
+                  if (!p.next_cursor.empty() && !p.tasks.empty()) return (*next)(p.tasks.back().id);
+                  reply(json_response(200, json::object{{"nodes", std::move(out->nodes)},
+                                                        {"edges", std::move(out->edges)}}));
+                  *next = nullptr;  // break the self-reference
+                },
+                [=](caf::error& e) {
+                  reply(error_response(e));
+                  *next = nullptr;
+                });
+      };
+      (*next)(0);
+    });
   }
 
   // -- helpers ---------------------------------------------------------------

@@ -65,10 +65,13 @@ struct fire_slot {
   uint64_t task_id = 0;
   unix_ms slot = 0;
   std::string trace_id;
+  std::string event_name;     // set when an event fired the slot
+  std::string event_payload;  // the event's JSON payload (substituted at dispatch)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fire_slot& x) {
-  return f(caf::meta::type_name("aisched.fire_slot"), x.task_id, x.slot, x.trace_id);
+  return f(caf::meta::type_name("aisched.fire_slot"), x.task_id, x.slot, x.trace_id,
+           x.event_name, x.event_payload);
 }
 
 /// A batch of fires decided by the leader of `term` at time `at`. A slot that

@@ -40,6 +40,8 @@ using done_atom = caf::atom_constant<caf::atom("rundone")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;
 using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
 using list_workers_atom = caf::atom_constant<caf::atom("lstworkers")>;
+using event_atom = caf::atom_constant<caf::atom("event")>;
+using backfill_atom = caf::atom_constant<caf::atom("backfill")>;
 
 // -- messages ------------------------------------------------------------------
 
@@ -146,10 +148,14 @@ using store_actor = caf::typed_actor<
 
 /// trigger (actors/trigger): fires due slots on the leader. `trigger_now` fires a
 /// manual slot (subject to the overlap policy) and answers once it is committed;
+/// `event` (tenant, name, JSON payload) fires every subscriber once; `backfill`
+/// (tenant, task, from, to) fires the schedule's slots in that range;
 /// `wake` (with a timer generation) and the schedule_page replies are internal.
 using trigger_actor = commit_listener_actor::extend<
     caf::reacts_to<pressure_atom, pressure>,
     caf::replies_to<trigger_now_atom, std::string, uint64_t>::with<applied>,
+    caf::replies_to<event_atom, std::string, std::string, std::string>::with<applied>,
+    caf::replies_to<backfill_atom, std::string, uint64_t, unix_ms, unix_ms>::with<applied>,
     caf::reacts_to<wake_atom, uint64_t>>;
 
 /// worker_proxy (actors/worker_proxy): the leader's handle on one worker. The
@@ -179,13 +185,18 @@ typename Inspector::result_type inspect(Inspector& f, worker_list& x) {
 }
 
 /// router (actors/router): the leader's worker registry; dispatches pending
-/// instances to workers by labels, strategy and capacity.
+/// instances to workers by labels, strategy and capacity. Native workers
+/// register with their actor handle (and are monitored); external HTTP workers
+/// register over REST and keep themselves online with heartbeats (the reply is
+/// false for an unknown worker, which then registers again). `tick` is internal.
 using router_actor = commit_listener_actor::extend<
     caf::reacts_to<pressure_atom, pressure>,
     caf::reacts_to<register_atom, worker, worker_actor>,
-    caf::reacts_to<heartbeat_atom, std::string, uint32_t>,
+    caf::replies_to<register_atom, worker>::with<worker>,
+    caf::replies_to<heartbeat_atom, std::string, uint32_t>::with<bool>,
     caf::replies_to<list_workers_atom>::with<worker_list>,
-    caf::reacts_to<wake_atom, uint64_t>>;
+    caf::reacts_to<wake_atom, uint64_t>,
+    caf::reacts_to<caf::tick_atom>>;
 
 /// retry (actors/retry): re-proposes retry_waiting instances at their deadline
 /// and turns dispatched runs past their deadline into timed_out results.

@@ -272,6 +272,10 @@ json::value to_json(const instance& x) {
   o["finished_at"] = time_or_null(x.finished_at);
   o["next_attempt_at"] = time_or_null(x.next_attempt_at);
   o["deadline"] = time_or_null(x.deadline);
+  if (!x.event_name.empty()) {
+    o["event"] = x.event_name;
+    o["event_payload"] = x.event_payload;
+  }
   return o;
 }
 

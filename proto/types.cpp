@@ -23,7 +23,8 @@ bool operator==(const instance& a, const instance& b) {
          a.dispatched_at == b.dispatched_at && a.started_at == b.started_at &&
          a.finished_at == b.finished_at && a.next_attempt_at == b.next_attempt_at && a.deadline == b.deadline &&
          a.exit_code == b.exit_code && a.error == b.error && a.output == b.output &&
-         a.trace_id == b.trace_id && a.idempotency_key == b.idempotency_key;
+         a.trace_id == b.trace_id && a.idempotency_key == b.idempotency_key &&
+         a.event_name == b.event_name && a.event_payload == b.event_payload;
 }
 
 std::string make_instance_id(uint64_t task_id, unix_ms slot, uint32_t shard) {

@@ -223,6 +223,8 @@ struct instance {
   std::string output;  // capped tail of stdout+stderr
   std::string trace_id;
   std::string idempotency_key;
+  std::string event_name;     // the event that fired this run, if any
+  std::string event_payload;  // its JSON payload, substituted into the task at dispatch
 
   friend bool operator==(const instance& a, const instance& b);
 };
@@ -232,7 +234,7 @@ typename Inspector::result_type inspect(Inspector& f, instance& x) {
   return f(caf::meta::type_name("aisched.instance"), x.id, x.tenant, x.task_id, x.slot, x.shard,
            x.shards, x.attempt, x.state, x.worker_id, x.created_at, x.dispatched_at, x.started_at,
            x.finished_at, x.next_attempt_at, x.deadline, x.exit_code, x.error, x.output, x.trace_id,
-           x.idempotency_key);
+           x.idempotency_key, x.event_name, x.event_payload);
 }
 
 /// The deterministic id of the run of `shard` of `task_id`'s slot `slot`.

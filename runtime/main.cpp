@@ -4,6 +4,7 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
 #include <pthread.h>
 
 #include <curl/curl.h>
@@ -34,6 +35,30 @@
 using namespace aisched;
 
 namespace {
+
+/// The gateway's handler, installed once the actors it talks to exist.
+class late_handler {
+ public:
+  void set(gateway::handler_fn h) {
+    std::lock_guard<std::mutex> guard(mtx_);
+    handler_ = std::move(h);
+  }
+  void handle(gateway::http_request req, gateway::reply_fn reply) {
+    gateway::handler_fn h;
+    {
+      std::lock_guard<std::mutex> guard(mtx_);
+      h = handler_;
+    }
+    if (!h)
+      return reply({503, R"({"error":{"code":"unavailable","message":"starting","field":""}})",
+                    "application/json"});
+    h(std::move(req), std::move(reply));
+  }
+
+ private:
+  std::mutex mtx_;
+  gateway::handler_fn handler_;
+};
 
 int fail(const std::string& what, const caf::error& err) {
   log::error(what, {{"error", view(err).message}});
@@ -73,7 +98,30 @@ int run_node(const runtime::config& cfg, sigset_t& signals) {
   // Leader-only actors: told by raft whether this node leads.
   auto trigger = sys.spawn(trigger::trigger_actor_impl, raft, store, now_ms());
   auto retrier = sys.spawn(retry::retry_actor_impl, raft, store, now_ms());
-  auto router = sys.spawn(router::router_actor_impl, raft, store);
+  // The HTTP server binds first (port 0 picks a free one) so external workers
+  // can be told where to report; requests before wiring completes get 503.
+  std::unique_ptr<gateway::server> http;
+  auto late = std::make_shared<late_handler>();
+  std::string report_base;
+  if (cfg.roles.count("gateway")) {
+    gateway::server_options opts{cfg.http.host, cfg.http.port, cfg.max_body_bytes, 2};
+    http = std::make_unique<gateway::server>(
+        opts, [late](gateway::http_request req, gateway::reply_fn reply) {
+          late->handle(std::move(req), std::move(reply));
+        });
+    auto port = http->start();
+    if (!port) {
+      for (auto a : {caf::actor_cast<caf::actor>(trigger), caf::actor_cast<caf::actor>(retrier),
+                     caf::actor_cast<caf::actor>(raft), caf::actor_cast<caf::actor>(store)})
+        caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+      return fail("cannot start HTTP gateway", port.error());
+    }
+    report_base = "http://" + cfg.http.host + ":" + std::to_string(*port);
+    log::info("http listening", {{"addr", cfg.http.host + ":" + std::to_string(*port)}});
+  }
+  auto http_pool = std::make_shared<worker::run_pool>(4);
+  router::router_options ropts{report_base, http_pool, 30'000};
+  auto router = sys.spawn(router::router_actor_impl, raft, store, ropts);
   for (auto listener : {caf::actor_cast<proto::commit_listener_actor>(trigger),
                         caf::actor_cast<proto::commit_listener_actor>(retrier),
                         caf::actor_cast<proto::commit_listener_actor>(router)})
@@ -98,6 +146,7 @@ int run_node(const runtime::config& cfg, sigset_t& signals) {
   }
   auto stop_actors = [&] {
     if (pool) pool->stop();  // cancels running attempts, joins the run threads
+    http_pool->stop();
     for (auto a : {caf::actor_cast<caf::actor>(trigger), caf::actor_cast<caf::actor>(retrier),
                    caf::actor_cast<caf::actor>(router), caf::actor_cast<caf::actor>(local_worker),
                    caf::actor_cast<caf::actor>(raft), caf::actor_cast<caf::actor>(store)})
@@ -111,18 +160,7 @@ int run_node(const runtime::config& cfg, sigset_t& signals) {
   }
   log::info("cluster listening", {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)}});
 
-  std::unique_ptr<gateway::server> http;
-  if (cfg.roles.count("gateway")) {
-    gateway::api_context ctx{&sys, raft, store, trigger, router, cfg.node_id};
-    gateway::server_options opts{cfg.http.host, cfg.http.port, cfg.max_body_bytes, 2};
-    http = std::make_unique<gateway::server>(opts, gateway::make_api(ctx));
-    auto port = http->start();
-    if (!port) {
-      stop_actors();
-      return fail("cannot start HTTP gateway", port.error());
-    }
-    log::info("http listening", {{"addr", cfg.http.host + ":" + std::to_string(*port)}});
-  }
+  if (http) late->set(gateway::make_api(gateway::api_context{&sys, raft, store, trigger, router, cfg.node_id}));
   log::info("node started", {{"version", AISCHED_VERSION}});
 
   int sig = 0;

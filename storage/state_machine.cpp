@@ -1,6 +1,7 @@
 // Applying commands and reading the applied state; see state_machine.hpp.
 #include "storage/state_machine.hpp"
 
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -145,6 +146,7 @@ class applier {
 
   caf::expected<applied> operator()(const create_task& c) {
     task t = c.t;
+    if (auto err = check_upstreams(t, next_task_id_)) return err;
     t.id = next_task_id_++;
     t.version = 1;
     ctx_.put_task(t);
@@ -161,6 +163,7 @@ class applier {
                             std::to_string(cur->version) + ", not " +
                             std::to_string(c.expected_version));
     task t = c.t;
+    if (auto err = check_upstreams(t, t.id)) return err;
     t.tenant = cur->tenant;
     t.created_at = cur->created_at;
     t.version = cur->version + 1;
@@ -215,6 +218,8 @@ class applier {
         x.shards = (*t)->shards;
         x.created_at = c.at;
         x.trace_id = s.trace_id;
+        x.event_name = s.event_name;
+        x.event_payload = s.event_payload;
         x.idempotency_key = x.id;
         ctx_.put_instance(key, x, std::nullopt);
         if (shard == 0 && s.slot >= rt->last_slot) {
@@ -377,6 +382,42 @@ class applier {
     if (storage_error_) return storage_error_;
     out_.index = index_;
     return std::move(out_);
+  }
+
+  /// Rejects a `depends_on` naming a task that does not exist (or belongs to
+  /// another tenant) or that would close a cycle back to `self_id`; the error
+  /// names the cycle, e.g. "depends_on: cycle 3 -> 5 -> 3".
+  caf::error check_upstreams(const task& t, uint64_t self_id) {
+    for (auto up : t.depends_on) {
+      auto u = ctx_.read_task(up);
+      if (!u) return u.error();
+      if (!*u || (*u)->tenant != t.tenant)
+        return make_error(errc::invalid_argument, "depends_on",
+                          "depends_on: task " + std::to_string(up) + " does not exist");
+    }
+    // Depth-first walk up from each dependency; reaching self_id closes a cycle.
+    std::vector<uint64_t> path{self_id};
+    std::set<uint64_t> done;
+    std::function<caf::error(uint64_t)> walk = [&](uint64_t id) -> caf::error {
+      if (id == self_id) {
+        std::string cycle;
+        for (auto p : path) cycle += std::to_string(p) + " -> ";
+        return make_error(errc::invalid_argument, "depends_on",
+                          "depends_on: cycle " + cycle + std::to_string(self_id));
+      }
+      if (!done.insert(id).second) return {};
+      auto u = ctx_.read_task(id);
+      if (!u) return u.error();
+      if (!*u) return {};
+      path.push_back(id);
+      for (auto up : (*u)->depends_on)
+        if (auto err = walk(up)) return err;
+      path.pop_back();
+      return {};
+    };
+    for (auto up : t.depends_on)
+      if (auto err = walk(up)) return err;
+    return {};
   }
 
   /// The task's timeout (1 h if the task is gone).

@@ -16,7 +16,7 @@ PACKAGES="
   libcli11-dev
   librapidcheck-dev
   libssl-dev
-  curl tzdata
+  curl tzdata python3
 "
 
 missing=""

@@ -6,6 +6,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/router/substitute.hpp"
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
 #include "proto/errors.hpp"
 
@@ -41,6 +42,16 @@ execute_request make_request(const task& t, const instance& x) {
   r.idempotency_key = x.idempotency_key;
   r.trace_id = x.trace_id;
   r.timeout = t.timeout;
+  if (!x.event_name.empty()) {
+    // An event-fired run: its payload lands in the command, URL and body, escaped.
+    auto sub = [&](const std::string& s, landing where) {
+      return substitute(s, x.event_name, x.event_payload, where);
+    };
+    r.command = sub(t.command, landing::shell);
+    r.http.url = sub(t.http.url, landing::url);
+    r.http.body = sub(t.http.body, landing::json);
+    for (auto& [k, v] : r.http.headers) v = sub(v, landing::text);
+  }
   return r;
 }
 
@@ -73,10 +84,39 @@ void enqueue(router_state& st, const instance& x) {
 
 void start_proxies(self_ptr self) {
   auto& st = self->state;
-  for (auto& w : st.workers)
-    if (!w.proxy)
+  for (auto& w : st.workers) {
+    if (w.proxy) continue;
+    if (w.info.protocol == worker_protocol::http)
+      w.proxy = self->spawn<caf::linked>(worker_proxy::http_worker_proxy_impl, w.info.id,
+                                         w.info.address, st.opts.report_base, st.opts.http_pool,
+                                         st.raft, st.term);
+    else
       w.proxy = self->spawn<caf::linked>(worker_proxy::worker_proxy_impl, w.info.id, w.handle,
                                          st.raft, st.term);
+  }
+}
+
+/// Adds or refreshes a worker entry; the old proxy (if any) is replaced.
+router_state::worker_entry& upsert_worker(self_ptr self, proto::worker info) {
+  auto& st = self->state;
+  info.last_heartbeat = now_ms();
+  info.status = worker_status::online;
+  auto* w = find_worker(st, info.id);
+  if (!w) {
+    st.workers.push_back({});
+    w = &st.workers.back();
+    w->c.order = st.next_order++;
+  } else if (w->proxy) {
+    self->unlink_from(w->proxy);
+    self->send_exit(w->proxy, caf::exit_reason::user_shutdown);
+    w->proxy = nullptr;
+  }
+  w->info = std::move(info);
+  w->c.id = w->info.id;
+  w->c.labels = w->info.labels;
+  w->c.max_load = std::max<uint32_t>(1, w->info.max_load);
+  w->c.status = worker_status::online;
+  return *w;
 }
 
 void stop_proxies(self_ptr self) {
@@ -247,9 +287,12 @@ void rebuild_active(self_ptr self, uint64_t epoch, std::string cursor) {
 
 }  // namespace
 
-router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, store_actor store) {
+router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, store_actor store,
+                                              router_options opts) {
   self->state.raft = std::move(raft);
   self->state.store = std::move(store);
+  self->state.opts = std::move(opts);
+  self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto& st = self->state;
     for (auto& w : st.workers)
@@ -288,38 +331,51 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         self->state.load = p;
         schedule_dispatch(self);
       },
-      [=](register_atom, worker& info, worker_actor handle) {
-        auto& st = self->state;
-        info.last_heartbeat = now_ms();
-        info.status = worker_status::online;
-        auto* w = find_worker(st, info.id);
-        if (!w) {
-          st.workers.push_back({});
-          w = &st.workers.back();
-          w->c.order = st.next_order++;
-        } else if (w->proxy) {
-          self->unlink_from(w->proxy);
-          self->send_exit(w->proxy, caf::exit_reason::user_shutdown);
-          w->proxy = nullptr;
-        }
-        w->info = info;
-        w->handle = handle;
-        w->c.id = info.id;
-        w->c.labels = info.labels;
-        w->c.max_load = std::max<uint32_t>(1, info.max_load);
-        w->c.status = worker_status::online;
+      [=](register_atom, proto::worker& info, worker_actor handle) {
+        auto& w = upsert_worker(self, std::move(info));
+        w.handle = handle;
         self->monitor(handle);
-        rebuild_ring(st);
-        if (st.leading) start_proxies(self);
+        rebuild_ring(self->state);
+        if (self->state.leading) start_proxies(self);
         schedule_dispatch(self);
       },
-      [=](heartbeat_atom, const std::string& id, uint32_t load) {
+      [=](register_atom, proto::worker& info) -> proto::worker {
+        info.protocol = worker_protocol::http;
+        auto& w = upsert_worker(self, std::move(info));
+        w.handle = nullptr;
+        rebuild_ring(self->state);
+        if (self->state.leading) start_proxies(self);
+        schedule_dispatch(self);
+        return w.info;
+      },
+      [=](heartbeat_atom, const std::string& id, uint32_t load) -> bool {
         auto& st = self->state;
-        if (auto* w = find_worker(st, id)) {
-          w->c.reported = load;
-          w->info.load = load;
-          w->info.last_heartbeat = now_ms();
+        auto* w = find_worker(st, id);
+        if (!w) return false;  // unknown (e.g. after a leader change): register again
+        w->c.reported = load;
+        w->info.load = load;
+        w->info.last_heartbeat = now_ms();
+        if (w->c.status == worker_status::offline) {
+          w->c.status = w->info.status = worker_status::online;
+          rebuild_ring(st);
+          schedule_dispatch(self);
         }
+        return true;
+      },
+      [=](caf::tick_atom) {
+        // External workers that went silent are offline: nothing new goes there,
+        // and their in-flight runs time out at their deadline and are retried.
+        auto& st = self->state;
+        auto now = now_ms();
+        bool changed = false;
+        for (auto& w : st.workers)
+          if (w.info.protocol == worker_protocol::http && w.c.status == worker_status::online &&
+              now - w.info.last_heartbeat > st.opts.heartbeat_timeout) {
+            w.c.status = w.info.status = worker_status::offline;
+            changed = true;
+          }
+        if (changed) rebuild_ring(st);
+        self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
       },
       [=](list_workers_atom) {
         worker_list out;

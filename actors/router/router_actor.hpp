@@ -14,10 +14,19 @@
 #include <unordered_set>
 #include <vector>
 
+#include <memory>
+
 #include "actors/router/routing.hpp"
+#include "actors/worker/run_pool.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::router {
+
+struct router_options {
+  std::string report_base;                        // "http://host:port" external workers report to
+  std::shared_ptr<worker::run_pool> http_pool;    // threads for HTTP dispatch
+  duration_ms heartbeat_timeout = 30'000;         // external worker offline after this silence
+};
 
 struct router_state {
   struct worker_entry {
@@ -43,11 +52,12 @@ struct router_state {
   std::mt19937_64 rng{42};
   hash_ring ring;
   proto::pressure load;
+  router_options opts;
   static inline const char* name = "router";
 };
 
 proto::router_actor::behavior_type router_actor_impl(
     proto::router_actor::stateful_pointer<router_state> self, proto::raft_actor raft,
-    proto::store_actor store);
+    proto::store_actor store, router_options opts);
 
 }  // namespace aisched::router

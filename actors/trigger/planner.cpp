@@ -233,7 +233,8 @@ void planner::decide_released(entry& e, unix_ms slot, decisions& out) {
   fire_now(e, slot, out);
 }
 
-void planner::decide(entry& e, unix_ms slot, decisions& out) {
+void planner::decide(entry& e, unix_ms slot, decisions& out, const std::string& event,
+                     const std::string& payload) {
   if (!e.def.depends_on.empty() && !upstreams_ok(e)) {
     if (e.blocked) stats_.skipped += 1;  // a newer slot supersedes the waiting one
     e.blocked = slot;
@@ -243,13 +244,13 @@ void planner::decide(entry& e, unix_ms slot, decisions& out) {
   bool busy = planner::busy(e);
   switch (e.def.overlap) {
     case overlap_policy::allow:
-      return fire_now(e, slot, out);
+      return fire_now(e, slot, out, event, payload);
     case overlap_policy::skip:
       if (busy) {
         stats_.skipped += 1;
         return;
       }
-      return fire_now(e, slot, out);
+      return fire_now(e, slot, out, event, payload);
     case overlap_policy::buffer_one:
       if (busy) {
         if (e.buffered.empty()) {
@@ -260,7 +261,7 @@ void planner::decide(entry& e, unix_ms slot, decisions& out) {
         }
         return;
       }
-      return fire_now(e, slot, out);
+      return fire_now(e, slot, out, event, payload);
     case overlap_policy::buffer_all:
       if (busy || !e.buffered.empty()) {
         if (e.buffered.size() < max_buffered) {
@@ -272,20 +273,23 @@ void planner::decide(entry& e, unix_ms slot, decisions& out) {
         if (!busy) release(e);  // the oldest waiting slot goes first
         return;
       }
-      return fire_now(e, slot, out);
+      return fire_now(e, slot, out, event, payload);
     case overlap_policy::replace:
       for (auto& id : e.active) {
         out.cancels.push_back(id);
         stats_.replaced += 1;
       }
-      return fire_now(e, slot, out);
+      return fire_now(e, slot, out, event, payload);
   }
 }
 
-void planner::fire_now(entry& e, unix_ms slot, decisions& out) {
+void planner::fire_now(entry& e, unix_ms slot, decisions& out, const std::string& event,
+                       const std::string& payload) {
   fire_slot f;
   f.task_id = e.def.id;
   f.slot = slot;
+  f.event_name = event;
+  f.event_payload = payload;
   f.trace_id = make_trace_id(e.def.id, slot, ++trace_seq_);
   // Counts as running from now on, so a slot due before the commit arrives sees it.
   e.proposed.insert(slot);
@@ -312,6 +316,39 @@ caf::expected<decisions> planner::trigger_now(const std::string& tenant, uint64_
                                     std::string(name_of(e.def.overlap)) +
                                     "' while a previous run is active");
   }
+  return out;
+}
+
+decisions planner::fire_event(const std::string& tenant, const std::string& name,
+                              const std::string& payload, unix_ms now) {
+  decisions out;
+  for (auto& [id, e] : tasks_) {
+    if (e.def.event != name || e.def.paused) continue;
+    if (!tenant.empty() && e.def.tenant != tenant) continue;
+    if (e.proposed.count(now)) continue;  // this instant already fired for it
+    decide(e, now, out, name, payload);
+  }
+  return out;
+}
+
+caf::expected<decisions> planner::backfill(const std::string& tenant, uint64_t id, unix_ms from,
+                                           unix_ms to) {
+  auto i = tasks_.find(id);
+  if (i == tasks_.end() || (!tenant.empty() && i->second.def.tenant != tenant))
+    return make_error(errc::not_found, "id", "task " + std::to_string(id) + " does not exist");
+  auto& e = i->second;
+  if (e.sched.is_manual())
+    return make_error(errc::invalid_argument, "schedule", "the task has no schedule to backfill");
+  std::vector<unix_ms> slots;
+  for (auto s = e.sched.next_after(from - 1); s && *s <= to; s = e.sched.next_after(*s)) {
+    if (slots.size() == max_backfill)
+      return make_error(errc::invalid_argument, "to",
+                        "the range holds more than " + std::to_string(max_backfill) + " slots");
+    slots.push_back(*s);
+  }
+  decisions out;
+  for (auto s : slots)
+    if (!e.proposed.count(s)) decide(e, s, out);
   return out;
 }
 

@@ -73,6 +73,18 @@ class planner {
   /// the overlap policy holds the run back (skip/buffer) or upstreams block it.
   caf::expected<decisions> trigger_now(const std::string& tenant, uint64_t id, unix_ms now);
 
+  /// Fires every unpaused task of `tenant` ("" = all) subscribed to event `name`
+  /// once at `now`, each subject to its overlap policy and upstreams; the slots
+  /// carry the event so the run can substitute its payload.
+  decisions fire_event(const std::string& tenant, const std::string& name,
+                       const std::string& payload, unix_ms now);
+
+  /// Fires every slot of task `id`'s schedule in [from, to] (at most
+  /// `max_backfill`), oldest first, subject to its overlap policy.
+  caf::expected<decisions> backfill(const std::string& tenant, uint64_t id, unix_ms from,
+                                    unix_ms to);
+  static constexpr size_t max_backfill = 1000;
+
   /// Records that the proposal of `s` is settled: committed (its instances, if it
   /// created any, arrive through observe()) or failed (e.g. leadership lost). Until
   /// then the slot counts as a running instance for the overlap policy.
@@ -106,11 +118,13 @@ class planner {
   };
 
   void arm_after(entry& e, unix_ms after);
-  void decide(entry& e, unix_ms slot, decisions& out);
+  void decide(entry& e, unix_ms slot, decisions& out, const std::string& event = {},
+              const std::string& payload = {});
   void decide_released(entry& e, unix_ms slot, decisions& out);
   size_t depth(uint64_t id, size_t guard = 0) const;
   void catch_up(entry& e, unix_ms after, unix_ms now);
-  void fire_now(entry& e, unix_ms slot, decisions& out);
+  void fire_now(entry& e, unix_ms slot, decisions& out, const std::string& event = {},
+                const std::string& payload = {});
   bool upstreams_ok(const entry& e) const;
   static bool busy(const entry& e) { return !e.active.empty() || !e.proposed.empty(); }
   void release(entry& e);

@@ -77,6 +77,42 @@ void propose_decisions(self_ptr self, decisions d, unix_ms now) {
           [=](caf::error&) { on_fire_failed(self, copy, epoch); });
 }
 
+caf::error not_leading() {
+  return make_error(errc::not_leader, "this node does not lead (or is still starting)");
+}
+
+/// Proposes `d` at once and answers with the committed effect (the instances
+/// created); an empty decision answers an empty `applied`.
+caf::result<applied> commit_now(self_ptr self, decisions d, unix_ms now) {
+  auto& st = self->state;
+  for (auto& id : d.cancels) {
+    cancel c{"", id, now, "replaced by a newer run (overlap: replace)"};
+    self->request(st.raft, request_timeout, propose_atom::value, command{std::move(c)})
+        .then([](applied&) {}, [](caf::error&) {});
+  }
+  if (d.fires.empty()) return applied{};
+  auto rp = self->make_response_promise<applied>();
+  auto slots = d.fires;
+  auto epoch = st.epoch;
+  auto settle = [=] {
+    auto& st = self->state;
+    if (epoch == st.epoch && st.plan)
+      for (auto& s : slots) st.plan->settle(s);
+  };
+  self->request(st.raft, request_timeout, propose_atom::value,
+                command{fire{st.term, now, std::move(d.fires)}})
+      .then(
+          [=](applied& a) mutable {
+            settle();
+            rp.deliver(std::move(a));
+          },
+          [=](caf::error& e) mutable {
+            settle();
+            rp.deliver(std::move(e));
+          });
+  return rp;
+}
+
 void wake(self_ptr self) {
   auto& st = self->state;
   if (!st.leading || !st.ready || st.load.level == pressure_level::red) return;
@@ -179,34 +215,27 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
       [=](trigger_now_atom, const std::string& tenant,
           uint64_t task_id) -> caf::result<applied> {
         auto& st = self->state;
-        if (!st.leading || !st.ready)
-          return make_error(errc::not_leader, "this node does not lead (or is still starting)");
+        if (!st.leading || !st.ready) return not_leading();
         auto now = now_of(self);
         auto d = st.plan->trigger_now(tenant, task_id, now);
         if (!d) return d.error();
-        auto rp = self->make_response_promise<applied>();
-        for (auto& id : d->cancels) {
-          cancel c{"", id, now, "replaced by a manual run (overlap: replace)"};
-          self->request(st.raft, request_timeout, propose_atom::value, command{std::move(c)})
-              .then([](applied&) {}, [](caf::error&) {});
-        }
-        fire f{st.term, now, d->fires};
-        auto epoch = st.epoch;
-        self->request(st.raft, request_timeout, propose_atom::value, command{std::move(f)})
-            .then(
-                [=](applied& a) mutable {
-                  auto& st = self->state;
-                  if (epoch == st.epoch && st.plan)
-                    for (auto& s : d->fires) st.plan->settle(s);
-                  rp.deliver(std::move(a));
-                },
-                [=](caf::error& e) mutable {
-                  auto& st = self->state;
-                  if (epoch == st.epoch && st.plan)
-                    for (auto& s : d->fires) st.plan->settle(s);
-                  rp.deliver(std::move(e));
-                });
-        return rp;
+        return commit_now(self, std::move(*d), now);
+      },
+      [=](event_atom, const std::string& tenant, const std::string& name,
+          const std::string& payload) -> caf::result<applied> {
+        auto& st = self->state;
+        if (!st.leading || !st.ready) return not_leading();
+        auto now = now_of(self);
+        return commit_now(self, st.plan->fire_event(tenant, name, payload, now), now);
+      },
+      [=](backfill_atom, const std::string& tenant, uint64_t task_id, unix_ms from,
+          unix_ms to) -> caf::result<applied> {
+        auto& st = self->state;
+        if (!st.leading || !st.ready) return not_leading();
+        auto now = now_of(self);
+        auto d = st.plan->backfill(tenant, task_id, from, to);
+        if (!d) return d.error();
+        return commit_now(self, std::move(*d), now);
       },
   };
 }

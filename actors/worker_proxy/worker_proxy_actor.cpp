@@ -6,7 +6,10 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/worker_proxy/http_dispatch.hpp"
 #include "proto/errors.hpp"
+
+#include <caf/send.hpp>
 
 namespace aisched::worker_proxy {
 
@@ -28,7 +31,78 @@ void queue_report(self_ptr self, run_result r) {
   }
 }
 
+run_result refused(const std::string& instance_id, const std::string& worker_id,
+                   std::string why) {
+  run_result r;
+  r.instance_id = instance_id;
+  r.worker_id = worker_id;
+  r.state = instance_state::failed;
+  r.exit_code = -1;
+  r.error = std::move(why);
+  return r;
+}
+
+/// Proposes the queued reports as one command; transient failures retry.
+void flush_reports(self_ptr self) {
+  auto& st = self->state;
+  st.flush_scheduled = false;
+  if (st.pending.empty()) return;
+  report_results cmd{st.term, now_ms(), std::move(st.pending)};
+  st.pending.clear();
+  auto copy = cmd.results;
+  self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
+      .then([](applied&) {},
+            [=](caf::error& err) {
+              // Rejected items (a late report for a cancelled run) are final; a
+              // timeout or storage hiccup is retried so no result is lost.
+              auto code = view(err).code;
+              if (code == errc::illegal_transition || code == errc::not_found ||
+                  code == errc::invalid_argument)
+                return;
+              for (auto& r : copy) self->state.pending.push_back(r);
+              self->state.flush_scheduled = true;
+              self->delayed_send(self, retry_after, flush_atom::value);
+            });
+}
+
 }  // namespace
+
+worker_proxy_actor::behavior_type http_worker_proxy_impl(
+    self_ptr self, std::string worker_id, std::string callback_url, std::string report_base,
+    std::shared_ptr<worker::run_pool> pool, raft_actor raft, uint64_t term) {
+  auto& st = self->state;
+  st.worker_id = std::move(worker_id);
+  st.callback_url = std::move(callback_url);
+  st.report_base = std::move(report_base);
+  st.raft = std::move(raft);
+  st.term = term;
+  return {
+      [=](execute_atom, const execute_request& req) {
+        auto& st = self->state;
+        auto url = st.callback_url + "/internal/tasks/execute";
+        auto body = execute_body(req, st.report_base + "/api/v1/instances/" + req.instance_id +
+                                          "/report");
+        worker_proxy_actor me = self;
+        auto wid = st.worker_id;
+        bool queued = pool->submit([=](const std::atomic<bool>&) {
+          auto reply = post_json(url, body, 10'000);
+          if (reply.status == 202 || reply.status == 200) return;
+          auto why = reply.status == 0 ? "dispatch to " + url + " failed: " + reply.error
+                                       : "worker " + wid + " answered HTTP " +
+                                             std::to_string(reply.status) + " to execute";
+          caf::anon_send(me, report_atom::value, refused(req.instance_id, wid, why));
+        });
+        if (!queued) queue_report(self, refused(req.instance_id, wid, "node is stopping"));
+      },
+      [=](cancel_run_atom, const std::string& instance_id) {
+        auto url = self->state.callback_url + "/internal/tasks/cancel";
+        auto body = "{\"instance_id\":\"" + instance_id + "\"}";
+        pool->submit([=](const std::atomic<bool>&) { post_json(url, body, 5'000); });
+      },
+      [=](report_atom, run_result& r) { queue_report(self, std::move(r)); },
+      [=](flush_atom) { flush_reports(self); },
+  };
+}
 
 worker_proxy_actor::behavior_type worker_proxy_impl(self_ptr self, std::string worker_id,
                                                     worker_actor worker, raft_actor raft,
@@ -45,50 +119,22 @@ worker_proxy_actor::behavior_type worker_proxy_impl(self_ptr self, std::string w
             .then(
                 [=](bool accepted) {
                   if (accepted) return;
-                  run_result r;
-                  r.instance_id = req.instance_id;
-                  r.worker_id = self->state.worker_id;
-                  r.state = instance_state::failed;
-                  r.exit_code = -1;
-                  r.error = "worker " + self->state.worker_id + " refused the run (stopping)";
-                  queue_report(self, std::move(r));
+                  auto& wid = self->state.worker_id;
+                  queue_report(self, refused(req.instance_id, wid,
+                                             "worker " + wid + " refused the run (stopping)"));
                 },
                 [=](caf::error& err) {
-                  run_result r;
-                  r.instance_id = req.instance_id;
-                  r.worker_id = self->state.worker_id;
-                  r.state = instance_state::failed;
-                  r.exit_code = -1;
-                  r.error = "dispatch to worker " + self->state.worker_id +
-                            " failed: " + view(err).message;
-                  queue_report(self, std::move(r));
+                  auto& wid = self->state.worker_id;
+                  queue_report(self, refused(req.instance_id, wid,
+                                             "dispatch to worker " + wid +
+                                                 " failed: " + view(err).message));
                 });
       },
       [=](cancel_run_atom, const std::string& instance_id) {
         self->send(self->state.worker, cancel_run_atom::value, instance_id);
       },
       [=](report_atom, run_result& r) { queue_report(self, std::move(r)); },
-      [=](flush_atom) {
-        auto& st = self->state;
-        st.flush_scheduled = false;
-        if (st.pending.empty()) return;
-        report_results cmd{st.term, now_ms(), std::move(st.pending)};
-        st.pending.clear();
-        auto copy = cmd.results;
-        self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
-            .then([](applied&) {},
-                  [=](caf::error& err) {
-                    // Rejected items (a late report for a cancelled run) are final; a
-                    // timeout or storage hiccup is retried so no result is lost.
-                    auto code = view(err).code;
-                    if (code == errc::illegal_transition || code == errc::not_found ||
-                        code == errc::invalid_argument)
-                      return;
-                    self->delayed_send(self, retry_after, flush_atom::value);
-                    for (auto& r : copy) self->state.pending.push_back(r);
-                    self->state.flush_scheduled = true;
-                  });
-      },
+      [=](flush_atom) { flush_reports(self); },
   };
 }
 

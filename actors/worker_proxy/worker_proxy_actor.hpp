@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include "actors/worker/run_pool.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::worker_proxy {
@@ -18,9 +21,19 @@ struct proxy_state {
   proto::raft_actor raft;
   uint64_t term = 0;
   std::vector<proto::run_result> pending;  // reports not yet proposed
+  std::string callback_url;                // http workers only
+  std::string report_base;                 // "http://host:port" of this node's gateway
   bool flush_scheduled = false;
   static inline const char* name = "worker_proxy";
 };
+
+/// A proxy for an external HTTP worker: `execute` becomes `POST {callback_url}
+/// /internal/tasks/execute` (expects 202) on `dispatch_pool`'s threads; the
+/// worker reports over REST (POST /api/v1/instances/{id}/report) instead.
+proto::worker_proxy_actor::behavior_type http_worker_proxy_impl(
+    proto::worker_proxy_actor::stateful_pointer<proxy_state> self, std::string worker_id,
+    std::string callback_url, std::string report_base, std::shared_ptr<worker::run_pool> pool,
+    proto::raft_actor raft, uint64_t term);
 
 proto::worker_proxy_actor::behavior_type worker_proxy_impl(
     proto::worker_proxy_actor::stateful_pointer<proxy_state> self, std::string worker_id,
