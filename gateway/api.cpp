@@ -122,6 +122,20 @@ class api {
     if (res == "dag" && seg.size() == 3 && m == "GET") return dag(reply);
     if (res == "instances") return instances(req, seg, reply);
     if (res == "workers") return workers(req, seg, reply);
+    if (res == "backpressure" && seg.size() == 3 && m == "GET")
+      return ask<pressure_status>(
+          ctx_.backpressure, reply,
+          [](pressure_status& p) {
+            static const char* levels[] = {"green", "yellow", "red"};
+            return json_response(
+                200, json::object{{"state", levels[static_cast<int>(p.current.level)]},
+                                  {"delay", format_duration(p.current.delay)},
+                                  {"backlog", p.backlog},
+                                  {"max_backlog", p.max_backlog},
+                                  {"worker_load", p.worker_load},
+                                  {"leading", p.leading}});
+          },
+          pressure_status_atom::value);
     not_found(req, reply);
   }
 

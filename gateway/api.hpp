@@ -21,6 +21,7 @@ struct api_context {
   proto::store_actor store;
   proto::trigger_actor trigger;
   proto::router_actor router;
+  proto::backpressure_actor backpressure;
   std::string node_id;
   std::chrono::milliseconds timeout{10'000};
 };

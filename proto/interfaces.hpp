@@ -198,6 +198,27 @@ using router_actor = commit_listener_actor::extend<
     caf::reacts_to<wake_atom, uint64_t>,
     caf::reacts_to<caf::tick_atom>>;
 
+/// What GET /api/v1/backpressure shows.
+struct pressure_status {
+  pressure current;
+  uint64_t backlog = 0;
+  uint64_t max_backlog = 0;
+  double worker_load = 0;
+  bool leading = false;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pressure_status& x) {
+  return f(caf::meta::type_name("aisched.pressure_status"), x.current, x.backlog, x.max_backlog,
+           x.worker_load, x.leading);
+}
+
+using pressure_status_atom = caf::atom_constant<caf::atom("pstatus")>;
+
+/// backpressure (actors/backpressure): leader only; computes the level from the
+/// backlog and worker load and tells the trigger and router. `tick` is internal.
+using backpressure_actor = commit_listener_actor::extend<
+    caf::replies_to<pressure_status_atom>::with<pressure_status>, caf::reacts_to<caf::tick_atom>>;
+
 /// retry (actors/retry): re-proposes retry_waiting instances at their deadline
 /// and turns dispatched runs past their deadline into timed_out results.
 using retry_actor = commit_listener_actor::extend<caf::reacts_to<wake_atom, uint64_t>>;

@@ -36,6 +36,7 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<execute_request>("aisched.execute_request");
   cfg.add_message_type<schedule_page>("aisched.schedule_page");
   cfg.add_message_type<worker_list>("aisched.worker_list");
+  cfg.add_message_type<pressure_status>("aisched.pressure_status");
   cfg.add_error_category(caf::atom("aisched"),
                          [](uint8_t code, caf::atom_value, const caf::message& ctx) {
                            return std::string("aisched_error(") +

@@ -55,6 +55,12 @@ parse_outcome parse_command_line(int argc, char** argv) {
       ->envname("AISCHED_MAX_BODY_BYTES")->capture_default_str();
   app.add_option("--worker-slots", cfg.worker_slots, "concurrent runs of the built-in worker")
       ->envname("AISCHED_WORKER_SLOTS")->capture_default_str()->check(CLI::Range(1, 1024));
+  app.add_option("--max-backlog", cfg.max_backlog,
+                 "backlog (pending + dispatched runs) that counts as full for backpressure")
+      ->envname("AISCHED_MAX_BACKLOG")->capture_default_str()->check(CLI::Range(1, 100'000'000));
+  app.add_option("--dispatch-rate", cfg.dispatch_rate,
+                 "dispatches per second (token bucket, burst 2x); 0 turns the limit off")
+      ->envname("AISCHED_DISPATCH_RATE")->capture_default_str()->check(CLI::Range(0.0, 1e9));
   std::vector<std::string> labels;
   app.add_option("--worker-label", labels, "label of the built-in worker, KEY=VALUE (repeatable)")
       ->envname("AISCHED_WORKER_LABELS")->delimiter(',');

@@ -26,6 +26,8 @@ struct config {
   unsigned threads = 2;
   size_t max_body_bytes = 1 << 20;
   size_t worker_slots = 16;  // concurrent runs of the built-in worker
+  uint64_t max_backlog = 1000;  // pending + dispatched runs at which pressure is red (x0.9)
+  double dispatch_rate = 3000;  // dispatches per second; 0 = unlimited
   std::map<std::string, std::string> worker_labels;
 };
 

@@ -17,6 +17,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/backpressure/backpressure_actor.hpp"
 #include "actors/raft/raft_actor.hpp"
 #include "actors/retry/retry_actor.hpp"
 #include "actors/router/router_actor.hpp"
@@ -120,8 +121,14 @@ int run_node(const runtime::config& cfg, sigset_t& signals) {
     log::info("http listening", {{"addr", cfg.http.host + ":" + std::to_string(*port)}});
   }
   auto http_pool = std::make_shared<worker::run_pool>(4);
-  router::router_options ropts{report_base, http_pool, 30'000};
+  router::router_options ropts{report_base, http_pool, 30'000, cfg.dispatch_rate,
+                               cfg.dispatch_rate * 2};
   auto router = sys.spawn(router::router_actor_impl, raft, store, ropts);
+  backpressure::thresholds limits;
+  limits.max_backlog = cfg.max_backlog;
+  auto pressure = sys.spawn(backpressure::backpressure_actor_impl, store, router, trigger, limits);
+  caf::anon_send(raft, proto::subscribe_atom::value,
+                 caf::actor_cast<proto::commit_listener_actor>(pressure));
   for (auto listener : {caf::actor_cast<proto::commit_listener_actor>(trigger),
                         caf::actor_cast<proto::commit_listener_actor>(retrier),
                         caf::actor_cast<proto::commit_listener_actor>(router)})
@@ -149,6 +156,7 @@ int run_node(const runtime::config& cfg, sigset_t& signals) {
     http_pool->stop();
     for (auto a : {caf::actor_cast<caf::actor>(trigger), caf::actor_cast<caf::actor>(retrier),
                    caf::actor_cast<caf::actor>(router), caf::actor_cast<caf::actor>(local_worker),
+                   caf::actor_cast<caf::actor>(pressure),
                    caf::actor_cast<caf::actor>(raft), caf::actor_cast<caf::actor>(store)})
       if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   };
@@ -160,7 +168,7 @@ int run_node(const runtime::config& cfg, sigset_t& signals) {
   }
   log::info("cluster listening", {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)}});
 
-  if (http) late->set(gateway::make_api(gateway::api_context{&sys, raft, store, trigger, router, cfg.node_id}));
+  if (http) late->set(gateway::make_api(gateway::api_context{&sys, raft, store, trigger, router, pressure, cfg.node_id}));
   log::info("node started", {{"version", AISCHED_VERSION}});
 
   int sig = 0;

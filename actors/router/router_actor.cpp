@@ -1,6 +1,7 @@
 // Behaviour of the router actor; see router_actor.hpp.
 #include "actors/router/router_actor.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <caf/stateful_actor.hpp>
@@ -143,12 +144,23 @@ void dispatch(self_ptr self) {
   if (!st.leading || !st.ready || st.queue.empty() || st.load.level == pressure_level::red) return;
   std::vector<candidate> cands;
   for (auto& w : st.workers) cands.push_back(w.c);
-  proto::dispatch cmd{st.term, now_ms(), {}};
+  auto now = now_ms();
+  proto::dispatch cmd{st.term, now, {}};
+  // The dispatch rate limit: at most this many runs leave now.
+  auto budget = st.bucket->take(std::min<uint64_t>(st.queue.size(), max_batch), now);
+  if (budget == 0) {
+    if (!st.waiting_for_tokens) {
+      st.waiting_for_tokens = true;
+      self->delayed_send(self, std::chrono::milliseconds(std::max<duration_ms>(1, st.bucket->wait_ms(now))),
+                         wake_atom::value, uint64_t{1});
+    }
+    return;
+  }
   std::deque<instance> keep;
   while (!st.queue.empty()) {
     auto x = std::move(st.queue.front());
     st.queue.pop_front();
-    if (cmd.entries.size() >= max_batch) {
+    if (cmd.entries.size() >= budget) {
       keep.push_back(std::move(x));
       continue;
     }
@@ -206,6 +218,10 @@ void dispatch(self_ptr self) {
   if (!st.queue.empty()) schedule_dispatch(self);
 }
 
+bool is_active_in_flight(instance_state s) {
+  return s == instance_state::dispatched || s == instance_state::running;
+}
+
 /// Applies one committed instance state to the queue and reservations.
 void observe(self_ptr self, const instance& x) {
   auto& st = self->state;
@@ -229,6 +245,35 @@ void observe(self_ptr self, const instance& x) {
       release(self, x.id);
       break;
   }
+  if (!is_active_in_flight(x.state) && !st.orphans.empty()) {
+    auto& o = st.orphans;
+    o.erase(std::remove_if(o.begin(), o.end(), [&](const instance& y) { return y.id == x.id; }),
+            o.end());
+  }
+}
+
+/// Takes over a run in flight on its (registered) worker: holds its capacity
+/// and hands it over again; the worker's dedup makes a second delivery safe.
+void adopt(self_ptr self, const instance& x) {
+  auto& st = self->state;
+  auto* w = find_worker(st, x.worker_id);
+  if (!w || st.assigned.count(x.id)) return;
+  reserve(st, *w, x.id);
+  auto t = st.tasks.find(x.task_id);
+  if (w->proxy && t != st.tasks.end())
+    self->send(w->proxy, execute_atom::value, make_request(t->second, x));
+}
+
+/// A worker (re)registered: adopt the in-flight runs that were waiting for it.
+void adopt_orphans(self_ptr self, const std::string& worker_id) {
+  auto& st = self->state;
+  if (!st.leading) return;
+  std::vector<instance> waiting;
+  for (auto& x : st.orphans) {
+    if (x.worker_id == worker_id) adopt(self, x);
+    else waiting.push_back(std::move(x));
+  }
+  st.orphans = std::move(waiting);
 }
 
 void rebuild_active(self_ptr self, uint64_t epoch, std::string cursor);
@@ -267,13 +312,8 @@ void rebuild_active(self_ptr self, uint64_t epoch, std::string cursor) {
                          x.state == instance_state::running) {
                 // In flight under the previous leader: hold its capacity and hand it
                 // to its worker again (dedup there makes a second delivery safe).
-                auto* w = find_worker(st, x.worker_id);
-                auto t = st.tasks.find(x.task_id);
-                if (w) {
-                  reserve(st, *w, x.id);
-                  if (w->proxy && t != st.tasks.end())
-                    self->send(w->proxy, execute_atom::value, make_request(t->second, x));
-                }
+                if (!find_worker(st, x.worker_id)) st.orphans.push_back(x);
+                else adopt(self, x);
               }
             }
             if (!page.next_cursor.empty()) return rebuild_active(self, epoch, page.next_cursor);
@@ -292,6 +332,8 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
   self->state.raft = std::move(raft);
   self->state.store = std::move(store);
   self->state.opts = std::move(opts);
+  self->state.bucket = std::make_unique<backpressure::token_bucket>(
+      self->state.opts.dispatch_rate, self->state.opts.dispatch_burst, now_ms());
   self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
   self->set_down_handler([=](const caf::down_msg& dm) {
     auto& st = self->state;
@@ -312,6 +354,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         st.queue.clear();
         st.queued.clear();
         st.assigned.clear();
+        st.orphans.clear();
         st.tasks.clear();
         for (auto& w : st.workers) w.c.reserved = 0;
         stop_proxies(self);
@@ -337,6 +380,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         self->monitor(handle);
         rebuild_ring(self->state);
         if (self->state.leading) start_proxies(self);
+        adopt_orphans(self, w.info.id);
         schedule_dispatch(self);
       },
       [=](register_atom, proto::worker& info) -> proto::worker {
@@ -345,6 +389,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         w.handle = nullptr;
         rebuild_ring(self->state);
         if (self->state.leading) start_proxies(self);
+        adopt_orphans(self, w.info.id);
         schedule_dispatch(self);
         return w.info;
       },
@@ -386,7 +431,10 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         }
         return out;
       },
-      [=](wake_atom, uint64_t) { dispatch(self); },
+      [=](wake_atom, uint64_t reason) {
+        if (reason == 1) self->state.waiting_for_tokens = false;  // tokens refilled
+        dispatch(self);
+      },
   };
 }
 

@@ -16,6 +16,7 @@
 
 #include <memory>
 
+#include "actors/backpressure/pressure.hpp"
 #include "actors/router/routing.hpp"
 #include "actors/worker/run_pool.hpp"
 #include "proto/interfaces.hpp"
@@ -26,6 +27,8 @@ struct router_options {
   std::string report_base;                        // "http://host:port" external workers report to
   std::shared_ptr<worker::run_pool> http_pool;    // threads for HTTP dispatch
   duration_ms heartbeat_timeout = 30'000;         // external worker offline after this silence
+  double dispatch_rate = 3000;                    // dispatches per second (0: unlimited)
+  double dispatch_burst = 6000;
 };
 
 struct router_state {
@@ -46,6 +49,7 @@ struct router_state {
   std::deque<proto::instance> queue;               // pending runs to place
   std::unordered_set<std::string> queued;          // ids in `queue`
   std::unordered_map<std::string, std::string> assigned;  // run id -> worker id
+  std::vector<proto::instance> orphans;  // in flight on a worker not registered (yet)
   bool dispatch_scheduled = false;
   uint64_t rr = 0;
   uint64_t next_order = 0;
@@ -53,6 +57,8 @@ struct router_state {
   hash_ring ring;
   proto::pressure load;
   router_options opts;
+  std::unique_ptr<backpressure::token_bucket> bucket;
+  bool waiting_for_tokens = false;
   static inline const char* name = "router";
 };
 

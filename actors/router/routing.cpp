@@ -85,9 +85,16 @@ std::optional<size_t> pick(route_strategy strategy,
     case route_strategy::consistent_hash:
       if (ring && !ring->empty()) {
         // Bounded load: walk the ring from the task's point to the first that fits.
-        for (auto& id : ring->walk(hash_of(std::to_string(task_id))))
+        std::optional<size_t> hit;
+        ring->find(hash_of(std::to_string(task_id)), [&](const std::string& id) {
           for (auto i : fit)
-            if (workers[i].id == id) return i;
+            if (workers[i].id == id) {
+              hit = i;
+              return true;
+            }
+          return false;
+        });
+        if (hit) return hit;
       }
       break;
     case route_strategy::least_loaded:

@@ -4,6 +4,7 @@
 // least_loaded. The router actor keeps the registry and calls pick().
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -41,6 +42,18 @@ class hash_ring {
   void rebuild(const std::vector<std::string>& worker_ids);
   /// Worker ids in ring order starting at `key`'s position (each id once).
   std::vector<std::string> walk(uint64_t key) const;
+  /// The first worker id in ring order from `key` for which `accept(id)` holds.
+  template <class Pred>
+  const std::string* find(uint64_t key, Pred accept) const {
+    if (ring_.empty()) return nullptr;
+    auto start = std::lower_bound(ring_.begin(), ring_.end(), std::make_pair(key, std::string{}));
+    size_t at = static_cast<size_t>(start - ring_.begin());
+    for (size_t n = 0; n < ring_.size(); ++n) {
+      auto& id = ring_[(at + n) % ring_.size()].second;
+      if (accept(id)) return &id;
+    }
+    return nullptr;
+  }
   bool empty() const { return ring_.empty(); }
 
  private:

@@ -96,22 +96,43 @@ run_result run_process(const execute_request& req, const std::vector<std::string
   tail_buffer out(opts.output_cap);
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(req.timeout > 0 ? req.timeout : 3'600'000);
-  bool timed_out = false, killed_by_cancel = false, eof = false;
+  bool timed_out = false, killed_by_cancel = false, eof = false, exited = false;
+  int status = 0;
+  // After the shell exits, children it left behind may keep the pipe open; they
+  // get this long to finish writing before the group is killed.
+  constexpr auto linger = std::chrono::milliseconds(200);
+  std::chrono::steady_clock::time_point exited_at;
   char buf[8192];
-  while (!eof) {
-    pollfd p{fds[0], POLLIN, 0};
-    int n = poll(&p, 1, 50);
-    if (n > 0) {
-      auto got = read(fds[0], buf, sizeof buf);
-      if (got > 0) {
-        std::string_view chunk(buf, static_cast<size_t>(got));
-        out.append(chunk);
-        if (on_output) on_output(chunk);
-      } else if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) {
-        eof = true;
+  while (!(eof && exited)) {
+    if (!eof) {
+      pollfd p{fds[0], POLLIN, 0};
+      int n = poll(&p, 1, 50);
+      if (n > 0) {
+        auto got = read(fds[0], buf, sizeof buf);
+        if (got > 0) {
+          std::string_view chunk(buf, static_cast<size_t>(got));
+          out.append(chunk);
+          if (on_output) on_output(chunk);
+        } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+          eof = true;
+        }
       }
+    } else {
+      // Output closed but the process still runs (it redirected its output):
+      // keep watching the deadline and cancellation while waiting for it.
+      struct timespec ts{0, 20'000'000};
+      nanosleep(&ts, nullptr);
     }
-    if (!timed_out && !killed_by_cancel) {
+    if (!exited) {
+      auto w = waitpid(pid, &status, WNOHANG);
+      if (w == pid) {
+        exited = true;
+        exited_at = std::chrono::steady_clock::now();
+      }
+    } else if (!eof && std::chrono::steady_clock::now() - exited_at > linger) {
+      kill(-pid, SIGKILL);  // leftover children holding the pipe: the run is over
+    }
+    if (!exited && !timed_out && !killed_by_cancel) {
       if (cancelled()) {
         killed_by_cancel = true;
         kill(-pid, SIGKILL);
@@ -122,10 +143,7 @@ run_result run_process(const execute_request& req, const std::vector<std::string
     }
   }
   close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  // Children that outlived the shell still hold nothing of ours; make sure none survive.
+  // Children that outlived the shell must not survive the run.
   kill(-pid, SIGKILL);
   int32_t code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (killed_by_cancel) return finish(r, instance_state::failed, code, "cancelled", out.take());
@@ -236,8 +254,12 @@ run_result execute_task(const execute_request& req, const exec_options& opts,
     case task_kind::container:
       break;
   }
-  // A scratch directory per attempt, removed afterwards.
-  auto dir = fs::path(opts.scratch_root) / (req.instance_id + "-" + std::to_string(req.attempt));
+  // A scratch directory per attempt, removed afterwards. Its name keeps only safe
+  // characters of the id, so no id can point it outside the scratch root.
+  std::string name = "run-";
+  for (char c : req.instance_id)
+    name += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '_';
+  auto dir = fs::path(opts.scratch_root) / (name + "-" + std::to_string(req.attempt));
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {

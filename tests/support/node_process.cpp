@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +44,8 @@ node_process::node_process(std::string data_dir, std::vector<std::string> extra_
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   pid_ = fork();
   if (pid_ == 0) {
+    // Never outlive the test binary, even if it crashes.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     int fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
@@ -73,9 +76,14 @@ node_process::node_process(std::string data_dir, std::vector<std::string> extra_
         return false;
       },
       timeout);
+  // Listening is not serving yet: wait until the API answers.
+  if (up && pid_ > 0 && http_port_ != 0)
+    up = eventually([&] { return http_call(http_port_, "GET", "/healthz").status == 200; },
+                    timeout);
   if (!up || pid_ < 0 || http_port_ == 0) {
     ADD_FAILURE() << "aisched did not start; log:\n" << log();
     if (pid_ > 0) stop(SIGKILL);
+    http_port_ = 0;
   }
 }
 

@@ -1,0 +1,107 @@
+// Behaviour of the backpressure actor; see backpressure_actor.hpp.
+#include "actors/backpressure/backpressure_actor.hpp"
+
+#include <chrono>
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+namespace aisched::backpressure {
+
+using namespace proto;
+
+namespace {
+
+using self_ptr = backpressure_actor::stateful_pointer<backpressure_state>;
+
+constexpr auto request_timeout = std::chrono::seconds(5);
+
+bool in_backlog(instance_state s) {
+  return s == instance_state::pending || s == instance_state::dispatched;
+}
+
+/// Recomputes the level and tells the trigger and router when it changed.
+void reassess(self_ptr self) {
+  auto& st = self->state;
+  auto p = assess(st.limits, st.backlog.size(), st.worker_load);
+  if (p.level == st.current.level && p.delay == st.current.delay) return;
+  st.current = p;
+  for (auto& t : st.triggers) self->send(t, pressure_atom::value, p);
+  self->send(st.router, pressure_atom::value, p);
+}
+
+void rebuild(self_ptr self, uint64_t epoch, std::string cursor) {
+  instance_query q;
+  q.cursor = cursor;
+  q.limit = 1000;
+  self->request(self->state.store, request_timeout, scan_atom::value, q)
+      .then(
+          [=](schedule_page& page) {
+            auto& st = self->state;
+            if (epoch != st.epoch) return;
+            for (auto& x : page.active)
+              if (in_backlog(x.state)) st.backlog.insert(x.id);
+            if (!page.next_cursor.empty()) return rebuild(self, epoch, page.next_cursor);
+            reassess(self);
+          },
+          [=](caf::error&) {
+            if (epoch == self->state.epoch) rebuild(self, epoch, cursor);
+          });
+}
+
+}  // namespace
+
+backpressure_actor::behavior_type backpressure_actor_impl(self_ptr self, store_actor store,
+                                                          router_actor router,
+                                                          trigger_actor trigger,
+                                                          thresholds limits) {
+  auto& st = self->state;
+  st.store = std::move(store);
+  st.router = std::move(router);
+  st.triggers.push_back(std::move(trigger));
+  st.limits = limits;
+  self->send(self, caf::tick_atom::value);
+  return {
+      [=](leader_atom, const leadership& l) {
+        auto& st = self->state;
+        ++st.epoch;
+        st.leading = l.leading;
+        st.backlog.clear();
+        if (l.leading) rebuild(self, st.epoch, "");
+      },
+      [=](committed_atom, const applied& a) {
+        auto& st = self->state;
+        if (!st.leading) return;
+        for (auto& x : a.instances) {
+          if (in_backlog(x.state)) st.backlog.insert(x.id);
+          else st.backlog.erase(x.id);
+        }
+        reassess(self);
+      },
+      [=](pressure_status_atom) {
+        auto& st = self->state;
+        return pressure_status{st.current, st.backlog.size(), st.limits.max_backlog,
+                               st.worker_load, st.leading};
+      },
+      [=](caf::tick_atom) {
+        // Sample the workers' load once a second.
+        self->request(self->state.router, request_timeout, list_workers_atom::value)
+            .then(
+                [=](worker_list& l) {
+                  double sum = 0;
+                  size_t n = 0;
+                  for (auto& w : l.items)
+                    if (w.status == worker_status::online && w.max_load > 0) {
+                      sum += static_cast<double>(w.load) / w.max_load;
+                      ++n;
+                    }
+                  self->state.worker_load = n ? sum / n : 0;
+                  reassess(self);
+                },
+                [](caf::error&) {});
+        self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
+      },
+  };
+}
+
+}  // namespace aisched::backpressure

@@ -1,0 +1,54 @@
+// Backpressure arithmetic; see pressure.hpp.
+#include "actors/backpressure/pressure.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace aisched::backpressure {
+
+using proto::pressure;
+using proto::pressure_level;
+
+pressure assess(const thresholds& t, uint64_t backlog, double worker_load) {
+  double ratio = t.max_backlog == 0 ? 0.0 : static_cast<double>(backlog) / t.max_backlog;
+  pressure p;
+  if (ratio >= t.red) {
+    p.level = pressure_level::red;
+  } else if (ratio >= t.yellow || worker_load >= t.load_throttle) {
+    p.level = pressure_level::yellow;
+    p.delay = t.yellow_delay;
+  }
+  return p;
+}
+
+token_bucket::token_bucket(double rate, double burst, unix_ms now)
+    : rate_(rate), burst_(std::max(burst, 1.0)), tokens_(std::max(burst, 1.0)), last_(now) {}
+
+void token_bucket::refill(unix_ms now) {
+  if (now <= last_) return;
+  tokens_ = std::min(burst_, tokens_ + rate_ * static_cast<double>(now - last_) / 1000.0);
+  last_ = now;
+}
+
+uint64_t token_bucket::take(uint64_t want, unix_ms now) {
+  if (unlimited()) return want;
+  refill(now);
+  auto granted = std::min<uint64_t>(want, static_cast<uint64_t>(std::floor(tokens_)));
+  tokens_ -= static_cast<double>(granted);
+  return granted;
+}
+
+duration_ms token_bucket::wait_ms(unix_ms now) {
+  if (unlimited()) return 0;
+  refill(now);
+  if (tokens_ >= 1.0) return 0;
+  return static_cast<duration_ms>(std::ceil((1.0 - tokens_) * 1000.0 / rate_));
+}
+
+double token_bucket::tokens(unix_ms now) {
+  if (unlimited()) return burst_;
+  refill(now);
+  return tokens_;
+}
+
+}  // namespace aisched::backpressure

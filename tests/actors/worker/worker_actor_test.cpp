@@ -1,0 +1,294 @@
+// Tests for the worker actor on a real actor_system with a real run_pool: a stand-in
+// worker_proxy forwards the worker's `report`s to the test's scoped_actor. Checks the report
+// sequence (running, then final), dedup by instance id + attempt (a duplicate runs once and
+// repeats a known outcome), cancel_run, and refusal once the pool stopped.
+#include "actors/worker/worker_actor.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/after.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "proto/registry.hpp"
+
+namespace aisched::proto {
+// Failure messages name the state instead of dumping its byte.
+void PrintTo(instance_state s, std::ostream* os) { *os << name_of(s); }
+}  // namespace aisched::proto
+
+namespace aisched::worker {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using proto::execute_request;
+using proto::instance_state;
+using proto::run_result;
+using steady = std::chrono::steady_clock;
+
+struct worker_test_config : caf::actor_system_config {
+  worker_test_config() { proto::register_types(*this); }
+};
+
+/// Stands in for the worker proxy: forwards reports to `sink` tagged with `name`, ignores
+/// the rest.
+proto::worker_proxy_actor::behavior_type forwarding_proxy(proto::worker_proxy_actor::pointer,
+                                                          caf::actor sink, std::string name) {
+  return {
+      [=](proto::report_atom, const run_result& r) {
+        // anon_send: a typed actor may not send() to a dynamically typed one.
+        caf::anon_send(sink, proto::report_atom::value, name, r);
+      },
+      [](proto::execute_atom, const execute_request&) {},
+      [](proto::cancel_run_atom, const std::string&) {},
+      [](proto::flush_atom) {},
+  };
+}
+
+size_t line_count(const fs::path& p) {
+  std::ifstream in(p);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+class worker_actor_test : public ::testing::Test {
+ protected:
+  worker_actor_test() : sys_(cfg_), self_(sys_) {
+    char tmpl[] = "/tmp/aisched-worker-test-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+    dir_ = tmpl;
+    pool_ = std::make_shared<run_pool>(2);
+    worker_config wcfg;
+    wcfg.id = "w-test";
+    wcfg.exec.scratch_root = (dir_ / "scratch").string();
+    worker_ = sys_.spawn(worker_actor_impl, wcfg, pool_);
+    proxy_ = spawn_proxy("proxy");
+  }
+
+  ~worker_actor_test() override {
+    pool_->stop();  // kills what still runs and joins the run threads
+    caf::anon_send_exit(worker_, caf::exit_reason::user_shutdown);
+    for (auto& p : proxies_) caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  proto::worker_proxy_actor spawn_proxy(std::string name) {
+    auto p = sys_.spawn(forwarding_proxy, caf::actor_cast<caf::actor>(self_), std::move(name));
+    proxies_.push_back(p);
+    return p;
+  }
+
+  execute_request shell(std::string instance_id, std::string command, uint32_t attempt = 1) {
+    execute_request req;
+    req.instance_id = std::move(instance_id);
+    req.task_id = 7;
+    req.command = std::move(command);
+    req.attempt = attempt;
+    req.timeout = 60'000;
+    return req;
+  }
+
+  /// Sends `execute` and returns the worker's answer (nullopt on error or timeout).
+  std::optional<bool> execute(const execute_request& req) { return execute(req, proxy_); }
+
+  std::optional<bool> execute(const execute_request& req, const proto::worker_proxy_actor& to) {
+    std::optional<bool> out;
+    self_->request(worker_, 5s, proto::execute_atom::value, req, to)
+        .receive([&](bool accepted) { out = accepted; },
+                 [&](caf::error& err) { ADD_FAILURE() << "execute: " << sys_.render(err); });
+    return out;
+  }
+
+  /// The next report any proxy forwarded; `last_from_` names that proxy.
+  std::optional<run_result> next_report(std::chrono::milliseconds timeout = 5000ms) {
+    std::optional<run_result> out;
+    self_->receive(
+        [&](proto::report_atom, const std::string& from, const run_result& r) {
+          last_from_ = from;
+          out = r;
+        },
+        caf::after(timeout) >> [] {});
+    return out;
+  }
+
+  /// Fails the test unless no report arrives within `quiet`.
+  void expect_no_report(std::chrono::milliseconds quiet = 300ms) {
+    auto r = next_report(quiet);
+    EXPECT_FALSE(r) << "unexpected report: " << proto::name_of(r->state) << " for "
+                    << r->instance_id;
+  }
+
+  /// A command that appends a line to `count` and then waits until `go` exists (at most
+  /// 20 s; the pool's stop kills it earlier at teardown).
+  std::string gated(const fs::path& count, const fs::path& go) {
+    return "echo run >> '" + count.string() + "'; i=0; while [ ! -e '" + go.string() +
+           "' ] && [ $i -lt 1000 ]; do sleep 0.02; i=$((i+1)); done";
+  }
+
+  static void touch(const fs::path& p) { std::ofstream(p) << "go\n"; }
+
+  worker_test_config cfg_;
+  caf::actor_system sys_;
+  caf::scoped_actor self_;
+  fs::path dir_;
+  std::shared_ptr<run_pool> pool_;
+  proto::worker_actor worker_;
+  proto::worker_proxy_actor proxy_;
+  std::vector<proto::worker_proxy_actor> proxies_;
+  std::string last_from_;
+};
+
+TEST_F(worker_actor_test, reports_running_then_success) {
+  ASSERT_EQ(execute(shell("7-1000-0", "true")), true);
+  auto running = next_report();
+  ASSERT_TRUE(running);
+  EXPECT_EQ(running->state, instance_state::running);
+  EXPECT_EQ(running->instance_id, "7-1000-0");
+  EXPECT_EQ(running->worker_id, "w-test");
+  EXPECT_GT(running->started_at, 0);
+  auto done = next_report();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->state, instance_state::success);
+  EXPECT_EQ(done->instance_id, "7-1000-0");
+  EXPECT_EQ(done->worker_id, "w-test");
+  EXPECT_EQ(done->exit_code, 0);
+  EXPECT_GE(done->finished_at, done->started_at);
+  expect_no_report();
+}
+
+TEST_F(worker_actor_test, reports_failure_with_exit_code_and_output) {
+  ASSERT_EQ(execute(shell("7-1000-0", "echo bad; exit 4")), true);
+  auto running = next_report();
+  ASSERT_TRUE(running);
+  EXPECT_EQ(running->state, instance_state::running);
+  auto done = next_report();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->state, instance_state::failed);
+  EXPECT_EQ(done->exit_code, 4);
+  EXPECT_EQ(done->output, "bad\n");
+  EXPECT_EQ(done->worker_id, "w-test");
+}
+
+TEST_F(worker_actor_test, duplicate_delivery_runs_once_and_repeats_the_final_report) {
+  auto count = dir_ / "count";
+  auto go = dir_ / "go";
+  auto req = shell("7-2000-0", gated(count, go));
+  ASSERT_EQ(execute(req), true);
+  auto running = next_report();
+  ASSERT_TRUE(running);
+  EXPECT_EQ(running->state, instance_state::running);
+  // Delivered again while it runs: accepted, but neither run nor reported again.
+  ASSERT_EQ(execute(req), true);
+  touch(go);
+  auto done = next_report();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->state, instance_state::success) << done->error;
+  expect_no_report();
+  EXPECT_EQ(line_count(count), 1u);
+  // Delivered again after it finished: the known outcome is sent again, nothing runs.
+  ASSERT_EQ(execute(req), true);
+  auto again = next_report();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->state, instance_state::success);
+  EXPECT_EQ(again->instance_id, req.instance_id);
+  EXPECT_EQ(again->finished_at, done->finished_at);
+  expect_no_report();
+  EXPECT_EQ(line_count(count), 1u);
+}
+
+TEST_F(worker_actor_test, final_report_goes_to_the_proxy_of_the_latest_delivery) {
+  // A new leader's proxy re-delivers a run that is still going: the outcome must reach it.
+  auto count = dir_ / "count";
+  auto go = dir_ / "go";
+  auto req = shell("7-2500-0", gated(count, go));
+  ASSERT_EQ(execute(req), true);
+  auto running = next_report();
+  ASSERT_TRUE(running);
+  EXPECT_EQ(last_from_, "proxy");
+  auto second = spawn_proxy("second");
+  ASSERT_EQ(execute(req, second), true);
+  touch(go);
+  auto done = next_report();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->state, instance_state::success);
+  EXPECT_EQ(last_from_, "second");
+  expect_no_report();
+  EXPECT_EQ(line_count(count), 1u);
+}
+
+TEST_F(worker_actor_test, another_attempt_of_the_same_instance_runs_again) {
+  auto count = dir_ / "count";
+  auto go = dir_ / "go";
+  touch(go);
+  for (uint32_t attempt : {1u, 2u}) {
+    ASSERT_EQ(execute(shell("7-3000-0", gated(count, go), attempt)), true);
+    auto running = next_report();
+    ASSERT_TRUE(running);
+    EXPECT_EQ(running->state, instance_state::running);
+    auto done = next_report();
+    ASSERT_TRUE(done);
+    EXPECT_EQ(done->state, instance_state::success);
+  }
+  EXPECT_EQ(line_count(count), 2u);
+}
+
+TEST_F(worker_actor_test, cancel_run_ends_a_running_attempt_as_cancelled) {
+  ASSERT_EQ(execute(shell("7-4000-0", "sleep 30")), true);
+  auto running = next_report();
+  ASSERT_TRUE(running);
+  ASSERT_EQ(running->state, instance_state::running);
+  auto start = steady::now();
+  caf::anon_send(worker_, proto::cancel_run_atom::value, std::string("7-4000-0"));
+  auto done = next_report(5000ms);
+  ASSERT_TRUE(done) << "no final report after cancel_run";
+  EXPECT_EQ(done->state, instance_state::failed);
+  EXPECT_EQ(done->error, "cancelled");
+  EXPECT_EQ(done->instance_id, "7-4000-0");
+  EXPECT_LT(steady::now() - start, 3s);
+}
+
+TEST_F(worker_actor_test, cancel_run_leaves_other_instances_running) {
+  // "7-5000-1" is a prefix of "7-5000-10": only the exact instance is cancelled.
+  auto count = dir_ / "count";
+  auto go = dir_ / "go";
+  ASSERT_EQ(execute(shell("7-5000-10", gated(count, go))), true);
+  auto running = next_report();
+  ASSERT_TRUE(running);
+  ASSERT_EQ(running->state, instance_state::running);
+  caf::anon_send(worker_, proto::cancel_run_atom::value, std::string("7-5000-1"));
+  caf::anon_send(worker_, proto::cancel_run_atom::value, std::string("7-5000"));
+  expect_no_report(300ms);
+  touch(go);
+  auto done = next_report();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->instance_id, "7-5000-10");
+  EXPECT_EQ(done->state, instance_state::success) << done->error;
+}
+
+TEST_F(worker_actor_test, execute_is_refused_once_the_pool_stopped) {
+  pool_->stop();
+  auto req = shell("7-6000-0", "true");
+  EXPECT_EQ(execute(req), false);
+  EXPECT_EQ(execute(req), false);  // not remembered as a duplicate either
+  expect_no_report();
+}
+
+}  // namespace
+}  // namespace aisched::worker
