@@ -48,6 +48,8 @@ unix_ms planner::jittered(const task& t, unix_ms slot) {
 
 void planner::upsert(const task& t, const task_runtime& rt, unix_ms now, bool catch_up) {
   auto& e = tasks_[t.id];
+  for (auto up : e.def.depends_on) dependents_[up].erase(t.id);
+  for (auto up : t.depends_on) dependents_[up].insert(t.id);
   e.def = t;
   e.last_slot = std::max(e.last_slot, rt.last_slot);
   if (rt.last_instance_id.size() > 0) e.last_state = rt.last_state;
@@ -129,6 +131,8 @@ void planner::arm_after(entry& e, unix_ms after) {
 
 void planner::remove(uint64_t id) {
   timers_.cancel(id);
+  if (auto i = tasks_.find(id); i != tasks_.end())
+    for (auto up : i->second.def.depends_on) dependents_[up].erase(id);
   tasks_.erase(id);
 }
 
@@ -147,11 +151,12 @@ void planner::observe(const instance& x) {
   if (was_busy && !busy(e)) release(e);
   // A success may unblock downstream tasks waiting on this one.
   if (x.state == instance_state::success) {
-    for (auto& [id, d] : tasks_) {
-      if (!d.blocked) continue;
-      if (std::find(d.def.depends_on.begin(), d.def.depends_on.end(), x.task_id) ==
-          d.def.depends_on.end())
-        continue;
+    auto deps = dependents_.find(x.task_id);
+    if (deps == dependents_.end()) return;
+    for (auto id : deps->second) {
+      auto di = tasks_.find(id);
+      if (di == tasks_.end() || !di->second.blocked) continue;
+      auto& d = di->second;
       if (upstreams_ok(d)) {
         ready_.push_back({id, *d.blocked, false});
         d.blocked.reset();

@@ -130,6 +130,8 @@ class planner {
   void release(entry& e);
 
   std::unordered_map<uint64_t, entry> tasks_;
+  // upstream task id -> tasks that depend on it (only tasks with depends_on)
+  std::unordered_map<uint64_t, std::set<uint64_t>> dependents_;
   timer_queue timers_;
   /// A slot to decide at the next collect(): caught up, unblocked, requeued, or
   /// released from an overlap buffer (`released`: its turn has come).

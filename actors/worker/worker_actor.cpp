@@ -47,6 +47,19 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         }
         auto cancelled = std::make_shared<std::atomic<bool>>(false);
         st.runs[key] = worker_state::run{reply_to, cancelled, false, {}, now};
+        if (req.kind == task_kind::noop) {
+          // Nothing to execute: complete here, without a thread or a `running` report.
+          run_result r;
+          r.instance_id = req.instance_id;
+          r.worker_id = st.cfg.id;
+          r.state = instance_state::success;
+          r.started_at = r.finished_at = now;
+          auto& run = st.runs[key];
+          run.done = true;
+          run.result = r;
+          self->send(reply_to, report_atom::value, std::move(r));
+          return true;
+        }
         worker_actor me = self;
         auto opts = st.cfg.exec;
         bool queued = st.pool->submit([me, req, opts, cancelled](const std::atomic<bool>& stopping) {

@@ -1,0 +1,303 @@
+// aisched-load: load scenarios against a running node or cluster, on loopback
+// only, every loop bounded in count and time. Scenarios:
+//   burst       N one-shot noop tasks due at the same instant: fire lateness
+//               (created_at - slot) p50/p99/max, time until all fired and all done
+//   steady      M `@every 1s` noop tasks for D seconds: expected vs observed runs,
+//               duplicates, misses, lateness percentiles, runs/s
+//   api         concurrent REST reads: requests/s and latency percentiles
+// Tasks it creates are deleted at the end.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <boost/json.hpp>
+
+#include "proto/time.hpp"
+#include "tools/aisched-load/http_client.hpp"
+
+namespace json = boost::json;
+using aisched::format_rfc3339;
+using aisched::now_ms;
+using aisched::parse_rfc3339;
+using aisched::unix_ms;
+using aisched::tools::http_client;
+
+namespace {
+
+struct options {
+  std::string server = "http://127.0.0.1:8080";
+  size_t n = 1000;
+  double duration_s = 10;
+  unsigned concurrency = 8;
+  double lead_s = 5;
+  bool json_out = false;
+  bool per_minute = false;  // steady: each task fires once a minute, at second (i % 60)
+};
+
+/// Runs fn(i, client) for i in [0, n) on `threads` threads with one client each.
+template <class Fn>
+void parallel(const options& o, size_t n, Fn fn) {
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> ts;
+  for (unsigned t = 0; t < std::max(1u, o.concurrency); ++t)
+    ts.emplace_back([&] {
+      http_client c(o.server);
+      for (size_t i; (i = next++) < n;) fn(i, c);
+    });
+  for (auto& t : ts) t.join();
+}
+
+void progress(const char* what, size_t done, size_t total) {
+  if (total == 0) return;
+  int width = 40, filled = static_cast<int>(width * done / total);
+  std::fprintf(stderr, "\r%-10s [%s%s] %zu/%zu", what, std::string(filled, '#').c_str(),
+               std::string(width - filled, '.').c_str(), done, total);
+  if (done == total) std::fprintf(stderr, "\n");
+}
+
+std::vector<uint64_t> create_tasks(const options& o, const std::vector<std::string>& docs) {
+  std::vector<uint64_t> ids(docs.size(), 0);
+  std::atomic<size_t> done{0};
+  parallel(o, docs.size(), [&](size_t i, http_client& c) {
+    auto r = c.call("POST", "/api/v1/tasks", docs[i]);
+    if (r.status == 201) ids[i] = json::parse(r.body).at("id").to_number<uint64_t>();
+    else std::fprintf(stderr, "\ncreate failed: %u %s\n", r.status, r.body.c_str());
+    auto d = ++done;
+    if (d % 200 == 0 || d == docs.size()) progress("create", d, docs.size());
+  });
+  ids.erase(std::remove(ids.begin(), ids.end(), 0), ids.end());
+  return ids;
+}
+
+void delete_tasks(const options& o, const std::vector<uint64_t>& ids) {
+  parallel(o, ids.size(), [&](size_t i, http_client& c) {
+    c.call("DELETE", "/api/v1/tasks/" + std::to_string(ids[i]));
+  });
+}
+
+struct run_view {
+  uint64_t task_id;
+  unix_ms slot, created, finished;
+  std::string state, id;
+};
+
+/// Every instance of `tasks` (paging through all instances; bounded pages).
+std::vector<run_view> fetch_runs(const options& o, const std::set<uint64_t>& tasks,
+                                 const std::string& state_filter = "") {
+  http_client c(o.server);
+  std::vector<run_view> out;
+  std::string cursor;
+  for (int page = 0; page < 100'000; ++page) {
+    auto target = "/api/v1/instances?limit=1000&cursor=" + cursor +
+                  (state_filter.empty() ? "" : "&state=" + state_filter);
+    auto r = c.call("GET", target);
+    if (r.status != 200) break;
+    auto v = json::parse(r.body);
+    for (auto& x : v.at("items").as_array()) {
+      auto tid = x.at("task_id").to_number<uint64_t>();
+      if (!tasks.count(tid)) continue;
+      auto t = [&](const char* k) -> unix_ms {
+        auto& f = x.at(k);
+        return f.is_string() ? parse_rfc3339(f.as_string()).value_or(0) : 0;
+      };
+      out.push_back({tid, t("slot"), t("created_at"), t("finished_at"),
+                     std::string(x.at("state").as_string()), std::string(x.at("id").as_string())});
+    }
+    cursor = std::string(v.at("next_cursor").as_string());
+    if (cursor.empty()) break;
+  }
+  return out;
+}
+
+struct percentiles {
+  double p50 = 0, p99 = 0, max = 0;
+  size_t n = 0;
+};
+
+percentiles summarize(std::vector<double> xs) {
+  percentiles p;
+  p.n = xs.size();
+  if (xs.empty()) return p;
+  std::sort(xs.begin(), xs.end());
+  auto at = [&](double q) { return xs[std::min(xs.size() - 1, static_cast<size_t>(q * xs.size()))]; };
+  p.p50 = at(0.50);
+  p.p99 = at(0.99);
+  p.max = xs.back();
+  return p;
+}
+
+json::object to_json(const percentiles& p) {
+  return {{"p50_ms", p.p50}, {"p99_ms", p.p99}, {"max_ms", p.max}, {"n", p.n}};
+}
+
+void report(const options& o, const json::object& r) {
+  if (o.json_out) {
+    std::cout << json::serialize(r) << "\n";
+    return;
+  }
+  for (auto& kv : r) std::cout << kv.key() << ": " << json::serialize(kv.value()) << "\n";
+}
+
+int burst(const options& o) {
+  auto due = (now_ms() / 1000 + static_cast<unix_ms>(o.lead_s) + 1) * 1000;
+  std::vector<std::string> docs;
+  for (size_t i = 0; i < o.n; ++i)
+    docs.push_back(R"({"name":"load-burst-)" + std::to_string(i) + R"(","kind":"noop","at":")" +
+                   format_rfc3339(due) + R"("})");
+  auto ids = create_tasks(o, docs);
+  if (now_ms() >= due)
+    std::fprintf(stderr, "warning: creating took longer than --lead; tasks fired late\n");
+  std::set<uint64_t> set(ids.begin(), ids.end());
+  // Wait (bounded) until every run succeeded.
+  std::vector<run_view> runs;
+  auto deadline = std::max(now_ms(), due) + 120'000;
+  while (now_ms() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    if (now_ms() < due) continue;
+    runs = fetch_runs(o, set, "success");
+    progress("done", runs.size(), ids.size());
+    if (runs.size() >= ids.size()) break;
+  }
+  runs = fetch_runs(o, set);
+  std::vector<double> late;
+  unix_ms last_fired = 0, last_done = 0;
+  for (auto& r : runs) {
+    late.push_back(static_cast<double>(r.created - r.slot));
+    last_fired = std::max(last_fired, r.created);
+    last_done = std::max(last_done, r.finished);
+  }
+  json::object out{{"scenario", "burst"},
+                   {"tasks", ids.size()},
+                   {"runs", runs.size()},
+                   {"fire_lateness", to_json(summarize(late))},
+                   {"all_fired_after_ms", last_fired ? last_fired - due : -1},
+                   {"all_done_after_ms", last_done ? last_done - due : -1}};
+  delete_tasks(o, ids);
+  report(o, out);
+  return runs.size() == ids.size() ? 0 : 1;
+}
+
+int steady(const options& o) {
+  std::vector<std::string> docs;
+  // Per-minute mode spreads N tasks over the 60 seconds of a minute, so 100 000
+  // tasks make ~1 700 fires a second rather than 100 000 at once.
+  auto schedule_of = [&](size_t i) {
+    return o.per_minute ? std::to_string(i % 60) + " * * * * *" : std::string("@every 1s");
+  };
+  for (size_t i = 0; i < o.n; ++i)
+    docs.push_back(R"({"name":"load-steady-)" + std::to_string(i) +
+                   R"(","kind":"noop","schedule":")" + schedule_of(i) +
+                   R"(","overlap":"allow"})");
+  auto ids = create_tasks(o, docs);
+  std::set<uint64_t> set(ids.begin(), ids.end());
+  auto start = (now_ms() / 1000 + 1) * 1000;  // first whole second every task is armed for
+  auto stop = start + static_cast<unix_ms>(o.duration_s * 1000);
+  while (now_ms() < stop + 1000) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    progress("running", static_cast<size_t>(std::clamp<unix_ms>(now_ms() - start, 0, stop - start + 1000)),
+             static_cast<size_t>(stop - start + 1000));
+  }
+  delete_tasks(o, ids);  // stops further fires
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // let the last runs finish
+  auto runs = fetch_runs(o, set);
+  std::map<std::pair<uint64_t, unix_ms>, int> seen;
+  std::vector<double> late;
+  size_t succeeded = 0;
+  for (auto& r : runs) {
+    if (r.slot < start || r.slot >= stop) continue;
+    seen[{r.task_id, r.slot}] += 1;
+    late.push_back(static_cast<double>(r.created - r.slot));
+    if (r.state == "success") ++succeeded;
+  }
+  size_t duplicates = 0;
+  for (auto& [k, n] : seen) duplicates += n - 1;
+  size_t expected = 0;
+  if (!o.per_minute) {
+    expected = ids.size() * static_cast<size_t>((stop - start) / 1000);
+  } else {
+    // Task i (creation order) fires when the second of the minute is i % 60.
+    std::vector<size_t> per_second(60, 0);
+    for (unix_ms t = start; t < stop; t += 1000) per_second[(t / 1000) % 60] += 1;
+    for (size_t i = 0; i < ids.size(); ++i) expected += per_second[i % 60];
+  }
+  json::object out{{"scenario", "steady"},
+                   {"tasks", ids.size()},
+                   {"window_s", (stop - start) / 1000},
+                   {"expected_runs", expected},
+                   {"observed_runs", seen.size()},
+                   {"duplicates", duplicates},
+                   {"missed", expected > seen.size() ? expected - seen.size() : 0},
+                   {"succeeded", succeeded},
+                   {"runs_per_s", static_cast<double>(succeeded) * 1000.0 / (stop - start)},
+                   {"schedule", o.per_minute ? "per minute" : "@every 1s"},
+                   {"fire_lateness", to_json(summarize(late))}};
+  report(o, out);
+  return duplicates == 0 && seen.size() == expected ? 0 : 1;
+}
+
+int api(const options& o) {
+  {
+    http_client c(o.server);
+    c.call("POST", "/api/v1/tasks", R"({"name":"load-api","kind":"noop"})");
+  }
+  std::mutex mtx;
+  std::vector<double> lat;
+  std::atomic<size_t> errors{0};
+  auto t0 = std::chrono::steady_clock::now();
+  parallel(o, o.n, [&](size_t, http_client& c) {
+    auto s = std::chrono::steady_clock::now();
+    auto r = c.call("GET", "/api/v1/tasks?limit=1");
+    auto us = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+    if (r.status != 200) ++errors;
+    std::lock_guard<std::mutex> g(mtx);
+    lat.push_back(us);
+  });
+  auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  json::object out{{"scenario", "api"},
+                   {"requests", o.n},
+                   {"errors", errors.load()},
+                   {"requests_per_s", o.n / secs},
+                   {"latency", to_json(summarize(lat))}};
+  report(o, out);
+  return errors == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  std::string scenario;
+  CLI::App app{"aisched-load: load scenarios against an aisched node (loopback only)"};
+  app.add_option("scenario", scenario, "burst | steady | api")->required()
+      ->check(CLI::IsMember({"burst", "steady", "api"}));
+  app.add_option("--server", o.server, "node URL")->capture_default_str();
+  app.add_option("--n", o.n, "tasks (burst, steady) or requests (api)")
+      ->capture_default_str()->check(CLI::Range(size_t{1}, size_t{1'000'000}));
+  app.add_option("--duration", o.duration_s, "seconds (steady)")
+      ->capture_default_str()->check(CLI::Range(1.0, 3600.0));
+  app.add_option("--concurrency", o.concurrency, "parallel connections")
+      ->capture_default_str()->check(CLI::Range(1u, 256u));
+  app.add_option("--lead", o.lead_s, "seconds between creating and the due instant (burst)")
+      ->capture_default_str()->check(CLI::Range(1.0, 600.0));
+  app.add_flag("--per-minute", o.per_minute,
+               "steady: cron `S * * * * *` with S = i % 60 instead of @every 1s");
+  std::string format = "text";
+  app.add_option("-o,--output", format, "text | json")->check(CLI::IsMember({"text", "json"}));
+  CLI11_PARSE(app, argc, argv);
+  o.json_out = format == "json";
+  if (!aisched::tools::is_loopback(o.server)) {
+    std::cerr << "aisched-load: refusing a non-loopback server (" << o.server << ")\n";
+    return 2;
+  }
+  if (scenario == "burst") return burst(o);
+  if (scenario == "steady") return steady(o);
+  return api(o);
+}
