@@ -198,6 +198,12 @@ using router_actor = commit_listener_actor::extend<
     caf::reacts_to<wake_atom, uint64_t>,
     caf::reacts_to<caf::tick_atom>>;
 
+using handles_atom = caf::atom_constant<caf::atom("handles")>;
+
+/// endpoint (actors/endpoint): published on a scheduler node's cluster port;
+/// how other nodes (worker nodes, CLI tools) find the node's actors.
+using endpoint_actor = caf::typed_actor<caf::replies_to<handles_atom>::with<router_actor>>;
+
 /// What GET /api/v1/backpressure shows.
 struct pressure_status {
   pressure current;

@@ -61,6 +61,9 @@ parse_outcome parse_command_line(int argc, char** argv) {
   app.add_option("--dispatch-rate", cfg.dispatch_rate,
                  "dispatches per second (token bucket, burst 2x); 0 turns the limit off")
       ->envname("AISCHED_DISPATCH_RATE")->capture_default_str()->check(CLI::Range(0.0, 1e9));
+  std::string join;
+  app.add_option("--join", join, "worker nodes: a scheduler node's cluster HOST:PORT")
+      ->envname("AISCHED_JOIN");
   std::vector<std::string> labels;
   app.add_option("--worker-label", labels, "label of the built-in worker, KEY=VALUE (repeatable)")
       ->envname("AISCHED_WORKER_LABELS")->delimiter(',');
@@ -103,6 +106,27 @@ parse_outcome parse_command_line(int argc, char** argv) {
       }
       cfg.roles.insert(r);
       i = j + 1;
+    }
+  }
+  if (!join.empty()) {
+    auto j = parse_host_port(join, "join");
+    if (!j) {
+      std::cerr << "aisched: " << view(j.error()).message << "\n";
+      out.exit_code = 2;
+      return out;
+    }
+    cfg.join = *j;
+  }
+  if (!cfg.roles.count("scheduler")) {
+    if (cfg.roles != std::set<std::string>{"worker"}) {
+      std::cerr << "aisched: without the scheduler role only --roles worker is supported\n";
+      out.exit_code = 2;
+      return out;
+    }
+    if (cfg.join.host.empty()) {
+      std::cerr << "aisched: --roles worker needs --join HOST:PORT\n";
+      out.exit_code = 2;
+      return out;
     }
   }
   if (cfg.node_id.empty()) {

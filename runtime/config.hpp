@@ -21,6 +21,7 @@ struct config {
   std::string data_dir = "./data";
   host_port http{"127.0.0.1", 8080};
   host_port cluster{"127.0.0.1", 7400};
+  host_port join;  // worker nodes: a scheduler node's cluster address
   std::set<std::string> roles{"scheduler", "worker", "gateway"};
   std::string log_level = "info";
   unsigned threads = 2;

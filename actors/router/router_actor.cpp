@@ -375,6 +375,20 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         schedule_dispatch(self);
       },
       [=](register_atom, proto::worker& info, worker_actor handle) {
+        auto& st = self->state;
+        if (auto* known = find_worker(st, info.id); known && known->handle == handle) {
+          // A periodic re-registration of the same worker: a heartbeat.
+          known->info.last_heartbeat = now_ms();
+          known->info.labels = known->c.labels = info.labels;
+          known->info.max_load = info.max_load;
+          known->c.max_load = std::max<uint32_t>(1, info.max_load);
+          if (known->c.status != worker_status::online) {
+            known->c.status = known->info.status = worker_status::online;
+            rebuild_ring(st);
+            schedule_dispatch(self);
+          }
+          return;
+        }
         auto& w = upsert_worker(self, std::move(info));
         w.handle = handle;
         self->monitor(handle);

@@ -1,0 +1,18 @@
+// The endpoint actor is what a scheduler node publishes on its cluster port:
+// other nodes (worker nodes, tools) ask it for the node's actors. It owns
+// nothing but the handles it hands out.
+#pragma once
+
+#include "proto/interfaces.hpp"
+
+namespace aisched::endpoint {
+
+struct endpoint_state {
+  proto::router_actor router;
+  static inline const char* name = "endpoint";
+};
+
+proto::endpoint_actor::behavior_type endpoint_actor_impl(
+    proto::endpoint_actor::stateful_pointer<endpoint_state> self, proto::router_actor router);
+
+}  // namespace aisched::endpoint

@@ -1,0 +1,87 @@
+// Behaviour of the registrar; see registrar_actor.hpp.
+#include "actors/worker/registrar_actor.hpp"
+
+#include <chrono>
+
+#include <caf/actor_system.hpp>
+#include <caf/io/middleman.hpp>
+
+#include "proto/errors.hpp"
+
+namespace aisched::worker {
+
+using namespace proto;
+
+namespace {
+
+using self_ptr = caf::stateful_actor<registrar_state>*;
+using connect_atom = caf::connect_atom;
+using reconnect_atom = caf::atom_constant<caf::atom("reconnect")>;
+
+constexpr auto connect_timeout = std::chrono::seconds(3);
+constexpr auto retry_after = std::chrono::seconds(1);
+constexpr auto heartbeat_every = std::chrono::seconds(5);
+
+void retry_later(self_ptr self) {
+  self->state.router = nullptr;
+  self->delayed_send(self, retry_after, reconnect_atom::value, ++self->state.generation);
+}
+
+void connect(self_ptr self) {
+  auto& st = self->state;
+  auto gen = ++st.generation;
+  auto mm = self->system().middleman().actor_handle();
+  self->request(mm, connect_timeout, connect_atom::value, st.host, st.port)
+      .then(
+          [=](const caf::node_id&, caf::strong_actor_ptr& ptr,
+              const std::set<std::string>& ifs) {
+            if (gen != self->state.generation) return;
+            if (!ptr || !self->system().assignable<endpoint_actor>(ifs)) return retry_later(self);
+            auto ep = caf::actor_cast<endpoint_actor>(std::move(ptr));
+            self->request(ep, connect_timeout, handles_atom::value)
+                .then(
+                    [=](router_actor router) {
+                      if (gen != self->state.generation) return;
+                      auto& st = self->state;
+                      st.router = router;
+                      self->monitor(router);
+                      self->send(router, register_atom::value, st.info, st.worker);
+                      self->delayed_send(self, heartbeat_every, caf::tick_atom::value, gen);
+                    },
+                    [=](caf::error&) {
+                      if (gen == self->state.generation) retry_later(self);
+                    });
+          },
+          [=](caf::error&) {
+            if (gen == self->state.generation) retry_later(self);
+          });
+}
+
+}  // namespace
+
+caf::behavior registrar_actor_impl(self_ptr self, std::string host, uint16_t port, proto::worker info,
+                                   worker_actor worker) {
+  auto& st = self->state;
+  st.host = std::move(host);
+  st.port = port;
+  st.info = std::move(info);
+  st.worker = std::move(worker);
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    if (self->state.router && dm.source == self->state.router.address()) retry_later(self);
+  });
+  connect(self);
+  return {
+      [=](reconnect_atom, uint64_t gen) {
+        if (gen == self->state.generation) connect(self);
+      },
+      [=](caf::tick_atom, uint64_t gen) {
+        auto& st = self->state;
+        if (gen != st.generation || !st.router) return;
+        // Registering again is the heartbeat (idempotent at the router).
+        self->send(st.router, register_atom::value, st.info, st.worker);
+        self->delayed_send(self, heartbeat_every, caf::tick_atom::value, gen);
+      },
+  };
+}
+
+}  // namespace aisched::worker

@@ -1,0 +1,27 @@
+// The two kinds of node the `aisched` binary runs. Each returns the process
+// exit code after a clean shutdown on SIGINT/SIGTERM (`signals` is blocked in
+// every thread and waited for with sigwait).
+#pragma once
+
+#include <memory>
+
+#include <signal.h>
+
+#include <caf/actor_system_config.hpp>
+
+#include "runtime/config.hpp"
+
+namespace aisched::runtime {
+
+/// A scheduler node: raft, state machine, trigger, retry, router, backpressure,
+/// the HTTP gateway (role gateway) and a built-in worker (role worker).
+int run_scheduler_node(const config& cfg, sigset_t& signals);
+
+/// A worker node: executes runs for the cluster it joins (`cfg.join`).
+int run_worker_node(const config& cfg, sigset_t& signals);
+
+/// CAF settings every node uses: thread count, scheduler policy (`sharing`,
+/// for latency across nodes), middleman with heartbeats, our message types.
+std::unique_ptr<caf::actor_system_config> make_caf_config(const config& cfg);
+
+}  // namespace aisched::runtime

@@ -1,0 +1,186 @@
+// A scheduler node: opens RocksDB, recovers the raft log into the state
+// machine, spawns raft, store, trigger, retry, router, backpressure and (with
+// the worker role) a built-in worker, serves HTTP and the cluster port, and
+// shuts everything down cleanly on SIGINT/SIGTERM.
+#include <csignal>
+#include <filesystem>
+#include <mutex>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/backpressure/backpressure_actor.hpp"
+#include "actors/endpoint/endpoint_actor.hpp"
+#include "actors/raft/raft_actor.hpp"
+#include "actors/retry/retry_actor.hpp"
+#include "actors/router/router_actor.hpp"
+#include "actors/trigger/trigger_actor.hpp"
+#include "actors/worker/worker_actor.hpp"
+#include "gateway/api.hpp"
+#include "gateway/server.hpp"
+#include "proto/errors.hpp"
+#include "proto/registry.hpp"
+#include "runtime/log.hpp"
+#include "runtime/node.hpp"
+#include "storage/rocks.hpp"
+#include "storage/state_machine.hpp"
+#include "storage/store_actor.hpp"
+
+namespace aisched::runtime {
+
+namespace {
+
+/// The gateway's handler, installed once the actors it talks to exist.
+class late_handler {
+ public:
+  void set(gateway::handler_fn h) {
+    std::lock_guard<std::mutex> guard(mtx_);
+    handler_ = std::move(h);
+  }
+  void handle(gateway::http_request req, gateway::reply_fn reply) {
+    gateway::handler_fn h;
+    {
+      std::lock_guard<std::mutex> guard(mtx_);
+      h = handler_;
+    }
+    if (!h)
+      return reply({503, R"({"error":{"code":"unavailable","message":"starting","field":""}})",
+                    "application/json"});
+    h(std::move(req), std::move(reply));
+  }
+
+ private:
+  std::mutex mtx_;
+  gateway::handler_fn handler_;
+};
+
+int fail(const std::string& what, const caf::error& err) {
+  log::error(what, {{"error", view(err).message}});
+  return 1;
+}
+
+}  // namespace
+
+int run_scheduler_node(const config& cfg, sigset_t& signals) {
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.data_dir, ec);
+  if (ec) {
+    log::error("cannot create data dir", {{"dir", cfg.data_dir}, {"error", ec.message()}});
+    return 1;
+  }
+  auto opened = storage::rocks::open(cfg.data_dir);
+  if (!opened) return fail("cannot open database", opened.error());
+  std::shared_ptr<storage::rocks> db = std::move(*opened);
+  auto sm_opened = storage::state_machine::open(*db);
+  if (!sm_opened) return fail("cannot open state machine", sm_opened.error());
+  std::shared_ptr<storage::state_machine> sm = std::move(*sm_opened);
+  auto raft_log = raft::recover(*db, *sm, cfg.node_id);
+  if (!raft_log) return fail("cannot recover raft log", raft_log.error());
+  log::info("state recovered", {{"applied_index", std::to_string(sm->applied_index())},
+                                {"term", std::to_string(raft_log->state().term)},
+                                {"data_dir", cfg.data_dir}});
+
+  auto caf_cfg = make_caf_config(cfg);
+  caf::actor_system sys{*caf_cfg};
+
+  auto raft = sys.spawn<caf::detached>(raft::raft_actor_impl, cfg.node_id, db, sm,
+                                       std::move(*raft_log));
+  auto store = sys.spawn<caf::detached>(storage::store_actor_impl, db,
+                                        std::shared_ptr<const storage::state_machine>(sm));
+  // Leader-only actors: told by raft whether this node leads.
+  auto trigger = sys.spawn(trigger::trigger_actor_impl, raft, store, now_ms());
+  auto retrier = sys.spawn(retry::retry_actor_impl, raft, store, now_ms());
+  // The HTTP server binds first (port 0 picks a free one) so external workers
+  // can be told where to report; requests before wiring completes get 503.
+  std::unique_ptr<gateway::server> http;
+  auto late = std::make_shared<late_handler>();
+  std::string report_base;
+  if (cfg.roles.count("gateway")) {
+    gateway::server_options opts{cfg.http.host, cfg.http.port, cfg.max_body_bytes, 2};
+    http = std::make_unique<gateway::server>(
+        opts, [late](gateway::http_request req, gateway::reply_fn reply) {
+          late->handle(std::move(req), std::move(reply));
+        });
+    auto port = http->start();
+    if (!port) {
+      for (auto a : {caf::actor_cast<caf::actor>(trigger), caf::actor_cast<caf::actor>(retrier),
+                     caf::actor_cast<caf::actor>(raft), caf::actor_cast<caf::actor>(store)})
+        caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+      return fail("cannot start HTTP gateway", port.error());
+    }
+    report_base = "http://" + cfg.http.host + ":" + std::to_string(*port);
+    log::info("http listening", {{"addr", cfg.http.host + ":" + std::to_string(*port)}});
+  }
+  auto http_pool = std::make_shared<worker::run_pool>(4);
+  router::router_options ropts{report_base, http_pool, 30'000, cfg.dispatch_rate,
+                               cfg.dispatch_rate * 2};
+  auto router = sys.spawn(router::router_actor_impl, raft, store, ropts);
+  backpressure::thresholds limits;
+  limits.max_backlog = cfg.max_backlog;
+  auto pressure = sys.spawn(backpressure::backpressure_actor_impl, store, router, trigger, limits);
+  caf::anon_send(raft, proto::subscribe_atom::value,
+                 caf::actor_cast<proto::commit_listener_actor>(pressure));
+  for (auto listener : {caf::actor_cast<proto::commit_listener_actor>(trigger),
+                        caf::actor_cast<proto::commit_listener_actor>(retrier),
+                        caf::actor_cast<proto::commit_listener_actor>(router)})
+    caf::anon_send(raft, proto::subscribe_atom::value, listener);
+
+  // The built-in worker.
+  std::shared_ptr<worker::run_pool> pool;
+  proto::worker_actor local_worker;
+  if (cfg.roles.count("worker")) {
+    pool = std::make_shared<worker::run_pool>(cfg.worker_slots);
+    worker::worker_config wcfg;
+    wcfg.id = cfg.node_id;
+    wcfg.exec.scratch_root = cfg.data_dir + "/runs";
+    local_worker = sys.spawn(worker::worker_actor_impl, wcfg, pool);
+    proto::worker info;
+    info.id = wcfg.id;
+    info.protocol = proto::worker_protocol::native;
+    info.address = cfg.cluster.host + ":" + std::to_string(cfg.cluster.port);
+    info.labels = cfg.worker_labels;
+    info.max_load = static_cast<uint32_t>(cfg.worker_slots);
+    caf::anon_send(router, proto::register_atom::value, info, local_worker);
+  }
+  auto stop_actors = [&] {
+    if (pool) pool->stop();  // cancels running attempts, joins the run threads
+    http_pool->stop();
+    for (auto a : {caf::actor_cast<caf::actor>(trigger), caf::actor_cast<caf::actor>(retrier),
+                   caf::actor_cast<caf::actor>(router), caf::actor_cast<caf::actor>(local_worker),
+                   caf::actor_cast<caf::actor>(pressure),
+                   caf::actor_cast<caf::actor>(raft), caf::actor_cast<caf::actor>(store)})
+      if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  };
+
+  // The cluster port serves the endpoint: how worker nodes and tools find us.
+  auto endpoint = sys.spawn(endpoint::endpoint_actor_impl, router);
+  auto cluster_port =
+      sys.middleman().publish(endpoint, cfg.cluster.port, cfg.cluster.host.c_str(), true);
+  if (!cluster_port) {
+    stop_actors();
+    caf::anon_send_exit(endpoint, caf::exit_reason::user_shutdown);
+    return fail("cannot listen on cluster address", cluster_port.error());
+  }
+  log::info("cluster listening", {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)}});
+
+  if (http) late->set(gateway::make_api(gateway::api_context{&sys, raft, store, trigger, router, pressure, cfg.node_id}));
+  log::info("node started", {{"version", AISCHED_VERSION}});
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  log::info("shutting down", {{"signal", std::to_string(sig)}});
+  if (http) http->stop();
+  sys.middleman().unpublish(endpoint, *cluster_port);
+  caf::anon_send_exit(endpoint, caf::exit_reason::user_shutdown);
+  stop_actors();
+  sys.await_all_actors_done();
+  if (auto err = db->flush()) log::warn("flush on shutdown failed", {{"error", view(err).message}});
+  log::info("stopped");
+  return 0;
+}
+
+}  // namespace aisched::runtime

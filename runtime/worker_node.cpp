@@ -1,0 +1,65 @@
+// A worker node: runs a worker actor with its run pool and a registrar that
+// joins a scheduler node's cluster port and keeps the worker registered with
+// the leader's router; stops cleanly on SIGINT/SIGTERM.
+#include <filesystem>
+
+#include <caf/actor_system.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/worker/registrar_actor.hpp"
+#include "actors/worker/worker_actor.hpp"
+#include "proto/registry.hpp"
+#include "runtime/log.hpp"
+#include "runtime/node.hpp"
+
+namespace aisched::runtime {
+
+std::unique_ptr<caf::actor_system_config> make_caf_config(const config& cfg) {
+  auto c = std::make_unique<caf::actor_system_config>();
+  c->set("scheduler.max-threads", cfg.threads);
+  c->set("scheduler.policy", caf::atom("sharing"));
+  // Detect frozen peers: heartbeats on every node, symmetric (CAF-0.17.md §10).
+  c->set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(500)});
+  c->set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(5)});
+  c->load<caf::io::middleman>();
+  proto::register_types(*c);
+  return c;
+}
+
+int run_worker_node(const config& cfg, sigset_t& signals) {
+  if (cfg.join.host.empty()) {
+    log::error("a worker node needs --join HOST:PORT (a scheduler node's cluster address)");
+    return 2;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.data_dir, ec);
+  auto caf_cfg = make_caf_config(cfg);
+  caf::actor_system sys{*caf_cfg};
+  auto pool = std::make_shared<worker::run_pool>(cfg.worker_slots);
+  worker::worker_config wcfg;
+  wcfg.id = cfg.node_id;
+  wcfg.exec.scratch_root = cfg.data_dir + "/runs";
+  auto w = sys.spawn(worker::worker_actor_impl, wcfg, pool);
+  proto::worker info;
+  info.id = cfg.node_id;
+  info.protocol = proto::worker_protocol::native;
+  info.labels = cfg.worker_labels;
+  info.max_load = static_cast<uint32_t>(cfg.worker_slots);
+  auto registrar = sys.spawn(worker::registrar_actor_impl, cfg.join.host, cfg.join.port, info, w);
+  log::info("worker node started", {{"join", cfg.join.host + ":" + std::to_string(cfg.join.port)},
+                                    {"slots", std::to_string(cfg.worker_slots)}});
+  int sig = 0;
+  sigwait(&signals, &sig);
+  log::info("shutting down", {{"signal", std::to_string(sig)}});
+  pool->stop();
+  caf::anon_send_exit(registrar, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  sys.await_all_actors_done();
+  log::info("stopped");
+  return 0;
+}
+
+}  // namespace aisched::runtime
