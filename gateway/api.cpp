@@ -248,6 +248,8 @@ class api {
           return reply(error_response(bad("one of running, success, failed, timed_out")));
         r.state = *st;
       } else if (k == "exit_code" && v.is_int64()) r.exit_code = static_cast<int32_t>(v.as_int64());
+      else if (k == "attempt" && v.is_int64() && v.as_int64() >= 0 && v.as_int64() < 1'000'000)
+        r.attempt = static_cast<uint32_t>(v.as_int64());
       else if (k == "output" && v.is_string()) r.output = std::string(v.as_string()).substr(0, 64 * 1024);
       else if (k == "error" && v.is_string()) r.error = std::string(v.as_string());
       else if ((k == "started_at" || k == "finished_at") && (v.is_string() || v.is_null())) {
@@ -259,7 +261,7 @@ class api {
         }
         (k == "started_at" ? r.started_at : r.finished_at) = t;
       } else if (k == "worker_id" || k == "state" || k == "exit_code" || k == "output" ||
-                 k == "error") {
+                 k == "error" || k == "attempt") {
         return reply(error_response(bad("wrong type")));
       } else {
         return reply(error_response(bad("unknown field")));

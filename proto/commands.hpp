@@ -111,6 +111,7 @@ typename Inspector::result_type inspect(Inspector& f, dispatch& x) {
 struct run_result {
   std::string instance_id;
   std::string worker_id;
+  uint32_t attempt = 0;  // the attempt reported on (0: not stated, e.g. an external worker)
   instance_state state = instance_state::success;
   int32_t exit_code = 0;
   std::string error;
@@ -121,8 +122,9 @@ struct run_result {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_result& x) {
-  return f(caf::meta::type_name("aisched.run_result"), x.instance_id, x.worker_id, x.state,
-           x.exit_code, x.error, x.output, x.started_at, x.finished_at, x.next_attempt_at);
+  return f(caf::meta::type_name("aisched.run_result"), x.instance_id, x.worker_id, x.attempt,
+           x.state, x.exit_code, x.error, x.output, x.started_at, x.finished_at,
+           x.next_attempt_at);
 }
 
 struct report_results {

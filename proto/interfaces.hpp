@@ -41,6 +41,7 @@ using register_atom = caf::atom_constant<caf::atom("register")>;
 using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
 using list_workers_atom = caf::atom_constant<caf::atom("lstworkers")>;
 using event_atom = caf::atom_constant<caf::atom("event")>;
+using ack_atom = caf::atom_constant<caf::atom("ack")>;
 using backfill_atom = caf::atom_constant<caf::atom("backfill")>;
 
 // -- messages ------------------------------------------------------------------
@@ -169,11 +170,18 @@ using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_resu
 /// worker (actors/worker): runs instances. `execute` answers true once accepted
 /// (a duplicate delivery too; it runs once); reports go to the given proxy.
 /// `runstart` / `rundone` are internal: the run threads tell the actor.
+/// `ack` (run keys "{instance}#{attempt}") confirms final reports are committed;
+/// until then the worker keeps them in its outbox and re-sends them through the
+/// router it was given (`subscribe`), surviving proxy and worker restarts.
+/// `tick` drives that re-send loop.
 using worker_actor = caf::typed_actor<
     caf::replies_to<execute_atom, execute_request, worker_proxy_actor>::with<bool>,
     caf::reacts_to<cancel_run_atom, std::string>,
     caf::reacts_to<started_atom, std::string, uint32_t, unix_ms>,
-    caf::reacts_to<done_atom, run_result, uint32_t>>;
+    caf::reacts_to<done_atom, run_result, uint32_t>,
+    caf::reacts_to<ack_atom, std::vector<std::string>>,
+    caf::reacts_to<subscribe_atom, caf::actor>,
+    caf::reacts_to<caf::tick_atom>>;
 
 /// The registered workers, for GET /api/v1/workers.
 struct worker_list {
@@ -194,6 +202,7 @@ using router_actor = commit_listener_actor::extend<
     caf::reacts_to<register_atom, worker, worker_actor>,
     caf::replies_to<register_atom, worker>::with<worker>,
     caf::replies_to<heartbeat_atom, std::string, uint32_t>::with<bool>,
+    caf::reacts_to<report_atom, run_result>,
     caf::replies_to<list_workers_atom>::with<worker_list>,
     caf::reacts_to<wake_atom, uint64_t>,
     caf::reacts_to<caf::tick_atom>>;

@@ -137,6 +137,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     worker::worker_config wcfg;
     wcfg.id = cfg.node_id;
     wcfg.exec.scratch_root = cfg.data_dir + "/runs";
+    wcfg.outbox_dir = cfg.data_dir + "/worker-outbox";
     local_worker = sys.spawn(worker::worker_actor_impl, wcfg, pool);
     proto::worker info;
     info.id = wcfg.id;
@@ -145,6 +146,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     info.labels = cfg.worker_labels;
     info.max_load = static_cast<uint32_t>(cfg.worker_slots);
     caf::anon_send(router, proto::register_atom::value, info, local_worker);
+    caf::anon_send(local_worker, proto::subscribe_atom::value, caf::actor_cast<caf::actor>(router));
   }
   auto stop_actors = [&] {
     if (pool) pool->stop();  // cancels running attempts, joins the run threads

@@ -42,6 +42,7 @@ int run_worker_node(const config& cfg, sigset_t& signals) {
   worker::worker_config wcfg;
   wcfg.id = cfg.node_id;
   wcfg.exec.scratch_root = cfg.data_dir + "/runs";
+  wcfg.outbox_dir = cfg.data_dir + "/outbox";
   auto w = sys.spawn(worker::worker_actor_impl, wcfg, pool);
   proto::worker info;
   info.id = cfg.node_id;

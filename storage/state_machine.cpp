@@ -263,8 +263,9 @@ class applier {
         }
       }
       transition(r.instance_id, to, [&](instance& x) {
-        if (!r.worker_id.empty() && !x.worker_id.empty() && r.worker_id != x.worker_id &&
-            !is_terminal(x.state)) {
+        if ((r.attempt != 0 && r.attempt != x.attempt && !is_terminal(x.state)) ||
+            (!r.worker_id.empty() && !x.worker_id.empty() && r.worker_id != x.worker_id &&
+             !is_terminal(x.state))) {
           stale_ = true;  // a report from a worker this run is no longer assigned to
           return;
         }
@@ -353,7 +354,8 @@ class applier {
     if (stale_) {
       stale_ = false;
       last_error_ = make_error(errc::illegal_transition, "worker_id",
-                               "instance " + id + " is assigned to worker " + x.worker_id);
+                               "stale report: instance " + id + " is at attempt " +
+                                   std::to_string(x.attempt) + " on worker " + x.worker_id);
       return;
     }
     x.state = to;

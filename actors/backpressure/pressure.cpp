@@ -42,7 +42,8 @@ duration_ms token_bucket::wait_ms(unix_ms now) {
   if (unlimited()) return 0;
   refill(now);
   if (tokens_ >= 1.0) return 0;
-  return static_cast<duration_ms>(std::ceil((1.0 - tokens_) * 1000.0 / rate_));
+  // The epsilon keeps a whole-millisecond wait from rounding up one more.
+  return static_cast<duration_ms>(std::ceil((1.0 - tokens_) * 1000.0 / rate_ - 1e-9));
 }
 
 double token_bucket::tokens(unix_ms now) {

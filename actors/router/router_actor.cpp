@@ -436,6 +436,11 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         if (changed) rebuild_ring(st);
         self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
       },
+      [=](report_atom, run_result& r) {
+        // A worker re-sending a report it never got acknowledged: its proxy commits it.
+        auto* w = find_worker(self->state, r.worker_id);
+        if (w && w->proxy) self->send(w->proxy, report_atom::value, std::move(r));
+      },
       [=](list_workers_atom) {
         worker_list out;
         for (auto& w : self->state.workers) {

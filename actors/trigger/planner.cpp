@@ -180,6 +180,9 @@ bool planner::upstreams_ok(const entry& e) const {
     // be on its way (proposed but not yet committed).
     if (u.last_slot == 0 || u.last_state != instance_state::success || !u.proposed.empty())
       return false;
+    // An upstream whose newer slot waits (for its own upstreams or in an overlap
+    // buffer) has not finished its latest slot either.
+    if (u.blocked || !u.buffered.empty()) return false;
   }
   return true;
 }

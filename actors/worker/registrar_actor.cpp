@@ -46,6 +46,9 @@ void connect(self_ptr self) {
                       st.router = router;
                       self->monitor(router);
                       self->send(router, register_atom::value, st.info, st.worker);
+                      // Unacknowledged reports of the worker go to this router now.
+                      self->send(st.worker, subscribe_atom::value,
+                                 caf::actor_cast<caf::actor>(router));
                       self->delayed_send(self, heartbeat_every, caf::tick_atom::value, gen);
                     },
                     [=](caf::error&) {

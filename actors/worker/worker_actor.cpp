@@ -1,6 +1,8 @@
 // Behaviour of the worker actor; see worker_actor.hpp.
 #include "actors/worker/worker_actor.hpp"
 
+#include <chrono>
+
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -26,12 +28,30 @@ void purge(worker_actor::stateful_pointer<worker_state> self, unix_ms now) {
   }
 }
 
+/// Sends a final report and keeps it (durably) until the scheduler acknowledges it.
+void deliver_final(worker_actor::stateful_pointer<worker_state> self, const std::string& key,
+                   const worker_proxy_actor& to, const run_result& r) {
+  auto& st = self->state;
+  auto now = now_ms();
+  st.unacked[key] = {r, now};
+  if (st.box) st.box->put(key, r);
+  self->send(to, report_atom::value, r);
+}
+
 }  // namespace
 
 worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<worker_state> self,
                                               worker_config cfg, std::shared_ptr<run_pool> pool) {
   self->state.cfg = std::move(cfg);
   self->state.pool = std::move(pool);
+  if (!self->state.cfg.outbox_dir.empty()) {
+    if (auto box = outbox::open(self->state.cfg.outbox_dir)) {
+      self->state.box = std::move(*box);
+      // Reports a previous incarnation could not get acknowledged: send them again.
+      for (auto& [key, r] : self->state.box->load()) self->state.unacked[key] = {r, 0};
+    }
+  }
+  self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
   return {
       [=](execute_atom, const execute_request& req, const worker_proxy_actor& reply_to) -> bool {
         auto& st = self->state;
@@ -52,12 +72,13 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
           run_result r;
           r.instance_id = req.instance_id;
           r.worker_id = st.cfg.id;
+          r.attempt = req.attempt;
           r.state = instance_state::success;
           r.started_at = r.finished_at = now;
           auto& run = st.runs[key];
           run.done = true;
           run.result = r;
-          self->send(reply_to, report_atom::value, std::move(r));
+          deliver_final(self, key, reply_to, r);
           return true;
         }
         worker_actor me = self;
@@ -84,6 +105,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         run_result r;
         r.instance_id = instance_id;
         r.worker_id = st.cfg.id;
+        r.attempt = attempt;
         r.state = instance_state::running;
         r.started_at = at;
         self->send(i->second.reply_to, report_atom::value, r);
@@ -91,12 +113,36 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
       [=](done_atom, run_result& r, uint32_t attempt) {
         auto& st = self->state;
         r.worker_id = st.cfg.id;
-        auto i = st.runs.find(run_key(r.instance_id, attempt));
+        r.attempt = attempt;
+        auto key = run_key(r.instance_id, attempt);
+        auto i = st.runs.find(key);
         if (i == st.runs.end()) return;
         i->second.done = true;
         i->second.result = r;
         i->second.last_seen = now_ms();
-        self->send(i->second.reply_to, report_atom::value, std::move(r));
+        deliver_final(self, key, i->second.reply_to, r);
+      },
+      [=](ack_atom, const std::vector<std::string>& keys) {
+        auto& st = self->state;
+        for (auto& k : keys) {
+          if (st.unacked.erase(k) && st.box) st.box->erase(k);
+        }
+      },
+      [=](subscribe_atom, caf::actor sink) { self->state.report_sink = std::move(sink); },
+      [=](caf::tick_atom) {
+        // Re-send final reports nobody acknowledged (a lost message, a leader that
+        // changed, or a restart of this worker) through the router.
+        auto& st = self->state;
+        auto now = now_ms();
+        if (st.report_sink)
+          for (auto& [key, p] : st.unacked)
+            if (now - p.last_sent >= st.cfg.resend_after) {
+              p.last_sent = now;
+              self->send(caf::actor_cast<router_actor>(st.report_sink), report_atom::value,
+                         p.result);
+            }
+        purge(self, now);
+        self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
       },
       [=](cancel_run_atom, const std::string& instance_id) {
         // Cancels every attempt of the instance that still runs here.

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "actors/worker/executor.hpp"
+#include "actors/worker/outbox.hpp"
 #include "actors/worker/run_pool.hpp"
 #include "proto/interfaces.hpp"
 
@@ -20,6 +21,8 @@ struct worker_config {
   std::string id = "local";
   exec_options exec;
   duration_ms dedup_ttl = 5 * 60'000;
+  std::string outbox_dir;           // "" keeps unacknowledged reports in memory only
+  duration_ms resend_after = 3'000;  // an unacknowledged report is sent again after this
 };
 
 struct worker_state {
@@ -30,8 +33,15 @@ struct worker_state {
     proto::run_result result;  // when done
     unix_ms last_seen = 0;     // for the dedup TTL
   };
+  struct pending_report {
+    proto::run_result result;
+    unix_ms last_sent = 0;
+  };
   worker_config cfg;
   std::shared_ptr<run_pool> pool;
+  std::unique_ptr<outbox> box;                            // durable copy of `unacked`
+  std::unordered_map<std::string, pending_report> unacked;  // key: "{instance}#{attempt}"
+  caf::actor report_sink;                                 // the router, for re-sends
   std::unordered_map<std::string, run> runs;  // key: "{instance}#{attempt}"
   unix_ms last_purge = 0;
   static inline const char* name = "worker";

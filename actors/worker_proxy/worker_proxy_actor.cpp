@@ -50,15 +50,23 @@ void flush_reports(self_ptr self) {
   report_results cmd{st.term, now_ms(), std::move(st.pending)};
   st.pending.clear();
   auto copy = cmd.results;
+  // Final reports the worker keeps in its outbox until it hears they are settled.
+  std::vector<std::string> keys;
+  for (auto& r : copy)
+    if (r.state != instance_state::running && r.attempt != 0)
+      keys.push_back(r.instance_id + "#" + std::to_string(r.attempt));
+  auto ack = [=] {
+    if (self->state.worker && !keys.empty()) self->send(self->state.worker, ack_atom::value, keys);
+  };
   self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
-      .then([](applied&) {},
+      .then([=](applied&) { ack(); },
             [=](caf::error& err) {
               // Rejected items (a late report for a cancelled run) are final; a
               // timeout or storage hiccup is retried so no result is lost.
               auto code = view(err).code;
               if (code == errc::illegal_transition || code == errc::not_found ||
                   code == errc::invalid_argument)
-                return;
+                return ack();
               for (auto& r : copy) self->state.pending.push_back(r);
               self->state.flush_scheduled = true;
               self->delayed_send(self, retry_after, flush_atom::value);

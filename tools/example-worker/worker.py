@@ -85,7 +85,8 @@ class Worker:
     def run(self, job):
         report_url = job["report_url"]
         started = now_rfc3339()
-        post(report_url, {"worker_id": self.args.id, "state": "running", "started_at": started})
+        post(report_url, {"worker_id": self.args.id, "attempt": job["attempt"], "state": "running",
+                          "started_at": started})
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin",
                "IDEMPOTENCY_KEY": job["idempotency_key"],
                "SHARD_NO": str(job["shard"]), "SHARD_TOTAL": str(job["shards"]),
@@ -107,7 +108,8 @@ class Worker:
         except subprocess.TimeoutExpired:
             state, code, error = "timed_out", -1, "timed out"
         # Report until the node takes it (it acknowledges duplicates without change).
-        doc = {"worker_id": self.args.id, "state": state, "exit_code": code, "output": output,
+        doc = {"worker_id": self.args.id, "attempt": job["attempt"], "state": state,
+               "exit_code": code, "output": output,
                "error": error, "started_at": started, "finished_at": now_rfc3339()}
         for _ in range(60):
             status, _ = post(report_url, doc)

@@ -1,0 +1,51 @@
+// RocksDB-backed outbox of unacknowledged reports; see outbox.hpp.
+#include "actors/worker/outbox.hpp"
+
+#include <rocksdb/db.h>
+
+#include "proto/codec.hpp"
+#include "proto/errors.hpp"
+
+namespace aisched::worker {
+
+caf::expected<std::unique_ptr<outbox>> outbox::open(const std::string& dir) {
+  rocksdb::Options opts;
+  opts.create_if_missing = true;
+  opts.keep_log_file_num = 2;
+  rocksdb::DB* raw = nullptr;
+  auto st = rocksdb::DB::Open(opts, dir, &raw);
+  if (!st.ok())
+    return make_error(errc::storage_error, "cannot open worker outbox: " + st.ToString());
+  std::unique_ptr<outbox> out{new outbox};
+  out->db_.reset(raw);
+  return out;
+}
+
+outbox::~outbox() {
+  if (db_) db_->Close();
+}
+
+caf::error outbox::put(const std::string& key, const proto::run_result& r) {
+  auto st = db_->Put(rocksdb::WriteOptions{}, key, proto::encode(r));
+  if (!st.ok()) return make_error(errc::storage_error, "outbox write failed: " + st.ToString());
+  return {};
+}
+
+caf::error outbox::erase(const std::string& key) {
+  auto st = db_->Delete(rocksdb::WriteOptions{}, key);
+  if (!st.ok()) return make_error(errc::storage_error, "outbox delete failed: " + st.ToString());
+  return {};
+}
+
+std::vector<std::pair<std::string, proto::run_result>> outbox::load() const {
+  std::vector<std::pair<std::string, proto::run_result>> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions{}));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto r = proto::decode<proto::run_result>(
+        std::string_view(it->value().data(), it->value().size()));
+    if (r) out.emplace_back(it->key().ToString(), std::move(*r));
+  }
+  return out;
+}
+
+}  // namespace aisched::worker
