@@ -400,16 +400,38 @@ class api {
     propose(command{c}, reply, [](applied&) { return http_response{204, "", "application/json"}; });
   }
 
+  /// GET /api/v1/cluster: this member's view of the group. Reads on any member
+  /// are served from its own state machine (possibly a little behind the leader);
+  /// writes are forwarded to the leader.
   void cluster(reply_fn& reply) {
     ask<raft_status>(ctx_.raft, reply,
         [](raft_status& s) {
-          json::object member = to_json(s).as_object();
-          member["id"] = s.node_id;
-          member["reachable"] = true;
+          json::array members;
+          json::object self;
+          self["id"] = s.node_id;
+          self["role"] = s.role;
+          self["term"] = s.term;
+          self["commit_index"] = s.commit_index;
+          self["applied_index"] = s.applied_index;
+          self["last_log_index"] = s.last_log_index;
+          self["reachable"] = true;
+          self["self"] = true;
+          members.push_back(std::move(self));
+          for (auto& p : s.peers) {
+            json::object m;
+            m["id"] = p.id;
+            m["address"] = p.address;
+            m["reachable"] = p.reachable;
+            m["role"] = p.id == s.leader_id ? "leader" : "follower";
+            if (s.role == "leader") m["match_index"] = p.match_index;
+            m["self"] = false;
+            members.push_back(std::move(m));
+          }
           json::object o;
+          o["node_id"] = s.node_id;
           o["leader"] = s.leader_id;
           o["term"] = s.term;
-          o["members"] = json::array{member};
+          o["members"] = std::move(members);
           return json_response(200, o);
         },
         raft_status_atom::value);

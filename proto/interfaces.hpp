@@ -46,6 +46,19 @@ using backfill_atom = caf::atom_constant<caf::atom("backfill")>;
 
 // -- messages ------------------------------------------------------------------
 
+/// How a raft member sees another member.
+struct peer_status {
+  std::string id;
+  std::string address;  // its cluster address
+  bool reachable = false;
+  uint64_t match_index = 0;  // the leader's view of its log (0 on followers)
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, peer_status& x) {
+  return f(caf::meta::type_name("aisched.peer_status"), x.id, x.address, x.reachable,
+           x.match_index);
+}
+
 /// What the raft actor reports about itself (GET /api/v1/cluster).
 struct raft_status {
   std::string node_id;
@@ -55,11 +68,12 @@ struct raft_status {
   uint64_t commit_index = 0;
   uint64_t applied_index = 0;
   uint64_t last_log_index = 0;
+  std::vector<peer_status> peers;  // the other members
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, raft_status& x) {
   return f(caf::meta::type_name("aisched.raft_status"), x.node_id, x.role, x.leader_id, x.term,
-           x.commit_index, x.applied_index, x.last_log_index);
+           x.commit_index, x.applied_index, x.last_log_index, x.peers);
 }
 
 /// Tells leader-only actors (trigger, retry, router, backpressure) whether this
@@ -211,7 +225,10 @@ using handles_atom = caf::atom_constant<caf::atom("handles")>;
 
 /// endpoint (actors/endpoint): published on a scheduler node's cluster port;
 /// how other nodes (worker nodes, CLI tools) find the node's actors.
-using endpoint_actor = caf::typed_actor<caf::replies_to<handles_atom>::with<router_actor>>;
+/// It answers with the router and the raft actor (untyped here: its full
+/// interface lives in actors/raft; members cast it to raft::node_actor).
+using endpoint_actor =
+    caf::typed_actor<caf::replies_to<handles_atom>::with<router_actor, caf::actor>>;
 
 /// What GET /api/v1/backpressure shows.
 struct pressure_status {

@@ -61,6 +61,11 @@ parse_outcome parse_command_line(int argc, char** argv) {
   app.add_option("--dispatch-rate", cfg.dispatch_rate,
                  "dispatches per second (token bucket, burst 2x); 0 turns the limit off")
       ->envname("AISCHED_DISPATCH_RATE")->capture_default_str()->check(CLI::Range(0.0, 1e9));
+  std::string peers;
+  app.add_option("--peers", peers,
+                 "scheduler members, ID=HOST:PORT comma list including this node "
+                 "(e.g. n1=127.0.0.1:7401,n2=127.0.0.1:7402,n3=127.0.0.1:7403)")
+      ->envname("AISCHED_PEERS");
   std::string join;
   app.add_option("--join", join, "worker nodes: a scheduler node's cluster HOST:PORT")
       ->envname("AISCHED_JOIN");
@@ -106,6 +111,37 @@ parse_outcome parse_command_line(int argc, char** argv) {
       }
       cfg.roles.insert(r);
       i = j + 1;
+    }
+  }
+  if (!peers.empty()) {
+    size_t i = 0;
+    bool self_listed = false;
+    while (i <= peers.size()) {
+      auto j = peers.find(',', i);
+      if (j == std::string::npos) j = peers.size();
+      auto item = peers.substr(i, j - i);
+      auto eq = item.find('=');
+      auto hp = eq == std::string::npos ? caf::expected<host_port>(make_error(
+                                              errc::invalid_argument, "peers", "peers: expected ID=HOST:PORT, got '" + item + "'"))
+                                        : parse_host_port(item.substr(eq + 1), "peers");
+      if (!hp || eq == 0) {
+        std::cerr << "aisched: " << (hp ? "peers: empty id" : view(hp.error()).message) << "\n";
+        out.exit_code = 2;
+        return out;
+      }
+      auto id = item.substr(0, eq);
+      if (id == cfg.node_id) {
+        self_listed = true;
+        // This member listens where the others expect it.
+        if (cluster == "127.0.0.1:7400") cfg.cluster = *hp;
+      }
+      cfg.peers.push_back({id, *hp});
+      i = j + 1;
+    }
+    if (!self_listed) {
+      std::cerr << "aisched: --peers must list this node (--node-id " << cfg.node_id << ")\n";
+      out.exit_code = 2;
+      return out;
     }
   }
   if (!join.empty()) {

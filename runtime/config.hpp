@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <vector>
 #include <string>
 
 #include <caf/expected.hpp>
@@ -16,12 +17,19 @@ struct host_port {
   uint16_t port = 0;
 };
 
+/// A member of the scheduler group: its stable id and cluster address.
+struct member_address {
+  std::string id;
+  host_port addr;
+};
+
 struct config {
   std::string node_id = "n1";
   std::string data_dir = "./data";
   host_port http{"127.0.0.1", 8080};
   host_port cluster{"127.0.0.1", 7400};
   host_port join;  // worker nodes: a scheduler node's cluster address
+  std::vector<member_address> peers;  // all scheduler members incl. this one (empty: alone)
   std::set<std::string> roles{"scheduler", "worker", "gateway"};
   std::string log_level = "info";
   unsigned threads = 2;

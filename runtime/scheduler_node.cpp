@@ -78,17 +78,24 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto sm_opened = storage::state_machine::open(*db);
   if (!sm_opened) return fail("cannot open state machine", sm_opened.error());
   std::shared_ptr<storage::state_machine> sm = std::move(*sm_opened);
-  auto raft_log = raft::recover(*db, *sm, cfg.node_id);
-  if (!raft_log) return fail("cannot recover raft log", raft_log.error());
+  raft::raft_options ropts_raft;
+  ropts_raft.node_id = cfg.node_id;
+  for (auto& p : cfg.peers)
+    if (p.id != cfg.node_id) ropts_raft.peers.push_back({p.id, p.addr.host, p.addr.port});
+  auto parts = raft::open_member(*db, *sm, ropts_raft);
+  if (!parts) return fail("cannot restore the raft member", parts.error());
+  auto raft_log = parts->log;
   log::info("state recovered", {{"applied_index", std::to_string(sm->applied_index())},
                                 {"term", std::to_string(raft_log->state().term)},
+                                {"members", std::to_string(ropts_raft.peers.size() + 1)},
                                 {"data_dir", cfg.data_dir}});
 
   auto caf_cfg = make_caf_config(cfg);
   caf::actor_system sys{*caf_cfg};
 
-  auto raft = sys.spawn<caf::detached>(raft::raft_actor_impl, cfg.node_id, db, sm,
-                                       std::move(*raft_log));
+  auto raft_node = sys.spawn<caf::detached>(raft::raft_actor_impl, ropts_raft, db, sm, parts->log,
+                                            parts->member);
+  auto raft = caf::actor_cast<proto::raft_actor>(raft_node);
   auto store = sys.spawn<caf::detached>(storage::store_actor_impl, db,
                                         std::shared_ptr<const storage::state_machine>(sm));
   // Leader-only actors: told by raft whether this node leads.
@@ -159,7 +166,8 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   };
 
   // The cluster port serves the endpoint: how worker nodes and tools find us.
-  auto endpoint = sys.spawn(endpoint::endpoint_actor_impl, router);
+  auto endpoint =
+      sys.spawn(endpoint::endpoint_actor_impl, router, caf::actor_cast<caf::actor>(raft_node));
   auto cluster_port =
       sys.middleman().publish(endpoint, cfg.cluster.port, cfg.cluster.host.c_str(), true);
   if (!cluster_port) {

@@ -9,6 +9,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/raft/raft_actor.hpp"
 #include "actors/worker/registrar_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
 #include "proto/registry.hpp"
@@ -26,6 +27,8 @@ std::unique_ptr<caf::actor_system_config> make_caf_config(const config& cfg) {
   c->set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(5)});
   c->load<caf::io::middleman>();
   proto::register_types(*c);
+  c->add_message_type<raft::message>("aisched.raft.message");
+  c->add_message_type<raft::node_actor>("aisched.raft.node_actor");
   return c;
 }
 

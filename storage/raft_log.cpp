@@ -50,9 +50,25 @@ caf::expected<raft_log> raft_log::open(rocks& db) {
   return log;
 }
 
-caf::error raft_log::append(const std::vector<proto::log_entry>& entries, const hard_state& hs) {
+caf::error raft_log::append(const std::vector<proto::log_entry>& entries, const hard_state& hs,
+                            std::optional<uint64_t> truncate_from, bool sync) {
   rocksdb::WriteBatch batch;
-  uint64_t expect = last_index_ + 1;
+  uint64_t base = last_index_;
+  uint64_t base_term = last_term_;
+  if (truncate_from && *truncate_from <= last_index_) {
+    if (*truncate_from <= hs.commit && *truncate_from <= state_.commit)
+      return make_error(errc::internal, "raft log truncation below the commit index");
+    batch.DeleteRange(db_->cf(column::raft_log), keys::u64(*truncate_from),
+                      keys::u64(last_index_ + 1));
+    base = *truncate_from - 1;
+    base_term = 0;
+    if (base > 0) {
+      auto prev = read(base, base);
+      if (!prev) return prev.error();
+      if (!prev->empty()) base_term = prev->front().term;
+    }
+  }
+  uint64_t expect = base + 1;
   for (auto& e : entries) {
     if (e.index != expect++)
       return make_error(errc::internal, "raft log append out of order at " +
@@ -60,7 +76,9 @@ caf::error raft_log::append(const std::vector<proto::log_entry>& entries, const 
     batch.Put(db_->cf(column::raft_log), keys::u64(e.index), proto::encode(e));
   }
   batch.Put(db_->cf(column::raft_meta), hard_state_key, encode_hard_state(hs));
-  if (auto err = db_->write(batch, true)) return err;
+  if (auto err = db_->write(batch, sync)) return err;
+  last_index_ = base;
+  last_term_ = base_term;
   if (!entries.empty()) {
     last_index_ = entries.back().index;
     last_term_ = entries.back().term;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,9 +33,11 @@ class raft_log {
   uint64_t last_term() const { return last_term_; }
   const hard_state& state() const { return state_; }
 
-  /// Appends `entries` (indexes last_index()+1, +2, ...) together with `hs`
-  /// in one synced WriteBatch: one fsync for the whole batch.
-  caf::error append(const std::vector<proto::log_entry>& entries, const hard_state& hs);
+  /// Deletes entries with index >= `truncate_from` (if given), then appends
+  /// `entries` (indexes continuing the log) together with `hs`, in one
+  /// WriteBatch; `sync` makes it one fsync for the whole batch.
+  caf::error append(const std::vector<proto::log_entry>& entries, const hard_state& hs,
+                    std::optional<uint64_t> truncate_from = std::nullopt, bool sync = true);
 
   /// Persists the hard state alone (synced).
   caf::error save(const hard_state& hs);

@@ -9,10 +9,12 @@ namespace aisched::endpoint {
 
 struct endpoint_state {
   proto::router_actor router;
+  caf::actor raft;
   static inline const char* name = "endpoint";
 };
 
 proto::endpoint_actor::behavior_type endpoint_actor_impl(
-    proto::endpoint_actor::stateful_pointer<endpoint_state> self, proto::router_actor router);
+    proto::endpoint_actor::stateful_pointer<endpoint_state> self, proto::router_actor router,
+    caf::actor raft);
 
 }  // namespace aisched::endpoint

@@ -1,6 +1,13 @@
-// Behaviour of the raft actor for a group of one; see raft_actor.hpp.
+// Behaviour of the raft actor; see raft_actor.hpp.
 #include "actors/raft/raft_actor.hpp"
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+#include <caf/actor_system.hpp>
+#include <caf/io/middleman.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
@@ -12,108 +19,253 @@ namespace aisched::raft {
 
 using namespace proto;
 
-caf::expected<storage::raft_log> recover(storage::rocks& db, storage::state_machine& sm,
-                                         const std::string& node_id) {
-  auto log = storage::raft_log::open(db);
-  if (!log) return log.error();
-  // Replay in bounded chunks so a long log does not need to fit in memory.
-  constexpr size_t chunk = 4096;
-  while (sm.applied_index() < log->last_index()) {
-    auto entries = log->read(sm.applied_index() + 1, log->last_index(), chunk);
-    if (!entries) return entries.error();
-    if (entries->empty())
-      return make_error(errc::corrupted, "raft log ends before index " +
-                                             std::to_string(sm.applied_index() + 1));
-    auto r = sm.apply(*entries);
-    if (!r) return r.error();
-  }
-  // A new term for the new incarnation; it votes for itself and leads.
-  storage::hard_state hs = log->state();
-  hs.term += 1;
-  hs.voted_for = node_id;
-  hs.commit = log->last_index();
-  if (auto err = log->save(hs)) return err;
-  return log;
-}
-
 namespace {
 
-void flush(raft_actor::stateful_pointer<raft_state> self) {
+using self_ptr = node_actor::stateful_pointer<raft_state>;
+
+constexpr auto connect_timeout = std::chrono::seconds(2);
+constexpr auto reconnect_after = std::chrono::milliseconds(500);
+constexpr auto forward_timeout = std::chrono::seconds(10);
+
+caf::error not_leader(const raft_state& st) {
+  auto hint = st.member->leader();
+  return make_error(errc::not_leader, "leader",
+                    hint.empty() ? "no leader is known right now; retry shortly"
+                                 : "this node does not lead; the leader is " + hint);
+}
+
+void tell_listeners(self_ptr self, const leadership& l) {
   auto& st = self->state;
-  st.flush_scheduled = false;
-  if (st.pending.empty()) return;
-  auto entries = std::move(st.pending);
-  auto promises = std::move(st.promises);
-  st.pending.clear();
-  st.promises.clear();
-  auto hs = st.log->state();
-  hs.commit = entries.back().index;
-  auto fail_all = [&](const caf::error& err) {
-    for (auto& p : promises) p.deliver(err);
-    // A node that cannot write its log must not pretend to lead.
-    self->quit(err);
-  };
-  if (auto err = st.log->append(entries, hs)) return fail_all(err);
-  auto results = st.sm->apply(entries);
-  if (!results) return fail_all(results.error());
-  for (size_t i = 0; i < results->size(); ++i) {
-    auto& r = (*results)[i];
-    if (r) {
-      for (auto& l : st.listeners) self->send(l, committed_atom::value, *r);
-      promises[i].deliver(std::move(*r));
+  if (l.leading == st.told.leading && l.term == st.told.term && l.leader_id == st.told.leader_id)
+    return;
+  st.told = l;
+  for (auto& listener : st.listeners) self->send(listener, leader_atom::value, l);
+}
+
+/// Persists, sends and applies everything the core has ready, in that order.
+void process_ready(self_ptr self) {
+  auto& st = self->state;
+  while (st.member->has_ready()) {
+    auto rd = st.member->take_ready();
+    if (rd.snapshot) {
+      // The log is never compacted, so no member ever asks for a snapshot.
+      std::fprintf(stderr, "raft: unexpected snapshot in ready\n");
+      std::abort();
+    }
+    // 1. Persist. Entries and votes must be durable before anyone hears of
+    //    them; a commit index alone may lag (it is re-learnt from the leader).
+    if (!rd.entries.empty() || rd.hard || rd.truncate_from) {
+      auto hs = rd.hard ? storage::hard_state{rd.hard->term, rd.hard->voted_for, rd.hard->commit}
+                        : st.log->state();
+      bool sync = !rd.entries.empty() || rd.truncate_from || hs.term != st.log->state().term ||
+                  hs.voted_for != st.log->state().voted_for;
+      if (auto err = st.log->append(rd.entries, hs, rd.truncate_from, sync)) {
+        for (auto& [index, w] : st.waiting) w.promise.deliver(err);
+        self->quit(err);  // a member that cannot persist must not take part
+        return;
+      }
+    }
+    // 2. Send.
+    for (auto& m : rd.messages) {
+      auto p = st.peers.find(m.to);
+      if (p != st.peers.end() && p->second.handle)
+        self->send(p->second.handle, peer_msg_atom::value, m);
+    }
+    // 3. Apply, answer local proposals, tell listeners.
+    if (!rd.committed.empty()) {
+      auto results = st.sm->apply(rd.committed);
+      if (!results) {
+        self->quit(results.error());
+        return;
+      }
+      for (size_t i = 0; i < rd.committed.size(); ++i) {
+        auto& e = rd.committed[i];
+        auto& r = (*results)[i];
+        if (r && r->index != 0)
+          for (auto& l : st.listeners) self->send(l, committed_atom::value, *r);
+        auto w = st.waiting.find(e.index);
+        if (w != st.waiting.end()) {
+          if (w->second.term != e.term)
+            w->second.promise.deliver(not_leader(st));  // our entry was replaced
+          else if (r)
+            w->second.promise.deliver(std::move(*r));
+          else
+            w->second.promise.deliver(r.error());
+          st.waiting.erase(w);
+        }
+        st.last_applied_term = e.term;
+      }
+    }
+    st.member->advance(rd);
+    // Tell the leader-only actors who leads. A new leader's view of the state
+    // is complete once an entry of its own term (its no-op) has been applied.
+    auto term = st.member->term();
+    if (st.member->current_role() == role::leader) {
+      if (st.last_applied_term == term)
+        tell_listeners(self, leadership{true, term, st.opts.node_id});
     } else {
-      promises[i].deliver(r.error());
+      tell_listeners(self, leadership{false, term, st.member->leader()});
     }
   }
 }
 
+void schedule_flush(self_ptr self) {
+  auto& st = self->state;
+  if (st.flush_scheduled) return;
+  // Proposals already queued behind this one join the same batch (one fsync).
+  st.flush_scheduled = true;
+  self->send(self, flush_atom::value);
+}
+
+void connect(self_ptr self, const std::string& id) {
+  auto& st = self->state;
+  auto it = st.peers.find(id);
+  if (it == st.peers.end()) return;
+  auto gen = ++it->second.generation;
+  auto addr = it->second.addr;
+  auto retry = [=] {
+    self->delayed_send(self, reconnect_after, reconnect_atom::value, id);
+  };
+  auto mm = self->system().middleman().actor_handle();
+  self->request(mm, connect_timeout, caf::connect_atom::value, addr.host, addr.port)
+      .then(
+          [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {
+            auto& p = self->state.peers[id];
+            if (gen != p.generation) return;
+            if (!ptr || !self->system().assignable<endpoint_actor>(ifs)) return retry();
+            auto ep = caf::actor_cast<endpoint_actor>(std::move(ptr));
+            self->request(ep, connect_timeout, handles_atom::value)
+                .then(
+                    [=](router_actor&, caf::actor& raft) {
+                      auto& p = self->state.peers[id];
+                      if (gen != p.generation) return;
+                      p.handle = caf::actor_cast<node_actor>(raft);
+                      self->monitor(p.handle);
+                    },
+                    [=](caf::error&) { retry(); });
+          },
+          [=](caf::error&) { retry(); });
+}
+
 }  // namespace
 
-raft_actor::behavior_type raft_actor_impl(raft_actor::stateful_pointer<raft_state> self,
-                                          std::string node_id,
+caf::expected<std::unique_ptr<core>> restore(storage::raft_log& log, storage::state_machine& sm,
+                                             const raft_options& opts) {
+  config cfg;
+  cfg.id = opts.node_id;
+  cfg.peers.push_back(opts.node_id);
+  for (auto& p : opts.peers) cfg.peers.push_back(p.id);
+  cfg.election_ticks = opts.election_ticks;
+  if (auto err = validate(cfg)) return err;
+  auto entries = log.read(1, log.last_index());
+  if (!entries) return entries.error();
+  const auto& hs = log.state();
+  auto applied = sm.applied_index();
+  if (applied > log.last_index())
+    return make_error(errc::corrupted, "state machine applied " + std::to_string(applied) +
+                                           " entries but the raft log ends at " +
+                                           std::to_string(log.last_index()));
+  hard_state hard{hs.term, hs.voted_for, std::max(hs.commit, applied)};
+  hard.commit = std::min(hard.commit, log.last_index());
+  std::random_device rd;
+  auto member = std::make_unique<core>(cfg, hard, snapshot_meta{}, std::move(*entries), applied,
+                                       (uint64_t{rd()} << 32) | rd());
+  if (opts.peers.empty()) member->campaign();  // a group of one leads at once
+  return member;
+}
+
+caf::expected<member_parts> open_member(storage::rocks& db, storage::state_machine& sm,
+                                        raft_options opts) {
+  auto log = storage::raft_log::open(db);
+  if (!log) return log.error();
+  auto shared_log = std::make_shared<storage::raft_log>(std::move(*log));
+  auto member = restore(*shared_log, sm, opts);
+  if (!member) return member.error();
+  return member_parts{std::move(opts), std::move(shared_log), std::move(*member)};
+}
+
+node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
                                           std::shared_ptr<storage::rocks> db,
                                           std::shared_ptr<storage::state_machine> sm,
-                                          storage::raft_log log) {
+                                          std::shared_ptr<storage::raft_log> log,
+                                          std::shared_ptr<core> member) {
   auto& st = self->state;
+  st.opts = opts;
   st.db = std::move(db);
   st.sm = std::move(sm);
-  st.log = std::make_unique<storage::raft_log>(std::move(log));
-  st.node_id = std::move(node_id);
+  st.log = std::move(log);
+  st.member = std::move(member);
+  for (auto& p : opts.peers) st.peers[p.id].addr = p;
+  for (auto& p : opts.peers) connect(self, p.id);
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    for (auto& [id, p] : self->state.peers)
+      if (p.handle && p.handle.address() == dm.source) {
+        p.handle = nullptr;
+        connect(self, id);
+      }
+  });
+  self->send(self, caf::tick_atom::value);
+  schedule_flush(self);  // a group of one has its election result ready
   return {
       [=](propose_atom, command& cmd) -> caf::result<applied> {
         auto& st = self->state;
-        log_entry e;
-        e.index = st.log->last_index() + st.pending.size() + 1;
-        e.term = st.log->state().term;
-        e.cmd = std::move(cmd);
-        st.pending.push_back(std::move(e));
-        auto rp = self->make_response_promise<applied>();
-        st.promises.push_back(rp);
-        if (!st.flush_scheduled) {
-          // Proposals already queued behind this one join the same batch:
-          // the flush message is handled after them.
-          st.flush_scheduled = true;
-          self->send(self, flush_atom::value);
+        if (st.member->current_role() != role::leader) {
+          // Not the leader: hand the proposal to the leader, transparently.
+          auto p = st.peers.find(st.member->leader());
+          if (p != st.peers.end() && p->second.handle)
+            return self->delegate(caf::actor_cast<proto::raft_actor>(p->second.handle),
+                                  propose_atom::value, std::move(cmd));
+          return not_leader(st);
         }
+        auto index = st.member->propose(std::move(cmd));
+        if (!index) return index.error();
+        auto rp = self->make_response_promise<applied>();
+        st.waiting.emplace(*index, raft_state::waiter{st.member->term(), rp});
+        schedule_flush(self);
         return rp;
       },
-      [=](flush_atom) { flush(self); },
+      [=](flush_atom) {
+        self->state.flush_scheduled = false;
+        process_ready(self);
+      },
+      [=](peer_msg_atom, const message& m) {
+        auto& st = self->state;
+        if (m.to != st.opts.node_id) return;
+        st.member->step(m);
+        schedule_flush(self);
+      },
+      [=](caf::tick_atom) {
+        auto& st = self->state;
+        st.member->tick();
+        process_ready(self);
+        self->delayed_send(self, std::chrono::milliseconds(st.opts.tick), caf::tick_atom::value);
+      },
+      [=](reconnect_atom, const std::string& id) {
+        auto p = self->state.peers.find(id);
+        if (p != self->state.peers.end() && !p->second.handle) connect(self, id);
+      },
       [=](raft_status_atom) {
         auto& st = self->state;
         raft_status s;
-        s.node_id = st.node_id;
-        s.role = "leader";
-        s.leader_id = st.node_id;
-        s.term = st.log->state().term;
-        s.commit_index = st.log->state().commit;
+        s.node_id = st.opts.node_id;
+        s.role = to_string(st.member->current_role());
+        s.leader_id = st.member->leader();
+        s.term = st.member->term();
+        s.commit_index = st.member->commit_index();
         s.applied_index = st.sm->applied_index();
-        s.last_log_index = st.log->last_index();
+        s.last_log_index = st.member->last_index();
+        for (auto& [id, p] : st.peers) {
+          uint64_t match = 0;
+          auto& progress = st.member->peer_progress();
+          if (auto i = progress.find(id); i != progress.end()) match = i->second.match;
+          s.peers.push_back(peer_status{id, p.addr.host + ":" + std::to_string(p.addr.port),
+                                        static_cast<bool>(p.handle), match});
+        }
         return s;
       },
       [=](subscribe_atom, commit_listener_actor listener) {
         auto& st = self->state;
-        leadership l{true, st.log->state().term, st.node_id};
-        self->send(listener, leader_atom::value, l);
+        self->send(listener, leader_atom::value, st.told);
         st.listeners.push_back(std::move(listener));
       },
   };

@@ -77,21 +77,28 @@ void propose_decisions(self_ptr self, decisions d, unix_ms now) {
           [=](caf::error&) { on_fire_failed(self, copy, epoch); });
 }
 
-caf::error not_leading() {
-  return make_error(errc::not_leader, "this node does not lead (or is still starting)");
+caf::error not_leading(const trigger_state& st) {
+  return make_error(errc::not_leader, "leader",
+                    st.leader_id.empty() ? "no leader is known right now; retry shortly"
+                                         : "this node does not lead; send this to the leader, " +
+                                               st.leader_id);
 }
 
-/// Proposes `d` at once and answers with the committed effect (the instances
-/// created); an empty decision answers an empty `applied`.
-caf::result<applied> commit_now(self_ptr self, decisions d, unix_ms now) {
+using applied_promise = caf::typed_response_promise<applied>;
+
+/// Proposes `d` at once and answers `rp` with the committed effect (the
+/// instances created); an empty decision answers an empty `applied`.
+void commit_now(self_ptr self, decisions d, unix_ms now, applied_promise rp) {
   auto& st = self->state;
   for (auto& id : d.cancels) {
     cancel c{"", id, now, "replaced by a newer run (overlap: replace)"};
     self->request(st.raft, request_timeout, propose_atom::value, command{std::move(c)})
         .then([](applied&) {}, [](caf::error&) {});
   }
-  if (d.fires.empty()) return applied{};
-  auto rp = self->make_response_promise<applied>();
+  if (d.fires.empty()) {
+    rp.deliver(applied{});
+    return;
+  }
   auto slots = d.fires;
   auto epoch = st.epoch;
   auto settle = [=] {
@@ -110,6 +117,18 @@ caf::result<applied> commit_now(self_ptr self, decisions d, unix_ms now) {
             settle();
             rp.deliver(std::move(e));
           });
+}
+
+/// Runs `fn` with a promise for the current request: now if this node leads
+/// and has rebuilt its view; while that rebuild runs, later (a request right
+/// after startup or a failover waits a moment instead of failing).
+template <class Fn>
+caf::result<applied> when_ready(self_ptr self, Fn fn) {
+  auto& st = self->state;
+  if (!st.leading) return not_leading(st);
+  auto rp = self->make_response_promise<applied>();
+  if (st.ready) fn(rp);
+  else st.deferred.emplace_back(fn, rp);
   return rp;
 }
 
@@ -157,6 +176,9 @@ void rebuild_active(self_ptr self, uint64_t epoch, std::string cursor) {
             for (auto& x : page.active) st.plan->observe(x);
             if (!page.next_cursor.empty()) return rebuild_active(self, epoch, page.next_cursor);
             st.ready = true;
+            auto deferred = std::move(st.deferred);
+            st.deferred.clear();
+            for (auto& [fn, rp] : deferred) fn(rp);
             wake(self);
           },
           [=](caf::error&) {
@@ -179,10 +201,17 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
         ++st.epoch;
         st.leading = l.leading;
         st.term = l.term;
+        st.leader_id = l.leader_id;
         st.ready = false;
         st.armed_for = 0;
         ++st.timer_gen;
         st.plan.reset();
+        if (!l.leading) {
+          // Requests that waited for a rebuild that will not happen now.
+          auto deferred = std::move(st.deferred);
+          st.deferred.clear();
+          for (auto& [fn, rp] : deferred) rp.deliver(not_leading(st));
+        }
         if (!l.leading) return;
         // Rebuild from committed state; misfire policies decide what the outage missed.
         st.plan = std::make_unique<planner>(now_of(self));
@@ -214,28 +243,36 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
       },
       [=](trigger_now_atom, const std::string& tenant,
           uint64_t task_id) -> caf::result<applied> {
-        auto& st = self->state;
-        if (!st.leading || !st.ready) return not_leading();
-        auto now = now_of(self);
-        auto d = st.plan->trigger_now(tenant, task_id, now);
-        if (!d) return d.error();
-        return commit_now(self, std::move(*d), now);
+        return when_ready(self, [=](applied_promise rp) {
+          auto& st = self->state;
+          auto now = now_of(self);
+          auto d = st.plan->trigger_now(tenant, task_id, now);
+          if (!d) {
+            rp.deliver(d.error());
+            return;
+          }
+          commit_now(self, std::move(*d), now, rp);
+        });
       },
       [=](event_atom, const std::string& tenant, const std::string& name,
           const std::string& payload) -> caf::result<applied> {
-        auto& st = self->state;
-        if (!st.leading || !st.ready) return not_leading();
-        auto now = now_of(self);
-        return commit_now(self, st.plan->fire_event(tenant, name, payload, now), now);
+        return when_ready(self, [=](applied_promise rp) {
+          auto& st = self->state;
+          auto now = now_of(self);
+          commit_now(self, st.plan->fire_event(tenant, name, payload, now), now, rp);
+        });
       },
       [=](backfill_atom, const std::string& tenant, uint64_t task_id, unix_ms from,
           unix_ms to) -> caf::result<applied> {
-        auto& st = self->state;
-        if (!st.leading || !st.ready) return not_leading();
-        auto now = now_of(self);
-        auto d = st.plan->backfill(tenant, task_id, from, to);
-        if (!d) return d.error();
-        return commit_now(self, std::move(*d), now);
+        return when_ready(self, [=](applied_promise rp) {
+          auto& st = self->state;
+          auto d = st.plan->backfill(tenant, task_id, from, to);
+          if (!d) {
+            rp.deliver(d.error());
+            return;
+          }
+          commit_now(self, std::move(*d), now_of(self), rp);
+        });
       },
   };
 }

@@ -6,9 +6,12 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <vector>
 #include <memory>
 
 #include <caf/actor_clock.hpp>
+#include <caf/typed_response_promise.hpp>
 
 #include "actors/trigger/planner.hpp"
 #include "proto/interfaces.hpp"
@@ -26,6 +29,11 @@ struct trigger_state {
   uint64_t timer_gen = 0;   // generation of the armed wake-up timer (timers cannot be cancelled)
   unix_ms armed_for = 0;    // instant the armed timer wakes at (0: none)
   proto::pressure load;
+  std::string leader_id;                        // who leads, for error hints
+  // Requests that arrived while the rebuild ran, with the promise each answers.
+  std::vector<std::pair<std::function<void(caf::typed_response_promise<proto::applied>)>,
+                        caf::typed_response_promise<proto::applied>>>
+      deferred;
   // Wall clock anchored to the actor clock, so tests run on virtual time.
   unix_ms base_unix = 0;
   caf::actor_clock::time_point base_steady;

@@ -40,7 +40,7 @@ void connect(self_ptr self) {
             auto ep = caf::actor_cast<endpoint_actor>(std::move(ptr));
             self->request(ep, connect_timeout, handles_atom::value)
                 .then(
-                    [=](router_actor router) {
+                    [=](router_actor router, caf::actor&) {
                       if (gen != self->state.generation) return;
                       auto& st = self->state;
                       st.router = router;

@@ -115,6 +115,78 @@ std::string node_process::log() const {
   return ss.str();
 }
 
+child_process::child_process(std::vector<std::string> args, std::string log_path)
+    : log_path_(std::move(log_path)) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  auto parent = getpid();
+  pid_ = fork();
+  if (pid_ == 0) {
+    // Never outlive the test binary, even if it crashes (or died before prctl).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(126);
+    int fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  if (pid_ < 0) ADD_FAILURE() << "fork failed for " << args.at(0);
+}
+
+child_process::~child_process() {
+  if (pid_ > 0) stop(SIGKILL);
+}
+
+bool child_process::running() {
+  if (pid_ <= 0) return false;
+  int status;
+  if (waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -1;
+  return pid_ > 0;
+}
+
+int child_process::stop(int sig, std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return -1;
+  kill(pid_, sig);
+  int status = 0;
+  bool exited = eventually([&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, timeout);
+  if (!exited) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return -1;
+  }
+  pid_ = -1;
+  return status;
+}
+
+std::string child_process::log() const {
+  std::ifstream in(log_path_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string child_process::await_log(const std::string& pattern,
+                                     std::chrono::milliseconds timeout, size_t from) {
+  std::regex re(pattern);
+  std::string found;
+  eventually(
+      [&] {
+        auto text = log();
+        auto tail = text.substr(std::min(from, text.size()));
+        std::smatch m;
+        if (std::regex_search(tail, m, re)) {
+          found = m.size() > 1 ? m[1].str() : m[0].str();
+          return true;
+        }
+        return !running();
+      },
+      timeout);
+  return found;
+}
+
 http_result http_call(uint16_t port, const std::string& method, const std::string& target,
                       const std::string& body) {
   namespace asio = boost::asio;

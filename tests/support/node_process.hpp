@@ -51,6 +51,42 @@ class node_process {
   uint16_t http_port_ = 0;
 };
 
+/// Any child process (an `aisched` worker node, an external worker script …):
+/// started with `args` (args[0] is the program's path; no PATH search), its stdout
+/// and stderr appended to `log_path`. It never outlives the test binary
+/// (PR_SET_PDEATHSIG) and is SIGKILLed on destruction if it still runs.
+/// Not thread-safe; use it from the test's thread.
+class child_process {
+ public:
+  child_process(std::vector<std::string> args, std::string log_path);
+  ~child_process();  // SIGKILLs the process if it still runs
+  child_process(const child_process&) = delete;
+  child_process& operator=(const child_process&) = delete;
+
+  /// Whether the process runs (reaps it if it has exited).
+  bool running();
+  pid_t pid() const { return pid_; }
+
+  /// Sends `sig` and waits for the process to exit; returns its exit status
+  /// (as from waitpid) or -1 if it did not exit within `timeout` (it is then SIGKILLed).
+  int stop(int sig, std::chrono::milliseconds timeout = std::chrono::seconds(20));
+
+  /// The process's log output so far (stdout and stderr).
+  std::string log() const;
+
+  /// Waits (up to `timeout`) until the log written since `from` (a byte offset,
+  /// e.g. `log().size()` taken earlier) matches the ECMAScript regex `pattern`;
+  /// returns its first capture group (the whole match without one), or "" if it
+  /// never matched or the process exited first.
+  std::string await_log(const std::string& pattern,
+                        std::chrono::milliseconds timeout = std::chrono::seconds(20),
+                        size_t from = 0);
+
+ private:
+  std::string log_path_;
+  pid_t pid_ = -1;
+};
+
 struct http_result {
   unsigned status = 0;  // 0 when the request could not be made
   std::string body;

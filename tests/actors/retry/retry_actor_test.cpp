@@ -60,10 +60,11 @@ class retry_actor_test : public test_coordinator_fixture<retry_test_config>,
     auto sm = storage::state_machine::open(*db_);
     if (!sm) throw std::runtime_error("state_machine::open: " + sys.render(sm.error()));
     sm_ = std::move(*sm);
-    auto log = raft::recover(*db_, *sm_, "n1");
-    if (!log) throw std::runtime_error("raft::recover: " + sys.render(log.error()));
-    term_ = log->state().term;
-    raft_ = sys.spawn(raft::raft_actor_impl, std::string{"n1"}, db_, sm_, std::move(*log));
+    auto parts = raft::open_member(*db_, *sm_, raft::raft_options{});
+    if (!parts) throw std::runtime_error("raft::open_member: " + sys.render(parts.error()));
+    term_ = parts->member->term();
+    raft_ = caf::actor_cast<proto::raft_actor>(
+        sys.spawn(raft::raft_actor_impl, parts->opts, db_, sm_, parts->log, parts->member));
     store_ = sys.spawn(storage::store_actor_impl, db_,
                        std::shared_ptr<const storage::state_machine>(sm_));
     retry_ = sys.spawn(retry_actor_impl, raft_, store_, start_unix);
