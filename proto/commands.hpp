@@ -201,4 +201,10 @@ typename Inspector::result_type inspect(Inspector& f, applied& x) {
 /// Short name of the command's kind, for logs and metrics.
 const char* command_name(const command& cmd);
 
+/// The leader term a leader-decided command (fire, dispatch, report_results,
+/// retry) carries; 0 for client commands. The state machine rejects such a
+/// command when this is not the term of its log entry (fencing a deposed
+/// leader), and a follower never forwards one.
+uint64_t leader_term_of(const command& cmd);
+
 }  // namespace aisched::proto

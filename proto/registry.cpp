@@ -18,6 +18,14 @@ const char* command_name(const command& cmd) {
   return names[cmd.index()];
 }
 
+uint64_t leader_term_of(const command& cmd) {
+  if (auto c = caf::get_if<fire>(&cmd)) return c->term;
+  if (auto c = caf::get_if<dispatch>(&cmd)) return c->term;
+  if (auto c = caf::get_if<report_results>(&cmd)) return c->term;
+  if (auto c = caf::get_if<retry>(&cmd)) return c->term;
+  return 0;
+}
+
 void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<task>("aisched.task");
   cfg.add_message_type<instance>("aisched.instance");

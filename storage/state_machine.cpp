@@ -503,8 +503,17 @@ caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
     if (e.index != applied_to + 1)
       return make_error(errc::internal, "log entry " + std::to_string(e.index) +
                                             " applied after " + std::to_string(applied_to));
-    applier a(ctx, e.index, next_task_id);
-    auto r = caf::visit(a, e.cmd);
+    caf::expected<applied> r{applied{}};
+    if (auto term = leader_term_of(e.cmd); term != 0 && term != e.term) {
+      // Fencing: a fire, dispatch, report or retry decided by the leader of
+      // another term (a deposed leader's late proposal) changes nothing.
+      r = make_error(errc::not_leader, "term",
+                     std::string(command_name(e.cmd)) + " of term " + std::to_string(term) +
+                         " rejected in term " + std::to_string(e.term));
+    } else {
+      applier a(ctx, e.index, next_task_id);
+      r = caf::visit(a, e.cmd);
+    }
     if (!r && view(r.error()).code == errc::storage_error) return r.error();
     results.push_back(std::move(r));
     applied_to = e.index;

@@ -210,6 +210,9 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
       [=](propose_atom, command& cmd) -> caf::result<applied> {
         auto& st = self->state;
         if (st.member->current_role() != role::leader) {
+          // Decisions of a leader (fire, dispatch, ...) carry its term and are never
+          // forwarded: a deposed leader's late decisions must not reach the log.
+          if (leader_term_of(cmd) != 0) return not_leader(st);
           // Not the leader: hand the proposal to the leader, transparently.
           auto p = st.peers.find(st.member->leader());
           if (p != st.peers.end() && p->second.handle)
