@@ -6,6 +6,11 @@
 
 namespace aisched::backpressure {
 
+namespace {
+// Floating-point slack in token arithmetic (tokens and milliseconds).
+constexpr double epsilon = 1e-9;
+}  // namespace
+
 using proto::pressure;
 using proto::pressure_level;
 
@@ -33,17 +38,20 @@ void token_bucket::refill(unix_ms now) {
 uint64_t token_bucket::take(uint64_t want, unix_ms now) {
   if (unlimited()) return want;
   refill(now);
-  auto granted = std::min<uint64_t>(want, static_cast<uint64_t>(std::floor(tokens_)));
-  tokens_ -= static_cast<double>(granted);
+  // The same tolerance as wait_ms(): a bucket a rounding error short of a whole
+  // token has it (so waiting wait_ms() always yields one).
+  auto whole = std::floor(tokens_ + epsilon);
+  auto granted = std::min<uint64_t>(want, static_cast<uint64_t>(whole));
+  tokens_ = std::max(0.0, tokens_ - static_cast<double>(granted));
   return granted;
 }
 
 duration_ms token_bucket::wait_ms(unix_ms now) {
   if (unlimited()) return 0;
   refill(now);
-  if (tokens_ >= 1.0) return 0;
+  if (tokens_ + epsilon >= 1.0) return 0;
   // The epsilon keeps a whole-millisecond wait from rounding up one more.
-  return static_cast<duration_ms>(std::ceil((1.0 - tokens_) * 1000.0 / rate_ - 1e-9));
+  return static_cast<duration_ms>(std::ceil((1.0 - tokens_) * 1000.0 / rate_ - epsilon));
 }
 
 double token_bucket::tokens(unix_ms now) {

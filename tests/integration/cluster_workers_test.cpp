@@ -103,8 +103,12 @@ struct fixed_port_node {
 fixed_port_node start_fixed_port_node(const std::string& data_dir, uint16_t cluster_port,
                                       const std::string& log_path,
                                       std::vector<std::string> extra_args = {}) {
-  std::vector<std::string> args{AISCHED_BINARY,  "--data-dir",     data_dir,
-                                "--http-addr",   "127.0.0.1:0",  "--cluster-addr",
+  std::vector<std::string> args{AISCHED_BINARY,
+                                "--data-dir",
+                                data_dir,
+                                "--http-addr",
+                                "127.0.0.1:0",
+                                "--cluster-addr",
                                 "127.0.0.1:" + std::to_string(cluster_port)};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   fixed_port_node n;
@@ -288,8 +292,9 @@ TEST(cluster_workers, sharded_runs_land_on_matching_workers) {
   auto py1 = start_python_worker(dir.path(), "py-1", port, "zone=c", 8);
   auto py2 = start_python_worker(dir.path(), "py-2", port, "zone=c", 8);
   for (auto id : {"n1", "w2", "py-1", "py-2"})
-    ASSERT_TRUE(await_worker(port, id, "online")) << id << " never online: " << workers_dump(port)
-                                                  << "\n" << tail(w2->log()) << tail(node.log());
+    ASSERT_TRUE(await_worker(port, id, "online"))
+        << id << " never online: " << workers_dump(port) << "\n"
+        << tail(w2->log()) << tail(node.log());
   auto listed = workers_of(port);
   EXPECT_EQ(str(listed["w2"], "protocol"), "native") << json::serialize(listed["w2"]);
   EXPECT_EQ(str(listed["py-1"], "protocol"), "http") << json::serialize(listed["py-1"]);
@@ -330,8 +335,8 @@ TEST(cluster_workers, sharded_runs_land_on_matching_workers) {
   std::set<std::string> seen_ids;
   for (auto& t : tasks) {
     auto& xs = all[t.id];
-    ASSERT_EQ(xs.size(), size_t(t.shards))
-        << "task " << t.id << "\n" << dump(xs) << tail(node.log());
+    ASSERT_EQ(xs.size(), size_t(t.shards)) << "task " << t.id << "\n"
+                                           << dump(xs) << tail(node.log());
     std::set<int64_t> shards;
     std::map<std::string, int> per_worker;
     for (auto& x : xs) {
@@ -342,8 +347,8 @@ TEST(cluster_workers, sharded_runs_land_on_matching_workers) {
       EXPECT_EQ(str(x, "state"), "success") << json::serialize(x);
       EXPECT_EQ(num(x, "attempt"), 1) << json::serialize(x);
       auto worker = str(x, "worker_id");
-      EXPECT_TRUE(t.workers.count(worker)) << "ran on a worker without the label: "
-                                           << json::serialize(x);
+      EXPECT_TRUE(t.workers.count(worker))
+          << "ran on a worker without the label: " << json::serialize(x);
       ++per_worker[worker];
       auto line = "shard " + std::to_string(shard) + " of " + std::to_string(t.shards);
       EXPECT_NE(str(x, "output").find(line), std::string::npos)
@@ -434,8 +439,8 @@ TEST(cluster_workers, killing_a_worker_mid_run_loses_nothing) {
     EXPECT_NE(str(x, "output").find("shard " + std::to_string(shard)), std::string::npos)
         << json::serialize(x);
     if (on_survivor.count(xid)) {
-      EXPECT_EQ(num(x, "attempt"), 1) << "a run on the surviving worker was retried: "
-                                      << json::serialize(x);
+      EXPECT_EQ(num(x, "attempt"), 1)
+          << "a run on the surviving worker was retried: " << json::serialize(x);
     } else {
       EXPECT_TRUE(on_victim.count(xid)) << json::serialize(x);
       EXPECT_EQ(num(x, "attempt"), 2) << "a run of the killed worker: " << json::serialize(x);
@@ -486,14 +491,16 @@ TEST(cluster_workers, worker_node_reconnects_after_scheduler_restart) {
 
   ASSERT_TRUE(await_worker(port, "w2", "online", 20s))
       << "w2 never re-registered: " << workers_dump(port) << "\n"
-      << tail(w2->log()) << "\n" << tail(node.proc->log());
+      << tail(w2->log()) << "\n"
+      << tail(node.proc->log());
   RecordProperty("seconds_restart_to_w2_online", std::to_string(seconds_since(restarted_at)));
 
   auto after = trigger(port, id);
   ASSERT_EQ(after.size(), 1u);
   EXPECT_NE(after[0], before[0]);
   ASSERT_TRUE(eventually([&] { return terminal(str(x = get_instance(port, after[0]), "state")); }))
-      << json::serialize(x) << "\n" << tail(node.proc->log());
+      << json::serialize(x) << "\n"
+      << tail(node.proc->log());
   EXPECT_EQ(str(x, "state"), "success") << json::serialize(x);
   EXPECT_EQ(str(x, "worker_id"), "w2") << json::serialize(x);
   EXPECT_NE(str(x, "output").find("ran on b"), std::string::npos) << json::serialize(x);

@@ -35,12 +35,12 @@ temp_dir::~temp_dir() {
 }
 
 node_process::node_process(std::string data_dir, std::vector<std::string> extra_args,
-                           std::chrono::milliseconds timeout)
+                           std::chrono::milliseconds timeout, std::string cluster_addr)
     : data_dir_(std::move(data_dir)) {
   log_path_ = data_dir_ + ".log";
-  std::vector<std::string> args{AISCHED_BINARY,  "--data-dir",     data_dir_,
-                                "--http-addr",   "127.0.0.1:0",  "--cluster-addr",
-                                "127.0.0.1:0"};
+  std::vector<std::string> args{AISCHED_BINARY, "--data-dir",     data_dir_,
+                                "--http-addr",  "127.0.0.1:0",  "--cluster-addr",
+                                std::move(cluster_addr)};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   pid_ = fork();
   if (pid_ == 0) {
@@ -168,8 +168,8 @@ std::string child_process::log() const {
   return ss.str();
 }
 
-std::string child_process::await_log(const std::string& pattern,
-                                     std::chrono::milliseconds timeout, size_t from) {
+std::string child_process::await_log(const std::string& pattern, std::chrono::milliseconds timeout,
+                                     size_t from) {
   std::regex re(pattern);
   std::string found;
   eventually(
@@ -188,27 +188,44 @@ std::string child_process::await_log(const std::string& pattern,
 }
 
 http_result http_call(uint16_t port, const std::string& method, const std::string& target,
-                      const std::string& body) {
+                      const std::string& body, std::chrono::milliseconds timeout) {
   namespace asio = boost::asio;
   namespace beast = boost::beast;
   namespace http = beast::http;
   http_result out;
   try {
+    // Asynchronous operations, because tcp_stream's deadline only bounds those: a
+    // frozen (SIGSTOPped) server accepts the connection in the kernel and never answers.
     asio::io_context ioc;
     beast::tcp_stream stream(ioc);
-    stream.expires_after(std::chrono::seconds(10));
-    stream.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+    stream.expires_after(timeout);  // one deadline for the whole exchange
     http::request<http::string_body> req{http::string_to_verb(method), target, 11};
     req.set(http::field::host, "127.0.0.1");
     req.set(http::field::content_type, "application/json");
     req.body() = body;
     req.prepare_payload();
-    // A server may answer (e.g. 413) before the whole body is sent; read its answer anyway.
-    beast::error_code write_ec;
-    http::write(stream, req, write_ec);
     beast::flat_buffer buf;
     http::response<http::string_body> res;
-    http::read(stream, buf, res);
+    beast::error_code result = asio::error::would_block;
+    auto read = [&] {
+      http::async_read(stream, buf, res, [&](beast::error_code ec, size_t) { result = ec; });
+    };
+    stream.async_connect(
+        asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port),
+        [&](beast::error_code ec) {
+          if (ec) {
+            result = ec;
+            return;
+          }
+          // A server may answer (e.g. 413) before the whole body is sent; read its
+          // answer anyway.
+          http::async_write(stream, req, [&](beast::error_code, size_t) { read(); });
+        });
+    ioc.run();
+    if (result) {
+      out.body = result.message();
+      return out;
+    }
     out.status = res.result_int();
     out.body = res.body();
     beast::error_code ec;

@@ -26,11 +26,16 @@ class temp_dir {
 
 class node_process {
  public:
-  /// Starts `aisched --data-dir <data_dir> --http-addr 127.0.0.1:0 --cluster-addr 127.0.0.1:0`
-  /// plus `extra_args`, and waits (up to `timeout`) for its "http listening" log line.
+  /// Starts `aisched --data-dir <data_dir> --http-addr 127.0.0.1:0 --cluster-addr
+  /// <cluster_addr>` plus `extra_args`, and waits (up to `timeout`) for its "http
+  /// listening" log line. `--cluster-addr` may be given once only, so a caller that
+  /// needs a fixed cluster port (a Raft member listed in `--peers`, a restart on the
+  /// same port) passes it here, not in `extra_args`. The log goes to
+  /// `<data_dir>.log`, appended across restarts on the same data dir.
   /// Fails the current test (ADD_FAILURE) if it does not come up.
   node_process(std::string data_dir, std::vector<std::string> extra_args = {},
-               std::chrono::milliseconds timeout = std::chrono::seconds(20));
+               std::chrono::milliseconds timeout = std::chrono::seconds(20),
+               std::string cluster_addr = "127.0.0.1:0");
   ~node_process();  // SIGKILLs the process if it still runs
 
   bool running() const { return pid_ > 0; }
@@ -92,9 +97,11 @@ struct http_result {
   std::string body;
 };
 
-/// One blocking HTTP/1.1 request to 127.0.0.1:`port` with a 10 s timeout.
+/// One blocking HTTP/1.1 request to 127.0.0.1:`port`; status 0 if it could not be
+/// made or was not answered within `timeout`.
 http_result http_call(uint16_t port, const std::string& method, const std::string& target,
-                      const std::string& body = "");
+                      const std::string& body = "",
+                      std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 /// Polls `pred` every 20 ms until it holds or `timeout` passes; returns whether it held.
 template <class Pred>
