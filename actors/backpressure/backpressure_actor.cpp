@@ -6,6 +6,8 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "storage/store_scan.hpp"
+
 namespace aisched::backpressure {
 
 using namespace proto;
@@ -30,23 +32,15 @@ void reassess(self_ptr self) {
   self->send(st.router, pressure_atom::value, p);
 }
 
-void rebuild(self_ptr self, uint64_t epoch, std::string cursor) {
-  instance_query q;
-  q.cursor = cursor;
-  q.limit = 1000;
-  self->request(self->state.store, request_timeout, scan_atom::value, q)
-      .then(
-          [=](schedule_page& page) {
-            auto& st = self->state;
-            if (epoch != st.epoch) return;
-            for (auto& x : page.active)
-              if (in_backlog(x.state)) st.backlog.insert(x.id);
-            if (!page.next_cursor.empty()) return rebuild(self, epoch, page.next_cursor);
-            reassess(self);
-          },
-          [=](caf::error&) {
-            if (epoch == self->state.epoch) rebuild(self, epoch, cursor);
-          });
+/// Recounts the backlog from the runs still active after winning leadership.
+void rebuild(self_ptr self, uint64_t epoch) {
+  storage::scan_active(
+      self, self->state.store, "", [=] { return epoch == self->state.epoch; },
+      [=](schedule_page& page) {
+        for (auto& x : page.active)
+          if (in_backlog(x.state)) self->state.backlog.insert(x.id);
+      },
+      [=] { reassess(self); });
 }
 
 }  // namespace
@@ -67,7 +61,7 @@ backpressure_actor::behavior_type backpressure_actor_impl(self_ptr self, store_a
         ++st.epoch;
         st.leading = l.leading;
         st.backlog.clear();
-        if (l.leading) rebuild(self, st.epoch, "");
+        if (l.leading) rebuild(self, st.epoch);
       },
       [=](committed_atom, const applied& a) {
         auto& st = self->state;

@@ -6,6 +6,8 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "storage/store_scan.hpp"
+
 namespace aisched::retry {
 
 using namespace proto;
@@ -15,7 +17,6 @@ namespace {
 using self_ptr = retry_actor::stateful_pointer<retry_state>;
 
 constexpr auto request_timeout = std::chrono::seconds(10);
-constexpr uint32_t rebuild_page = 1000;
 
 unix_ms now_of(self_ptr self) {
   auto& st = self->state;
@@ -105,23 +106,17 @@ void wake(self_ptr self) {
   rearm(self);
 }
 
-void rebuild(self_ptr self, uint64_t epoch, std::string cursor) {
-  instance_query q;
-  q.cursor = cursor;
-  q.limit = rebuild_page;
-  self->request(self->state.store, request_timeout, scan_atom::value, q)
-      .then(
-          [=](schedule_page& page) {
-            auto& st = self->state;
-            if (epoch != st.epoch) return;
-            for (auto& x : page.active) observe(st, x);
-            if (!page.next_cursor.empty()) return rebuild(self, epoch, page.next_cursor);
-            st.ready = true;
-            wake(self);
-          },
-          [=](caf::error&) {
-            if (epoch == self->state.epoch) rebuild(self, epoch, cursor);
-          });
+/// Rebuilds the deadlines from the runs still active after winning leadership.
+void rebuild(self_ptr self, uint64_t epoch) {
+  storage::scan_active(
+      self, self->state.store, "", [=] { return epoch == self->state.epoch; },
+      [=](schedule_page& page) {
+        for (auto& x : page.active) observe(self->state, x);
+      },
+      [=] {
+        self->state.ready = true;
+        wake(self);
+      });
 }
 
 }  // namespace
@@ -144,7 +139,7 @@ retry_actor::behavior_type retry_actor_impl(self_ptr self, raft_actor raft, stor
         st.armed_for = 0;
         st.watching.clear();
         st.heap = {};
-        if (l.leading) rebuild(self, st.epoch, "");
+        if (l.leading) rebuild(self, st.epoch);
       },
       [=](committed_atom, const applied& a) {
         auto& st = self->state;

@@ -10,6 +10,7 @@
 #include "actors/router/substitute.hpp"
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
 #include "proto/errors.hpp"
+#include "storage/store_scan.hpp"
 
 namespace aisched::router {
 
@@ -20,7 +21,6 @@ namespace {
 using self_ptr = router_actor::stateful_pointer<router_state>;
 
 constexpr auto request_timeout = std::chrono::seconds(10);
-constexpr uint32_t rebuild_page = 1000;
 constexpr size_t max_batch = 4096;  // runs placed per dispatch proposal
 
 router_state::worker_entry* find_worker(router_state& st, const std::string& id) {
@@ -276,53 +276,33 @@ void adopt_orphans(self_ptr self, const std::string& worker_id) {
   st.orphans = std::move(waiting);
 }
 
-void rebuild_active(self_ptr self, uint64_t epoch, std::string cursor);
-
-void rebuild_tasks(self_ptr self, uint64_t epoch, uint64_t after_id) {
-  task_query q;
-  q.after_id = after_id;
-  q.limit = rebuild_page;
-  self->request(self->state.store, request_timeout, scan_atom::value, q)
-      .then(
-          [=](schedule_page& page) {
-            auto& st = self->state;
-            if (epoch != st.epoch) return;
-            for (auto& t : page.tasks) st.tasks[t.id] = t;
-            if (page.next_cursor.empty()) return rebuild_active(self, epoch, "");
-            rebuild_tasks(self, epoch, page.tasks.back().id);
-          },
-          [=](caf::error&) {
-            if (epoch == self->state.epoch) rebuild_tasks(self, epoch, after_id);
-          });
-}
-
-void rebuild_active(self_ptr self, uint64_t epoch, std::string cursor) {
-  instance_query q;
-  q.cursor = cursor;
-  q.limit = rebuild_page;
-  self->request(self->state.store, request_timeout, scan_atom::value, q)
-      .then(
-          [=](schedule_page& page) {
-            auto& st = self->state;
-            if (epoch != st.epoch) return;
-            for (auto& x : page.active) {
-              if (x.state == instance_state::pending) {
-                enqueue(st, x);
-              } else if (x.state == instance_state::dispatched ||
-                         x.state == instance_state::running) {
-                // In flight under the previous leader: hold its capacity and hand it
-                // to its worker again (dedup there makes a second delivery safe).
-                if (!find_worker(st, x.worker_id)) st.orphans.push_back(x);
-                else adopt(self, x);
-              }
-            }
-            if (!page.next_cursor.empty()) return rebuild_active(self, epoch, page.next_cursor);
-            st.ready = true;
-            schedule_dispatch(self);
-          },
-          [=](caf::error&) {
-            if (epoch == self->state.epoch) rebuild_active(self, epoch, cursor);
-          });
+/// Rebuilds the view from committed state after winning leadership: task
+/// definitions, then pending runs (queued) and in-flight ones (adopted).
+void rebuild(self_ptr self, uint64_t epoch) {
+  auto alive = [=] { return epoch == self->state.epoch; };
+  auto on_tasks = [=](schedule_page& page) {
+    for (auto& t : page.tasks) self->state.tasks[t.id] = t;
+  };
+  auto on_active = [=](schedule_page& page) {
+    auto& st = self->state;
+    for (auto& x : page.active) {
+      if (x.state == instance_state::pending) {
+        enqueue(st, x);
+      } else if (x.state == instance_state::dispatched || x.state == instance_state::running) {
+        // In flight under the previous leader: hold its capacity and hand it
+        // to its worker again (dedup there makes a second delivery safe).
+        if (!find_worker(st, x.worker_id)) st.orphans.push_back(x);
+        else adopt(self, x);
+      }
+    }
+  };
+  auto done = [=] {
+    self->state.ready = true;
+    schedule_dispatch(self);
+  };
+  storage::scan_tasks(self, self->state.store, 0, alive, on_tasks, [=] {
+    storage::scan_active(self, self->state.store, "", alive, on_active, done);
+  });
 }
 
 }  // namespace
@@ -360,7 +340,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         stop_proxies(self);
         if (!l.leading) return;
         start_proxies(self);
-        rebuild_tasks(self, st.epoch, 0);
+        rebuild(self, st.epoch);
       },
       [=](committed_atom, const applied& a) {
         auto& st = self->state;

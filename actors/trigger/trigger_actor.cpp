@@ -7,6 +7,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "proto/errors.hpp"
+#include "storage/store_scan.hpp"
 
 namespace aisched::trigger {
 
@@ -17,7 +18,6 @@ namespace {
 using self_ptr = trigger_actor::stateful_pointer<trigger_state>;
 
 constexpr auto request_timeout = std::chrono::seconds(10);
-constexpr uint32_t rebuild_page = 1000;
 constexpr duration_ms retry_fire_after = 200;
 
 unix_ms now_of(self_ptr self) {
@@ -141,49 +141,30 @@ void wake(self_ptr self) {
   rearm(self);
 }
 
-void rebuild_active(self_ptr self, uint64_t epoch, std::string cursor);
-
-void rebuild_tasks(self_ptr self, uint64_t epoch, uint64_t after_id) {
-  task_query q;
-  q.after_id = after_id;
-  q.limit = rebuild_page;
-  self->request(self->state.store, request_timeout, scan_atom::value, q)
-      .then(
-          [=](schedule_page& page) {
-            auto& st = self->state;
-            if (epoch != st.epoch) return;
-            auto now = now_of(self);
-            for (size_t i = 0; i < page.tasks.size(); ++i)
-              st.plan->upsert(page.tasks[i], page.runtimes[i], now, true);
-            if (page.next_cursor.empty()) return rebuild_active(self, epoch, "");
-            rebuild_tasks(self, epoch, page.tasks.back().id);
-          },
-          [=](caf::error&) {
-            // The store did not answer: start over (still the same epoch).
-            if (epoch == self->state.epoch) rebuild_tasks(self, epoch, after_id);
-          });
-}
-
-void rebuild_active(self_ptr self, uint64_t epoch, std::string cursor) {
-  instance_query q;
-  q.cursor = cursor;
-  q.limit = rebuild_page;
-  self->request(self->state.store, request_timeout, scan_atom::value, q)
-      .then(
-          [=](schedule_page& page) {
-            auto& st = self->state;
-            if (epoch != st.epoch) return;
-            for (auto& x : page.active) st.plan->observe(x);
-            if (!page.next_cursor.empty()) return rebuild_active(self, epoch, page.next_cursor);
-            st.ready = true;
-            auto deferred = std::move(st.deferred);
-            st.deferred.clear();
-            for (auto& [fn, rp] : deferred) fn(rp);
-            wake(self);
-          },
-          [=](caf::error&) {
-            if (epoch == self->state.epoch) rebuild_active(self, epoch, cursor);
-          });
+/// Rebuilds the planner from committed state: every task (misfire policies
+/// decide what an outage missed), then the runs still active (overlap policies).
+void rebuild(self_ptr self, uint64_t epoch) {
+  auto alive = [=] { return epoch == self->state.epoch; };
+  auto on_tasks = [=](schedule_page& page) {
+    auto& st = self->state;
+    auto now = now_of(self);
+    for (size_t i = 0; i < page.tasks.size(); ++i)
+      st.plan->upsert(page.tasks[i], page.runtimes[i], now, true);
+  };
+  auto on_active = [=](schedule_page& page) {
+    for (auto& x : page.active) self->state.plan->observe(x);
+  };
+  auto done = [=] {
+    auto& st = self->state;
+    st.ready = true;
+    auto deferred = std::move(st.deferred);
+    st.deferred.clear();
+    for (auto& [fn, rp] : deferred) fn(rp);
+    wake(self);
+  };
+  storage::scan_tasks(self, self->state.store, 0, alive, on_tasks, [=] {
+    storage::scan_active(self, self->state.store, "", alive, on_active, done);
+  });
 }
 
 }  // namespace
@@ -215,7 +196,7 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
         if (!l.leading) return;
         // Rebuild from committed state; misfire policies decide what the outage missed.
         st.plan = std::make_unique<planner>(now_of(self));
-        rebuild_tasks(self, st.epoch, 0);
+        rebuild(self, st.epoch);
       },
       [=](committed_atom, const applied& a) {
         auto& st = self->state;

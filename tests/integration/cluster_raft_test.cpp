@@ -569,9 +569,10 @@ TEST(cluster_raft, leader_failover_loses_no_task_and_doubles_no_slot) {
       EXPECT_LE(late, 1) << "task " << id << ": " << late << " catch-up runs after failover "
                          << f + 1 << " (kill " << k << ", first fire " << r << ")";
       bool missed = (k + 200 + 999) / 1000 * 1000 < r - 300;
-      if (missed)
+      if (missed) {
         EXPECT_GE(late_or_first, 1) << "task " << id << ": no catch-up run after failover " << f + 1
                                     << " (kill " << k << ", first fire " << r << ")";
+      }
     }
   }
   RecordProperty("gaps", gaps);

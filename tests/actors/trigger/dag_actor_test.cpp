@@ -6,6 +6,7 @@
 // C), and that a failed upstream run holds the downstream slot back for good.
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
+#include "support/single_node.hpp"
 
 #include <stdlib.h>
 
@@ -55,22 +56,12 @@ class dag_actor_test : public test_coordinator_fixture<dag_test_config>,
                        public ::testing::Test {
  protected:
   dag_actor_test() {
-    char tmpl[] = "/tmp/aisched-dag-test-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
-    dir_ = tmpl;
-    auto db = storage::rocks::open(dir_);
-    if (!db) throw std::runtime_error("rocks::open: " + sys.render(db.error()));
-    db_ = std::move(*db);
-    auto sm = storage::state_machine::open(*db_);
-    if (!sm) throw std::runtime_error("state_machine::open: " + sys.render(sm.error()));
-    sm_ = std::move(*sm);
-    auto parts = raft::open_member(*db_, *sm_, raft::raft_options{});
-    if (!parts) throw std::runtime_error("raft::open_member: " + sys.render(parts.error()));
-    term_ = parts->member->term();
-    raft_ = caf::actor_cast<proto::raft_actor>(
-        sys.spawn(raft::raft_actor_impl, parts->opts, db_, sm_, parts->log, parts->member));
-    store_ = sys.spawn(storage::store_actor_impl, db_,
-                       std::shared_ptr<const storage::state_machine>(sm_));
+    node_ = test::start_single_node(sys, "dag");
+    db_ = node_.db;
+    sm_ = node_.sm;
+    raft_ = node_.raft;
+    store_ = node_.store;
+    term_ = node_.term;
     trigger_ = sys.spawn(trigger_actor_impl, raft_, store_, start_unix);
     caf::anon_send(raft_, proto::subscribe_atom::value,
                    caf::actor_cast<proto::commit_listener_actor>(trigger_));
@@ -81,16 +72,14 @@ class dag_actor_test : public test_coordinator_fixture<dag_test_config>,
     // The fixture's destructor runs run(), which fires every pending timer: stop the
     // actors (and drop their state, which holds the database) before that.
     caf::anon_send_exit(trigger_, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(store_, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(raft_, caf::exit_reason::user_shutdown);
+    test::stop_single_node(node_);
     sched.run();
     trigger_ = nullptr;
     store_ = nullptr;
     raft_ = nullptr;
     sm_.reset();
     db_.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
+    test::remove_single_node(node_);
   }
 
   // Virtual wall-clock time of the trigger.
@@ -186,7 +175,7 @@ class dag_actor_test : public test_coordinator_fixture<dag_test_config>,
     return out;
   }
 
-  std::string dir_;
+  test::single_node node_;  // storage, raft and store
   std::shared_ptr<storage::rocks> db_;
   std::shared_ptr<storage::state_machine> sm_;
   uint64_t term_ = 0;
