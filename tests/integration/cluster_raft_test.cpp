@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "support/node_process.hpp"
+#include "support/test_helpers.hpp"
 
 using namespace aisched::test;
 namespace json = boost::json;
@@ -34,79 +35,6 @@ using steady = std::chrono::steady_clock;
 namespace {
 
 constexpr size_t none = size_t(-1);
-
-std::string str(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
-int64_t num(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  if (!v) return -1;
-  if (v->is_int64()) return v->get_int64();
-  if (v->is_uint64()) return int64_t(v->get_uint64());
-  return -1;
-}
-
-std::string tail(const std::string& log, size_t n = 3000) {
-  return log.size() > n ? "...\n" + log.substr(log.size() - n) : log;
-}
-
-double seconds_since(steady::time_point t) {
-  return std::chrono::duration<double>(steady::now() - t).count();
-}
-
-/// Wall-clock now in Unix milliseconds (the nodes run on this machine's clock).
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-/// Unix milliseconds of an RFC 3339 UTC time as the API writes it
-/// (`2024-05-01T10:00:00Z` or `...:00.123Z`); -1 if it is not one.
-int64_t rfc3339_ms(const std::string& s) {
-  std::tm tm{};
-  int ms = 0, n = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6)
-    return -1;
-  auto rest = s.substr(size_t(n));
-  if (rest.size() == 5 && rest[0] == '.' && rest[4] == 'Z')
-    ms = std::stoi(rest.substr(1, 3));
-  else if (rest != "Z")
-    return -1;
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return int64_t(timegm(&tm)) * 1000 + ms;
-}
-
-json::value parse(const http_result& r) {
-  boost::system::error_code ec;
-  auto v = json::parse(r.body, ec);
-  if (ec) {
-    ADD_FAILURE() << "not JSON (status " << r.status << "): " << r.body;
-    return json::object{};
-  }
-  return v;
-}
-
-/// A loopback TCP port that was free a moment ago (bound to port 0, read, closed).
-uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  uint16_t port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
-}
 
 /// One member's own view, from GET /api/v1/cluster (`ok` false if it did not answer).
 struct member_view {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "support/node_process.hpp"
+#include "support/test_helpers.hpp"
 
 using namespace aisched::test;
 namespace json = boost::json;
@@ -28,54 +29,6 @@ using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
 namespace {
-
-std::string str(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
-int64_t num(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  if (!v) return -1;
-  if (v->is_int64()) return v->get_int64();
-  if (v->is_uint64()) return int64_t(v->get_uint64());
-  return -1;
-}
-
-std::string tail(const std::string& log, size_t n = 4000) {
-  return log.size() > n ? "...\n" + log.substr(log.size() - n) : log;
-}
-
-double seconds_since(steady::time_point t) {
-  return std::chrono::duration<double>(steady::now() - t).count();
-}
-
-json::value parse(const http_result& r) {
-  boost::system::error_code ec;
-  auto v = json::parse(r.body, ec);
-  if (ec) {
-    ADD_FAILURE() << "not JSON (status " << r.status << "): " << r.body;
-    return json::object{};
-  }
-  return v;
-}
-
-/// A loopback TCP port that was free a moment ago (bound to port 0, read, closed).
-uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  uint16_t port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
-}
 
 /// The cluster port a scheduler node logged; 0 if it has not logged one.
 uint16_t cluster_port_of(const node_process& node) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "support/node_process.hpp"
+#include "support/test_helpers.hpp"
 
 using namespace aisched::test;
 namespace json = boost::json;
@@ -28,59 +29,6 @@ using namespace std::chrono_literals;
 namespace {
 
 using instance_fn = std::function<bool(const json::object&)>;
-
-int64_t wall_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
-/// Milliseconds since the epoch of an RFC 3339 UTC time as the node writes it
-/// ("2026-01-02T03:04:05Z" or "...05.123Z"); -1 if it is not one.
-int64_t time_ms(const json::value& v) {
-  if (!v.is_string()) return -1;
-  std::string s(v.get_string());
-  std::tm tm{};
-  if (std::sscanf(s.c_str(), "%d-%d-%dT%d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec) != 6 ||
-      s.back() != 'Z')
-    return -1;
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  int64_t ms = 0;
-  if (auto dot = s.find('.'); dot != std::string::npos) {
-    auto frac = s.substr(dot + 1, s.size() - dot - 2);
-    if (frac.size() != 3) return -1;
-    ms = std::stoi(frac);
-  }
-  return int64_t(timegm(&tm)) * 1000 + ms;
-}
-
-std::string str(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
-int64_t num(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  if (!v) return -1;
-  if (v->is_int64()) return v->get_int64();
-  if (v->is_uint64()) return int64_t(v->get_uint64());
-  return -1;
-}
-
-std::string tail(const std::string& log, size_t n = 4000) {
-  return log.size() > n ? "...\n" + log.substr(log.size() - n) : log;
-}
-
-json::value parse(const http_result& r) {
-  boost::system::error_code ec;
-  auto v = json::parse(r.body, ec);
-  if (ec) {
-    ADD_FAILURE() << "not JSON (status " << r.status << "): " << r.body;
-    return json::object{};
-  }
-  return v;
-}
 
 /// Creates a task; returns its id, or 0 after recording a failure.
 int64_t create_task(uint16_t port, const std::string& body) {

@@ -21,6 +21,32 @@ namespace aisched::test {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+/// Sends `sig` to child `pid` and reaps it (SIGKILL after `timeout`); returns
+/// its wait status, or -1 if it had to be killed. Sets `pid` to -1.
+int stop_child(pid_t& pid, int sig, std::chrono::milliseconds timeout) {
+  if (pid <= 0) return -1;
+  kill(pid, sig);
+  int status = 0;
+  bool exited = eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, timeout);
+  if (!exited) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  pid = -1;
+  return exited ? status : -1;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
 temp_dir::temp_dir() {
   std::random_device rd;
   auto base = fs::temp_directory_path() / ("aisched-test-" + std::to_string(getpid()) + "-" +
@@ -94,26 +120,10 @@ node_process::~node_process() {
 }
 
 int node_process::stop(int sig, std::chrono::milliseconds timeout) {
-  if (pid_ <= 0) return -1;
-  kill(pid_, sig);
-  int status = 0;
-  bool exited = eventually([&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, timeout);
-  if (!exited) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return -1;
-  }
-  pid_ = -1;
-  return status;
+  return stop_child(pid_, sig, timeout);
 }
 
-std::string node_process::log() const {
-  std::ifstream in(log_path_);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string node_process::log() const { return read_file(log_path_); }
 
 child_process::child_process(std::vector<std::string> args, std::string log_path)
     : log_path_(std::move(log_path)) {
@@ -147,26 +157,10 @@ bool child_process::running() {
 }
 
 int child_process::stop(int sig, std::chrono::milliseconds timeout) {
-  if (pid_ <= 0) return -1;
-  kill(pid_, sig);
-  int status = 0;
-  bool exited = eventually([&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, timeout);
-  if (!exited) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return -1;
-  }
-  pid_ = -1;
-  return status;
+  return stop_child(pid_, sig, timeout);
 }
 
-std::string child_process::log() const {
-  std::ifstream in(log_path_);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string child_process::log() const { return read_file(log_path_); }
 
 std::string child_process::await_log(const std::string& pattern, std::chrono::milliseconds timeout,
                                      size_t from) {

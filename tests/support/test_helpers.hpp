@@ -1,0 +1,85 @@
+// Small helpers the integration tests share: reading fields of JSON answers,
+// parsing a response body, times as the API writes them, free loopback ports.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include "proto/time.hpp"
+#include "support/node_process.hpp"
+
+namespace aisched::test {
+
+/// The string field `key` of `o` ("" if absent or not a string).
+inline std::string str(const boost::json::object& o, const char* key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+/// The integer field `key` of `o` (-1 if absent or not an integer).
+inline int64_t num(const boost::json::object& o, const char* key) {
+  auto* v = o.if_contains(key);
+  if (!v) return -1;
+  if (v->is_int64()) return v->get_int64();
+  if (v->is_uint64()) return int64_t(v->get_uint64());
+  return -1;
+}
+
+/// The last `n` characters of a log, for failure messages.
+inline std::string tail(const std::string& log, size_t n = 4000) {
+  return log.size() > n ? "...\n" + log.substr(log.size() - n) : log;
+}
+
+inline double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+/// Wall-clock now in Unix milliseconds (the nodes run on this machine's clock).
+inline int64_t wall_ms() { return now_ms(); }
+
+/// Unix milliseconds of an RFC 3339 time as the API writes it; -1 if it is not one.
+inline int64_t rfc3339_ms(const std::string& s) { return parse_rfc3339(s).value_or(-1); }
+
+/// The same for a JSON value (-1 for null or anything but a time string).
+inline int64_t time_ms(const boost::json::value& v) {
+  return v.is_string() ? rfc3339_ms(std::string(v.get_string())) : -1;
+}
+
+/// The body of `r` as JSON; a test failure (and an empty object) if it is not JSON.
+inline boost::json::value parse(const http_result& r) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(r.body, ec);
+  if (ec) {
+    ADD_FAILURE() << "not JSON (status " << r.status << "): " << r.body;
+    return boost::json::object{};
+  }
+  return v;
+}
+
+/// A loopback TCP port that was free a moment ago (bound to port 0, read, closed).
+inline uint16_t free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  uint16_t port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+
+}  // namespace aisched::test
