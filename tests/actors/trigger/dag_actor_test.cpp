@@ -84,30 +84,17 @@ class dag_actor_test : public test_coordinator_fixture<dag_test_config>,
 
   // Virtual wall-clock time of the trigger.
   unix_ms now() const {
-    auto elapsed = sched.clock().now() - spawned_at_;
-    return start_unix + std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
+    return test::virtual_now(*this, spawned_at_, start_unix);
   }
 
   // Moves virtual time forward to `target` in steps of at most 100 ms, delivering every
   // message after each step. Timers fire when their instant is reached, never early.
   void advance_to(unix_ms target) {
-    sched.run();
-    while (now() < target) {
-      advance_time(std::chrono::milliseconds(std::min<unix_ms>(100, target - now())));
-      sched.run();
-    }
-    ASSERT_EQ(now(), target);
+    test::advance_virtual_to(*this, target, [this] { return now(); });
   }
 
   caf::expected<applied> propose(proto::command cmd) {
-    caf::expected<applied> out{make_error(errc::internal, "no answer")};
-    auto h = self->request(raft_, caf::infinite, proto::propose_atom::value, std::move(cmd));
-    sched.run();
-    if (self->mailbox().empty()) {
-      ADD_FAILURE() << "raft did not answer";
-      return out;
-    }
-    h.receive([&](applied& a) { out = std::move(a); }, [&](caf::error& e) { out = std::move(e); });
+    auto out = test::propose_via(*this, raft_, std::move(cmd));
     sched.run();  // the commit reaches the trigger, which may fire unblocked slots
     return out;
   }

@@ -84,8 +84,7 @@ class trigger_actor_test : public test_coordinator_fixture<trigger_test_config>,
 
   // Virtual wall-clock time of the trigger.
   unix_ms now() const {
-    auto elapsed = sched.clock().now() - spawned_at_;
-    return start_unix + std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
+    return test::virtual_now(*this, spawned_at_, start_unix);
   }
 
   // Moves virtual time forward by `total` in steps of `step`, delivering every message
@@ -99,14 +98,7 @@ class trigger_actor_test : public test_coordinator_fixture<trigger_test_config>,
   }
 
   caf::expected<applied> propose(proto::command cmd) {
-    caf::expected<applied> out{make_error(errc::internal, "no answer")};
-    auto h = self->request(raft_, caf::infinite, proto::propose_atom::value, std::move(cmd));
-    sched.run();
-    if (self->mailbox().empty()) {
-      ADD_FAILURE() << "raft did not answer";
-      return out;
-    }
-    h.receive([&](applied& a) { out = std::move(a); }, [&](caf::error& e) { out = std::move(e); });
+    auto out = test::propose_via(*this, raft_, std::move(cmd));
     return out;
   }
 
