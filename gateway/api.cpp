@@ -11,6 +11,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include "actors/trigger/schedule.hpp"
+#include "gateway/output_stream.hpp"
 #include "proto/errors.hpp"
 #include "proto/json.hpp"
 #include "proto/validate.hpp"
@@ -201,17 +202,14 @@ class api {
                          register_atom::value, std::move(*w));
     }
     if (seg.size() == 5 && seg[4] == "heartbeat" && m == "POST") {
-      uint32_t load = 0;
+      worker_heartbeat hb;
+      hb.id = seg[3];
       if (!req.body.empty()) {
         auto body = parse_json(req.body);
         if (!body) return reply(error_response(body.error()));
-        auto* v = body->is_object() ? body->as_object().if_contains("load") : nullptr;
-        if (v) {
-          if (!v->is_int64() || v->as_int64() < 0 || v->as_int64() > 1'000'000)
-            return reply(error_response(
-                make_error(errc::invalid_argument, "load", "load: a non-negative integer")));
-          load = static_cast<uint32_t>(v->as_int64());
-        }
+        auto parsed = heartbeat_from_json(*body, hb);
+        if (!parsed) return reply(error_response(parsed.error()));
+        hb = std::move(*parsed);
       }
       auto id = seg[3];
       return ask<bool>(ctx_.router, reply,
@@ -221,8 +219,15 @@ class api {
                              errc::not_found, "id",
                              "worker " + id + " is not registered; register it again"));
                        },
-                       heartbeat_atom::value, id, load);
+                       heartbeat_atom::value, hb);
     }
+    if (seg.size() == 5 && (seg[4] == "drain" || seg[4] == "undrain") && m == "POST")
+      return ask<worker>(ctx_.router, reply, [](worker& w) { return json_response(200, to_json(w)); },
+                         drain_atom::value, seg[3], seg[4] == "drain");
+    if (seg.size() == 4 && m == "DELETE")
+      return ask<bool>(ctx_.router, reply,
+                       [](bool) { return http_response{204, "", "application/json"}; },
+                       remove_atom::value, seg[3]);
     not_found(req, reply);
   }
 
@@ -320,6 +325,19 @@ class api {
     if (seg.size() == 4)
       return ask<instance>(ctx_.store, reply, [](instance& x) { return json_response(200, to_json(x)); },
                  get_instance_atom::value, std::string(default_tenant), seg[3]);
+    if (seg.size() == 5 && seg[4] == "output") {
+      auto f = req.query.find("follow");
+      if (f != req.query.end() && (f->second == "true" || f->second == "1"))
+        return follow_output(ctx_, default_tenant, seg[3], reply);
+      return ask<instance>(ctx_.store, reply,
+                           [](instance& x) {
+                             return json_response(
+                                 200, json::object{{"instance_id", x.id},
+                                                   {"state", std::string(name_of(x.state))},
+                                                   {"output", x.output}});
+                           },
+                           get_instance_atom::value, std::string(default_tenant), seg[3]);
+    }
     not_found(req, reply);
   }
 

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 
 namespace aisched::gateway {
@@ -17,10 +18,29 @@ struct http_request {
   std::string body;
 };
 
+/// The writing end of a streamed response body (Server-Sent Events). Thread-safe.
+class stream_writer {
+ public:
+  virtual ~stream_writer() = default;
+  /// Queues `data` for the client. False once the client has gone or the
+  /// server is stopping: the producer should stop then.
+  virtual bool write(std::string data) = 0;
+  /// True while write() can still reach the client.
+  virtual bool open() const = 0;
+  /// Ends the body; the connection closes once what was queued is sent.
+  virtual void close() = 0;
+};
+
+/// Called once with the writer after the response headers went out.
+using stream_fn = std::function<void(std::shared_ptr<stream_writer>)>;
+
 struct http_response {
   unsigned status = 200;
   std::string body;
   std::string content_type = "application/json";
+  /// When set, `body` is ignored: the headers go out (chunked, no caching)
+  /// and the route writes the body through the writer it is given.
+  stream_fn stream = nullptr;
 };
 
 /// Answers a request. Thread-safe; call it exactly once.

@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <thread>
 #include <vector>
 
@@ -63,12 +64,43 @@ std::string error_body(const char* code, const std::string& message) {
 class session : public std::enable_shared_from_this<session> {
  public:
   session(tcp::socket sock, const server_options& opts, const handler_fn& handler,
-          std::atomic<int>& in_flight)
-      : stream_(std::move(sock)), opts_(opts), handler_(handler), in_flight_(in_flight) {}
+          std::atomic<int>& in_flight, const std::atomic<bool>& stopping)
+      : stream_(std::move(sock)),
+        opts_(opts),
+        handler_(handler),
+        in_flight_(in_flight),
+        stopping_(stopping) {}
 
   void start() { read(); }
 
  private:
+  /// The writer a streaming route gets: each call hops onto the session's strand.
+  class chunk_writer : public stream_writer {
+   public:
+    explicit chunk_writer(std::shared_ptr<session> s) : s_(std::move(s)) {}
+    ~chunk_writer() override { close(); }
+    bool write(std::string data) override {
+      if (!open()) return false;
+      asio::post(s_->stream_.get_executor(), [s = s_, data = std::move(data)]() mutable {
+        s->chunks_.push_back(std::move(data));
+        s->pump();
+      });
+      return true;
+    }
+    bool open() const override { return !s_->gone_ && !s_->stopping_; }
+    void close() override {
+      if (closed_.exchange(true)) return;
+      asio::post(s_->stream_.get_executor(), [s = s_] {
+        s->closing_ = true;
+        s->pump();
+      });
+    }
+
+   private:
+    std::shared_ptr<session> s_;
+    std::atomic<bool> closed_{false};
+  };
+
   void read() {
     parser_.emplace();
     parser_->body_limit(opts_.max_body_bytes);
@@ -115,6 +147,7 @@ class session : public std::enable_shared_from_this<session> {
   }
 
   void write(http_response r) {
+    if (r.stream) return write_stream(std::move(r));
     auto res = std::make_shared<http::response<http::string_body>>();
     res->version(version_);
     res->result(r.status);
@@ -127,6 +160,57 @@ class session : public std::enable_shared_from_this<session> {
                       [self = shared_from_this(), res](beast::error_code ec, size_t) {
                         if (ec || !res->keep_alive()) return self->close();
                         self->read();
+                      });
+  }
+
+  /// Sends the headers of a chunked response, then hands the route a writer.
+  /// The connection closes when the body ends: no pipelining behind a stream.
+  void write_stream(http_response r) {
+    auto res = std::make_shared<http::response<http::empty_body>>();
+    res->version(version_);
+    res->result(r.status);
+    res->set(http::field::server, "aisched");
+    res->set(http::field::content_type, r.content_type);
+    res->set(http::field::cache_control, "no-cache");
+    res->keep_alive(false);
+    res->chunked(true);
+    auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*res);
+    stream_.expires_never();
+    http::async_write_header(
+        stream_, *sr,
+        [self = shared_from_this(), res, sr, start = std::move(r.stream)](beast::error_code ec,
+                                                                          size_t) {
+          if (ec) {
+            self->gone_ = true;
+            return self->close();
+          }
+          start(std::make_shared<chunk_writer>(self));
+        });
+  }
+
+  /// Writes queued chunks one at a time; after close(), the last chunk.
+  void pump() {
+    if (writing_ || finished_) return;
+    if (chunks_.empty()) {
+      if (!closing_) return;
+      finished_ = true;
+      asio::async_write(stream_, http::make_chunk_last(),
+                        [self = shared_from_this()](beast::error_code, size_t) { self->close(); });
+      return;
+    }
+    writing_ = true;
+    auto data = std::make_shared<std::string>(std::move(chunks_.front()));
+    chunks_.pop_front();
+    asio::async_write(stream_, http::make_chunk(asio::buffer(*data)),
+                      [self = shared_from_this(), data](beast::error_code ec, size_t) {
+                        self->writing_ = false;
+                        if (ec) {
+                          self->gone_ = true;
+                          self->finished_ = true;
+                          self->chunks_.clear();
+                          return self->close();
+                        }
+                        self->pump();
                       });
   }
 
@@ -163,6 +247,11 @@ class session : public std::enable_shared_from_this<session> {
   const server_options& opts_;
   const handler_fn& handler_;
   std::atomic<int>& in_flight_;
+  const std::atomic<bool>& stopping_;
+  // Streamed bodies (touched on the strand only, except gone_).
+  std::deque<std::string> chunks_;
+  bool writing_ = false, closing_ = false, finished_ = false;
+  std::atomic<bool> gone_{false};
   bool keep_alive_ = false;
   unsigned version_ = 11;
   bool draining_ = false;
@@ -179,12 +268,13 @@ struct server::impl {
   std::optional<tcp::acceptor> acceptor;
   std::vector<std::thread> threads;
   std::atomic<int> in_flight{0};
+  std::atomic<bool> stopping{false};  // streams end: their writers report closed
   bool stopped = false;
 
   void accept() {
     acceptor->async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
       if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
-      if (!ec) std::make_shared<session>(std::move(s), opts, handler, in_flight)->start();
+      if (!ec) std::make_shared<session>(std::move(s), opts, handler, in_flight, stopping)->start();
       accept();
     });
   }
@@ -223,6 +313,7 @@ caf::expected<uint16_t> server::start() {
 void server::stop() {
   if (impl_->stopped || impl_->threads.empty()) return;
   impl_->stopped = true;
+  impl_->stopping = true;
   asio::post(impl_->ioc, [this] {
     beast::error_code ignored;
     impl_->acceptor->close(ignored);

@@ -43,6 +43,9 @@ using list_workers_atom = caf::atom_constant<caf::atom("lstworkers")>;
 using event_atom = caf::atom_constant<caf::atom("event")>;
 using ack_atom = caf::atom_constant<caf::atom("ack")>;
 using backfill_atom = caf::atom_constant<caf::atom("backfill")>;
+using output_atom = caf::atom_constant<caf::atom("output")>;
+using drain_atom = caf::atom_constant<caf::atom("drain")>;
+using remove_atom = caf::atom_constant<caf::atom("remove")>;
 
 // -- messages ------------------------------------------------------------------
 
@@ -188,6 +191,11 @@ using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_resu
 /// until then the worker keeps them in its outbox and re-sends them through the
 /// router it was given (`subscribe`), surviving proxy and worker restarts.
 /// `tick` drives that re-send loop.
+/// Live output: the run threads send `output` chunks; `output` with an
+/// instance id and a follower answers true when an attempt of it runs here,
+/// then sends the follower `(output, instance_id, chunk)` messages (what was
+/// written so far first) and `(done, instance_id)` when the run ends.
+/// `drain` answers how many runs are in progress or not yet acknowledged here.
 using worker_actor = caf::typed_actor<
     caf::replies_to<execute_atom, execute_request, worker_proxy_actor>::with<bool>,
     caf::reacts_to<cancel_run_atom, std::string>,
@@ -195,6 +203,9 @@ using worker_actor = caf::typed_actor<
     caf::reacts_to<done_atom, run_result, uint32_t>,
     caf::reacts_to<ack_atom, std::vector<std::string>>,
     caf::reacts_to<subscribe_atom, caf::actor>,
+    caf::reacts_to<output_atom, std::string, uint32_t, std::string>,
+    caf::replies_to<output_atom, std::string, caf::actor>::with<bool>,
+    caf::replies_to<drain_atom>::with<uint32_t>,
     caf::reacts_to<caf::tick_atom>>;
 
 /// The registered workers, for GET /api/v1/workers.
@@ -210,14 +221,21 @@ typename Inspector::result_type inspect(Inspector& f, worker_list& x) {
 /// instances to workers by labels, strategy and capacity. Native workers
 /// register with their actor handle (and are monitored); external HTTP workers
 /// register over REST and keep themselves online with heartbeats (the reply is
-/// false for an unknown worker, which then registers again). `tick` is internal.
+/// false for an unknown worker, which then registers again). `drain` (true)
+/// stops new dispatches to a worker while its runs finish, (false) takes it
+/// back; `remove` forgets a worker. `output` subscribes a follower to the live
+/// output of a running instance (see worker_actor; false: not running on a
+/// native worker here). `tick` is internal.
 using router_actor = commit_listener_actor::extend<
     caf::reacts_to<pressure_atom, pressure>,
     caf::reacts_to<register_atom, worker, worker_actor>,
     caf::replies_to<register_atom, worker>::with<worker>,
-    caf::replies_to<heartbeat_atom, std::string, uint32_t>::with<bool>,
+    caf::replies_to<heartbeat_atom, worker_heartbeat>::with<bool>,
     caf::reacts_to<report_atom, run_result>,
     caf::replies_to<list_workers_atom>::with<worker_list>,
+    caf::replies_to<drain_atom, std::string, bool>::with<worker>,
+    caf::replies_to<remove_atom, std::string>::with<bool>,
+    caf::replies_to<output_atom, std::string, caf::actor>::with<bool>,
     caf::reacts_to<wake_atom, uint64_t>,
     caf::reacts_to<caf::tick_atom>>;
 

@@ -290,6 +290,8 @@ json::value to_json(const worker& w) {
   o["load"] = w.load;
   o["last_heartbeat"] = time_or_null(w.last_heartbeat);
   o["status"] = std::string(name_of(w.status));
+  o["cpu_percent"] = w.cpu_percent;
+  o["memory_percent"] = w.memory_percent;
   return o;
 }
 
@@ -354,11 +356,32 @@ caf::expected<worker> worker_from_json(const json::value& v, worker w) {
     } else if (k == "labels") e = read(x, p, w.labels);
     else if (k == "max_load") e = read(x, p, w.max_load);
     else if (k == "load") e = read(x, p, w.load);
+    else if (k == "cpu_percent") e = read(x, p, w.cpu_percent);
+    else if (k == "memory_percent") e = read(x, p, w.memory_percent);
     else return false;
     return true;
   });
   if (err) return err;
   return w;
+}
+
+caf::expected<worker_heartbeat> heartbeat_from_json(const json::value& v, worker_heartbeat hb) {
+  auto err = for_fields(v, "", [&](const std::string& k, const json::value& x,
+                                   const std::string& p, caf::error& e) {
+    if (k == "load") e = read(x, p, hb.load);
+    else if (k == "cpu_percent") e = read(x, p, hb.cpu_percent);
+    else if (k == "memory_percent") e = read(x, p, hb.memory_percent);
+    else if (k == "draining") e = read(x, p, hb.draining);
+    else return false;
+    return true;
+  });
+  if (err) return err;
+  for (auto [field, value] : {std::pair{"cpu_percent", hb.cpu_percent},
+                              std::pair{"memory_percent", hb.memory_percent}})
+    if (value > 100)
+      return make_error(errc::invalid_argument, field,
+                        std::string(field) + ": must be between 0 and 100");
+  return hb;
 }
 
 json::value error_to_json(const caf::error& err) {

@@ -31,6 +31,10 @@ caf::expected<task> task_from_json(const boost::json::value& v, task base = {});
 /// Reads a worker registration document.
 caf::expected<worker> worker_from_json(const boost::json::value& v, worker base = {});
 
+/// Reads a worker heartbeat document: load, cpu_percent, memory_percent, draining.
+caf::expected<worker_heartbeat> heartbeat_from_json(const boost::json::value& v,
+                                                    worker_heartbeat base = {});
+
 /// The REST error body `{"error": {"code", "message", "field"}}` for `err`.
 boost::json::value error_to_json(const caf::error& err);
 

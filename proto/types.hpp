@@ -252,18 +252,38 @@ struct worker {
   uint32_t load = 0;
   unix_ms last_heartbeat = 0;
   worker_status status = worker_status::online;
+  uint32_t cpu_percent = 0;     // of the worker's machine, at its last heartbeat
+  uint32_t memory_percent = 0;  // used memory of the worker's machine
 
   friend bool operator==(const worker& a, const worker& b) {
     return a.id == b.id && a.tenant == b.tenant && a.protocol == b.protocol &&
            a.address == b.address && a.labels == b.labels && a.max_load == b.max_load &&
-           a.load == b.load && a.last_heartbeat == b.last_heartbeat && a.status == b.status;
+           a.load == b.load && a.last_heartbeat == b.last_heartbeat && a.status == b.status &&
+           a.cpu_percent == b.cpu_percent && a.memory_percent == b.memory_percent;
   }
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker& x) {
   return f(caf::meta::type_name("aisched.worker"), x.id, x.tenant, x.protocol, x.address, x.labels,
-           x.max_load, x.load, x.last_heartbeat, x.status);
+           x.max_load, x.load, x.last_heartbeat, x.status, x.cpu_percent, x.memory_percent);
+}
+
+/// A worker's periodic sign of life: its load (runs it is executing, external
+/// work included), its machine's CPU and memory use, and whether it is
+/// draining itself (shutting down: finishing its runs, taking no new ones).
+struct worker_heartbeat {
+  std::string id;
+  uint32_t load = 0;
+  uint32_t cpu_percent = 0;
+  uint32_t memory_percent = 0;
+  bool draining = false;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_heartbeat& x) {
+  return f(caf::meta::type_name("aisched.worker_heartbeat"), x.id, x.load, x.cpu_percent,
+           x.memory_percent, x.draining);
 }
 
 // -- queries -----------------------------------------------------------------

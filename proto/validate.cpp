@@ -90,6 +90,8 @@ caf::error validate_worker(const worker& w) {
   if (w.protocol == worker_protocol::http && !is_http_url(w.address))
     return bad("callback_url", "must start with http:// or https://");
   if (w.max_load < 1) return bad("max_load", "must be at least 1");
+  if (w.cpu_percent > 100) return bad("cpu_percent", "must be between 0 and 100");
+  if (w.memory_percent > 100) return bad("memory_percent", "must be between 0 and 100");
   return {};
 }
 

@@ -61,6 +61,10 @@ parse_outcome parse_command_line(int argc, char** argv) {
   app.add_option("--dispatch-rate", cfg.dispatch_rate,
                  "dispatches per second (token bucket, burst 2x); 0 turns the limit off")
       ->envname("AISCHED_DISPATCH_RATE")->capture_default_str()->check(CLI::Range(0.0, 1e9));
+  app.add_option("--drain-seconds", cfg.drain_seconds,
+                 "worker nodes: on SIGTERM, stop taking runs and wait this long for running "
+                 "ones to finish (a second signal stops at once)")
+      ->envname("AISCHED_DRAIN_SECONDS")->capture_default_str()->check(CLI::Range(0, 86400));
   std::string peers;
   app.add_option("--peers", peers,
                  "scheduler members, ID=HOST:PORT comma list including this node "

@@ -38,6 +38,7 @@ struct config {
   uint64_t max_backlog = 1000;  // pending + dispatched runs at which pressure is red (x0.9)
   double dispatch_rate = 3000;  // dispatches per second; 0 = unlimited
   std::map<std::string, std::string> worker_labels;
+  unsigned drain_seconds = 30;  // worker nodes: how long SIGTERM waits for runs to finish
 };
 
 /// Parses "host:port" (port 0 allowed: pick a free one).

@@ -19,6 +19,7 @@
 #include "actors/retry/retry_actor.hpp"
 #include "actors/router/router_actor.hpp"
 #include "actors/trigger/trigger_actor.hpp"
+#include "actors/worker/registrar_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
 #include "gateway/api.hpp"
 #include "gateway/server.hpp"
@@ -139,6 +140,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   // The built-in worker.
   std::shared_ptr<worker::run_pool> pool;
   proto::worker_actor local_worker;
+  caf::actor local_registrar;
   if (cfg.roles.count("worker")) {
     pool = std::make_shared<worker::run_pool>(cfg.worker_slots);
     worker::worker_config wcfg;
@@ -152,14 +154,14 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     info.address = cfg.cluster.host + ":" + std::to_string(cfg.cluster.port);
     info.labels = cfg.worker_labels;
     info.max_load = static_cast<uint32_t>(cfg.worker_slots);
-    caf::anon_send(router, proto::register_atom::value, info, local_worker);
-    caf::anon_send(local_worker, proto::subscribe_atom::value, caf::actor_cast<caf::actor>(router));
+    local_registrar = sys.spawn(worker::local_registrar_impl, router, info, local_worker);
   }
   auto stop_actors = [&] {
     if (pool) pool->stop();  // cancels running attempts, joins the run threads
     http_pool->stop();
     for (auto a : {caf::actor_cast<caf::actor>(trigger), caf::actor_cast<caf::actor>(retrier),
                    caf::actor_cast<caf::actor>(router), caf::actor_cast<caf::actor>(local_worker),
+                   local_registrar,
                    caf::actor_cast<caf::actor>(pressure),
                    caf::actor_cast<caf::actor>(raft), caf::actor_cast<caf::actor>(store)})
       if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);

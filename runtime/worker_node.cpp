@@ -1,10 +1,13 @@
 // A worker node: runs a worker actor with its run pool and a registrar that
 // joins a scheduler node's cluster port and keeps the worker registered with
 // the leader's router; stops cleanly on SIGINT/SIGTERM.
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 
 #include <caf/actor_system.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -32,6 +35,29 @@ std::unique_ptr<caf::actor_system_config> make_caf_config(const config& cfg) {
   return c;
 }
 
+namespace {
+
+/// Tells the leader this worker drains, then waits until its runs are done,
+/// `seconds` pass, or a second signal arrives. Runs still going after that are
+/// killed; their attempts time out on the leader and run again elsewhere.
+void drain(caf::actor_system& sys, const caf::actor& registrar, const proto::worker_actor& w,
+           unsigned seconds, sigset_t& signals) {
+  caf::anon_send(registrar, proto::drain_atom::value);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  caf::scoped_actor self{sys};
+  uint32_t busy = 1;
+  while (std::chrono::steady_clock::now() < deadline) {
+    self->request(w, std::chrono::seconds(1), proto::drain_atom::value)
+        .receive([&](uint32_t n) { busy = n; }, [&](caf::error&) { busy = 0; });
+    if (busy == 0) break;
+    log::info("draining", {{"runs", std::to_string(busy)}});
+    timespec wait{0, 200'000'000};
+    if (sigtimedwait(&signals, nullptr, &wait) > 0) break;  // asked again: stop now
+  }
+}
+
+}  // namespace
+
 int run_worker_node(const config& cfg, sigset_t& signals) {
   if (cfg.join.host.empty()) {
     log::error("a worker node needs --join HOST:PORT (a scheduler node's cluster address)");
@@ -57,6 +83,7 @@ int run_worker_node(const config& cfg, sigset_t& signals) {
                                     {"slots", std::to_string(cfg.worker_slots)}});
   int sig = 0;
   sigwait(&signals, &sig);
+  drain(sys, registrar, w, cfg.drain_seconds, signals);
   log::info("shutting down", {{"signal", std::to_string(sig)}});
   pool->stop();
   caf::anon_send_exit(registrar, caf::exit_reason::user_shutdown);

@@ -101,7 +101,6 @@ void start_proxies(self_ptr self) {
 router_state::worker_entry& upsert_worker(self_ptr self, proto::worker info) {
   auto& st = self->state;
   info.last_heartbeat = now_ms();
-  info.status = worker_status::online;
   auto* w = find_worker(st, info.id);
   if (!w) {
     st.workers.push_back({});
@@ -117,6 +116,8 @@ router_state::worker_entry& upsert_worker(self_ptr self, proto::worker info) {
   w->c.labels = w->info.labels;
   w->c.max_load = std::max<uint32_t>(1, w->info.max_load);
   w->c.status = worker_status::online;
+  w->draining_itself = w->info.status == worker_status::draining;
+  if (w->drained || w->draining_itself) w->c.status = w->info.status = worker_status::draining;
   return *w;
 }
 
@@ -135,6 +136,16 @@ void rebuild_ring(router_state& st) {
   for (auto& w : st.workers)
     if (w.c.status == worker_status::online) ids.push_back(w.info.id);
   st.ring.rebuild(ids);
+}
+
+/// Moves a worker to `s`; a reachable worker that is drained (by an operator
+/// or itself) is `draining`: its runs finish, nothing new goes there.
+void set_status(self_ptr self, router_state::worker_entry& w, worker_status s) {
+  if (s == worker_status::online && (w.drained || w.draining_itself)) s = worker_status::draining;
+  if (w.c.status == s) return;
+  w.c.status = w.info.status = s;
+  rebuild_ring(self->state);
+  if (s == worker_status::online) schedule_dispatch(self);
 }
 
 /// Places queued runs on workers and commits one dispatch batch.
@@ -316,13 +327,8 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
       self->state.opts.dispatch_rate, self->state.opts.dispatch_burst, now_ms());
   self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
   self->set_down_handler([=](const caf::down_msg& dm) {
-    auto& st = self->state;
-    for (auto& w : st.workers)
-      if (w.handle && w.handle.address() == dm.source) {
-        w.c.status = worker_status::offline;
-        w.info.status = worker_status::offline;
-      }
-    rebuild_ring(st);
+    for (auto& w : self->state.workers)
+      if (w.handle && w.handle.address() == dm.source) set_status(self, w, worker_status::offline);
   });
   return {
       [=](leader_atom, const leadership& l) {
@@ -361,12 +367,11 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
           known->info.last_heartbeat = now_ms();
           known->info.labels = known->c.labels = info.labels;
           known->info.max_load = info.max_load;
+          known->info.cpu_percent = info.cpu_percent;
+          known->info.memory_percent = info.memory_percent;
           known->c.max_load = std::max<uint32_t>(1, info.max_load);
-          if (known->c.status != worker_status::online) {
-            known->c.status = known->info.status = worker_status::online;
-            rebuild_ring(st);
-            schedule_dispatch(self);
-          }
+          known->draining_itself = info.status == worker_status::draining;
+          set_status(self, *known, worker_status::online);
           return;
         }
         auto& w = upsert_worker(self, std::move(info));
@@ -387,33 +392,62 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         schedule_dispatch(self);
         return w.info;
       },
-      [=](heartbeat_atom, const std::string& id, uint32_t load) -> bool {
-        auto& st = self->state;
-        auto* w = find_worker(st, id);
+      [=](heartbeat_atom, const worker_heartbeat& hb) -> bool {
+        auto* w = find_worker(self->state, hb.id);
         if (!w) return false;  // unknown (e.g. after a leader change): register again
-        w->c.reported = load;
-        w->info.load = load;
+        w->c.reported = hb.load;
+        w->info.load = hb.load;
+        w->info.cpu_percent = hb.cpu_percent;
+        w->info.memory_percent = hb.memory_percent;
         w->info.last_heartbeat = now_ms();
-        if (w->c.status == worker_status::offline) {
-          w->c.status = w->info.status = worker_status::online;
-          rebuild_ring(st);
-          schedule_dispatch(self);
-        }
+        w->draining_itself = hb.draining;
+        set_status(self, *w, worker_status::online);
         return true;
+      },
+      [=](drain_atom, const std::string& id, bool drain) -> caf::result<proto::worker> {
+        auto* w = find_worker(self->state, id);
+        if (!w) return make_error(errc::not_found, "id", "no worker '" + id + "'");
+        w->drained = drain;
+        if (w->c.status != worker_status::offline) set_status(self, *w, worker_status::online);
+        auto info = w->info;
+        info.load = w->c.load();
+        return info;
+      },
+      [=](remove_atom, const std::string& id) -> caf::result<bool> {
+        // Its runs in flight keep their deadline: the retry actor times them out
+        // and they run again elsewhere, so removing a worker loses no run.
+        auto& ws = self->state.workers;
+        auto i = std::find_if(ws.begin(), ws.end(), [&](auto& w) { return w.info.id == id; });
+        if (i == ws.end()) return make_error(errc::not_found, "id", "no worker '" + id + "'");
+        if (i->proxy) {
+          self->unlink_from(i->proxy);
+          self->send_exit(i->proxy, caf::exit_reason::user_shutdown);
+        }
+        if (i->handle) self->demonitor(i->handle.address());
+        ws.erase(i);
+        rebuild_ring(self->state);
+        return true;
+      },
+      [=](output_atom, const std::string& instance_id,
+          const caf::actor& follower) -> caf::result<bool> {
+        auto& st = self->state;
+        auto i = st.assigned.find(instance_id);
+        auto* w = i == st.assigned.end() ? nullptr : find_worker(st, i->second);
+        if (!w || !w->handle) return false;  // not running here, or an HTTP worker
+        auto rp = self->make_response_promise<bool>();
+        self->request(w->handle, request_timeout, output_atom::value, instance_id, follower)
+            .then([=](bool following) mutable { rp.deliver(following); },
+                  [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+        return rp;
       },
       [=](caf::tick_atom) {
         // External workers that went silent are offline: nothing new goes there,
         // and their in-flight runs time out at their deadline and are retried.
-        auto& st = self->state;
         auto now = now_ms();
-        bool changed = false;
-        for (auto& w : st.workers)
-          if (w.info.protocol == worker_protocol::http && w.c.status == worker_status::online &&
-              now - w.info.last_heartbeat > st.opts.heartbeat_timeout) {
-            w.c.status = w.info.status = worker_status::offline;
-            changed = true;
-          }
-        if (changed) rebuild_ring(st);
+        for (auto& w : self->state.workers)
+          if (w.info.protocol == worker_protocol::http &&
+              now - w.info.last_heartbeat > self->state.opts.heartbeat_timeout)
+            set_status(self, w, worker_status::offline);
         self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
       },
       [=](report_atom, run_result& r) {

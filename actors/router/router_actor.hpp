@@ -37,6 +37,8 @@ struct router_state {
     proto::worker_actor handle;
     proto::worker_proxy_actor proxy;  // only while leading
     candidate c;
+    bool drained = false;          // by an operator (POST /workers/{id}/drain)
+    bool draining_itself = false;  // the worker said so (it is shutting down)
   };
   proto::raft_actor raft;
   proto::store_actor store;

@@ -22,6 +22,15 @@ constexpr auto connect_timeout = std::chrono::seconds(3);
 constexpr auto retry_after = std::chrono::seconds(1);
 constexpr auto heartbeat_every = std::chrono::seconds(5);
 
+/// Registering again is the heartbeat (idempotent at the router); it carries
+/// the machine's load and whether the worker drains.
+void send_heartbeat(self_ptr self) {
+  auto& st = self->state;
+  st.info.cpu_percent = st.stats.cpu_percent();
+  st.info.memory_percent = host_stats::memory_percent();
+  self->send(st.router, register_atom::value, st.info, st.worker);
+}
+
 void retry_later(self_ptr self) {
   self->state.router = nullptr;
   self->delayed_send(self, retry_after, reconnect_atom::value, ++self->state.generation);
@@ -45,7 +54,7 @@ void connect(self_ptr self) {
                       auto& st = self->state;
                       st.router = router;
                       self->monitor(router);
-                      self->send(router, register_atom::value, st.info, st.worker);
+                      send_heartbeat(self);
                       // Unacknowledged reports of the worker go to this router now.
                       self->send(st.worker, subscribe_atom::value,
                                  caf::actor_cast<caf::actor>(router));
@@ -80,9 +89,33 @@ caf::behavior registrar_actor_impl(self_ptr self, std::string host, uint16_t por
       [=](caf::tick_atom, uint64_t gen) {
         auto& st = self->state;
         if (gen != st.generation || !st.router) return;
-        // Registering again is the heartbeat (idempotent at the router).
-        self->send(st.router, register_atom::value, st.info, st.worker);
+        send_heartbeat(self);
         self->delayed_send(self, heartbeat_every, caf::tick_atom::value, gen);
+      },
+      [=](drain_atom) {
+        self->state.info.status = worker_status::draining;
+        if (self->state.router) send_heartbeat(self);
+      },
+  };
+}
+
+caf::behavior local_registrar_impl(self_ptr self, router_actor router, proto::worker info,
+                                   worker_actor worker) {
+  auto& st = self->state;
+  st.router = std::move(router);
+  st.info = std::move(info);
+  st.worker = std::move(worker);
+  send_heartbeat(self);
+  self->send(st.worker, subscribe_atom::value, caf::actor_cast<caf::actor>(st.router));
+  self->delayed_send(self, heartbeat_every, caf::tick_atom::value, st.generation);
+  return {
+      [=](caf::tick_atom, uint64_t gen) {
+        send_heartbeat(self);
+        self->delayed_send(self, heartbeat_every, caf::tick_atom::value, gen);
+      },
+      [=](drain_atom) {
+        self->state.info.status = worker_status::draining;
+        send_heartbeat(self);
       },
   };
 }

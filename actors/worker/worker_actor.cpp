@@ -1,6 +1,7 @@
 // Behaviour of the worker actor; see worker_actor.hpp.
 #include "actors/worker/worker_actor.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <caf/send.hpp>
@@ -52,6 +53,15 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
     }
   }
   self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
+  self->set_down_handler([=](const caf::down_msg& dm) {
+    // A follower went away (its client disconnected): stop sending it output.
+    for (auto& [key, run] : self->state.runs) {
+      auto& fs = run.followers;
+      fs.erase(std::remove_if(fs.begin(), fs.end(),
+                              [&](const caf::actor& f) { return f.address() == dm.source; }),
+               fs.end());
+    }
+  });
   return {
       [=](execute_atom, const execute_request& req, const worker_proxy_actor& reply_to) -> bool {
         auto& st = self->state;
@@ -66,7 +76,11 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
           return true;
         }
         auto cancelled = std::make_shared<std::atomic<bool>>(false);
-        st.runs[key] = worker_state::run{reply_to, cancelled, false, {}, now};
+        worker_state::run fresh;
+        fresh.reply_to = reply_to;
+        fresh.cancelled = cancelled;
+        fresh.last_seen = now;
+        st.runs[key] = std::move(fresh);
         if (req.kind == task_kind::noop) {
           // Nothing to execute: complete here, without a thread or a `running` report.
           run_result r;
@@ -88,7 +102,11 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
           // The run stops when cancelled or when the pool shuts down (node stopping:
           // the unreported run times out on the leader and is retried elsewhere).
           auto stop = [&] { return cancelled->load() || stopping.load(); };
-          auto result = execute_task(req, opts, stop, {});
+          auto live = [&](std::string_view chunk) {
+            caf::anon_send(me, output_atom::value, req.instance_id, req.attempt,
+                           std::string(chunk));
+          };
+          auto result = execute_task(req, opts, stop, live);
           if (stopping.load()) return;
           caf::anon_send(me, done_atom::value, std::move(result), req.attempt);
         });
@@ -117,16 +135,52 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         auto key = run_key(r.instance_id, attempt);
         auto i = st.runs.find(key);
         if (i == st.runs.end()) return;
-        i->second.done = true;
-        i->second.result = r;
-        i->second.last_seen = now_ms();
-        deliver_final(self, key, i->second.reply_to, r);
+        auto& run = i->second;
+        run.done = true;
+        run.result = r;
+        run.last_seen = now_ms();
+        deliver_final(self, key, run.reply_to, r);
+        for (auto& f : run.followers) caf::anon_send(f, done_atom::value, r.instance_id);
+        run.followers.clear();
+        run.live.clear();
+        run.live.shrink_to_fit();
+      },
+      [=](output_atom, const std::string& instance_id, uint32_t attempt, std::string& chunk) {
+        auto& st = self->state;
+        auto i = st.runs.find(run_key(instance_id, attempt));
+        if (i == st.runs.end() || i->second.done) return;
+        auto& run = i->second;
+        run.live += chunk;
+        if (run.live.size() > 2 * st.cfg.live_cap) run.live.erase(0, run.live.size() - st.cfg.live_cap);
+        for (auto& f : run.followers) caf::anon_send(f, output_atom::value, instance_id, chunk);
+      },
+      [=](output_atom, const std::string& instance_id, const caf::actor& follower) -> bool {
+        // The attempt of the instance that runs here now (at most one at a time).
+        auto& st = self->state;
+        for (auto& [key, run] : st.runs) {
+          if (run.done || key.compare(0, instance_id.size() + 1, instance_id + "#") != 0) continue;
+          auto from = run.live.size() > st.cfg.live_cap ? run.live.size() - st.cfg.live_cap : 0;
+          if (from < run.live.size())
+            caf::anon_send(follower, output_atom::value, instance_id, run.live.substr(from));
+          run.followers.push_back(follower);
+          self->monitor(follower);
+          return true;
+        }
+        return false;
       },
       [=](ack_atom, const std::vector<std::string>& keys) {
         auto& st = self->state;
         for (auto& k : keys) {
           if (st.unacked.erase(k) && st.box) st.box->erase(k);
         }
+      },
+      [=](drain_atom) {
+        // Runs still going, plus results the scheduler has not acknowledged yet:
+        // a draining node waits for both before it exits.
+        auto& st = self->state;
+        auto busy = static_cast<uint32_t>(st.unacked.size());
+        for (auto& [key, run] : st.runs) busy += run.done ? 0 : 1;
+        return busy;
       },
       [=](subscribe_atom, caf::actor sink) { self->state.report_sink = std::move(sink); },
       [=](caf::tick_atom) {

@@ -22,6 +22,7 @@ struct worker_config {
   exec_options exec;
   duration_ms dedup_ttl = 5 * 60'000;
   std::string outbox_dir;           // "" keeps unacknowledged reports in memory only
+  size_t live_cap = 64 * 1024;      // bytes of live output a new follower is sent first
   duration_ms resend_after = 3'000;  // an unacknowledged report is sent again after this
 };
 
@@ -32,6 +33,8 @@ struct worker_state {
     bool done = false;
     proto::run_result result;  // when done
     unix_ms last_seen = 0;     // for the dedup TTL
+    std::string live;          // output so far (the last live_cap bytes) while it runs
+    std::vector<caf::actor> followers;  // told each chunk, then (done, instance id)
   };
   struct pending_report {
     proto::run_result result;

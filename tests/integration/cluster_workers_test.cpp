@@ -13,6 +13,7 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <regex>
@@ -460,4 +461,39 @@ TEST(cluster_workers, worker_node_reconnects_after_scheduler_restart) {
   // The run before the restart is still recorded, once.
   EXPECT_EQ(instances_of(port, id).size(), 2u);
   RecordProperty("seconds_total", std::to_string(seconds_since(started)));
+}
+
+TEST(cluster_workers, sigterm_drains_a_worker_node_without_losing_its_run) {
+  temp_dir dir;
+  node_process node(dir.path() + "/n1", {"--roles", "scheduler,gateway"});
+  ASSERT_TRUE(node.running()) << tail(node.log());
+  auto port = node.http_port();
+  auto cport = cluster_port_of(node);
+  ASSERT_NE(cport, 0) << tail(node.log());
+  auto w = start_worker_node(dir.path(), "w1", cport, "zone=a", 2);
+  ASSERT_TRUE(await_worker(port, "w1", "online")) << workers_dump(port);
+
+  // The run holds until the test opens the gate, so SIGTERM arrives mid-run.
+  auto gate = dir.path() + "/gate";
+  auto id = create_task(port, R"({"name":"held","command":"while [ ! -f )" + gate +
+                                  R"( ]; do sleep 0.05; done; echo finished",
+      "at":"2099-01-01T00:00:00Z","timeout":"60s"})");
+  ASSERT_NE(id, 0);
+  auto runs = trigger(port, id);
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_TRUE(eventually([&] { return str(get_instance(port, runs[0]), "state") == "running"; },
+                         10s))
+      << json::serialize(get_instance(port, runs[0]));
+
+  ASSERT_EQ(kill(w->pid(), SIGTERM), 0);
+  EXPECT_TRUE(await_worker(port, "w1", "draining", 10s)) << workers_dump(port);
+  // It waits for its run instead of exiting.
+  EXPECT_FALSE(eventually([&] { return !w->running(); }, 1s)) << w->log();
+
+  std::ofstream(gate) << "open\n";
+  EXPECT_TRUE(eventually([&] { return !w->running(); }, 20s)) << w->log();
+  auto x = get_instance(port, runs[0]);
+  EXPECT_EQ(str(x, "state"), "success") << json::serialize(x);
+  EXPECT_EQ(num(x, "attempt"), 1) << "the run was not finished by the draining worker";
+  EXPECT_NE(str(x, "output").find("finished"), std::string::npos) << json::serialize(x);
 }
