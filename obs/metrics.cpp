@@ -75,9 +75,10 @@ struct state {
     m.backpressure_state = gauge(
         &gauges("scheduler_backpressure_state", "Backpressure level: 0 green, 1 yellow, 2 red")
              .Add({}));
-    m.dispatch_tokens = gauge(
-        &gauges("scheduler_dispatch_tokens", "Tokens left in the dispatch rate limiter's bucket")
-             .Add({}));
+    m.dispatch_tokens = gauge(&gauges("scheduler_dispatch_tokens",
+                                      "Tokens left in the dispatch rate limiter's bucket (updated "
+                                      "on dispatch and each second)")
+                                   .Add({}));
 
     auto& instances = gauges("scheduler_instances",
                              "Instances in the replicated state, by state (exact across restarts)");
