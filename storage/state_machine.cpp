@@ -491,7 +491,10 @@ std::string encode_counts(const state_counts& counts) {
 
 /// The per-state instance counts: stored beside the applied index, or, for a
 /// database written before they were kept, counted once from the state index
-/// (every instance has exactly one entry there) and stored.
+/// (every instance has exactly one entry there) and stored. Stored rather than
+/// recounted at each start because finished instances are never removed: a
+/// scan would cost O(every run ever) on each restart or failover, while the
+/// stored counts are one small write in batches that write instances anyway.
 caf::expected<state_counts> load_counts(rocks& db) {
   state_counts counts{};
   auto raw = db.get(column::meta, instance_counts_key);
