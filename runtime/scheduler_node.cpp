@@ -22,6 +22,7 @@
 #include "actors/worker/registrar_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
 #include "gateway/api.hpp"
+#include "gateway/metrics_route.hpp"
 #include "gateway/server.hpp"
 #include "proto/errors.hpp"
 #include "proto/registry.hpp"
@@ -179,7 +180,9 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   }
   log::info("cluster listening", {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)}});
 
-  if (http) late->set(gateway::make_api(gateway::api_context{&sys, raft, store, trigger, router, pressure, cfg.node_id}));
+  if (http)
+    late->set(gateway::with_metrics(gateway::make_api(
+        gateway::api_context{&sys, raft, store, trigger, router, pressure, cfg.node_id})));
   log::info("node started", {{"version", AISCHED_VERSION}});
 
   int sig = 0;

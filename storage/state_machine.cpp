@@ -11,6 +11,7 @@
 #include <rocksdb/write_batch.h>
 
 #include "actors/retry/backoff.hpp"
+#include "obs/metrics.hpp"
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
 #include "storage/keys.hpp"
@@ -25,6 +26,15 @@ namespace {
 constexpr std::string_view applied_key = "applied_index";
 constexpr std::string_view next_task_key = "next_task_id";
 constexpr std::string_view schema_key = "schema_version";
+constexpr std::string_view instance_counts_key = "instance_counts";  // one u64 per state
+
+using state_counts = state_machine::state_counts;
+
+/// What one apply() call changed, for metrics; published once the batch is written.
+struct batch_effects {
+  std::array<int64_t, std::tuple_size_v<state_counts>> instances{};  // per-state delta
+  uint64_t created = 0, updated = 0, deleted = 0, paused = 0, resumed = 0;
+};
 
 bool tenant_matches(std::string_view want, const std::string& have) {
   return want.empty() || want == have;
@@ -104,9 +114,12 @@ class batch_ctx {
     if (old_state && *old_state != x.state)
       batch_.Delete(db_.cf(column::instances_by_state),
                     keys::state_index(static_cast<uint8_t>(*old_state), key));
-    if (!old_state || *old_state != x.state)
+    if (!old_state || *old_state != x.state) {
       batch_.Put(db_.cf(column::instances_by_state),
                  keys::state_index(static_cast<uint8_t>(x.state), key), "");
+      if (old_state) effects_.instances[static_cast<size_t>(*old_state)] -= 1;
+      effects_.instances[static_cast<size_t>(x.state)] += 1;
+    }
     instances_[key] = x;
     batch_.Put(db_.cf(column::instances), key, encode(x));
   }
@@ -116,6 +129,7 @@ class batch_ctx {
   }
 
   rocksdb::WriteBatch& batch() { return batch_; }
+  batch_effects& effects() { return effects_; }
 
  private:
   template <class T>
@@ -130,6 +144,7 @@ class batch_ctx {
 
   rocks& db_;
   rocksdb::WriteBatch batch_;
+  batch_effects effects_;
   std::map<std::string, std::optional<task>> tasks_;
   std::map<std::string, task_runtime> runtimes_;
   std::map<std::string, std::optional<instance>> instances_;
@@ -150,6 +165,7 @@ class applier {
     t.id = next_task_id_++;
     t.version = 1;
     ctx_.put_task(t);
+    ctx_.effects().created += 1;
     out_.tasks.push_back(std::move(t));
     return done();
   }
@@ -168,6 +184,7 @@ class applier {
     t.created_at = cur->created_at;
     t.version = cur->version + 1;
     ctx_.put_task(t);
+    ctx_.effects().updated += 1;
     out_.tasks.push_back(std::move(t));
     return done();
   }
@@ -180,6 +197,7 @@ class applier {
                         "task " + std::to_string(c.id) + " is at version " +
                             std::to_string(cur->version));
     ctx_.delete_task(c.id);
+    ctx_.effects().deleted += 1;
     out_.deleted_tasks.push_back(c.id);
     return done();
   }
@@ -192,6 +210,7 @@ class applier {
       cur->updated_at = c.at;
       cur->version += 1;
       ctx_.put_task(*cur);
+      (c.paused ? ctx_.effects().paused : ctx_.effects().resumed) += 1;
     }
     out_.tasks.push_back(std::move(*cur));
     return done();
@@ -464,6 +483,56 @@ caf::expected<uint64_t> read_meta(rocks& db, std::string_view key, uint64_t fall
   return keys::get_u64(**raw);
 }
 
+std::string encode_counts(const state_counts& counts) {
+  std::string out;
+  for (auto n : counts) keys::put_u64(out, n);
+  return out;
+}
+
+/// The per-state instance counts: stored beside the applied index, or, for a
+/// database written before they were kept, counted once from the state index
+/// (every instance has exactly one entry there) and stored. Stored rather than
+/// recounted at each start because finished instances are never removed: a
+/// scan would cost O(every run ever) on each restart or failover, while the
+/// stored counts are one small write in batches that write instances anyway.
+caf::expected<state_counts> load_counts(rocks& db) {
+  state_counts counts{};
+  auto raw = db.get(column::meta, instance_counts_key);
+  if (!raw) return raw.error();
+  if (*raw) {
+    if ((*raw)->size() != 8 * counts.size())
+      return make_error(errc::corrupted, "instance counts have a bad size");
+    for (size_t i = 0; i < counts.size(); ++i) counts[i] = keys::get_u64(**raw, 8 * i);
+    return counts;
+  }
+  auto it = db.iterate(column::instances_by_state);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto key = it->key();
+    if (key.size() == 0 || static_cast<uint8_t>(key[0]) >= counts.size())
+      return make_error(errc::corrupted, "state index key with a bad state");
+    counts[static_cast<uint8_t>(key[0])] += 1;
+  }
+  if (!it->status().ok()) return make_error(errc::storage_error, it->status().ToString());
+  rocksdb::WriteBatch b;
+  b.Put(db.cf(column::meta), instance_counts_key, encode_counts(counts));
+  if (auto err = db.write(b, false)) return err;
+  return counts;
+}
+
+void publish_counts(const state_counts& counts) {
+  auto& m = obs::get();
+  for (size_t i = 0; i < counts.size(); ++i) m.instances[i].set(static_cast<double>(counts[i]));
+}
+
+void publish_mutations(const batch_effects& fx) {
+  auto& m = obs::get();
+  if (fx.created) m.task_created.inc(static_cast<double>(fx.created));
+  if (fx.updated) m.task_updated.inc(static_cast<double>(fx.updated));
+  if (fx.deleted) m.task_deleted.inc(static_cast<double>(fx.deleted));
+  if (fx.paused) m.task_paused.inc(static_cast<double>(fx.paused));
+  if (fx.resumed) m.task_resumed.inc(static_cast<double>(fx.resumed));
+}
+
 }  // namespace
 
 caf::expected<std::unique_ptr<state_machine>> state_machine::open(rocks& db) {
@@ -482,9 +551,13 @@ caf::expected<std::unique_ptr<state_machine>> state_machine::open(rocks& db) {
   if (!applied) return applied.error();
   auto next = read_meta(db, next_task_key, 1);
   if (!next) return next.error();
+  auto counts = load_counts(db);
+  if (!counts) return counts.error();
   std::unique_ptr<state_machine> sm{new state_machine(db)};
   sm->applied_index_ = *applied;
   sm->next_task_id_ = *next;
+  sm->instance_counts_ = *counts;
+  publish_counts(*counts);
   return sm;
 }
 
@@ -521,11 +594,27 @@ caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
   if (applied_to == applied_index_.load()) return results;
   ctx.put_meta(applied_key, applied_to);
   ctx.put_meta(next_task_key, next_task_id);
+  // The instance counts move in the same batch as the instances they count.
+  auto counts = instance_counts_;
+  bool counts_changed = false;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    auto delta = ctx.effects().instances[i];
+    if (delta == 0) continue;
+    counts_changed = true;
+    // Never below zero: a metric must not wrap even if a count were ever off.
+    auto n = static_cast<int64_t>(counts[i]) + delta;
+    counts[i] = n < 0 ? 0 : static_cast<uint64_t>(n);
+  }
+  if (counts_changed)
+    ctx.batch().Put(db_.cf(column::meta), instance_counts_key, encode_counts(counts));
   // Not synced: the raft log holds these entries durably, and a restart replays
   // whatever this write lost (the applied index moves in the same batch).
   if (auto err = db_.write(ctx.batch(), false)) return err;
   applied_index_ = applied_to;
   next_task_id_ = next_task_id;
+  instance_counts_ = counts;
+  if (counts_changed) publish_counts(counts);
+  publish_mutations(ctx.effects());
   return results;
 }
 

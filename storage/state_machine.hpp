@@ -4,6 +4,7 @@
 // read functions are safe to call from any thread concurrently with apply.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -56,12 +57,19 @@ class state_machine {
   /// Runtime facts of task `id`; a default value (task_id = id) if it never fired.
   caf::expected<proto::task_runtime> get_task_runtime(uint64_t id) const;
 
+  /// Number of instances in each state (index: proto::instance_state), as of
+  /// applied_index(). Kept in the same WriteBatch as the state, so it is exact
+  /// after a restart without a scan. Only call it from the thread that applies.
+  using state_counts = std::array<uint64_t, proto::enum_names<proto::instance_state>::value.size()>;
+  const state_counts& instance_counts() const { return instance_counts_; }
+
  private:
   explicit state_machine(rocks& db) : db_(db) {}
 
   rocks& db_;
   std::atomic<uint64_t> applied_index_{0};
   uint64_t next_task_id_ = 1;
+  state_counts instance_counts_{};
 };
 
 }  // namespace aisched::storage

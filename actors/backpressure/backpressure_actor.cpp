@@ -6,6 +6,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "obs/metrics.hpp"
 #include "storage/store_scan.hpp"
 
 namespace aisched::backpressure {
@@ -28,6 +29,7 @@ void reassess(self_ptr self) {
   auto p = assess(st.limits, st.backlog.size(), st.worker_load);
   if (p.level == st.current.level && p.delay == st.current.delay) return;
   st.current = p;
+  obs::get().backpressure_state.set(static_cast<double>(p.level));
   for (auto& t : st.triggers) self->send(t, pressure_atom::value, p);
   self->send(st.router, pressure_atom::value, p);
 }

@@ -11,6 +11,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "obs/metrics.hpp"
 #include "proto/errors.hpp"
 #include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
@@ -42,6 +43,26 @@ void tell_listeners(self_ptr self, const leadership& l) {
   for (auto& listener : st.listeners) self->send(listener, leader_atom::value, l);
 }
 
+/// Updates the raft gauges, and counts elections from role changes: becoming
+/// leader is a won election; a candidate that falls back, or times out into a
+/// new candidacy at a higher term, lost one. Pre-votes change no term and are
+/// not counted.
+void observe_member(raft_state& st) {
+  auto& m = obs::get();
+  auto now = st.member->current_role();
+  auto term = st.member->term();
+  if (now == role::leader && st.observed_role != role::leader)
+    m.elections_won.inc();
+  else if (st.observed_role == role::candidate &&
+           (now != role::candidate || term != st.observed_term))
+    m.elections_lost.inc();
+  st.observed_role = now;
+  st.observed_term = term;
+  m.raft_term.set(static_cast<double>(term));
+  m.raft_commit_index.set(static_cast<double>(st.member->commit_index()));
+  m.raft_applied_index.set(static_cast<double>(st.sm->applied_index()));
+}
+
 /// Persists, sends and applies everything the core has ready, in that order.
 void process_ready(self_ptr self) {
   auto& st = self->state;
@@ -59,11 +80,15 @@ void process_ready(self_ptr self) {
                         : st.log->state();
       bool sync = !rd.entries.empty() || rd.truncate_from || hs.term != st.log->state().term ||
                   hs.voted_for != st.log->state().voted_for;
+      auto started = std::chrono::steady_clock::now();
       if (auto err = st.log->append(rd.entries, hs, rd.truncate_from, sync)) {
         for (auto& [index, w] : st.waiting) w.promise.deliver(err);
         self->quit(err);  // a member that cannot persist must not take part
         return;
       }
+      if (!rd.entries.empty())
+        obs::get().raft_append_latency_seconds.observe(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
     // 2. Send.
     for (auto& m : rd.messages) {
@@ -107,6 +132,7 @@ void process_ready(self_ptr self) {
       tell_listeners(self, leadership{false, term, st.member->leader()});
     }
   }
+  observe_member(st);
 }
 
 void schedule_flush(self_ptr self) {

@@ -67,6 +67,8 @@ struct raft_state {
   std::vector<proto::commit_listener_actor> listeners;
   proto::leadership told;            // what listeners were told last
   uint64_t last_applied_term = 0;    // term of the last applied entry
+  role observed_role = role::follower;  // role and term the metrics last saw
+  uint64_t observed_term = 0;
   static inline const char* name = "raft";
 };
 

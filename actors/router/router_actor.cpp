@@ -9,6 +9,7 @@
 
 #include "actors/router/substitute.hpp"
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
+#include "obs/metrics.hpp"
 #include "proto/errors.hpp"
 #include "storage/store_scan.hpp"
 
@@ -159,6 +160,7 @@ void dispatch(self_ptr self) {
   proto::dispatch cmd{st.term, now, {}};
   // The dispatch rate limit: at most this many runs leave now.
   auto budget = st.bucket->take(std::min<uint64_t>(st.queue.size(), max_batch), now);
+  obs::get().dispatch_tokens.set(st.bucket->tokens(now));
   if (budget == 0) {
     if (!st.waiting_for_tokens) {
       st.waiting_for_tokens = true;
@@ -207,6 +209,8 @@ void dispatch(self_ptr self) {
             std::unordered_set<std::string> placed;
             for (auto& x : a.instances)
               if (x.state == instance_state::dispatched) placed.insert(x.id);
+            obs::get().dispatch_ok.inc(static_cast<double>(placed.size()));
+            obs::get().dispatch_refused.inc(static_cast<double>(entries.size() - placed.size()));
             // Runs the state machine refused (cancelled meanwhile) give capacity back.
             for (auto& e : entries)
               if (!placed.count(e.instance_id)) release(self, e.instance_id);
@@ -221,6 +225,7 @@ void dispatch(self_ptr self) {
           },
           [=](caf::error&) {
             // Not committed: give the capacity back; the runs are still pending.
+            obs::get().dispatch_error.inc(static_cast<double>(entries.size()));
             auto& st = self->state;
             if (epoch != st.epoch) return;
             for (auto& e : entries) release(self, e.instance_id);
@@ -448,6 +453,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
           if (w.info.protocol == worker_protocol::http &&
               now - w.info.last_heartbeat > self->state.opts.heartbeat_timeout)
             set_status(self, w, worker_status::offline);
+        obs::get().dispatch_tokens.set(self->state.bucket->tokens(now));  // refills while idle
         self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
       },
       [=](report_atom, run_result& r) {

@@ -6,6 +6,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "obs/metrics.hpp"
 #include "proto/errors.hpp"
 #include "storage/store_scan.hpp"
 
@@ -42,6 +43,41 @@ void rearm(self_ptr self) {
   else self->delayed_send(self, std::chrono::milliseconds(at - now), wake_atom::value, gen);
 }
 
+/// Adds what the planner counted since the last call to scheduler_slots_total
+/// (a new planner, i.e. a new leadership, counts from zero again). Fired slots
+/// are counted at commit instead (count_committed): a proposal that fails is
+/// decided again, and the planner would count it twice.
+void publish_slot_stats(trigger_state& st) {
+  if (!st.plan) return;
+  auto& m = obs::get();
+  auto add = [](const obs::counter& c, uint64_t now, uint64_t& seen) {
+    if (now > seen) c.inc(static_cast<double>(now - seen));
+    seen = now;
+  };
+  const auto& counted = st.plan->stats();
+  add(m.slots_skipped, counted.skipped, st.reported.skipped);
+  add(m.slots_missed, counted.missed, st.reported.missed);
+  add(m.slots_buffered, counted.buffered, st.reported.buffered);
+}
+
+/// Counts the slots of a committed fire: fired when it created instances,
+/// deduplicated when it did not (the slot had fired already, e.g. under the
+/// previous leader, or its task was deleted meanwhile). For scheduled slots
+/// (`scheduled`), also the lateness from the nominal slot to now, the commit.
+void count_committed(size_t slots, const applied& a, unix_ms now, bool scheduled) {
+  auto& m = obs::get();
+  size_t fired = 0;
+  for (auto& x : a.instances) {
+    if (x.shard != 0) continue;  // one instance per shard, all created together
+    ++fired;
+    if (scheduled)
+      m.trigger_lateness_seconds.observe(static_cast<double>(std::max<unix_ms>(0, now - x.slot)) /
+                                         1000.0);
+  }
+  m.slots_fired.inc(static_cast<double>(fired));
+  if (slots > fired) m.slots_deduplicated.inc(static_cast<double>(slots - fired));
+}
+
 void on_fire_failed(self_ptr self, const fire& f, uint64_t epoch) {
   auto& st = self->state;
   if (epoch != st.epoch || !st.plan) return;
@@ -68,7 +104,8 @@ void propose_decisions(self_ptr self, decisions d, unix_ms now) {
   auto copy = f;
   self->request(st.raft, request_timeout, propose_atom::value, command{std::move(f)})
       .then(
-          [=](applied&) {
+          [=](applied& a) {
+            count_committed(copy.slots.size(), a, now_of(self), true);
             auto& st = self->state;
             if (epoch != st.epoch || !st.plan) return;
             for (auto& s : copy.slots) st.plan->settle(s);
@@ -90,6 +127,7 @@ using applied_promise = caf::typed_response_promise<applied>;
 /// instances created); an empty decision answers an empty `applied`.
 void commit_now(self_ptr self, decisions d, unix_ms now, applied_promise rp) {
   auto& st = self->state;
+  publish_slot_stats(st);
   for (auto& id : d.cancels) {
     cancel c{"", id, now, "replaced by a newer run (overlap: replace)"};
     self->request(st.raft, request_timeout, propose_atom::value, command{std::move(c)})
@@ -110,6 +148,7 @@ void commit_now(self_ptr self, decisions d, unix_ms now, applied_promise rp) {
                 command{fire{st.term, now, std::move(d.fires)}})
       .then(
           [=](applied& a) mutable {
+            count_committed(slots.size(), a, now_of(self), false);
             settle();
             rp.deliver(std::move(a));
           },
@@ -137,6 +176,7 @@ void wake(self_ptr self) {
   if (!st.leading || !st.ready || st.load.level == pressure_level::red) return;
   auto now = now_of(self);
   auto d = st.plan->collect(now);
+  publish_slot_stats(st);
   if (!d.empty()) propose_decisions(self, std::move(d), now);
   rearm(self);
 }
@@ -186,7 +226,9 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
         st.ready = false;
         st.armed_for = 0;
         ++st.timer_gen;
+        publish_slot_stats(st);
         st.plan.reset();
+        st.reported = {};
         if (!l.leading) {
           // Requests that waited for a rebuild that will not happen now.
           auto deferred = std::move(st.deferred);

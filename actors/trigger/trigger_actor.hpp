@@ -29,6 +29,7 @@ struct trigger_state {
   uint64_t timer_gen = 0;   // generation of the armed wake-up timer (timers cannot be cancelled)
   unix_ms armed_for = 0;    // instant the armed timer wakes at (0: none)
   proto::pressure load;
+  slot_stats reported;                          // the planner's counts already added to the metrics
   std::string leader_id;                        // who leads, for error hints
   // Requests that arrived while the rebuild ran, with the promise each answers.
   std::vector<std::pair<std::function<void(caf::typed_response_promise<proto::applied>)>,

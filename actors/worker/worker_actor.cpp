@@ -8,6 +8,8 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "obs/metrics.hpp"
+
 namespace aisched::worker {
 
 using namespace proto;
@@ -34,6 +36,7 @@ void deliver_final(worker_actor::stateful_pointer<worker_state> self, const std:
                    const worker_proxy_actor& to, const run_result& r) {
   auto& st = self->state;
   auto now = now_ms();
+  obs::get().executions[static_cast<size_t>(r.state)].inc();  // each attempt ends here once
   st.unacked[key] = {r, now};
   if (st.box) st.box->put(key, r);
   self->send(to, report_atom::value, r);
@@ -114,6 +117,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
           st.runs.erase(key);
           return false;
         }
+        obs::get().worker_inflight.inc();
         return true;
       },
       [=](started_atom, const std::string& instance_id, uint32_t attempt, unix_ms at) {
@@ -135,6 +139,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         auto key = run_key(r.instance_id, attempt);
         auto i = st.runs.find(key);
         if (i == st.runs.end()) return;
+        obs::get().worker_inflight.dec();
         auto& run = i->second;
         run.done = true;
         run.result = r;

@@ -19,6 +19,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <rocksdb/write_batch.h>
+
+#include "obs/metrics.hpp"
 #include "proto/commands.hpp"
 #include "proto/errors.hpp"
 #include "proto/types.hpp"
@@ -864,6 +867,75 @@ TEST_F(state_machine_test, malformed_instance_cursor_is_invalid_argument) {
     EXPECT_EQ(code_of(p.error()), errc::invalid_argument);
     EXPECT_EQ(view(p.error()).field, "cursor");
   }
+}
+
+
+// -- metrics -------------------------------------------------------------------
+
+size_t idx(instance_state s) { return static_cast<size_t>(s); }
+
+TEST_F(state_machine_test, instance_counts_follow_transitions_and_survive_a_reopen) {
+  auto id = create(make_task("sharded", "default", 2));
+  must_apply(fire_of({{id, t0, "tr"}}));
+  must_apply(fire_of({{id, t0, "tr"}}));  // a repeated slot creates nothing
+  const auto iid = make_instance_id(id, t0, 0);
+  must_apply(dispatch{1, t0 + 1, {{iid, "w1"}}});
+  EXPECT_FALSE(apply_one(proto::retry{1, t0 + 2, {iid}}));  // illegal: changes nothing
+  must_apply(report_results{1, t0 + 3, {report(iid, instance_state::success)}});
+
+  state_machine::state_counts want{};
+  want[idx(instance_state::pending)] = 1;
+  want[idx(instance_state::success)] = 1;
+  EXPECT_EQ(sm_->instance_counts(), want);
+  auto& gauges = obs::get().instances;
+  EXPECT_EQ(gauges[idx(instance_state::pending)].value(), 1);
+  EXPECT_EQ(gauges[idx(instance_state::success)].value(), 1);
+  EXPECT_EQ(gauges[idx(instance_state::dispatched)].value(), 0);
+
+  gauges[idx(instance_state::pending)].set(99);  // a stale value from before a restart
+  reopen();
+  EXPECT_EQ(sm_->instance_counts(), want);
+  EXPECT_EQ(gauges[idx(instance_state::pending)].value(), 1) << "open() publishes the counts";
+}
+
+TEST_F(state_machine_test, instance_counts_are_recounted_once_for_a_database_without_them) {
+  running_instance(t0);
+  auto id = create(make_task("two", "default", 2));
+  must_apply(fire_of({{id, t0, "tr"}}));
+  const auto want = sm_->instance_counts();
+  // A database written before the counts were kept has no such key.
+  rocksdb::WriteBatch b;
+  b.Delete(db_->cf(column::meta), "instance_counts");
+  ASSERT_FALSE(db_->write(b, true));
+  reopen();
+  EXPECT_EQ(sm_->instance_counts(), want);
+  EXPECT_EQ(sm_->instance_counts()[idx(instance_state::running)], 1u);
+  EXPECT_EQ(sm_->instance_counts()[idx(instance_state::pending)], 2u);
+  auto stored = db_->get(column::meta, "instance_counts");
+  ASSERT_TRUE(stored);
+  EXPECT_TRUE(stored->has_value()) << "the recount is stored, so the next open reads it";
+}
+
+TEST_F(state_machine_test, task_mutations_are_counted_by_action_once_applied) {
+  auto& m = obs::get();
+  auto before = [&] {
+    return std::vector<double>{m.task_created.value(), m.task_updated.value(),
+                               m.task_deleted.value(), m.task_paused.value(),
+                               m.task_resumed.value()};
+  };
+  auto start = before();
+  auto id = create(make_task("t"));
+  auto t = get(id);
+  must_apply(update_task{t, 0});
+  must_apply(set_paused{"", id, true, t0});
+  must_apply(set_paused{"", id, true, t0});  // no change: not a mutation
+  must_apply(set_paused{"", id, false, t0});
+  EXPECT_FALSE(apply_one(update_task{t, 1}));  // stale version: rejected
+  must_apply(delete_task{"", id, 0});
+  auto now = before();
+  std::vector<double> delta;
+  for (size_t i = 0; i < now.size(); ++i) delta.push_back(now[i] - start[i]);
+  EXPECT_EQ(delta, (std::vector<double>{1, 1, 1, 1, 1}));
 }
 
 }  // namespace

@@ -95,6 +95,7 @@ class child_process {
 struct http_result {
   unsigned status = 0;  // 0 when the request could not be made
   std::string body;
+  std::string content_type;  // the Content-Type header of the answer
 };
 
 /// One blocking HTTP/1.1 request to 127.0.0.1:`port`; status 0 if it could not be

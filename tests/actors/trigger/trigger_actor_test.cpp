@@ -1,8 +1,8 @@
 // Tests for the trigger actor shell on CAF's test coordinator (virtual time, no threads):
 // a real raft group of one over RocksDB in a temporary directory, the store actor and the
 // trigger actor, wired as in runtime/main.cpp. Checks committed instances (deterministic
-// ids, whole-second slots, no duplicates), manual runs, overlap skip, and the catch-up after
-// a leadership change.
+// ids, whole-second slots, no duplicates), manual runs, overlap skip, the catch-up after
+// a leadership change, and the slot outcomes and lateness it reports as metrics.
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
 #include "support/single_node.hpp"
@@ -20,12 +20,14 @@
 
 #include "actors/raft/raft_actor.hpp"
 #include "actors/trigger/trigger_actor.hpp"
+#include "obs/metrics.hpp"
 #include "proto/errors.hpp"
 #include "proto/interfaces.hpp"
 #include "proto/registry.hpp"
 #include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
 #include "storage/store_actor.hpp"
+#include "support/prometheus_text.hpp"
 
 namespace aisched::trigger {
 namespace {
@@ -320,6 +322,46 @@ TEST_F(trigger_actor_test, restart_without_downtime_refires_no_slot) {
   advance(2s);
   EXPECT_EQ(slots(instances_of(id)), whole_seconds(t0 + sec, t0 + 5 * sec));
   EXPECT_EQ(stats().missed, 0u);
+}
+
+
+TEST_F(trigger_actor_test, slot_outcomes_and_lateness_reach_the_metrics) {
+  // The registry is per process: compare against the values before this test.
+  auto& m = obs::get();
+  auto lateness = [] {
+    auto text = test::parse_prometheus_text(obs::serialize());
+    return std::pair{text.value("scheduler_trigger_lateness_seconds_count").value_or(-1),
+                     text.value("scheduler_trigger_lateness_seconds_sum").value_or(-1)};
+  };
+  const auto fired = m.slots_fired.value(), missed = m.slots_missed.value(),
+             dedup = m.slots_deduplicated.value();
+  const auto [count, sum] = lateness();
+
+  auto t = every_second();
+  t.misfire = proto::misfire_policy::fire_once;
+  auto id = create(t);
+  ASSERT_NE(id, 0u);
+  advance(3s);  // slots 1, 2, 3 fire on time
+  set_leading(false);
+  advance(5s);  // now = 8.5 s
+  set_leading(true);  // slot 8 fires late by 0.5 s; 4..7 are missed
+  EXPECT_EQ(m.slots_fired.value() - fired, 4);
+  EXPECT_EQ(m.slots_missed.value() - missed, 4);
+  auto [count_after, sum_after] = lateness();
+  EXPECT_EQ(count_after - count, 4);
+  EXPECT_DOUBLE_EQ(sum_after - sum, 0.5);
+
+  // A manual run twice at the same instant is one slot: the second fire creates nothing.
+  proto::task manual;
+  manual.name = "manual";
+  auto mid = create(manual);
+  ASSERT_TRUE(trigger_now(mid));
+  auto again = trigger_now(mid);
+  ASSERT_TRUE(again) << sys.render(again.error());
+  EXPECT_TRUE(again->instances.empty());
+  EXPECT_EQ(m.slots_fired.value() - fired, 5);
+  EXPECT_EQ(m.slots_deduplicated.value() - dedup, 1);
+  EXPECT_EQ(lateness().first - count, 4) << "manual runs have no lateness";
 }
 
 }  // namespace

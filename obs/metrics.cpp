@@ -1,0 +1,193 @@
+// The registry and the families behind obs/metrics.hpp; see there.
+#include "obs/metrics.hpp"
+
+#include <atomic>
+#include <map>
+#include <vector>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include "proto/types.hpp"
+
+namespace aisched::obs {
+
+static_assert(proto::enum_names<proto::instance_state>::value.size() == instance_state_count,
+              "obs::instance_state_count must match proto::instance_state");
+
+void counter::inc(double v) const { c_->Increment(v); }
+double counter::value() const { return c_->Value(); }
+
+void gauge::set(double v) const { g_->Set(v); }
+void gauge::inc(double v) const { g_->Increment(v); }
+void gauge::dec(double v) const { g_->Decrement(v); }
+double gauge::value() const { return g_->Value(); }
+
+void histogram::observe(double v) const { h_->Observe(v); }
+
+namespace {
+
+using prometheus::Family;
+
+/// Buckets in seconds. Trigger lateness: a healthy leader fires within a few
+/// ms; seconds mean overload, minutes an outage caught up by misfire policy.
+const std::vector<double> lateness_buckets{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                           1,     2.5,   5,    10,    30,   60,  300};
+/// Raft append: one fsync, typically 0.1-10 ms on SSDs.
+const std::vector<double> append_buckets{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                         0.025,  0.05,    0.1,    0.25,  0.5,    1};
+/// Gateway requests: reads are sub-ms, writes wait for a raft commit.
+const std::vector<double> request_buckets{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                          0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+
+/// The registry, its families and the pre-resolved handles.
+struct state {
+  prometheus::Registry registry;
+  metrics m;
+  Family<prometheus::Counter>* requests = nullptr;
+  Family<prometheus::Histogram>* durations = nullptr;
+
+  state() {
+    auto& dispatch =
+        counters("scheduler_dispatch_total",
+                 "Runs in dispatch proposals, by outcome: ok (committed and sent to a "
+                 "worker), refused (the run changed meanwhile), error (not committed)");
+    m.dispatch_ok = counter(&dispatch.Add({{"result", "ok"}}));
+    m.dispatch_refused = counter(&dispatch.Add({{"result", "refused"}}));
+    m.dispatch_error = counter(&dispatch.Add({{"result", "error"}}));
+
+    auto& slots = counters("scheduler_slots_total",
+                           "Schedule slots decided by the leader's trigger, by outcome");
+    m.slots_fired = counter(&slots.Add({{"outcome", "fired"}}));
+    m.slots_skipped = counter(&slots.Add({{"outcome", "skipped"}}));
+    m.slots_missed = counter(&slots.Add({{"outcome", "missed"}}));
+    m.slots_buffered = counter(&slots.Add({{"outcome", "buffered"}}));
+    m.slots_deduplicated = counter(&slots.Add({{"outcome", "deduplicated"}}));
+
+    m.trigger_lateness_seconds =
+        histogram(&histograms("scheduler_trigger_lateness_seconds",
+                              "Time from a slot's scheduled instant to the commit of its fire")
+                       .Add({}, lateness_buckets));
+    m.backpressure_state = gauge(
+        &gauges("scheduler_backpressure_state", "Backpressure level: 0 green, 1 yellow, 2 red")
+             .Add({}));
+    m.dispatch_tokens = gauge(&gauges("scheduler_dispatch_tokens",
+                                      "Tokens left in the dispatch rate limiter's bucket (updated "
+                                      "on dispatch and each second)")
+                                   .Add({}));
+
+    auto& instances = gauges("scheduler_instances",
+                             "Instances in the replicated state, by state (exact across restarts)");
+    for (size_t i = 0; i < instance_state_count; ++i)
+      m.instances[i] = gauge(&instances.Add(
+          {{"state", std::string(proto::enum_names<proto::instance_state>::value[i])}}));
+
+    auto& mutations = counters("tasks_mutations_total", "Task changes applied, by action");
+    m.task_created = counter(&mutations.Add({{"action", "create"}}));
+    m.task_updated = counter(&mutations.Add({{"action", "update"}}));
+    m.task_deleted = counter(&mutations.Add({{"action", "delete"}}));
+    m.task_paused = counter(&mutations.Add({{"action", "pause"}}));
+    m.task_resumed = counter(&mutations.Add({{"action", "resume"}}));
+
+    auto& elections = counters("leader_election_total",
+                               "Elections this member stood in, by result (won or lost)");
+    m.elections_won = counter(&elections.Add({{"result", "won"}}));
+    m.elections_lost = counter(&elections.Add({{"result", "lost"}}));
+    m.raft_term = gauge(&gauges("raft_term", "Current raft term of this member").Add({}));
+    m.raft_commit_index =
+        gauge(&gauges("raft_commit_index", "Highest log index known committed").Add({}));
+    m.raft_applied_index = gauge(
+        &gauges("raft_applied_index", "Highest log index applied to the state machine").Add({}));
+    m.raft_append_latency_seconds = histogram(
+        &histograms("raft_append_latency_seconds",
+                    "Time to append a batch of entries to the raft log until it is durable")
+             .Add({}, append_buckets));
+
+    auto& executions =
+        counters("worker_executions_total", "Attempts this node's worker finished, by status");
+    auto& other = executions.Add({{"status", "other"}});
+    for (size_t i = 0; i < instance_state_count; ++i) {
+      auto s = static_cast<proto::instance_state>(i);
+      m.executions[i] = counter(
+          proto::is_terminal(s) ? &executions.Add({{"status", std::string(name_of(s))}}) : &other);
+    }
+    m.worker_inflight =
+        gauge(&gauges("worker_inflight", "Attempts running on this node's worker").Add({}));
+
+    requests = &counters("gateway_requests_total",
+                         "HTTP requests answered, by route pattern and status code");
+    durations = &histograms("gateway_request_duration_seconds",
+                            "Time to answer an HTTP request, by route pattern");
+
+    gauges("aisched_build_info", "Build information; the value is always 1")
+        .Add({{"version", AISCHED_VERSION}})
+        .Set(1);
+  }
+
+  Family<prometheus::Counter>& counters(const char* name, const char* help) {
+    return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+  }
+  Family<prometheus::Gauge>& gauges(const char* name, const char* help) {
+    return prometheus::BuildGauge().Name(name).Help(help).Register(registry);
+  }
+  Family<prometheus::Histogram>& histograms(const char* name, const char* help) {
+    return prometheus::BuildHistogram().Name(name).Help(help).Register(registry);
+  }
+};
+
+state& process_state() {
+  // Leaked on purpose: detached actors and run threads may still touch their
+  // handles while static destructors run at exit.
+  static state* s = new state;
+  return *s;
+}
+
+}  // namespace
+
+metrics& get() { return process_state().m; }
+
+std::string serialize() {
+  return prometheus::TextSerializer().Serialize(process_state().registry.Collect());
+}
+
+// -- gateway routes ----------------------------------------------------------
+
+// Series are created on a route's first request, not up front: a histogram
+// per route that was never called would add ~17 zero lines per route to every
+// scrape. Family::Add returns the existing series for a label set, so threads
+// racing on a first use end up with the same one.
+struct http_route::impl {
+  std::string pattern;
+  std::atomic<prometheus::Histogram*> duration{nullptr};
+  // Counter per status code; codes >= 600 share slot 0 ("other").
+  std::array<std::atomic<prometheus::Counter*>, 600> by_code{};
+};
+
+http_route::http_route(const std::string& pattern) : impl_(new impl) { impl_->pattern = pattern; }
+
+http_route::~http_route() = default;
+http_route::http_route(http_route&&) noexcept = default;
+http_route& http_route::operator=(http_route&&) noexcept = default;
+
+void http_route::record(unsigned status, double seconds) const {
+  auto slot = status < impl_->by_code.size() ? status : 0;
+  auto* c = impl_->by_code[slot].load(std::memory_order_acquire);
+  if (!c) {
+    auto code = slot == 0 ? std::string("other") : std::to_string(status);
+    c = &process_state().requests->Add({{"route", impl_->pattern}, {"code", code}});
+    impl_->by_code[slot].store(c, std::memory_order_release);
+  }
+  auto* h = impl_->duration.load(std::memory_order_acquire);
+  if (!h) {
+    h = &process_state().durations->Add({{"route", impl_->pattern}}, request_buckets);
+    impl_->duration.store(h, std::memory_order_release);
+  }
+  c->Increment();
+  h->Observe(seconds);
+}
+
+}  // namespace aisched::obs
