@@ -67,11 +67,12 @@ struct fire_slot {
   std::string trace_id;
   std::string event_name;     // set when an event fired the slot
   std::string event_payload;  // the event's JSON payload (substituted at dispatch)
+  uint32_t fanout = 0;        // broadcast tasks: runs for this slot (0: the task's shards)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fire_slot& x) {
   return f(caf::meta::type_name("aisched.fire_slot"), x.task_id, x.slot, x.trace_id,
-           x.event_name, x.event_payload);
+           x.event_name, x.event_payload, x.fanout);
 }
 
 /// A batch of fires decided by the leader of `term` at time `at`. A slot that

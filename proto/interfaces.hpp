@@ -46,6 +46,7 @@ using backfill_atom = caf::atom_constant<caf::atom("backfill")>;
 using output_atom = caf::atom_constant<caf::atom("output")>;
 using drain_atom = caf::atom_constant<caf::atom("drain")>;
 using remove_atom = caf::atom_constant<caf::atom("remove")>;
+using census_atom = caf::atom_constant<caf::atom("census")>;
 
 // -- messages ------------------------------------------------------------------
 
@@ -174,6 +175,7 @@ using trigger_actor = commit_listener_actor::extend<
     caf::replies_to<trigger_now_atom, std::string, uint64_t>::with<applied>,
     caf::replies_to<event_atom, std::string, std::string, std::string>::with<applied>,
     caf::replies_to<backfill_atom, std::string, uint64_t, unix_ms, unix_ms>::with<applied>,
+    caf::reacts_to<census_atom, worker_census>,
     caf::reacts_to<wake_atom, uint64_t>>;
 
 /// worker_proxy (actors/worker_proxy): the leader's handle on one worker. The
@@ -225,7 +227,8 @@ typename Inspector::result_type inspect(Inspector& f, worker_list& x) {
 /// stops new dispatches to a worker while its runs finish, (false) takes it
 /// back; `remove` forgets a worker. `output` subscribes a follower to the live
 /// output of a running instance (see worker_actor; false: not running on a
-/// native worker here). `tick` is internal.
+/// native worker here). `subscribe` names the trigger that gets the worker
+/// census (labels of online workers) whenever it changes. `tick` is internal.
 using router_actor = commit_listener_actor::extend<
     caf::reacts_to<pressure_atom, pressure>,
     caf::reacts_to<register_atom, worker, worker_actor>,
@@ -236,6 +239,7 @@ using router_actor = commit_listener_actor::extend<
     caf::replies_to<drain_atom, std::string, bool>::with<worker>,
     caf::replies_to<remove_atom, std::string>::with<bool>,
     caf::replies_to<output_atom, std::string, caf::actor>::with<bool>,
+    caf::reacts_to<subscribe_atom, trigger_actor>,
     caf::reacts_to<wake_atom, uint64_t>,
     caf::reacts_to<caf::tick_atom>>;
 

@@ -242,6 +242,21 @@ std::string make_instance_id(uint64_t task_id, unix_ms slot, uint32_t shard);
 
 // -- worker ------------------------------------------------------------------
 
+/// Whether a worker with `labels` satisfies a task's label `selector`: every
+/// key=value of the selector is among the labels.
+inline bool labels_match(const std::map<std::string, std::string>& selector,
+                         const std::map<std::string, std::string>& labels) {
+  for (auto& [k, v] : selector) {
+    auto i = labels.find(k);
+    if (i == labels.end() || i->second != v) return false;
+  }
+  return true;
+}
+
+/// The label sets of the workers that take runs now (online), in
+/// registration order: what the trigger needs to fan a broadcast task out.
+using worker_census = std::vector<std::map<std::string, std::string>>;
+
 struct worker {
   std::string id;
   std::string tenant = "default";

@@ -128,6 +128,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   router::router_options ropts{report_base, http_pool, 30'000, cfg.dispatch_rate,
                                cfg.dispatch_rate * 2};
   auto router = sys.spawn(router::router_actor_impl, raft, store, ropts);
+  caf::anon_send(router, proto::subscribe_atom::value, trigger);  // worker census for broadcast
   backpressure::thresholds limits;
   limits.max_backlog = cfg.max_backlog;
   auto pressure = sys.spawn(backpressure::backpressure_actor_impl, store, router, trigger, limits);

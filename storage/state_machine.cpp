@@ -223,7 +223,9 @@ class applier {
       if (!*t) continue;  // deleted after the leader decided to fire: nothing to run
       auto rt = ctx_.read_runtime(s.task_id);
       if (!rt) return rt.error();
-      for (uint32_t shard = 0; shard < (*t)->shards; ++shard) {
+      // A broadcast slot runs once per worker the leader counted at the fire.
+      const uint32_t shards = s.fanout != 0 ? s.fanout : (*t)->shards;
+      for (uint32_t shard = 0; shard < shards; ++shard) {
         auto key = keys::instance(s.task_id, s.slot, shard);
         auto existing = ctx_.read_instance(key);
         if (!existing) return existing.error();
@@ -234,7 +236,7 @@ class applier {
         x.task_id = s.task_id;
         x.slot = s.slot;
         x.shard = shard;
-        x.shards = (*t)->shards;
+        x.shards = shards;
         x.created_at = c.at;
         x.trace_id = s.trace_id;
         x.event_name = s.event_name;

@@ -139,13 +139,29 @@ void rebuild_ring(router_state& st) {
   st.ring.rebuild(ids);
 }
 
+/// The set of workers taking runs changed: rebuild the hash ring and tell the
+/// trigger (broadcast tasks fan out to the online matching workers).
+void workers_changed(self_ptr self) {
+  auto& st = self->state;
+  rebuild_ring(st);
+  if (!st.census_to) return;
+  std::vector<const router_state::worker_entry*> online;
+  for (auto& w : st.workers)
+    if (w.c.status == worker_status::online) online.push_back(&w);
+  std::sort(online.begin(), online.end(),
+            [](auto* a, auto* b) { return a->c.order < b->c.order; });
+  worker_census census;
+  for (auto* w : online) census.push_back(w->info.labels);
+  self->send(st.census_to, census_atom::value, std::move(census));
+}
+
 /// Moves a worker to `s`; a reachable worker that is drained (by an operator
 /// or itself) is `draining`: its runs finish, nothing new goes there.
 void set_status(self_ptr self, router_state::worker_entry& w, worker_status s) {
   if (s == worker_status::online && (w.drained || w.draining_itself)) s = worker_status::draining;
   if (w.c.status == s) return;
   w.c.status = w.info.status = s;
-  rebuild_ring(self->state);
+  workers_changed(self);
   if (s == worker_status::online) schedule_dispatch(self);
 }
 
@@ -186,7 +202,8 @@ void dispatch(self_ptr self) {
           .then([](applied&) {}, [](caf::error&) {});
       continue;
     }
-    auto choice = pick(t->second.route, t->second.labels, cands, t->first, st.rr, st.rng(), &st.ring);
+    auto choice =
+        pick(t->second.route, t->second.labels, cands, t->first, st.rr, st.rng(), &st.ring, x.shard);
     if (!choice) {
       keep.push_back(std::move(x));  // no fitting worker now: stays pending
       continue;
@@ -370,6 +387,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         if (auto* known = find_worker(st, info.id); known && known->handle == handle) {
           // A periodic re-registration of the same worker: a heartbeat.
           known->info.last_heartbeat = now_ms();
+          bool relabelled = known->info.labels != info.labels;
           known->info.labels = known->c.labels = info.labels;
           known->info.max_load = info.max_load;
           known->info.cpu_percent = info.cpu_percent;
@@ -377,12 +395,13 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
           known->c.max_load = std::max<uint32_t>(1, info.max_load);
           known->draining_itself = info.status == worker_status::draining;
           set_status(self, *known, worker_status::online);
+          if (relabelled) workers_changed(self);
           return;
         }
         auto& w = upsert_worker(self, std::move(info));
         w.handle = handle;
         self->monitor(handle);
-        rebuild_ring(self->state);
+        workers_changed(self);
         if (self->state.leading) start_proxies(self);
         adopt_orphans(self, w.info.id);
         schedule_dispatch(self);
@@ -391,7 +410,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         info.protocol = worker_protocol::http;
         auto& w = upsert_worker(self, std::move(info));
         w.handle = nullptr;
-        rebuild_ring(self->state);
+        workers_changed(self);
         if (self->state.leading) start_proxies(self);
         adopt_orphans(self, w.info.id);
         schedule_dispatch(self);
@@ -430,7 +449,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         }
         if (i->handle) self->demonitor(i->handle.address());
         ws.erase(i);
-        rebuild_ring(self->state);
+        workers_changed(self);
         return true;
       },
       [=](output_atom, const std::string& instance_id,
@@ -469,6 +488,10 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
           out.items.push_back(std::move(info));
         }
         return out;
+      },
+      [=](subscribe_atom, trigger_actor trigger) {
+        self->state.census_to = std::move(trigger);
+        workers_changed(self);
       },
       [=](wake_atom, uint64_t reason) {
         if (reason == 1) self->state.waiting_for_tokens = false;  // tokens refilled

@@ -42,6 +42,7 @@ struct router_state {
   };
   proto::raft_actor raft;
   proto::store_actor store;
+  proto::trigger_actor census_to;  // told the online workers' labels when they change
   bool leading = false;
   bool ready = false;
   uint64_t term = 0;

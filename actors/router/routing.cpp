@@ -20,15 +20,6 @@ uint64_t hash_of(const std::string& s) {
   return h;
 }
 
-bool labels_match(const std::map<std::string, std::string>& selector,
-                  const std::map<std::string, std::string>& labels) {
-  for (auto& [k, v] : selector) {
-    auto i = labels.find(k);
-    if (i == labels.end() || i->second != v) return false;
-  }
-  return true;
-}
-
 void hash_ring::rebuild(const std::vector<std::string>& ids) {
   ring_.clear();
   for (auto& id : ids)
@@ -52,7 +43,7 @@ std::vector<std::string> hash_ring::walk(uint64_t key) const {
 std::optional<size_t> pick(route_strategy strategy,
                            const std::map<std::string, std::string>& selector,
                            const std::vector<candidate>& workers, uint64_t task_id, uint64_t& rr,
-                           uint64_t rnd, const hash_ring* ring) {
+                           uint64_t rnd, const hash_ring* ring, uint32_t shard) {
   std::vector<size_t> fit;  // qualifying workers, in registration order
   for (size_t i = 0; i < workers.size(); ++i) {
     auto& w = workers[i];
@@ -97,8 +88,25 @@ std::optional<size_t> pick(route_strategy strategy,
         if (hit) return hit;
       }
       break;
+    case route_strategy::broadcast: {
+      // One run per matching worker: shard i belongs to the i-th online match
+      // in registration order and waits for it when it is full. A shard past
+      // the current set (a worker left since the fire) goes to the least loaded.
+      std::vector<size_t> members;
+      for (size_t i = 0; i < workers.size(); ++i)
+        if (workers[i].status == proto::worker_status::online &&
+            labels_match(selector, workers[i].labels))
+          members.push_back(i);
+      std::sort(members.begin(), members.end(),
+                [&](size_t a, size_t b) { return workers[a].order < workers[b].order; });
+      if (shard < members.size()) {
+        auto i = members[shard];
+        if (workers[i].has_capacity()) return i;
+        return std::nullopt;
+      }
+      break;
+    }
     case route_strategy::least_loaded:
-    case route_strategy::broadcast:
       break;
   }
   // least_loaded: lowest load relative to capacity; ties by registration order.

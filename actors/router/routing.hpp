@@ -1,7 +1,7 @@
 // Worker selection, pure: label selectors, capacity, and the route strategies
 // (least_loaded, round_robin, random, first, last, lfu, lru, consistent_hash,
-// failover, busyover). `broadcast` is not supported yet: it routes like
-// least_loaded. The router actor keeps the registry and calls pick().
+// failover, busyover, broadcast). The router actor keeps the registry and
+// calls pick().
 #pragma once
 
 #include <algorithm>
@@ -31,9 +31,7 @@ struct candidate {
   bool has_capacity() const { return load() < max_load; }
 };
 
-/// Whether every key=value of `selector` is among `labels`.
-bool labels_match(const std::map<std::string, std::string>& selector,
-                  const std::map<std::string, std::string>& labels);
+using proto::labels_match;
 
 /// A consistent-hash ring with `vnodes` virtual nodes per worker.
 class hash_ring {
@@ -65,10 +63,12 @@ class hash_ring {
 /// ones): only online workers whose labels match `selector` and that have
 /// capacity qualify. Returns the index into `workers`, or nullopt when none fits
 /// (the run then waits). `rr` is the round-robin cursor, `rnd` a random draw.
+/// `broadcast` places shard `shard` on the shard-th matching online worker.
 std::optional<size_t> pick(proto::route_strategy strategy,
                            const std::map<std::string, std::string>& selector,
                            const std::vector<candidate>& workers, uint64_t task_id,
-                           uint64_t& rr, uint64_t rnd, const hash_ring* ring);
+                           uint64_t& rr, uint64_t rnd, const hash_ring* ring,
+                           uint32_t shard = 0);
 
 /// 64-bit mix of a string (FNV-1a + finaliser), stable across nodes.
 uint64_t hash_of(const std::string& s);

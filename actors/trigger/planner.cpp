@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "proto/errors.hpp"
+#include "proto/validate.hpp"
 
 namespace aisched::trigger {
 
@@ -299,10 +300,18 @@ void planner::fire_now(entry& e, unix_ms slot, decisions& out, const std::string
   f.event_name = event;
   f.event_payload = payload;
   f.trace_id = make_trace_id(e.def.id, slot, ++trace_seq_);
+  if (e.def.route == route_strategy::broadcast) f.fanout = fanout_of(e.def);
   // Counts as running from now on, so a slot due before the commit arrives sees it.
   e.proposed.insert(slot);
   stats_.fired += 1;
   out.fires.push_back(std::move(f));
+}
+
+uint32_t planner::fanout_of(const task& t) const {
+  uint32_t n = 0;
+  for (auto& labels : census_) n += labels_match(t.labels, labels) ? 1 : 0;
+  // No matching worker now: one run, which waits (pending) for one to come.
+  return std::clamp<uint32_t>(n, 1, max_shards);
 }
 
 caf::expected<decisions> planner::trigger_now(const std::string& tenant, uint64_t id,

@@ -100,6 +100,10 @@ class planner {
   const slot_stats& stats() const { return stats_; }
   size_t task_count() const { return tasks_.size(); }
 
+  /// The workers that take runs now (from the router): a broadcast task's slot
+  /// fans out to one run per matching worker (at least one, at most max_shards).
+  void set_workers(proto::worker_census census) { census_ = std::move(census); }
+
   /// The instant slot `slot` of task `t` fires: the slot plus a deterministic
   /// per-slot offset in [0, t.jitter] that spreads herds firing at :00.
   static unix_ms jittered(const proto::task& t, unix_ms slot);
@@ -118,6 +122,7 @@ class planner {
   };
 
   void arm_after(entry& e, unix_ms after);
+  uint32_t fanout_of(const proto::task& t) const;
   void decide(entry& e, unix_ms slot, decisions& out, const std::string& event = {},
               const std::string& payload = {});
   void decide_released(entry& e, unix_ms slot, decisions& out);
@@ -144,6 +149,7 @@ class planner {
   std::vector<timer_queue::fired> due_buf_;
   slot_stats stats_;
   uint64_t trace_seq_ = 0;
+  proto::worker_census census_;
 };
 
 }  // namespace aisched::trigger

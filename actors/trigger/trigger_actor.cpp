@@ -238,6 +238,7 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
         if (!l.leading) return;
         // Rebuild from committed state; misfire policies decide what the outage missed.
         st.plan = std::make_unique<planner>(now_of(self));
+        st.plan->set_workers(st.census);
         rebuild(self, st.epoch);
       },
       [=](committed_atom, const applied& a) {
@@ -248,6 +249,11 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
         for (auto id : a.deleted_tasks) st.plan->remove(id);
         for (auto& x : a.instances) st.plan->observe(x);
         if (st.ready) rearm(self);
+      },
+      [=](census_atom, worker_census& census) {
+        auto& st = self->state;
+        st.census = std::move(census);
+        if (st.plan) st.plan->set_workers(st.census);
       },
       [=](pressure_atom, const pressure& p) {
         auto& st = self->state;

@@ -22,6 +22,7 @@ struct trigger_state {
   proto::raft_actor raft;
   proto::store_actor store;
   std::unique_ptr<planner> plan;
+  proto::worker_census census;  // from the router; kept across planners
   bool leading = false;
   uint64_t term = 0;
   uint64_t epoch = 0;       // bumped on each leadership change; stale replies are ignored

@@ -315,6 +315,19 @@ TEST(cluster_workers, sharded_runs_land_on_matching_workers) {
     for (auto& [w, n] : per_worker) RecordProperty("task_" + std::to_string(t.id) + "_on_" + w, n);
   }
   EXPECT_EQ(seen_ids.size(), 200u);
+
+  // broadcast: one run per matching worker (zone=c: the two python workers).
+  auto bid = create_task(port, R"({"name":"everywhere",)" + cmd +
+                                   R"(,"labels":{"zone":"c"},"route":"broadcast"})");
+  ASSERT_NE(bid, 0);
+  EXPECT_EQ(trigger(port, bid).size(), 2u);
+  auto bcast = await_all_terminal(port, {bid}, 2, 30s)[bid];
+  std::set<std::string> ran_on;
+  for (auto& x : bcast) {
+    EXPECT_EQ(str(x, "state"), "success") << json::serialize(x);
+    ran_on.insert(str(x, "worker_id"));
+  }
+  EXPECT_EQ(ran_on, (std::set<std::string>{"py-1", "py-2"})) << dump(bcast);
   RecordProperty("seconds_total", std::to_string(seconds_since(started)));
 }
 

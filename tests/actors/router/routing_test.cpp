@@ -22,13 +22,14 @@ using proto::route_strategy;
 using proto::worker_status;
 using labels = std::map<std::string, std::string>;
 
+// The strategies that place a run whenever some worker fits (broadcast may wait
+// for its shard's own worker instead; it has tests of its own).
 const std::vector<route_strategy> all_strategies = {
     route_strategy::least_loaded, route_strategy::round_robin,
     route_strategy::random,       route_strategy::first,
     route_strategy::last,         route_strategy::lfu,
     route_strategy::lru,          route_strategy::consistent_hash,
     route_strategy::failover,     route_strategy::busyover,
-    route_strategy::broadcast,
 };
 
 candidate make_worker(std::string id, uint64_t order, uint32_t max_load = 4,
@@ -153,10 +154,36 @@ TEST(pick, least_loaded_breaks_ties_by_registration_order) {
   EXPECT_EQ(pick_id(route_strategy::least_loaded, ws), "early");  // 1/4 == 2/8
 }
 
-TEST(pick, broadcast_routes_like_least_loaded) {
-  std::vector<candidate> ws = {make_worker("a", 0, 4, 3), make_worker("b", 1, 4, 1),
-                               make_worker("c", 2, 4, 2)};
-  EXPECT_EQ(pick_id(route_strategy::broadcast, ws), "b");
+/// Broadcast pick of shard `shard`; the picked id or "".
+std::string broadcast_id(const std::vector<candidate>& ws, uint32_t shard,
+                         const labels& selector = {}) {
+  uint64_t rr = 0;
+  auto i = pick(route_strategy::broadcast, selector, ws, 1, rr, 0, nullptr, shard);
+  return i ? ws[*i].id : std::string{};
+}
+
+TEST(pick, broadcast_puts_shard_i_on_the_ith_matching_online_worker) {
+  // Vector position and registration order differ; "x" lacks the label, "off" is offline.
+  std::vector<candidate> ws = {make_worker("c", 30), make_worker("a", 10), make_worker("x", 5),
+                               make_worker("off", 1), make_worker("b", 20)};
+  for (auto* id : {"a", "b", "c", "off"}) {
+    auto w = std::find_if(ws.begin(), ws.end(), [&](auto& c) { return c.id == id; });
+    w->labels["zone"] = "eu";
+  }
+  ws[3].status = worker_status::offline;
+  const labels eu{{"zone", "eu"}};
+  EXPECT_EQ(broadcast_id(ws, 0, eu), "a");
+  EXPECT_EQ(broadcast_id(ws, 1, eu), "b");
+  EXPECT_EQ(broadcast_id(ws, 2, eu), "c");
+}
+
+TEST(pick, broadcast_shard_waits_for_its_full_worker_and_overflow_goes_least_loaded) {
+  std::vector<candidate> ws = {make_worker("a", 0, 2, 2), make_worker("b", 1, 4, 1),
+                               make_worker("c", 2, 4, 3)};
+  EXPECT_EQ(broadcast_id(ws, 0), "") << "a is full: its run waits rather than going elsewhere";
+  EXPECT_EQ(broadcast_id(ws, 1), "b");
+  // A shard beyond the set (a worker left after the fire) takes the least loaded.
+  EXPECT_EQ(broadcast_id(ws, 7), "b");
 }
 
 TEST(pick, round_robin_cycles_in_registration_order) {
@@ -442,7 +469,6 @@ void check_choice(route_strategy s, const std::vector<candidate>& ws,
       RC_ASSERT(w.last_used == min_by([](auto& c) { return c.last_used; }));
       break;
     case route_strategy::least_loaded:
-    case route_strategy::broadcast:
       for (auto i : fit) RC_ASSERT(ratio(ws[i]) >= ratio(w) - 1e-12);
       break;
     case route_strategy::busyover: {
