@@ -11,6 +11,7 @@
 #include "proto/types.hpp"
 #include "tools/aischedctl/commands.hpp"
 #include "tools/aischedctl/output.hpp"
+#include "tools/aischedctl/sse_reader.hpp"
 
 namespace aisched::ctl {
 
@@ -50,50 +51,6 @@ int cancel_run(session& s, const std::string& id) {
   return exit_ok;
 }
 
-/// Reads Server-Sent Events: writes the `chunk` of each `data:` event to stdout
-/// and stops at `event: end`.
-class output_events {
- public:
-  /// Consumes more of the stream; false once the end event arrived.
-  bool feed(std::string_view data) {
-    pending_.append(data);
-    for (size_t eol; (eol = pending_.find('\n')) != std::string::npos;) {
-      auto line = pending_.substr(0, eol);
-      pending_.erase(0, eol + 1);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.empty() && !dispatch()) return false;
-      if (line.rfind("event:", 0) == 0) event_ = trimmed(line.substr(6));
-      else if (line.rfind("data:", 0) == 0) data_ += (data_.empty() ? "" : "\n") + trimmed(line.substr(5));
-      // Comments (":keep-alive") and other fields carry nothing for us.
-    }
-    return true;
-  }
-
-  bool ended() const { return ended_; }
-
- private:
-  static std::string trimmed(std::string s) { return s.empty() || s[0] != ' ' ? s : s.substr(1); }
-
-  /// One blank-line-terminated event; false at the end event.
-  bool dispatch() {
-    auto event = std::move(event_), data = std::move(data_);
-    event_.clear();
-    data_.clear();
-    if (event == "end") {
-      ended_ = true;
-      return false;
-    }
-    if (data.empty()) return true;
-    boost::system::error_code ec;
-    auto v = json::parse(data, ec);
-    if (!ec) std::cout << text_field(v, "chunk") << std::flush;
-    return true;
-  }
-
-  std::string pending_, event_, data_;
-  bool ended_ = false;
-};
-
 /// Polls GET instance until the run is terminal, printing output as it grows.
 int poll_logs(session& s, const std::string& id) {
   std::string shown;
@@ -115,15 +72,27 @@ int poll_logs(session& s, const std::string& id) {
 }
 
 int follow_logs(session& s, const std::string& id) {
-  output_events events;
+  // Each `data:` event carries {"chunk": "..."}; `event: end` closes the stream.
+  bool ended = false;
+  sse_reader events([&](const sse_event& e) {
+    if (e.type == "end") {
+      ended = true;
+      return false;
+    }
+    boost::system::error_code ec;
+    auto v = json::parse(e.data, ec);
+    if (!ec) std::cout << text_field(v, "chunk") << std::flush;
+    return true;
+  });
   auto reply = s.http().stream(run_path(id) + "/output?follow=true",
                                [&](std::string_view data) { return events.feed(data); });
   // A server without the streaming route: poll the run instead. (If the run
   // itself is missing, the poll reports that 404.)
   if (reply.status == 404) return poll_logs(s, id);
   if (reply.status < 200 || reply.status >= 300) return s.fail(reply);
-  if (!events.ended())
-    return report_error(exit_server_error, "stream_ended", "the output stream closed before its end event");
+  if (!ended)
+    return report_error(exit_server_error, "stream_ended",
+                        "the output stream closed before its end event");
   return exit_ok;
 }
 
