@@ -2,14 +2,15 @@
 // a file and read back as tables and JSON, pause/resume, a triggered run followed
 // to success, the exit codes scripts rely on, and `cron next`. One node serves
 // the whole suite (each test makes its own tasks) to keep it fast.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <boost/json.hpp>
-#include <gtest/gtest.h>
 
 #include "support/node_process.hpp"
 #include "support/test_helpers.hpp"
@@ -149,13 +150,18 @@ TEST_F(aischedctl, pause_and_resume_change_the_state) {
   auto task = json_of(ctl({"task", "get", std::to_string(id), "-o", "json"}));
   EXPECT_TRUE(task.at("paused").as_bool());
   EXPECT_NE(row_of(ctl({"task", "list", "--all"}).out, id).find("paused"), std::string::npos);
+  auto active = create(R"({"name": "ctl-active", "command": "true"})");
   auto only_paused = json_of(ctl({"task", "list", "--all", "--state", "paused", "-o", "json"}));
-  for (auto& t : only_paused.at("items").as_array()) EXPECT_TRUE(t.at("paused").as_bool());
+  std::vector<int64_t> paused_ids;
+  for (auto& t : only_paused.at("items").as_array()) paused_ids.push_back(num(t.as_object(), "id"));
+  EXPECT_NE(std::find(paused_ids.begin(), paused_ids.end(), id), paused_ids.end());
+  EXPECT_EQ(std::find(paused_ids.begin(), paused_ids.end(), active), paused_ids.end());
 
   auto resumed = ctl({"task", "resume", std::to_string(id), "-o", "json"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_FALSE(json_of(resumed).at("paused").as_bool());
-  EXPECT_FALSE(json_of(ctl({"task", "get", std::to_string(id), "-o", "json"})).at("paused").as_bool());
+  EXPECT_FALSE(
+      json_of(ctl({"task", "get", std::to_string(id), "-o", "json"})).at("paused").as_bool());
 }
 
 TEST_F(aischedctl, trigger_makes_a_run_that_run_list_shows_reaching_success) {
@@ -186,7 +192,8 @@ TEST_F(aischedctl, trigger_makes_a_run_that_run_list_shows_reaching_success) {
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find(run_id), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("success"), std::string::npos) << table.out;
-  auto filtered = json_of(ctl({"run", "list", "--task", std::to_string(id), "--state", "failed", "-o", "json"}));
+  auto filtered = json_of(
+      ctl({"run", "list", "--task", std::to_string(id), "--state", "failed", "-o", "json"}));
   EXPECT_TRUE(filtered.at("items").as_array().empty());
 
   auto logs = ctl({"run", "logs", run_id});
@@ -211,8 +218,9 @@ TEST_F(aischedctl, exit_codes_tell_scripts_what_went_wrong) {
   EXPECT_EQ(malformed_run.exit_code, 5);
   EXPECT_NE(malformed_run.err.find("(field: id)"), std::string::npos) << malformed_run.err;
 
-  auto bad_cron = ctl({"task", "create", "-f", write_file("bad.json",
-                       R"({"name": "x", "command": "y", "schedule": "0 25 * * *"})")});
+  auto bad_cron =
+      ctl({"task", "create", "-f",
+           write_file("bad.json", R"({"name": "x", "command": "y", "schedule": "0 25 * * *"})")});
   EXPECT_EQ(bad_cron.exit_code, 5) << bad_cron.err;
   EXPECT_EQ(bad_cron.err.rfind("error: invalid_argument: ", 0), 0u) << bad_cron.err;
   EXPECT_NE(bad_cron.err.find("(field: schedule)"), std::string::npos) << bad_cron.err;
@@ -226,7 +234,8 @@ TEST_F(aischedctl, exit_codes_tell_scripts_what_went_wrong) {
   auto doc = write_file("patch.json", R"({"timeout": "5m"})");
   auto stale = ctl({"task", "update", std::to_string(id), "-f", doc, "--version", "7"});
   EXPECT_EQ(stale.exit_code, 4) << stale.err;
-  auto fresh = ctl({"task", "update", std::to_string(id), "-f", doc, "--version", "1", "-o", "json"});
+  auto fresh =
+      ctl({"task", "update", std::to_string(id), "-f", doc, "--version", "1", "-o", "json"});
   EXPECT_EQ(fresh.exit_code, 0) << fresh.err;
   EXPECT_EQ(str(json_of(fresh).as_object(), "timeout"), "5m");
 
@@ -262,7 +271,9 @@ TEST_F(aischedctl, cron_next_prints_n_times) {
     auto t = rfc3339_ms(times[i]);
     ASSERT_GT(t, 0) << times[i];
     EXPECT_EQ(t % (5 * 60 * 1000), 0) << times[i];
-    if (i > 0) EXPECT_EQ(t - rfc3339_ms(times[i - 1]), 5 * 60 * 1000);
+    if (i > 0) {
+      EXPECT_EQ(t - rfc3339_ms(times[i - 1]), 5 * 60 * 1000);
+    }
   }
   auto as_json = ctl({"cron", "next", "0 9 * * 1-5", "-n", "3", "-o", "json"});
   ASSERT_EQ(as_json.exit_code, 0) << as_json.err;

@@ -3,11 +3,10 @@
 // which main() runs after parsing.
 #pragma once
 
+#include <boost/json/array.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <boost/json/array.hpp>
 
 #include "tools/aischedctl/session.hpp"
 

@@ -1,10 +1,9 @@
 // aischedctl: the command-line client of aisched's REST API. Parses the command
 // line (CLI11), runs the chosen subcommand against --server and exits with a
 // code scripts can rely on (listed in the footer of --help and in README.md).
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <iostream>
-
-#include <CLI/CLI.hpp>
 
 #include "tools/aischedctl/commands.hpp"
 #include "tools/aischedctl/session.hpp"
@@ -34,7 +33,7 @@ void add_global_options(CLI::App& app, global_options& g) {
       ->check(CLI::IsMember({"table", "json"}));
   app.add_option("--timeout", g.timeout_s, "Seconds to wait for each answer")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0.001, 3600.0));
 }
 
 int run(int argc, char** argv) {

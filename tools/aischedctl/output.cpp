@@ -2,10 +2,9 @@
 #include "tools/aischedctl/output.hpp"
 
 #include <algorithm>
+#include <boost/json.hpp>
 #include <cstdio>
 #include <ostream>
-
-#include <boost/json.hpp>
 
 namespace aisched::ctl {
 

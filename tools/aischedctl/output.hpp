@@ -2,12 +2,11 @@
 // indented JSON for `-o json`, and cell text for JSON values.
 #pragma once
 
+#include <boost/json/value.hpp>
 #include <iosfwd>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <boost/json/value.hpp>
 
 namespace aisched::ctl {
 

@@ -1,9 +1,8 @@
 // Paged list routes (`{"items": [...], "next_cursor": "..."}`) for the list
 // subcommands; see commands.hpp.
-#include <iostream>
-
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
+#include <iostream>
 
 #include "tools/aischedctl/commands.hpp"
 
@@ -42,8 +41,7 @@ int fetch_pages(session& s, const std::string& path, std::vector<std::string> qu
 }
 
 void hint_next_page(const std::string& next_cursor) {
-  if (!next_cursor.empty())
-    std::cerr << "more: --cursor " << next_cursor << " (or --all)\n";
+  if (!next_cursor.empty()) std::cerr << "more: --cursor " << next_cursor << " (or --all)\n";
 }
 
 }  // namespace aisched::ctl

@@ -1,12 +1,11 @@
 // `run list|get|logs|cancel`: runs (instances) over /api/v1/instances. `run logs
 // --follow` reads the Server-Sent Events of /instances/{id}/output?follow=true and
 // falls back to polling the run where a server has no such route.
+#include <CLI/CLI.hpp>
+#include <boost/json.hpp>
 #include <chrono>
 #include <iostream>
 #include <thread>
-
-#include <CLI/CLI.hpp>
-#include <boost/json.hpp>
 
 #include "proto/types.hpp"
 #include "tools/aischedctl/commands.hpp"
@@ -46,8 +45,10 @@ int get_run(session& s, const std::string& id) {
 int cancel_run(session& s, const std::string& id) {
   json::value run;
   if (int rc = s.request("POST", run_path(id) + "/cancel", "", run); rc != exit_ok) return rc;
-  if (s.json_output()) print_json(std::cout, run);
-  else std::cout << "run " << id << ": " << cell(run, "state") << '\n';
+  if (s.json_output())
+    print_json(std::cout, run);
+  else
+    std::cout << "run " << id << ": " << cell(run, "state") << '\n';
   return exit_ok;
 }
 
@@ -144,7 +145,8 @@ void add_run_commands(CLI::App& app, action& chosen) {
   list->add_option("--task", filter->task_id, "Only runs of this task id");
   add_run_state_option(*list, filter->state);
   add_page_options(*list, filter->paging);
-  list->callback([&chosen, filter] { chosen = [filter](session& s) { return list_runs(s, *filter); }; });
+  list->callback(
+      [&chosen, filter] { chosen = [filter](session& s) { return list_runs(s, *filter); }; });
 
   auto id = std::make_shared<std::string>();
   auto* get = run->add_subcommand("get", "Show one run (its output last)");
@@ -152,7 +154,8 @@ void add_run_commands(CLI::App& app, action& chosen) {
   get->callback([&chosen, id] { chosen = [id](session& s) { return get_run(s, *id); }; });
 
   auto follow = std::make_shared<bool>(false);
-  auto* logs = run->add_subcommand("logs", "Print a run's output (the last 16 KiB the server keeps)");
+  auto* logs =
+      run->add_subcommand("logs", "Print a run's output (the last 16 KiB the server keeps)");
   logs->add_option("ID", *id, "Run id")->required();
   logs->add_flag("-f,--follow", *follow,
                  "Keep printing output until the run ends (streams it; polls every 500 ms "

@@ -1,12 +1,12 @@
 // One REST request with the error handling every subcommand shares; see session.hpp.
 #include "tools/aischedctl/session.hpp"
 
+#include <curl/curl.h>
+
+#include <boost/json.hpp>
 #include <fstream>
 #include <iostream>
 #include <iterator>
-
-#include <boost/json.hpp>
-#include <curl/curl.h>
 
 namespace aisched::ctl {
 
@@ -28,10 +28,14 @@ std::string field_of(const json::object& o, const char* key) {
 int exit_code_for(unsigned http_status) {
   switch (http_status) {
     case 400:
-    case 413: return exit_invalid;
-    case 404: return exit_not_found;
-    case 409: return exit_conflict;
-    default: return exit_server_error;
+    case 413:
+      return exit_invalid;
+    case 404:
+      return exit_not_found;
+    case 409:
+      return exit_conflict;
+    default:
+      return exit_server_error;
   }
 }
 
@@ -39,8 +43,8 @@ session::session(const global_options& options)
     : http_(options.server, tools::http_client_options{options.token, to_ms(options.timeout_s)}),
       json_output_(options.output == "json") {}
 
-int session::request(const std::string& method, const std::string& target,
-                     const std::string& body, json::value& out) {
+int session::request(const std::string& method, const std::string& target, const std::string& body,
+                     json::value& out) {
   auto reply = http_.call(method, target, body);
   if (reply.status < 200 || reply.status >= 300) return fail(reply);
   out = nullptr;
@@ -89,9 +93,12 @@ int read_document(const std::string& path, json::value& out) {
   }
   boost::system::error_code ec;
   out = json::parse(text, ec);
-  if (ec) return report_error(exit_invalid, "invalid_argument", path + ": malformed JSON: " + ec.message(), "body");
+  if (ec)
+    return report_error(exit_invalid, "invalid_argument",
+                        path + ": malformed JSON: " + ec.message(), "body");
   if (!out.is_object())
-    return report_error(exit_invalid, "invalid_argument", path + ": expected a JSON object", "body");
+    return report_error(exit_invalid, "invalid_argument", path + ": expected a JSON object",
+                        "body");
   return exit_ok;
 }
 

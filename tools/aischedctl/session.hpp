@@ -3,11 +3,10 @@
 // answer into an `error: ...` line on stderr plus the matching exit code.
 #pragma once
 
+#include <boost/json/value.hpp>
 #include <cstdint>
 #include <functional>
 #include <string>
-
-#include <boost/json/value.hpp>
 
 #include "tools/common/http_client.hpp"
 

@@ -1,9 +1,8 @@
 // `worker list|drain`, `cluster status`, `backpressure`, `version`, `cron next`
 // and `event fire`: the routes around the tasks and runs.
-#include <iostream>
-
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
+#include <iostream>
 
 #include "tools/aischedctl/commands.hpp"
 #include "tools/aischedctl/output.hpp"
@@ -25,8 +24,10 @@ template <class Show>
 int show(session& s, const std::string& target, Show show_for_people) {
   json::value v;
   if (int rc = s.get(target, v)) return rc;
-  if (s.json_output()) print_json(std::cout, v);
-  else show_for_people(v);
+  if (s.json_output())
+    print_json(std::cout, v);
+  else
+    show_for_people(v);
   return exit_ok;
 }
 
@@ -44,8 +45,10 @@ int list_workers(session& s) {
 int drain_worker(session& s, const std::string& id) {
   json::value v;
   if (int rc = s.request("POST", "/api/v1/workers/" + url_encode(id) + "/drain", "", v)) return rc;
-  if (s.json_output()) print_json(std::cout, v);
-  else std::cout << "worker " << id << " draining\n";
+  if (s.json_output())
+    print_json(std::cout, v);
+  else
+    std::cout << "worker " << id << " draining\n";
   return exit_ok;
 }
 
@@ -118,7 +121,9 @@ int fire_event(session& s, const event_args& a) {
 void add_system_commands(CLI::App& app, action& chosen) {
   auto* worker = app.add_subcommand("worker", "Workers: list, drain");
   worker->require_subcommand(1);
-  worker->add_subcommand("list", "List registered workers")->callback([&chosen] { chosen = list_workers; });
+  worker->add_subcommand("list", "List registered workers")->callback([&chosen] {
+    chosen = list_workers;
+  });
   auto worker_id = std::make_shared<std::string>();
   auto* drain = worker->add_subcommand("drain", "Stop routing new runs to a worker");
   drain->add_option("ID", *worker_id, "Worker id")->required();
@@ -133,9 +138,13 @@ void add_system_commands(CLI::App& app, action& chosen) {
 
   app.add_subcommand("backpressure", "Backpressure state (green/yellow/red), backlog, worker load")
       ->callback([&chosen] {
-        chosen = [](session& s) { return show(s, "/api/v1/backpressure", [](auto& v) { print_fields(std::cout, v); }); };
+        chosen = [](session& s) {
+          return show(s, "/api/v1/backpressure", [](auto& v) { print_fields(std::cout, v); });
+        };
       });
-  app.add_subcommand("version", "Client and server versions")->callback([&chosen] { chosen = version; });
+  app.add_subcommand("version", "Client and server versions")->callback([&chosen] {
+    chosen = version;
+  });
 
   auto c = std::make_shared<cron_args>();
   auto* cron = app.add_subcommand("cron", "Check a schedule expression");

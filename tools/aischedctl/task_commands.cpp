@@ -1,11 +1,10 @@
 // `task create|get|list|update|pause|resume|trigger|delete|next|runs` over
 // /api/v1/tasks. The server lists tasks by id only, so `task list` filters by
 // name, label and state here, on the pages it fetched.
-#include <iostream>
-#include <map>
-
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
+#include <iostream>
+#include <map>
 
 #include "tools/aischedctl/commands.hpp"
 #include "tools/aischedctl/output.hpp"
@@ -26,7 +25,9 @@ std::string trigger_cell(const json::value& t) {
   return "manual";
 }
 
-std::string state_cell(const json::value& t) { return cell(t, "paused") == "true" ? "paused" : "active"; }
+std::string state_cell(const json::value& t) {
+  return cell(t, "paused") == "true" ? "paused" : "active";
+}
 
 std::string first_next_fire(const json::value& t) {
   auto* next = t.is_object() ? t.get_object().if_contains("next_fire_times") : nullptr;
@@ -45,16 +46,20 @@ void print_task_table(const json::array& tasks) {
 
 /// Prints a task the server answered with: everything in JSON, a line for people.
 int print_task(session& s, const json::value& task, const std::string& what) {
-  if (s.json_output()) print_json(std::cout, task);
-  else std::cout << "task " << cell(task, "id") << " (" << cell(task, "name") << ") " << what << '\n';
+  if (s.json_output())
+    print_json(std::cout, task);
+  else
+    std::cout << "task " << cell(task, "id") << " (" << cell(task, "name") << ") " << what << '\n';
   return exit_ok;
 }
 
 int get_task(session& s, uint64_t id) {
   json::value task;
   if (int rc = s.get(task_path(id), task)) return rc;
-  if (s.json_output()) print_json(std::cout, task);
-  else print_fields(std::cout, task);
+  if (s.json_output())
+    print_json(std::cout, task);
+  else
+    print_fields(std::cout, task);
   return exit_ok;
 }
 
@@ -99,8 +104,10 @@ int delete_task(session& s, uint64_t id, int64_t version) {
   auto target = task_path(id) + (version > 0 ? "?version=" + std::to_string(version) : "");
   if (int rc = s.request("DELETE", target, "", none)) return rc;
   // The server answers 204 without a body; say what happened in both modes.
-  if (s.json_output()) print_json(std::cout, json::object{{"id", id}, {"deleted", true}});
-  else std::cout << "task " << id << " deleted\n";
+  if (s.json_output())
+    print_json(std::cout, json::object{{"id", id}, {"deleted", true}});
+  else
+    std::cout << "task " << id << " deleted\n";
   return exit_ok;
 }
 
@@ -120,9 +127,9 @@ int next_fires(session& s, uint64_t id) {
 // -- task list ---------------------------------------------------------------
 
 struct list_args {
-  std::string name;                   // substring of the name
-  std::vector<std::string> labels;    // "key=value", all must match
-  std::string state;                  // "active" | "paused" | ""
+  std::string name;                 // substring of the name
+  std::vector<std::string> labels;  // "key=value", all must match
+  std::string state;                // "active" | "paused" | ""
   page_args paging;
 };
 
@@ -185,7 +192,8 @@ void add_task_commands(CLI::App& app, action& chosen) {
   };
 
   auto* create = task->add_subcommand("create", "Create a task from a JSON document");
-  create->add_option("-f,--file", a->file, "The task document (README.md); - reads stdin")->required();
+  create->add_option("-f,--file", a->file, "The task document (README.md); - reads stdin")
+      ->required();
   on(create, [](session& s, task_args& x) { return create_task(s, x.file); });
 
   on(with_id(task->add_subcommand("get", "Show a task, with its next fire times"), *a),
@@ -204,11 +212,15 @@ void add_task_commands(CLI::App& app, action& chosen) {
   add_page_options(*list, l->paging);
   list->callback([&chosen, l] { chosen = [l](session& s) { return list_tasks(s, *l); }; });
 
-  auto* update = with_id(task->add_subcommand(
-      "update", "Change a task: fields in the document replace, absent fields are kept"), *a);
-  update->add_option("-f,--file", a->file, "The fields to change (JSON); - reads stdin")->required();
-  update->add_option("--version", a->version,
-                     "Fail with exit code 4 if the task's version is no longer this one")
+  auto* update = with_id(
+      task->add_subcommand("update",
+                           "Change a task: fields in the document replace, absent fields are kept"),
+      *a);
+  update->add_option("-f,--file", a->file, "The fields to change (JSON); - reads stdin")
+      ->required();
+  update
+      ->add_option("--version", a->version,
+                   "Fail with exit code 4 if the task's version is no longer this one")
       ->check(CLI::PositiveNumber);
   on(update, [](session& s, task_args& x) { return update_task(s, x.id, x.file, x.version); });
 
@@ -216,7 +228,8 @@ void add_task_commands(CLI::App& app, action& chosen) {
      [](session& s, task_args& x) { return post_action(s, x.id, "pause", "paused"); });
   on(with_id(task->add_subcommand("resume", "Fire a paused task again"), *a),
      [](session& s, task_args& x) { return post_action(s, x.id, "resume", "resumed"); });
-  on(with_id(task->add_subcommand("trigger", "Run a task now (overlap policy and upstreams apply)"), *a),
+  on(with_id(task->add_subcommand("trigger", "Run a task now (overlap policy and upstreams apply)"),
+             *a),
      [](session& s, task_args& x) { return trigger_task(s, x.id); });
 
   auto* del = with_id(task->add_subcommand("delete", "Delete a task"), *a);
@@ -227,7 +240,8 @@ void add_task_commands(CLI::App& app, action& chosen) {
   on(with_id(task->add_subcommand("next", "Print a task's next fire times"), *a),
      [](session& s, task_args& x) { return next_fires(s, x.id); });
 
-  auto* runs = with_id(task->add_subcommand("runs", "List a task's runs (like run list --task ID)"), *a);
+  auto* runs =
+      with_id(task->add_subcommand("runs", "List a task's runs (like run list --task ID)"), *a);
   add_run_state_option(*runs, a->runs.state);
   add_page_options(*runs, a->runs.paging);
   on(runs, [](session& s, task_args& x) {

@@ -1,11 +1,11 @@
 // sse_reader: events come out whole and in order however the stream is cut,
 // comments are skipped, and nothing is delivered after the handler stops.
-#include <string>
-#include <vector>
+#include "tools/aischedctl/sse_reader.hpp"
 
 #include <gtest/gtest.h>
 
-#include "tools/aischedctl/sse_reader.hpp"
+#include <string>
+#include <vector>
 
 using aisched::ctl::sse_event;
 using aisched::ctl::sse_reader;
