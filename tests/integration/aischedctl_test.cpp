@@ -1,7 +1,8 @@
 // The real `aischedctl` binary against a real `aisched` node: tasks created from
 // a file and read back as tables and JSON, pause/resume, a triggered run followed
-// to success, the exit codes scripts rely on, and `cron next`. One node serves
-// the whole suite (each test makes its own tasks) to keep it fast.
+// to success, a running run's output followed to its end, the exit codes scripts
+// rely on, `cron next`, workers and events. One node serves the whole suite (each
+// test makes its own tasks) to keep it fast.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -208,6 +209,22 @@ TEST_F(aischedctl, trigger_makes_a_run_that_run_list_shows_reaching_success) {
   EXPECT_NE(shown.out.find("output:\nhello-from-ctl"), std::string::npos) << shown.out;
 }
 
+TEST_F(aischedctl, follow_prints_a_running_runs_output_until_it_ends) {
+  auto id = create(R"({"name": "ctl-slow", "command": "echo first; sleep 1; echo second"})");
+  ASSERT_GT(id, 0);
+  auto triggered = ctl({"task", "trigger", std::to_string(id), "-o", "json"});
+  ASSERT_EQ(triggered.exit_code, 0) << triggered.err;
+  auto run_id = str(json_of(triggered).at("instances").as_array().at(0).as_object(), "id");
+  auto followed = ctl({"run", "logs", run_id, "--follow"});
+  ASSERT_EQ(followed.exit_code, 0) << followed.err;
+  EXPECT_NE(followed.out.find("first\n"), std::string::npos) << followed.out;
+  EXPECT_NE(followed.out.find("second\n"), std::string::npos) << followed.out;
+  // It returned because the run ended, not because it gave up.
+  auto run = json_of(ctl({"run", "get", run_id, "-o", "json"}));
+  EXPECT_EQ(str(run.as_object(), "state"), "success");
+  EXPECT_EQ(ctl({"run", "logs", "987654-1-0", "--follow"}).exit_code, 3);
+}
+
 TEST_F(aischedctl, exit_codes_tell_scripts_what_went_wrong) {
   auto missing = ctl({"task", "get", "987654"});
   EXPECT_EQ(missing.exit_code, 3) << missing.err;
@@ -289,6 +306,16 @@ TEST_F(aischedctl, cluster_workers_backpressure_version_and_events) {
   auto workers = ctl({"worker", "list", "-o", "json"});
   ASSERT_EQ(workers.exit_code, 0) << workers.err;
   EXPECT_FALSE(json_of(workers).at("items").as_array().empty()) << workers.out;
+  auto drained = ctl({"worker", "drain", "n1"});
+  ASSERT_EQ(drained.exit_code, 0) << drained.err;
+  EXPECT_EQ(drained.out, "worker n1: draining\n");
+  auto listed = json_of(ctl({"worker", "list", "-o", "json"}));
+  EXPECT_EQ(str(listed.at("items").as_array().at(0).as_object(), "status"), "draining");
+  auto undrained = ctl({"worker", "undrain", "n1", "-o", "json"});
+  ASSERT_EQ(undrained.exit_code, 0) << undrained.err;
+  EXPECT_EQ(str(json_of(undrained).as_object(), "status"), "online");
+  EXPECT_EQ(ctl({"worker", "drain", "no-such-worker"}).exit_code, 3);
+
   auto pressure = ctl({"backpressure"});
   ASSERT_EQ(pressure.exit_code, 0) << pressure.err;
   EXPECT_NE(pressure.out.find("state"), std::string::npos) << pressure.out;

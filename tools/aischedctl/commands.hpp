@@ -20,7 +20,7 @@ namespace aisched::ctl {
 void add_task_commands(CLI::App& app, action& chosen);
 /// run list|get|logs|cancel
 void add_run_commands(CLI::App& app, action& chosen);
-/// worker list|drain, cluster status, backpressure, version, cron next, event fire
+/// worker list|drain|undrain|remove, cluster status, backpressure, version, cron next, event fire
 void add_system_commands(CLI::App& app, action& chosen);
 
 // -- shared by the groups -----------------------------------------------------

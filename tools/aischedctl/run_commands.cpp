@@ -73,15 +73,18 @@ int poll_logs(session& s, const std::string& id) {
 }
 
 int follow_logs(session& s, const std::string& id) {
-  // Each `data:` event carries {"chunk": "..."}; `event: end` closes the stream.
+  // Each `data:` event carries {"chunk": "..."}; `event: end` closes the stream
+  // and `event: error` ends it with the server's error document.
   bool ended = false;
+  int rc = exit_ok;
   sse_reader events([&](const sse_event& e) {
-    if (e.type == "end") {
-      ended = true;
-      return false;
-    }
     boost::system::error_code ec;
     auto v = json::parse(e.data, ec);
+    if (e.type == "end" || e.type == "error") {
+      ended = true;
+      if (e.type == "error") rc = report_error_document(ec ? json::value() : v);
+      return false;
+    }
     if (!ec) std::cout << text_field(v, "chunk") << std::flush;
     return true;
   });
@@ -94,7 +97,7 @@ int follow_logs(session& s, const std::string& id) {
   if (!ended)
     return report_error(exit_server_error, "stream_ended",
                         "the output stream closed before its end event");
-  return exit_ok;
+  return rc;
 }
 
 int show_logs(session& s, const std::string& id, bool follow) {

@@ -23,6 +23,21 @@ std::string field_of(const json::object& o, const char* key) {
   return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
+/// The `{"code", "message", "field"}` object of an error document, or null.
+const json::object* error_of(const json::value& doc) {
+  auto* e = doc.is_object() ? doc.get_object().if_contains("error") : nullptr;
+  return e && e->is_object() ? &e->get_object() : nullptr;
+}
+
+/// The exit code of an error code (the HTTP status the gateway gives each, proto/errors).
+int exit_code_for_error_code(const std::string& code) {
+  if (code == "not_found") return exit_not_found;
+  if (code == "invalid_argument" || code == "payload_too_large") return exit_invalid;
+  if (code == "version_conflict" || code == "illegal_transition" || code == "already_exists")
+    return exit_conflict;
+  return exit_server_error;
+}
+
 }  // namespace
 
 int exit_code_for(unsigned http_status) {
@@ -64,14 +79,20 @@ int session::fail(const tools::http_reply& reply) const {
                         "cannot reach " + http_.base() + ": " + reply.body);
   auto code = exit_code_for(reply.status);
   boost::system::error_code ec;
-  auto v = json::parse(reply.body, ec);
-  auto* err = !ec && v.is_object() ? v.get_object().if_contains("error") : nullptr;
-  if (err && err->is_object())
-    return report_error(code, field_of(err->get_object(), "code"),
-                        field_of(err->get_object(), "message"),
-                        field_of(err->get_object(), "field"));
+  auto doc = json::parse(reply.body, ec);
+  if (auto* e = ec ? nullptr : error_of(doc))
+    return report_error(code, field_of(*e, "code"), field_of(*e, "message"), field_of(*e, "field"));
   // Not our error document (a proxy, an old server): show the status and body.
   return report_error(code, "http_" + std::to_string(reply.status), reply.body.substr(0, 500));
+}
+
+int report_error_document(const json::value& doc) {
+  auto* e = error_of(doc);
+  if (!e)
+    return report_error(exit_server_error, "bad_response", json::serialize(doc).substr(0, 500));
+  auto code = field_of(*e, "code");
+  return report_error(exit_code_for_error_code(code), code, field_of(*e, "message"),
+                      field_of(*e, "field"));
 }
 
 int report_error(int code_for_exit, const std::string& code, const std::string& message,

@@ -25,6 +25,11 @@ enum exit_code : int {
 /// The exit code for an HTTP status that is not 2xx (0 = no answer).
 int exit_code_for(unsigned http_status);
 
+/// Prints an error document `{"error": {"code", "message", "field"}}` that came
+/// without an HTTP status (inside an SSE `error` event) and returns the exit code
+/// of its code (exit_server_error for an unknown code or another document).
+int report_error_document(const boost::json::value& doc);
+
 struct global_options {
   std::string server;
   std::string token;

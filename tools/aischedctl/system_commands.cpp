@@ -1,4 +1,4 @@
-// `worker list|drain`, `cluster status`, `backpressure`, `version`, `cron next`
+// `worker list|drain|undrain|remove`, `cluster status`, `backpressure`, `version`, `cron next`
 // and `event fire`: the routes around the tasks and runs.
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
@@ -42,13 +42,25 @@ int list_workers(session& s) {
   });
 }
 
-int drain_worker(session& s, const std::string& id) {
-  json::value v;
-  if (int rc = s.request("POST", "/api/v1/workers/" + url_encode(id) + "/drain", "", v)) return rc;
+/// POST /workers/{id}/drain or /undrain: the server answers with the worker.
+int set_draining(session& s, const std::string& id, bool drain) {
+  json::value w;
+  auto target = "/api/v1/workers/" + url_encode(id) + (drain ? "/drain" : "/undrain");
+  if (int rc = s.request("POST", target, "", w)) return rc;
   if (s.json_output())
-    print_json(std::cout, v);
+    print_json(std::cout, w);
   else
-    std::cout << "worker " << id << " draining\n";
+    std::cout << "worker " << id << ": " << cell(w, "status") << '\n';
+  return exit_ok;
+}
+
+int remove_worker(session& s, const std::string& id) {
+  json::value none;
+  if (int rc = s.request("DELETE", "/api/v1/workers/" + url_encode(id), "", none)) return rc;
+  if (s.json_output())
+    print_json(std::cout, json::object{{"id", id}, {"removed", true}});
+  else
+    std::cout << "worker " << id << " removed\n";
   return exit_ok;
 }
 
@@ -119,16 +131,25 @@ int fire_event(session& s, const event_args& a) {
 }  // namespace
 
 void add_system_commands(CLI::App& app, action& chosen) {
-  auto* worker = app.add_subcommand("worker", "Workers: list, drain");
+  auto* worker = app.add_subcommand("worker", "Workers: list, drain, undrain, remove");
   worker->require_subcommand(1);
   worker->add_subcommand("list", "List registered workers")->callback([&chosen] {
     chosen = list_workers;
   });
   auto worker_id = std::make_shared<std::string>();
-  auto* drain = worker->add_subcommand("drain", "Stop routing new runs to a worker");
-  drain->add_option("ID", *worker_id, "Worker id")->required();
+  auto* drain = worker->add_subcommand("drain", "Route no new runs to a worker; its runs finish");
+  auto* undrain = worker->add_subcommand("undrain", "Route runs to a drained worker again");
+  auto* remove = worker->add_subcommand("remove", "Forget a worker");
+  for (auto* cmd : {drain, undrain, remove})
+    cmd->add_option("ID", *worker_id, "Worker id")->required();
   drain->callback([&chosen, worker_id] {
-    chosen = [worker_id](session& s) { return drain_worker(s, *worker_id); };
+    chosen = [worker_id](session& s) { return set_draining(s, *worker_id, true); };
+  });
+  undrain->callback([&chosen, worker_id] {
+    chosen = [worker_id](session& s) { return set_draining(s, *worker_id, false); };
+  });
+  remove->callback([&chosen, worker_id] {
+    chosen = [worker_id](session& s) { return remove_worker(s, *worker_id); };
   });
 
   auto* cluster = app.add_subcommand("cluster", "The Raft group as this node sees it");
