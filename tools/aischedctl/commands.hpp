@@ -5,6 +5,7 @@
 
 #include <boost/json/array.hpp>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,11 @@ struct page_args {
   std::string cursor;
   bool all = false;  // follow next_cursor until the last page
 };
+
+/// Sends `method target` without a body and prints the answer: the server's JSON
+/// with -o json, otherwise the line `summary(answer)`. Returns an exit code.
+int act(session& s, const std::string& method, const std::string& target,
+        const std::function<std::string(const boost::json::value&)>& summary);
 
 /// Registers --limit, --cursor and --all on `cmd`.
 void add_page_options(CLI::App& cmd, page_args& paging);

@@ -43,13 +43,8 @@ int get_run(session& s, const std::string& id) {
 }
 
 int cancel_run(session& s, const std::string& id) {
-  json::value run;
-  if (int rc = s.request("POST", run_path(id) + "/cancel", "", run); rc != exit_ok) return rc;
-  if (s.json_output())
-    print_json(std::cout, run);
-  else
-    std::cout << "run " << id << ": " << cell(run, "state") << '\n';
-  return exit_ok;
+  return act(s, "POST", run_path(id) + "/cancel",
+             [&](const json::value& run) { return "run " + id + ": " + cell(run, "state"); });
 }
 
 /// Polls GET instance until the run is terminal, printing output as it grows.

@@ -44,14 +44,9 @@ int list_workers(session& s) {
 
 /// POST /workers/{id}/drain or /undrain: the server answers with the worker.
 int set_draining(session& s, const std::string& id, bool drain) {
-  json::value w;
   auto target = "/api/v1/workers/" + url_encode(id) + (drain ? "/drain" : "/undrain");
-  if (int rc = s.request("POST", target, "", w)) return rc;
-  if (s.json_output())
-    print_json(std::cout, w);
-  else
-    std::cout << "worker " << id << ": " << cell(w, "status") << '\n';
-  return exit_ok;
+  return act(s, "POST", target,
+             [&](const json::value& w) { return "worker " + id + ": " + cell(w, "status"); });
 }
 
 int remove_worker(session& s, const std::string& id) {

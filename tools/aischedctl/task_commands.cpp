@@ -44,12 +44,17 @@ void print_task_table(const json::array& tasks) {
   t.print(std::cout);
 }
 
+/// "task 7 (db-backup) <what>": a task the server answered with, for people.
+std::string task_line(const json::value& task, const std::string& what) {
+  return "task " + cell(task, "id") + " (" + cell(task, "name") + ") " + what;
+}
+
 /// Prints a task the server answered with: everything in JSON, a line for people.
 int print_task(session& s, const json::value& task, const std::string& what) {
   if (s.json_output())
     print_json(std::cout, task);
   else
-    std::cout << "task " << cell(task, "id") << " (" << cell(task, "name") << ") " << what << '\n';
+    std::cout << task_line(task, what) << '\n';
   return exit_ok;
 }
 
@@ -79,9 +84,8 @@ int update_task(session& s, uint64_t id, const std::string& file, int64_t versio
 }
 
 int post_action(session& s, uint64_t id, const std::string& verb, const std::string& done) {
-  json::value task;
-  if (int rc = s.request("POST", task_path(id) + "/" + verb, "", task)) return rc;
-  return print_task(s, task, done);
+  return act(s, "POST", task_path(id) + "/" + verb,
+             [&](const json::value& task) { return task_line(task, done); });
 }
 
 int trigger_task(session& s, uint64_t id) {

@@ -1,10 +1,11 @@
-// Paged list routes (`{"items": [...], "next_cursor": "..."}`) for the list
-// subcommands; see commands.hpp.
+// What the subcommand groups share: paged list routes (`{"items": [...],
+// "next_cursor": "..."}`) and actions answered with one object; see commands.hpp.
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 #include <iostream>
 
 #include "tools/aischedctl/commands.hpp"
+#include "tools/aischedctl/output.hpp"
 
 namespace aisched::ctl {
 
@@ -42,6 +43,17 @@ int fetch_pages(session& s, const std::string& path, std::vector<std::string> qu
 
 void hint_next_page(const std::string& next_cursor) {
   if (!next_cursor.empty()) std::cerr << "more: --cursor " << next_cursor << " (or --all)\n";
+}
+
+int act(session& s, const std::string& method, const std::string& target,
+        const std::function<std::string(const json::value&)>& summary) {
+  json::value answer;
+  if (int rc = s.request(method, target, "", answer)) return rc;
+  if (s.json_output())
+    print_json(std::cout, answer);
+  else
+    std::cout << summary(answer) << '\n';
+  return exit_ok;
 }
 
 }  // namespace aisched::ctl
