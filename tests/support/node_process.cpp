@@ -38,6 +38,33 @@ int stop_child(pid_t& pid, int sig, std::chrono::milliseconds timeout) {
   return exited ? status : -1;
 }
 
+/// Forks and execs `args` (args[0] is the program's path) with stdin from
+/// `in_path` and stdout / stderr appended to `out_path` / `err_path` (the same
+/// path: one interleaved log). The child never outlives the test binary.
+/// Returns its pid, or -1 if fork failed.
+pid_t spawn_child(const std::vector<std::string>& args, const std::string& in_path,
+                  const std::string& out_path, const std::string& err_path) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  auto parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    // Never outlive the test binary, even if it crashes (or died before prctl).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(126);
+    int in = ::open(in_path.c_str(), O_RDONLY);
+    int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int err = err_path == out_path ? out : ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -127,21 +154,7 @@ std::string node_process::log() const { return read_file(log_path_); }
 
 child_process::child_process(std::vector<std::string> args, std::string log_path)
     : log_path_(std::move(log_path)) {
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  auto parent = getpid();
-  pid_ = fork();
-  if (pid_ == 0) {
-    // Never outlive the test binary, even if it crashes (or died before prctl).
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(126);
-    int fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  pid_ = spawn_child(args, "/dev/null", log_path_, log_path_);
   if (pid_ < 0) ADD_FAILURE() << "fork failed for " << args.at(0);
 }
 
@@ -179,6 +192,30 @@ std::string child_process::await_log(const std::string& pattern, std::chrono::mi
       },
       timeout);
   return found;
+}
+
+command_result run_command(const std::vector<std::string>& args, std::chrono::milliseconds timeout,
+                           const std::string& input) {
+  temp_dir dir;
+  auto in = dir.path() + "/stdin", out = dir.path() + "/stdout", err = dir.path() + "/stderr";
+  std::ofstream(in) << input;
+  pid_t pid = spawn_child(args, in, out, err);
+  command_result r;
+  if (pid < 0) {
+    ADD_FAILURE() << "fork failed for " << args.at(0);
+    return r;
+  }
+  int status = 0;
+  if (!eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, timeout)) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    ADD_FAILURE() << args.at(0) << " did not finish within " << timeout.count() << " ms";
+  } else if (WIFEXITED(status)) {
+    r.exit_code = WEXITSTATUS(status);
+  }
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
 }
 
 http_result http_call(uint16_t port, const std::string& method, const std::string& target,

@@ -92,6 +92,19 @@ class child_process {
   pid_t pid_ = -1;
 };
 
+struct command_result {
+  int exit_code = -1;  // -1: killed by a signal or by the timeout
+  std::string out;     // stdout
+  std::string err;     // stderr
+};
+
+/// Runs `args` (args[0] is the program's path) to completion with `input` on its
+/// stdin, capturing stdout and stderr separately. A process still running after
+/// `timeout` is SIGKILLed and fails the current test.
+command_result run_command(const std::vector<std::string>& args,
+                           std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                           const std::string& input = "");
+
 struct http_result {
   unsigned status = 0;  // 0 when the request could not be made
   std::string body;

@@ -21,7 +21,7 @@
 #include <boost/json.hpp>
 
 #include "proto/time.hpp"
-#include "tools/aisched-load/http_client.hpp"
+#include "tools/common/http_client.hpp"
 
 namespace json = boost::json;
 using aisched::format_rfc3339;
