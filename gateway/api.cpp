@@ -1,7 +1,10 @@
 // REST route handlers; see api.hpp.
 #include "gateway/api.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <map>
+#include <optional>
 #include <functional>
 #include <set>
 #include <regex>
@@ -12,6 +15,7 @@
 
 #include "actors/trigger/schedule.hpp"
 #include "gateway/output_stream.hpp"
+#include "gateway/peers.hpp"
 #include "proto/errors.hpp"
 #include "proto/json.hpp"
 #include "proto/validate.hpp"
@@ -161,7 +165,7 @@ class api {
       return method_not_allowed(reply);
     }
     if (seg.size() == 5 && m == "POST" && seg[4] == "trigger")
-      return ask<applied>(ctx_.trigger, reply,
+      return ask_leader<applied>(reply,
                           [](applied& a) {
                             json::array items;
                             for (auto& x : a.instances) items.push_back(to_json(x));
@@ -418,41 +422,89 @@ class api {
     propose(command{c}, reply, [](applied&) { return http_response{204, "", "application/json"}; });
   }
 
-  /// GET /api/v1/cluster: this member's view of the group. Reads on any member
-  /// are served from its own state machine (possibly a little behind the leader);
+  /// GET /api/v1/cluster: the leader, and each member's own status (role,
+  /// term, commit / applied index, HTTP address) asked from it over the
+  /// cluster port; a member that does not answer within a second is listed
+  /// as unreachable with what this member knows of it. Reads on any member are
+  /// served from its own state machine (possibly a little behind the leader);
   /// writes are forwarded to the leader.
   void cluster(reply_fn& reply) {
-    ask<raft_status>(ctx_.raft, reply,
-        [](raft_status& s) {
-          json::array members;
-          json::object self;
-          self["id"] = s.node_id;
-          self["role"] = s.role;
-          self["term"] = s.term;
-          self["commit_index"] = s.commit_index;
-          self["applied_index"] = s.applied_index;
-          self["last_log_index"] = s.last_log_index;
-          self["reachable"] = true;
-          self["self"] = true;
-          members.push_back(std::move(self));
-          for (auto& p : s.peers) {
-            json::object m;
-            m["id"] = p.id;
-            m["address"] = p.address;
-            m["reachable"] = p.reachable;
-            m["role"] = p.id == s.leader_id ? "leader" : "follower";
-            if (s.role == "leader") m["match_index"] = p.match_index;
-            m["self"] = false;
-            members.push_back(std::move(m));
-          }
-          json::object o;
-          o["node_id"] = s.node_id;
-          o["leader"] = s.leader_id;
-          o["term"] = s.term;
-          o["members"] = std::move(members);
-          return json_response(200, o);
-        },
-        raft_status_atom::value);
+    struct gather {
+      raft_status local;
+      std::map<std::string, raft_status> answers;  // peer id -> its own status
+      size_t waiting = 0;
+    };
+    auto ctx = ctx_;
+    ctx.sys->spawn([ctx, reply](caf::event_based_actor* self) {
+      self->request(ctx.raft, ctx.timeout, raft_status_atom::value)
+          .then(
+              [=](raft_status& s) {
+                auto g = std::make_shared<gather>();
+                g->local = std::move(s);
+                g->local.http_addr = ctx.http_addr;
+                g->waiting = g->local.peers.size();
+                auto finish = [g, reply] { reply(json_response(200, cluster_json(*g))); };
+                if (g->waiting == 0) return finish();
+                for (auto& p : g->local.peers) {
+                  auto id = p.id;
+                  auto answered = [g, finish, id](std::optional<raft_status> st) {
+                    if (st) g->answers[id] = std::move(*st);
+                    if (--g->waiting == 0) finish();
+                  };
+                  reach_endpoint(self, p.address, std::chrono::seconds(1),
+                                 [=](caf::expected<endpoint_actor> ep) {
+                                   if (!ep) return answered(std::nullopt);
+                                   self->request(*ep, std::chrono::seconds(1),
+                                                 raft_status_atom::value)
+                                       .then([=](raft_status& st) { answered(std::move(st)); },
+                                             [=](caf::error&) { answered(std::nullopt); });
+                                 });
+                }
+              },
+              [=](caf::error& e) { reply(error_response(e)); });
+    });
+  }
+
+  template <class Gather>
+  static json::value cluster_json(const Gather& g) {
+    auto member = [](const raft_status& s, bool reachable, bool self) {
+      json::object m;
+      m["id"] = s.node_id;
+      m["role"] = s.role;
+      m["term"] = s.term;
+      m["commit_index"] = s.commit_index;
+      m["applied_index"] = s.applied_index;
+      m["last_log_index"] = s.last_log_index;
+      m["http_addr"] = s.http_addr;
+      m["reachable"] = reachable;
+      m["self"] = self;
+      return m;
+    };
+    auto& s = g.local;
+    json::array members;
+    members.push_back(member(s, true, true));
+    for (auto& p : s.peers) {
+      json::object m;
+      if (auto a = g.answers.find(p.id); a != g.answers.end()) {
+        m = member(a->second, true, false);
+      } else {
+        // Unreachable from here: what this member knows of it.
+        m["id"] = p.id;
+        m["role"] = p.id == s.leader_id ? "leader" : "unknown";
+        m["http_addr"] = "";
+        m["reachable"] = false;
+        m["self"] = false;
+      }
+      m["address"] = p.address;
+      if (s.role == "leader") m["match_index"] = p.match_index;
+      members.push_back(std::move(m));
+    }
+    json::object o;
+    o["node_id"] = s.node_id;
+    o["leader"] = s.leader_id;
+    o["term"] = s.term;
+    o["members"] = std::move(members);
+    return o;
   }
 
   void next_times(http_request& req, reply_fn& reply) {
@@ -495,7 +547,7 @@ class api {
             make_error(errc::invalid_argument, "body", "the event payload must be a JSON object")));
       payload = json::serialize(*body);
     }
-    ask<applied>(ctx_.trigger, reply,
+    ask_leader<applied>(reply,
                  [name](applied& a) {
                    json::array fired;
                    std::set<uint64_t> seen;
@@ -526,7 +578,7 @@ class api {
     if (to < from)
       return reply(error_response(
           make_error(errc::invalid_argument, "to", "to: must not be before from")));
-    ask<applied>(ctx_.trigger, reply,
+    ask_leader<applied>(reply,
                  [](applied& a) {
                    json::array items;
                    for (auto& x : a.instances) items.push_back(to_json(x));
@@ -602,6 +654,46 @@ class api {
       self->request(hdl, timeout, xs...)
           .then([=](Result& result) { reply(on_ok(result)); },
                 [=](caf::error& e) { reply(error_response(e)); });
+    });
+  }
+
+  /// Like ask() to the trigger, but a follower's trigger answers not_leader:
+  /// then the request goes to the leader's trigger, found through the leader's
+  /// endpoint, so manual runs, events and backfills work on any member.
+  template <class Result, class OnOk, class... Ts>
+  void ask_leader(reply_fn& reply, OnOk on_ok, Ts... xs) {
+    auto ctx = ctx_;
+    ctx.sys->spawn([=](caf::event_based_actor* self) {
+      auto to_leader = [=](caf::error original) {
+        self->request(ctx.raft, ctx.timeout, raft_status_atom::value)
+            .then(
+                [=](raft_status& s) {
+                  auto p = std::find_if(s.peers.begin(), s.peers.end(),
+                                        [&](const peer_status& x) { return x.id == s.leader_id; });
+                  if (p == s.peers.end()) return reply(error_response(original));
+                  reach_endpoint(self, p->address, ctx.timeout,
+                                 [=](caf::expected<endpoint_actor> ep) {
+                                   if (!ep) return reply(error_response(ep.error()));
+                                   self->request(*ep, ctx.timeout, trigger_atom::value)
+                                       .then(
+                                           [=](trigger_actor& leader) {
+                                             self->request(leader, ctx.timeout, xs...)
+                                                 .then([=](Result& r) { reply(on_ok(r)); },
+                                                       [=](caf::error& e) {
+                                                         reply(error_response(e));
+                                                       });
+                                           },
+                                           [=](caf::error& e) { reply(error_response(e)); });
+                                 });
+                },
+                [=](caf::error&) { reply(error_response(original)); });
+      };
+      self->request(ctx.trigger, ctx.timeout, xs...)
+          .then([=](Result& r) { reply(on_ok(r)); },
+                [=](caf::error& e) {
+                  if (view(e).code == errc::not_leader) return to_leader(e);
+                  reply(error_response(e));
+                });
     });
   }
 

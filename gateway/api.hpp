@@ -23,6 +23,7 @@ struct api_context {
   proto::router_actor router;
   proto::backpressure_actor backpressure;
   std::string node_id;
+  std::string http_addr;  // this gateway's "host:port", shown in the cluster view
   std::chrono::milliseconds timeout{10'000};
 };
 

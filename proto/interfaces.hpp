@@ -73,11 +73,12 @@ struct raft_status {
   uint64_t applied_index = 0;
   uint64_t last_log_index = 0;
   std::vector<peer_status> peers;  // the other members
+  std::string http_addr;           // this member's gateway (set by its endpoint; "" if none)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, raft_status& x) {
   return f(caf::meta::type_name("aisched.raft_status"), x.node_id, x.role, x.leader_id, x.term,
-           x.commit_index, x.applied_index, x.last_log_index, x.peers);
+           x.commit_index, x.applied_index, x.last_log_index, x.peers, x.http_addr);
 }
 
 /// Tells leader-only actors (trigger, retry, router, backpressure) whether this
@@ -245,12 +246,19 @@ using router_actor = commit_listener_actor::extend<
 
 using handles_atom = caf::atom_constant<caf::atom("handles")>;
 
+using trigger_atom = caf::atom_constant<caf::atom("trigger")>;
+
 /// endpoint (actors/endpoint): published on a scheduler node's cluster port;
-/// how other nodes (worker nodes, CLI tools) find the node's actors.
-/// It answers with the router and the raft actor (untyped here: its full
-/// interface lives in actors/raft; members cast it to raft::node_actor).
+/// how other nodes (worker nodes, CLI tools, other members' gateways) find the
+/// node's actors. `handles` answers with the router and the raft actor
+/// (untyped here: its full interface lives in actors/raft; members cast it to
+/// raft::node_actor); `trigger` with the trigger, so a follower's gateway can
+/// hand manual runs, events and backfills to the leader's; `rstatus` with the
+/// member's raft status including its HTTP address.
 using endpoint_actor =
-    caf::typed_actor<caf::replies_to<handles_atom>::with<router_actor, caf::actor>>;
+    caf::typed_actor<caf::replies_to<handles_atom>::with<router_actor, caf::actor>,
+                     caf::replies_to<trigger_atom>::with<trigger_actor>,
+                     caf::replies_to<raft_status_atom>::with<raft_status>>;
 
 /// What GET /api/v1/backpressure shows.
 struct pressure_status {

@@ -107,7 +107,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   // can be told where to report; requests before wiring completes get 503.
   std::unique_ptr<gateway::server> http;
   auto late = std::make_shared<late_handler>();
-  std::string report_base;
+  std::string report_base, http_addr;
   if (cfg.roles.count("gateway")) {
     gateway::server_options opts{cfg.http.host, cfg.http.port, cfg.max_body_bytes, 2};
     http = std::make_unique<gateway::server>(
@@ -121,7 +121,8 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
         caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
       return fail("cannot start HTTP gateway", port.error());
     }
-    report_base = "http://" + cfg.http.host + ":" + std::to_string(*port);
+    http_addr = cfg.http.host + ":" + std::to_string(*port);
+    report_base = "http://" + http_addr;
     log::info("http listening", {{"addr", cfg.http.host + ":" + std::to_string(*port)}});
   }
   auto http_pool = std::make_shared<worker::run_pool>(4);
@@ -171,7 +172,8 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
 
   // The cluster port serves the endpoint: how worker nodes and tools find us.
   auto endpoint =
-      sys.spawn(endpoint::endpoint_actor_impl, router, caf::actor_cast<caf::actor>(raft_node));
+      sys.spawn(endpoint::endpoint_actor_impl, router, caf::actor_cast<caf::actor>(raft_node),
+                trigger, http_addr);
   auto cluster_port =
       sys.middleman().publish(endpoint, cfg.cluster.port, cfg.cluster.host.c_str(), true);
   if (!cluster_port) {
@@ -183,7 +185,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
 
   if (http)
     late->set(gateway::with_metrics(gateway::make_api(
-        gateway::api_context{&sys, raft, store, trigger, router, pressure, cfg.node_id})));
+        gateway::api_context{&sys, raft, store, trigger, router, pressure, cfg.node_id, http_addr})));
   log::info("node started", {{"version", AISCHED_VERSION}});
 
   int sig = 0;

@@ -1,6 +1,8 @@
 // Behaviour of the endpoint actor; see endpoint_actor.hpp.
 #include "actors/endpoint/endpoint_actor.hpp"
 
+#include <chrono>
+
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
@@ -9,11 +11,27 @@ namespace aisched::endpoint {
 using namespace proto;
 
 endpoint_actor::behavior_type endpoint_actor_impl(
-    endpoint_actor::stateful_pointer<endpoint_state> self, router_actor router, caf::actor raft) {
+    endpoint_actor::stateful_pointer<endpoint_state> self, router_actor router, caf::actor raft,
+    trigger_actor trigger, std::string http_addr) {
   self->state.router = std::move(router);
   self->state.raft = std::move(raft);
+  self->state.trigger = std::move(trigger);
+  self->state.http_addr = std::move(http_addr);
   return {
       [=](handles_atom) { return std::make_tuple(self->state.router, self->state.raft); },
+      [=](trigger_atom) { return self->state.trigger; },
+      [=](raft_status_atom) -> caf::result<raft_status> {
+        auto rp = self->make_response_promise<raft_status>();
+        self->request(caf::actor_cast<raft_actor>(self->state.raft), std::chrono::seconds(2),
+                      raft_status_atom::value)
+            .then(
+                [=](raft_status& s) mutable {
+                  s.http_addr = self->state.http_addr;
+                  rp.deliver(std::move(s));
+                },
+                [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+        return rp;
+      },
   };
 }
 
