@@ -444,6 +444,7 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
     for (auto& [id, p] : self->state.peers)
       if (p.handle && p.handle.address() == dm.source) {
         p.handle = nullptr;
+        self->state.member->peer_restarted(id);
         connect(self, id);
       }
   });

@@ -391,6 +391,9 @@ class simulation {
     trace("%s crashes (unpersisted state lost)", m->id.c_str());
     m->c.reset();
     ++stats_.crashes;
+    // As the raft actor does when a peer's connection drops.
+    for (auto& other : members_)
+      if (other.c) other.c->peer_restarted(m->id);
   }
 
   void restart(member& m) {
