@@ -65,6 +65,11 @@ parse_outcome parse_command_line(int argc, char** argv) {
                  "worker nodes: on SIGTERM, stop taking runs and wait this long for running "
                  "ones to finish (a second signal stops at once)")
       ->envname("AISCHED_DRAIN_SECONDS")->capture_default_str()->check(CLI::Range(0, 86400));
+  // Advanced (hidden from --help): tests set it low to force snapshot transfers.
+  app.add_option("--snapshot-every", cfg.snapshot_every,
+                 "raft: compact the log once this many entries were applied past the last "
+                 "snapshot (0 = never)")
+      ->envname("AISCHED_SNAPSHOT_EVERY")->group("");
   std::string peers;
   app.add_option("--peers", peers,
                  "scheduler members, ID=HOST:PORT comma list including this node "

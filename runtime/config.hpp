@@ -38,7 +38,8 @@ struct config {
   uint64_t max_backlog = 1000;  // pending + dispatched runs at which pressure is red (x0.9)
   double dispatch_rate = 3000;  // dispatches per second; 0 = unlimited
   std::map<std::string, std::string> worker_labels;
-  unsigned drain_seconds = 30;  // worker nodes: how long SIGTERM waits for runs to finish
+  unsigned drain_seconds = 30;
+  uint64_t snapshot_every = 10'000;  // raft: compact after this many applied entries (advanced)  // worker nodes: how long SIGTERM waits for runs to finish
 };
 
 /// Parses "host:port" (port 0 allowed: pick a free one).

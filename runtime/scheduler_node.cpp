@@ -82,6 +82,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   std::shared_ptr<storage::state_machine> sm = std::move(*sm_opened);
   raft::raft_options ropts_raft;
   ropts_raft.node_id = cfg.node_id;
+  ropts_raft.snapshot_every = cfg.snapshot_every;
   for (auto& p : cfg.peers)
     if (p.id != cfg.node_id) ropts_raft.peers.push_back({p.id, p.addr.host, p.addr.port});
   auto parts = raft::open_member(*db, *sm, ropts_raft);

@@ -31,6 +31,7 @@ std::unique_ptr<caf::actor_system_config> make_caf_config(const config& cfg) {
   c->load<caf::io::middleman>();
   proto::register_types(*c);
   c->add_message_type<raft::message>("aisched.raft.message");
+  c->add_message_type<raft::snapshot_chunk>("aisched.raft.snapshot_chunk");
   c->add_message_type<raft::node_actor>("aisched.raft.node_actor");
   return c;
 }

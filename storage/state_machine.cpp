@@ -549,18 +549,23 @@ caf::expected<std::unique_ptr<state_machine>> state_machine::open(rocks& db) {
     b.Put(db.cf(column::meta), schema_key, keys::u64(schema_version));
     if (auto err = db.write(b, true)) return err;
   }
-  auto applied = read_meta(db, applied_key, 0);
-  if (!applied) return applied.error();
-  auto next = read_meta(db, next_task_key, 1);
-  if (!next) return next.error();
-  auto counts = load_counts(db);
-  if (!counts) return counts.error();
   std::unique_ptr<state_machine> sm{new state_machine(db)};
-  sm->applied_index_ = *applied;
-  sm->next_task_id_ = *next;
-  sm->instance_counts_ = *counts;
-  publish_counts(*counts);
+  if (auto err = sm->reload()) return err;
   return sm;
+}
+
+caf::error state_machine::reload() {
+  auto applied = read_meta(db_, applied_key, 0);
+  if (!applied) return applied.error();
+  auto next = read_meta(db_, next_task_key, 1);
+  if (!next) return next.error();
+  auto counts = load_counts(db_);
+  if (!counts) return counts.error();
+  applied_index_ = *applied;
+  next_task_id_ = *next;
+  instance_counts_ = *counts;
+  publish_counts(*counts);
+  return {};
 }
 
 caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(

@@ -42,6 +42,11 @@ class state_machine {
   caf::expected<std::vector<caf::expected<proto::applied>>> apply(
       const std::vector<proto::log_entry>& entries);
 
+  /// Re-reads the applied index and counters from the database after the
+  /// state was replaced underneath (a snapshot installed by the raft actor).
+  /// Same thread as apply().
+  caf::error reload();
+
   // -- reads (tenant "" matches every tenant) --------------------------------
 
   caf::expected<proto::task> get_task(std::string_view tenant, uint64_t id) const;

@@ -619,6 +619,10 @@ void core::compact(uint64_t index) {
   snap_ = snapshot_meta{index, term};
 }
 
+void core::peer_restarted(const std::string& peer) {
+  if (auto it = progress_.find(peer); it != progress_.end()) it->second.forget_match();
+}
+
 // -- ready / advance ---------------------------------------------------------
 
 bool core::has_ready() const {

@@ -286,6 +286,11 @@ class core {
   /// snapshot_request.
   void compact(uint64_t index);
 
+  /// Tells a leader that `peer` restarted (its connection dropped): it may
+  /// have lost its log, so its progress starts over from a probe and, if the
+  /// log is gone, a snapshot. No-op unless leading.
+  void peer_restarted(const std::string& peer);
+
   // -- output ----------------------------------------------------------------
 
   /// True if take_ready() would return something to do.

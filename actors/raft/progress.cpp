@@ -35,6 +35,11 @@ void progress::become_replicate() {
   stall_ticks = 0;
 }
 
+void progress::forget_match() {
+  become_probe();
+  match = 0;
+}
+
 void progress::become_snapshot(uint64_t index) {
   state = progress_state::snapshot;
   pending_snapshot = index;

@@ -52,6 +52,10 @@ struct progress {
   void become_replicate();
   /// Waits for the follower to install the snapshot at `index`.
   void become_snapshot(uint64_t index);
+  /// The follower may have lost what it acknowledged (it restarted, perhaps
+  /// on an empty data dir): probe from `match + 1` as usual, but count on
+  /// nothing until it answers. Lowering `match` never commits anything.
+  void forget_match();
 
   /// True if no append may be sent now (flow control).
   bool paused(size_t max_inflight) const;

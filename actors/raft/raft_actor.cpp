@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <random>
 
+#include <caf/sum_type.hpp>
+
 #include <caf/actor_system.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/stateful_actor.hpp>
@@ -14,6 +16,7 @@
 #include "obs/metrics.hpp"
 #include "proto/errors.hpp"
 #include "storage/rocks.hpp"
+#include "storage/snapshot.hpp"
 #include "storage/state_machine.hpp"
 
 namespace aisched::raft {
@@ -27,6 +30,18 @@ using self_ptr = node_actor::stateful_pointer<raft_state>;
 constexpr auto connect_timeout = std::chrono::seconds(2);
 constexpr auto reconnect_after = std::chrono::milliseconds(500);
 constexpr auto forward_timeout = std::chrono::seconds(10);
+// One snapshot chunk (<= 1 MiB) is staged in memory on arrival; if its answer
+// takes this long the follower is gone and the core starts over later.
+constexpr auto chunk_timeout = std::chrono::seconds(10);
+
+void process_ready(self_ptr self);
+
+/// Milliseconds since `t`, for the one log line a snapshot transfer writes.
+long long ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               t)
+      .count();
+}
 
 caf::error not_leader(const raft_state& st) {
   auto hint = st.member->leader();
@@ -63,15 +78,201 @@ void observe_member(raft_state& st) {
   m.raft_applied_index.set(static_cast<double>(st.sm->applied_index()));
 }
 
+// -- snapshots ---------------------------------------------------------------
+// Compaction: every member compacts its own log once it applied
+// `snapshot_every` entries past its last snapshot; its state machine, durable
+// in RocksDB at the applied index, is the snapshot.
+// Transfer: when the leader's core sends a snapshot_request, this actor
+// streams a pinned export of the state machine instead, one chunk per
+// request; the follower stages the chunks and steps its core with the
+// snapshot_request only once all have arrived. The core then puts the
+// snapshot in a ready and process_ready installs the staged state together
+// with the new log base in one synced batch.
+
+/// Installs the staged snapshot `meta` (with the hard state of the same ready).
+caf::error install_snapshot(self_ptr self, const snapshot_meta& meta,
+                            const std::optional<hard_state>& hard) {
+  auto& st = self->state;
+  // The core names a snapshot only when stepped by a complete transfer.
+  if (!st.receiving || !st.receiving->complete || st.receiving->header.index != meta.index ||
+      st.receiving->header.last_term != meta.term) {
+    std::fprintf(stderr, "raft %s: invariant broken: snapshot %llu in ready without its state\n",
+                 st.opts.node_id.c_str(), static_cast<unsigned long long>(meta.index));
+    std::abort();
+  }
+  auto started = std::chrono::steady_clock::now();
+  auto staging = std::move(st.receiving->staging);
+  st.receiving.reset();
+  auto hs = hard ? storage::hard_state{hard->term, hard->voted_for, hard->commit} : st.log->state();
+  if (auto err = st.log->install({meta.index, meta.term}, hs, staging->batch())) return err;
+  if (auto err = st.sm->reload()) return err;
+  if (st.sm->applied_index() != meta.index)
+    return make_error(errc::corrupted, "installed snapshot " + std::to_string(meta.index) +
+                                           " holds state of index " +
+                                           std::to_string(st.sm->applied_index()));
+  st.last_applied_term = meta.term;
+  // Local proposals up to the snapshot were in the log that was replaced.
+  for (auto it = st.waiting.begin(); it != st.waiting.end() && it->first <= meta.index;) {
+    it->second.promise.deliver(not_leader(st));
+    it = st.waiting.erase(it);
+  }
+  std::fprintf(stderr, "raft %s: installed snapshot at index %llu: %llu records, %llu bytes, %lld ms\n",
+               st.opts.node_id.c_str(), static_cast<unsigned long long>(meta.index),
+               static_cast<unsigned long long>(staging->records()),
+               static_cast<unsigned long long>(staging->bytes()), ms_since(started));
+  return {};
+}
+
+/// Compacts the log behind the applied index when it has grown enough.
+caf::error maybe_compact(raft_state& st) {
+  auto every = st.opts.snapshot_every;
+  auto& m = *st.member;
+  if (every == 0 || m.applied_index() < m.snapshot().index + every) return {};
+  // A tail stays for followers that are only a little behind (etcd keeps one too):
+  // they catch up by entries rather than by a whole snapshot.
+  auto index = m.applied_index() - every / 10;
+  auto term = m.term_at(index);
+  if (!term) return make_error(errc::internal, "compaction point outside the log");
+  if (auto err = st.log->compact(index, *term)) return err;
+  m.compact(index);
+  return {};
+}
+
+void send_chunk(self_ptr self, const std::string& peer) {
+  auto& st = self->state;
+  auto it = st.sending.find(peer);
+  if (it == st.sending.end()) return;
+  auto& tr = it->second;
+  auto p = st.peers.find(peer);
+  // Abandoned when leadership or the peer is lost; the core asks again if needed.
+  if (st.member->current_role() != role::leader || st.member->term() != tr.next.term ||
+      p == st.peers.end() || !p->second.handle) {
+    st.sending.erase(it);
+    return;
+  }
+  auto data = tr.source->next_chunk(st.opts.snapshot_chunk_bytes);
+  if (!data) {
+    std::fprintf(stderr, "raft %s: snapshot export failed: %s\n", st.opts.node_id.c_str(),
+                 view(data.error()).message.c_str());
+    st.sending.erase(it);
+    return;
+  }
+  auto chunk = tr.next;
+  chunk.data = std::move(*data);
+  chunk.last = tr.source->done();
+  ++tr.next.seq;
+  auto id = tr.id;
+  self->request(p->second.handle, chunk_timeout, snap_chunk_atom::value, std::move(chunk))
+      .then(
+          [=](uint64_t next) {
+            auto& st = self->state;
+            auto i = st.sending.find(peer);
+            if (i == st.sending.end() || i->second.id != id) return;  // an older transfer's answer
+            if (next == i->second.next.seq) return send_chunk(self, peer);
+            if (next == snapshot_complete)
+              std::fprintf(stderr,
+                           "raft %s: sent snapshot at index %llu to %s: %llu records, %llu bytes, "
+                           "%lld ms\n",
+                           st.opts.node_id.c_str(),
+                           static_cast<unsigned long long>(i->second.next.index), peer.c_str(),
+                           static_cast<unsigned long long>(i->second.source->records()),
+                           static_cast<unsigned long long>(i->second.source->bytes()),
+                           ms_since(i->second.started));
+            st.sending.erase(i);
+          },
+          [=](caf::error&) {
+            auto& st = self->state;
+            auto i = st.sending.find(peer);
+            if (i != st.sending.end() && i->second.id == id) st.sending.erase(i);
+          });
+}
+
+/// Starts streaming a snapshot to `peer` in place of the core's `req`.
+void start_snapshot(self_ptr self, const std::string& peer, const snapshot_request& req) {
+  auto& st = self->state;
+  // One transfer per follower: the core asks again whenever the follower has
+  // been silent for a while, and a large state takes longer than that.
+  if (st.sending.count(peer) != 0) return;
+  auto source = storage::snapshot_export::open(*st.db);
+  if (!source) {
+    std::fprintf(stderr, "raft %s: cannot open a snapshot: %s\n", st.opts.node_id.c_str(),
+                 view(source.error()).message.c_str());
+    return;
+  }
+  // The state machine has moved past the core's compaction point; the export
+  // is of exactly its applied index, which is committed and at or above that
+  // point, so it is as good a base (the follower acks up to it).
+  auto index = (*source)->applied_index();
+  auto term = st.member->term_at(index);
+  if (!term || index < req.last_index) {
+    std::fprintf(stderr, "raft %s: invariant broken: snapshot export at %llu below the log base\n",
+                 st.opts.node_id.c_str(), static_cast<unsigned long long>(index));
+    std::abort();
+  }
+  auto& tr = st.sending[peer];
+  tr.id = ++st.transfers;
+  tr.source = std::shared_ptr<storage::snapshot_export>(std::move(*source));
+  tr.next = snapshot_chunk{peer, st.opts.node_id, req.term, index, *term, 0, false, {}};
+  tr.started = std::chrono::steady_clock::now();
+  send_chunk(self, peer);
+}
+
+/// Steps the core with the snapshot_request that `c` carries, and acts on it.
+void step_snapshot(self_ptr self, const snapshot_chunk& c) {
+  auto& st = self->state;
+  st.member->step(message{st.opts.node_id, c.from, snapshot_request{c.term, c.from, c.index,
+                                                                     c.last_term}});
+  process_ready(self);
+}
+
+/// Follower side: stages `c`; returns the next seq wanted or snapshot_complete.
+caf::result<uint64_t> receive_chunk(self_ptr self, snapshot_chunk& c) {
+  auto& st = self->state;
+  if (c.to != st.opts.node_id)
+    return make_error(errc::invalid_argument, "to", "snapshot chunk for member " + c.to);
+  if (c.term < st.member->term())
+    return make_error(errc::not_leader, "term", "snapshot from the leader of an older term");
+  if (c.seq == 0) {
+    st.receiving.reset();
+    if (c.index <= st.sm->applied_index()) {
+      // Nothing to install: the core answers as it does to any stale snapshot.
+      step_snapshot(self, c);
+      return snapshot_complete;
+    }
+    auto header = c;
+    header.data.clear();
+    st.receiving = raft_state::incoming_snapshot{
+        std::move(header), std::make_shared<storage::snapshot_staging>(*st.db), false};
+  }
+  auto& in = st.receiving;
+  if (!in || in->header.from != c.from || in->header.term != c.term ||
+      in->header.index != c.index || in->header.seq != c.seq)
+    return make_error(errc::invalid_argument, "seq", "snapshot chunk out of order");
+  if (auto err = in->staging->add(c.data)) {
+    st.receiving.reset();
+    return err;
+  }
+  ++in->header.seq;
+  if (!c.last) return in->header.seq;
+  in->complete = true;
+  step_snapshot(self, c);  // installs through process_ready, unless not needed after all
+  st.receiving.reset();
+  return snapshot_complete;
+}
+
+// -- the ready loop ------------------------------------------------------------
+
 /// Persists, sends and applies everything the core has ready, in that order.
 void process_ready(self_ptr self) {
   auto& st = self->state;
   while (st.member->has_ready()) {
     auto rd = st.member->take_ready();
     if (rd.snapshot) {
-      // The log is never compacted, so no member ever asks for a snapshot.
-      std::fprintf(stderr, "raft: unexpected snapshot in ready\n");
-      std::abort();
+      if (auto err = install_snapshot(self, *rd.snapshot, rd.hard)) {
+        for (auto& [index, w] : st.waiting) w.promise.deliver(err);
+        self->quit(err);  // a member that cannot persist must not take part
+        return;
+      }
     }
     // 1. Persist. Entries and votes must be durable before anyone hears of
     //    them; a commit index alone may lag (it is re-learnt from the leader).
@@ -92,6 +293,10 @@ void process_ready(self_ptr self) {
     }
     // 2. Send.
     for (auto& m : rd.messages) {
+      if (auto* req = caf::get_if<snapshot_request>(&m.body)) {
+        start_snapshot(self, m.to, *req);
+        continue;
+      }
       auto p = st.peers.find(m.to);
       if (p != st.peers.end() && p->second.handle)
         self->send(p->second.handle, peer_msg_atom::value, m);
@@ -131,6 +336,10 @@ void process_ready(self_ptr self) {
     } else {
       tell_listeners(self, leadership{false, term, st.member->leader()});
     }
+  }
+  if (auto err = maybe_compact(st)) {
+    self->quit(err);
+    return;
   }
   observe_member(st);
 }
@@ -183,10 +392,17 @@ caf::expected<std::unique_ptr<core>> restore(storage::raft_log& log, storage::st
   for (auto& p : opts.peers) cfg.peers.push_back(p.id);
   cfg.election_ticks = opts.election_ticks;
   if (auto err = validate(cfg)) return err;
-  auto entries = log.read(1, log.last_index());
+  auto base = log.base();
+  auto entries = log.read(base.index + 1, log.last_index());
   if (!entries) return entries.error();
+  if (!entries->empty() && entries->front().index != base.index + 1)
+    return make_error(errc::corrupted, "raft log does not continue its snapshot base");
   const auto& hs = log.state();
   auto applied = sm.applied_index();
+  if (applied < base.index)
+    return make_error(errc::corrupted, "state machine applied " + std::to_string(applied) +
+                                           " entries but the log was compacted up to " +
+                                           std::to_string(base.index));
   if (applied > log.last_index())
     return make_error(errc::corrupted, "state machine applied " + std::to_string(applied) +
                                            " entries but the raft log ends at " +
@@ -194,7 +410,8 @@ caf::expected<std::unique_ptr<core>> restore(storage::raft_log& log, storage::st
   hard_state hard{hs.term, hs.voted_for, std::max(hs.commit, applied)};
   hard.commit = std::min(hard.commit, log.last_index());
   std::random_device rd;
-  auto member = std::make_unique<core>(cfg, hard, snapshot_meta{}, std::move(*entries), applied,
+  auto member = std::make_unique<core>(cfg, hard, snapshot_meta{base.index, base.term},
+                                       std::move(*entries), applied,
                                        (uint64_t{rd()} << 32) | rd());
   if (opts.peers.empty()) member->campaign();  // a group of one leads at once
   return member;
@@ -227,6 +444,7 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
     for (auto& [id, p] : self->state.peers)
       if (p.handle && p.handle.address() == dm.source) {
         p.handle = nullptr;
+        self->state.member->peer_restarted(id);
         connect(self, id);
       }
   });
@@ -259,7 +477,8 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
       },
       [=](peer_msg_atom, const message& m) {
         auto& st = self->state;
-        if (m.to != st.opts.node_id) return;
+        // Snapshots arrive only as complete chunk streams (receive_chunk).
+        if (m.to != st.opts.node_id || caf::holds_alternative<snapshot_request>(m.body)) return;
         st.member->step(m);
         schedule_flush(self);
       },
@@ -291,6 +510,9 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
                                         static_cast<bool>(p.handle), match});
         }
         return s;
+      },
+      [=](snap_chunk_atom, snapshot_chunk& c) -> caf::result<uint64_t> {
+        return receive_chunk(self, c);
       },
       [=](subscribe_atom, commit_listener_actor listener) {
         auto& st = self->state;

@@ -7,7 +7,9 @@
 // A follower forwards proposals to the leader, so clients never see who leads.
 #pragma once
 
+#include <chrono>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,18 +21,46 @@
 namespace aisched::storage {
 class rocks;
 class state_machine;
+class snapshot_export;
+class snapshot_staging;
 }  // namespace aisched::storage
 
 namespace aisched::raft {
 
 using peer_msg_atom = caf::atom_constant<caf::atom("raftmsg")>;
 using reconnect_atom = caf::atom_constant<caf::atom("raftconn")>;
+using snap_chunk_atom = caf::atom_constant<caf::atom("raftsnap")>;
+
+/// One piece of a state-machine snapshot, leader -> follower, sent as a
+/// request: the follower answers with the next `seq` it expects, or
+/// `snapshot_complete` when it needs no more. The core's snapshot_request
+/// travels as the fields here and is stepped only once every chunk arrived,
+/// so the core never learns of a snapshot whose state is not at hand.
+struct snapshot_chunk {
+  std::string to;
+  std::string from;       // the leader
+  uint64_t term = 0;      // the leader's term
+  uint64_t index = 0;     // the last entry the state reflects
+  uint64_t last_term = 0; // that entry's term
+  uint64_t seq = 0;       // 0, 1, ... within one transfer; 0 starts a new one
+  bool last = false;
+  std::string data;       // records, format in storage/snapshot.cpp
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, snapshot_chunk& x) {
+  return f(caf::meta::type_name("aisched.raft.snapshot_chunk"), x.to, x.from, x.term, x.index,
+           x.last_term, x.seq, x.last, x.data);
+}
+
+/// A follower's answer to a chunk meaning "stop sending, I am done with it".
+constexpr uint64_t snapshot_complete = ~uint64_t{0};
 
 /// The full interface of a raft actor: the local one (proto::raft_actor) plus
 /// what members send each other and its own timers.
-using node_actor = proto::raft_actor::extend<caf::reacts_to<peer_msg_atom, message>,
-                                             caf::reacts_to<caf::tick_atom>,
-                                             caf::reacts_to<reconnect_atom, std::string>>;
+using node_actor = proto::raft_actor::extend<
+    caf::reacts_to<peer_msg_atom, message>, caf::reacts_to<caf::tick_atom>,
+    caf::reacts_to<reconnect_atom, std::string>,
+    caf::replies_to<snap_chunk_atom, snapshot_chunk>::with<uint64_t>>;
 
 /// Another member: its id and cluster address (where its endpoint is published).
 struct peer_address {
@@ -44,6 +74,13 @@ struct raft_options {
   std::vector<peer_address> peers;  // the other members (empty: a group of one)
   duration_ms tick = 50;            // one core tick
   int election_ticks = 10;          // election timeout 10-20 ticks = 0.5-1 s
+  /// Compact once this many entries were applied past the last snapshot; the
+  /// log in memory and on disk stays below about this many applied entries.
+  /// A tenth of it (etcd keeps a tail too) stays behind for followers that are
+  /// only a little behind, so they need no snapshot. 0 = never compact.
+  uint64_t snapshot_every = 10'000;
+  /// Largest snapshot chunk in one CAF message.
+  size_t snapshot_chunk_bytes = 1 << 20;
 };
 
 struct raft_state {
@@ -56,7 +93,23 @@ struct raft_state {
     node_actor handle;
     uint64_t generation = 0;  // of the connection attempt; stale replies are ignored
   };
+  /// A snapshot this leader streams to one follower, one chunk in flight.
+  struct outgoing_snapshot {
+    uint64_t id = 0;  // tells this transfer's answers from an earlier one's
+    std::shared_ptr<storage::snapshot_export> source;
+    snapshot_chunk next;  // header of the next chunk to send
+    std::chrono::steady_clock::time_point started;
+  };
+  /// A snapshot this follower is receiving, staged until complete.
+  struct incoming_snapshot {
+    snapshot_chunk header;  // from, term, index, last_term of the transfer; seq expected next
+    std::shared_ptr<storage::snapshot_staging> staging;
+    bool complete = false;  // every chunk staged; waits for the core's ready
+  };
   raft_options opts;
+  std::map<std::string, outgoing_snapshot> sending;  // follower id -> transfer
+  uint64_t transfers = 0;
+  std::optional<incoming_snapshot> receiving;
   std::shared_ptr<storage::rocks> db;
   std::shared_ptr<storage::state_machine> sm;
   std::shared_ptr<storage::raft_log> log;

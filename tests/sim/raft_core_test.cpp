@@ -861,6 +861,29 @@ TEST(raft_core, a_follower_behind_the_compacted_log_gets_a_snapshot) {
   EXPECT_EQ(g["n3"].last_index(), 21u);
 }
 
+TEST(raft_core, a_follower_that_lost_its_disk_gets_a_snapshot_once_reported_restarted) {
+  group g{3};
+  g.elect("n1");
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(g["n1"].propose(cmd("k" + std::to_string(i))));
+  g.deliver_all();
+  g.tick_all();
+  ASSERT_EQ(g["n1"].peer_progress().at("n3").match, 21u);
+  g["n1"].compact(15);
+  // n3 comes back with an empty data dir: all it acknowledged is gone.
+  g.crash("n3");
+  g.at("n3") = group::member{};
+  g.restart("n3");
+  ASSERT_EQ(g["n3"].last_index(), 0u);
+  g["n1"].peer_restarted("n3");  // the driver saw n3's connection drop
+  EXPECT_EQ(g["n1"].peer_progress().at("n3").match, 0u);
+  g.tick_all(10);
+  bool installed = false;
+  for (auto& rd : g.at("n3").readies) installed |= rd.snapshot && rd.snapshot->index == 15;
+  EXPECT_TRUE(installed);
+  EXPECT_EQ(g["n3"].last_index(), 21u);
+  EXPECT_EQ(g.at("n3").applied, 21u);
+}
+
 void take_two_readies_without_advance() {
   config cfg;
   cfg.id = "n1";

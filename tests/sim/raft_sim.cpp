@@ -96,6 +96,9 @@ struct profile {
   double flush = 1;        // chance a member's ready is processed right after an input
   double leader_bias = 0;  // chance a crash or isolation targets a leader
   double tick_skip = 0;    // chance a member misses a tick (slow clock, paused process)
+  // Snapshots leave at the sender's applied index rather than at the core's
+  // compaction base, as the raft actor sends them (it exports the live state).
+  bool snapshot_at_applied = false;
   raft::config cfg;
 
   std::string describe() const {
@@ -103,6 +106,7 @@ struct profile {
     out << "drop=" << drop << " dup=" << dup << " max_delay=" << max_delay << " crash=" << crash
         << " partition=" << partition << " compact=" << compact << " flush=" << flush
         << " leader_bias=" << leader_bias << " tick_skip=" << tick_skip
+        << " snapshot_at_applied=" << snapshot_at_applied
         << " election_ticks=" << cfg.election_ticks << " heartbeat_ticks=" << cfg.heartbeat_ticks
         << " pre_vote=" << cfg.pre_vote << " check_quorum=" << cfg.check_quorum
         << " max_entries_per_append=" << cfg.max_entries_per_append
@@ -135,6 +139,7 @@ profile draw_profile(rng& r, const options& opts) {
   p.flush = r.pick(flushes);
   p.leader_bias = r.pick(biases);
   p.tick_skip = r.pick(skips);
+  p.snapshot_at_applied = r.chance(0.5);
   p.cfg.election_ticks = r.pick(elections);
   p.cfg.heartbeat_ticks = r.pick(heartbeats);
   p.cfg.max_entries_per_append = r.pick(batches);
@@ -386,6 +391,9 @@ class simulation {
     trace("%s crashes (unpersisted state lost)", m->id.c_str());
     m->c.reset();
     ++stats_.crashes;
+    // As the raft actor does when a peer's connection drops.
+    for (auto& other : members_)
+      if (other.c) other.c->peer_restarted(m->id);
   }
 
   void restart(member& m) {
@@ -515,7 +523,14 @@ class simulation {
     if (!m.c || !m.c->has_ready()) return;
     auto rd = m.c->take_ready();
     persist(m, rd);
-    for (auto& msg : rd.messages) send(std::move(msg));
+    for (auto& msg : rd.messages) {
+      auto* snap = caf::get_if<snapshot_request>(&msg.body);
+      if (snap != nullptr && prof_.snapshot_at_applied) {
+        snap->last_index = m.c->applied_index();  // at or past the base: applied is committed
+        snap->last_term = *m.c->term_at(snap->last_index);
+      }
+      send(std::move(msg));
+    }
     apply(m, rd.committed);
     if (rd.role)
       trace("%s is %s of term %llu (leader '%s')", m.id.c_str(), to_string(rd.role->role),

@@ -66,6 +66,7 @@ TEST(raft_sim, three_members_keep_safety_and_liveness_under_faults) {
   totals t;
   run_seeds(1, 400, opts, t);
   report("3 members", t);
+  EXPECT_GT(t.snapshots, 0u) << "no run compacted past a follower and sent it a snapshot";
 }
 
 TEST(raft_sim, five_members_keep_safety_and_liveness_under_faults) {
