@@ -51,6 +51,7 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<worker_actor>("aisched.worker_actor");
   cfg.add_message_type<worker_proxy_actor>("aisched.worker_proxy_actor");
   cfg.add_message_type<router_actor>("aisched.router_actor");
+  cfg.add_message_type<trigger_actor>("aisched.trigger_actor");
   cfg.add_message_type<raft_actor>("aisched.raft_actor");
   cfg.add_message_type<commit_listener_actor>("aisched.commit_listener_actor");
   cfg.add_error_category(caf::atom("aisched"),

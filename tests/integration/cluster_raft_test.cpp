@@ -300,6 +300,30 @@ TEST(cluster_raft, three_nodes_elect_one_leader_and_replicate) {
         10s);
     EXPECT_TRUE(all) << g.id(i) << " lacks task " << missing << "\n" << g.dump();
   }
+
+  // Manual runs, events and backfills sent to a follower reach the leader's trigger.
+  auto some = names.begin()->first;
+  auto r = http_call(g.port(follower), "POST", "/api/v1/tasks/" + std::to_string(some) + "/trigger");
+  EXPECT_EQ(r.status, 201u) << r.body << "\n" << g.dump();
+  r = http_call(g.port(follower), "POST", "/api/v1/events/nobody-listens", "{}");
+  EXPECT_EQ(r.status, 200u) << r.body;
+
+  // Every member reports its own status and HTTP address in the cluster view.
+  r = http_call(g.port(follower), "GET", "/api/v1/cluster");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  auto cv = parse(r);
+  std::set<std::string> roles, addrs;
+  for (auto& m : cv.at("members").as_array()) {
+    auto& mo = m.as_object();
+    EXPECT_TRUE(mo.at("reachable").as_bool()) << r.body;
+    roles.insert(str(mo, "role"));
+    addrs.insert(str(mo, "http_addr"));
+    EXPECT_GE(num(mo, "term"), 1) << r.body;
+  }
+  EXPECT_EQ(roles, (std::set<std::string>{"leader", "follower"})) << r.body;
+  std::set<std::string> expected_addrs;
+  for (size_t i = 0; i < g.size(); ++i) expected_addrs.insert("127.0.0.1:" + std::to_string(g.port(i)));
+  EXPECT_EQ(addrs, expected_addrs) << r.body;
   RecordProperty("seconds_total", std::to_string(seconds_since(started)));
 }
 
