@@ -357,7 +357,19 @@ class api {
     t->tenant = default_tenant;
     t->created_at = t->updated_at = now_ms();
     if (auto err = validate_full(*t)) return reply(error_response(err));
-    propose(command{create_task{std::move(*t)}}, reply,
+    // A client that retries a create after a timeout sends the same key and
+    // gets the task the first attempt made instead of a second one.
+    std::string key;
+    if (auto h = req.headers.find("idempotency-key"); h != req.headers.end()) {
+      key = h->second;
+      bool printable = std::all_of(key.begin(), key.end(),
+                                   [](char ch) { return ch > 0x20 && ch < 0x7f; });
+      if (key.empty() || key.size() > 128 || !printable)
+        return reply(error_response(make_error(
+            errc::invalid_argument, "Idempotency-Key",
+            "Idempotency-Key: 1 to 128 visible ASCII characters")));
+    }
+    propose(command{create_task{std::move(*t), std::move(key)}}, reply,
             [](applied& a) { return json_response(201, task_view(a.tasks.at(0))); });
   }
 

@@ -20,10 +20,13 @@ namespace aisched::proto {
 /// The proposer sets `t.created_at` / `t.updated_at`.
 struct create_task {
   task t;
+  /// The client's Idempotency-Key ("" = none): a create repeated with the same
+  /// key (a retry after a timeout) answers with the task the first one made.
+  std::string idempotency_key;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, create_task& x) {
-  return f(caf::meta::type_name("aisched.create_task"), x.t);
+  return f(caf::meta::type_name("aisched.create_task"), x.t, x.idempotency_key);
 }
 
 /// Replaces the definition of task `t.id` if its stored version equals

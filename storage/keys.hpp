@@ -50,6 +50,16 @@ inline std::string u64(uint64_t x) {
 /// Key of a task in the `tasks` column family.
 inline std::string task(uint64_t id) { return u64(id); }
 
+/// Key in `meta` recording which task a create with idempotency key `key` of
+/// `tenant` made. NUL separates the parts: neither may contain one.
+inline std::string idempotency(const std::string& tenant, const std::string& key) {
+  std::string out = "idem/";
+  out += tenant;
+  out.push_back('\0');
+  out += key;
+  return out;
+}
+
 /// Key of an instance in the `instances` column family: task, slot, shard.
 /// All instances of a task share the 8-byte prefix `task(id)`.
 constexpr size_t instance_key_size = 20;

@@ -128,6 +128,21 @@ class batch_ctx {
     batch_.Put(db_.cf(column::meta), key, keys::u64(value));
   }
 
+  /// The task a create with this idempotency key made (0: none yet).
+  caf::expected<uint64_t> read_created_by(const std::string& key) {
+    if (auto i = created_by_.find(key); i != created_by_.end()) return i->second;
+    auto raw = db_.get(column::meta, key);
+    if (!raw) return raw.error();
+    if (!*raw) return uint64_t{0};
+    if ((*raw)->size() != 8) return make_error(errc::corrupted, "idempotency record has a bad size");
+    return keys::get_u64(**raw, 0);
+  }
+
+  void put_created_by(const std::string& key, uint64_t task_id) {
+    created_by_[key] = task_id;
+    put_meta(key, task_id);
+  }
+
   rocksdb::WriteBatch& batch() { return batch_; }
   batch_effects& effects() { return effects_; }
 
@@ -148,6 +163,7 @@ class batch_ctx {
   std::map<std::string, std::optional<task>> tasks_;
   std::map<std::string, task_runtime> runtimes_;
   std::map<std::string, std::optional<instance>> instances_;
+  std::map<std::string, uint64_t> created_by_;
 };
 
 /// Applies one command against `ctx`. Returns the command's effect or the error
@@ -160,11 +176,29 @@ class applier {
   caf::expected<applied> operator()(const noop&) { return done(); }
 
   caf::expected<applied> operator()(const create_task& c) {
+    std::string idem;
+    if (!c.idempotency_key.empty()) {
+      idem = keys::idempotency(c.t.tenant, c.idempotency_key);
+      auto made = ctx_.read_created_by(idem);
+      if (!made) return made.error();
+      if (*made != 0) {
+        // A repeat of a create that committed: answer with what it made.
+        auto t = ctx_.read_task(*made);
+        if (!t) return t.error();
+        if (!*t)
+          return make_error(errc::already_exists, "idempotency_key",
+                            "this key created task " + std::to_string(*made) +
+                                ", which has since been deleted");
+        out_.tasks.push_back(std::move(**t));
+        return done();
+      }
+    }
     task t = c.t;
     if (auto err = check_upstreams(t, next_task_id_)) return err;
     t.id = next_task_id_++;
     t.version = 1;
     ctx_.put_task(t);
+    if (!idem.empty()) ctx_.put_created_by(idem, t.id);
     ctx_.effects().created += 1;
     out_.tasks.push_back(std::move(t));
     return done();

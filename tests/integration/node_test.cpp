@@ -9,6 +9,7 @@
 #include "support/node_process.hpp"
 
 using namespace aisched::test;
+using namespace std::chrono_literals;
 namespace json = boost::json;
 
 namespace {
@@ -111,6 +112,20 @@ TEST(node, crud_and_errors_over_http) {
   EXPECT_EQ(http_call(port, "GET", "/api/v1/nope").status, 404u);
   auto list = parse(http_call(port, "GET", "/api/v1/tasks"));
   EXPECT_EQ(list.at("items").as_array().size(), 1u);
+
+  // A create retried with the same Idempotency-Key makes one task.
+  const std::string doc = R"({"name":"once","command":"true","schedule":"@every 10s"})";
+  auto first = http_call(port, "POST", "/api/v1/tasks", doc, 10s, {{"Idempotency-Key", "k-1"}});
+  auto retry = http_call(port, "POST", "/api/v1/tasks", doc, 10s, {{"Idempotency-Key", "k-1"}});
+  ASSERT_EQ(first.status, 201u) << first.body;
+  ASSERT_EQ(retry.status, 201u) << retry.body;
+  EXPECT_EQ(parse(first).at("id"), parse(retry).at("id"));
+  auto other = http_call(port, "POST", "/api/v1/tasks", doc, 10s, {{"Idempotency-Key", "k-2"}});
+  EXPECT_NE(parse(other).at("id"), parse(first).at("id"));
+  auto bad_key = http_call(port, "POST", "/api/v1/tasks", doc, 10s,
+                           {{"Idempotency-Key", std::string(200, 'k')}});
+  EXPECT_EQ(bad_key.status, 400u) << bad_key.body;
+  EXPECT_EQ(parse(http_call(port, "GET", "/api/v1/tasks")).at("items").as_array().size(), 3u);
 
   EXPECT_EQ(http_call(port, "DELETE", path).status, 204u);
   EXPECT_EQ(http_call(port, "GET", path).status, 404u);

@@ -243,6 +243,30 @@ TEST_F(state_machine_test, create_task_assigns_sequential_ids_and_version_one) {
   EXPECT_FALSE(sm_->get_task("", 77));
 }
 
+TEST_F(state_machine_test, create_repeated_with_an_idempotency_key_returns_the_first_task) {
+  // The repeat in the same batch and in a later one both find the first task.
+  auto rs = apply({create_task{make_task("a"), "key-1"}, create_task{make_task("a2"), "key-1"}});
+  ASSERT_EQ(rs.size(), 2u);
+  ASSERT_TRUE(rs[0] && rs[1]);
+  EXPECT_EQ(rs[1]->tasks.at(0).id, rs[0]->tasks.at(0).id);
+  EXPECT_EQ(rs[1]->tasks.at(0).name, "a") << "the repeat does not replace the definition";
+  auto again = must_apply(create_task{make_task("a3"), "key-1"});
+  EXPECT_EQ(again.tasks.at(0).id, rs[0]->tasks.at(0).id);
+  EXPECT_NE(must_apply(create_task{make_task("b"), "key-2"}).tasks.at(0).id,
+            rs[0]->tasks.at(0).id);
+  EXPECT_NE(must_apply(create_task{make_task("c")}).tasks.at(0).id, rs[0]->tasks.at(0).id)
+      << "no key: always a new task";
+  // Another tenant's identical key is its own.
+  auto other = make_task("x");
+  other.tenant = "other";
+  EXPECT_NE(must_apply(create_task{other, "key-1"}).tasks.at(0).id, rs[0]->tasks.at(0).id);
+  // Once the task is deleted the key cannot silently make a new one.
+  must_apply(delete_task{"default", rs[0]->tasks.at(0).id, 0});
+  auto gone = apply({create_task{make_task("a4"), "key-1"}});
+  ASSERT_FALSE(gone.at(0));
+  EXPECT_EQ(view(gone.at(0).error()).code, errc::already_exists);
+}
+
 TEST_F(state_machine_test, update_with_matching_version_bumps_it_and_keeps_identity) {
   auto id = create(make_task("old", "acme"));
   auto t = make_task("new", "acme");

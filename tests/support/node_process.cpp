@@ -219,7 +219,8 @@ command_result run_command(const std::vector<std::string>& args, std::chrono::mi
 }
 
 http_result http_call(uint16_t port, const std::string& method, const std::string& target,
-                      const std::string& body, std::chrono::milliseconds timeout) {
+                      const std::string& body, std::chrono::milliseconds timeout,
+                      const std::map<std::string, std::string>& headers) {
   namespace asio = boost::asio;
   namespace beast = boost::beast;
   namespace http = beast::http;
@@ -233,6 +234,7 @@ http_result http_call(uint16_t port, const std::string& method, const std::strin
     http::request<http::string_body> req{http::string_to_verb(method), target, 11};
     req.set(http::field::host, "127.0.0.1");
     req.set(http::field::content_type, "application/json");
+    for (auto& [name, value] : headers) req.set(name, value);
     req.body() = body;
     req.prepare_payload();
     beast::flat_buffer buf;

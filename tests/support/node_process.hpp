@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -113,9 +114,11 @@ struct http_result {
 
 /// One blocking HTTP/1.1 request to 127.0.0.1:`port`; status 0 if it could not be
 /// made or was not answered within `timeout`.
+/// `headers` are sent in addition to Host and Content-Type: application/json.
 http_result http_call(uint16_t port, const std::string& method, const std::string& target,
                       const std::string& body = "",
-                      std::chrono::milliseconds timeout = std::chrono::seconds(10));
+                      std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                      const std::map<std::string, std::string>& headers = {});
 
 /// Polls `pred` every 20 ms until it holds or `timeout` passes; returns whether it held.
 template <class Pred>
