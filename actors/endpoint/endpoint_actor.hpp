@@ -1,8 +1,10 @@
-// The endpoint actor is what a scheduler node publishes on its cluster port:
-// other nodes (worker nodes, tools) ask it for the node's actors. It owns
-// nothing but the handles it hands out.
+// The endpoint actor is what a node publishes on its cluster port: other nodes
+// (worker nodes, tools) ask it for the node's actors. It owns nothing but the
+// handles it hands out. A worker node's endpoint has no router or raft (its
+// `handles` answers an error) and serves aisched-inspect only.
 #pragma once
 
+#include "actors/inspector/activity.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::endpoint {
@@ -10,11 +12,14 @@ namespace aisched::endpoint {
 struct endpoint_state {
   proto::router_actor router;
   caf::actor raft;
+  proto::inspector_actor inspector;
+  inspector::activity activity;
   static inline const char* name = "endpoint";
 };
 
+/// `router` and `raft` are null on a worker node.
 proto::endpoint_actor::behavior_type endpoint_actor_impl(
     proto::endpoint_actor::stateful_pointer<endpoint_state> self, proto::router_actor router,
-    caf::actor raft);
+    caf::actor raft, proto::inspector_actor inspector);
 
 }  // namespace aisched::endpoint
