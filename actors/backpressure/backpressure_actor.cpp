@@ -55,7 +55,7 @@ std::map<std::string, std::string> details_of(self_ptr self) {
           {"delay_ms", std::to_string(st.current.delay)},
           {"backlog", std::to_string(st.backlog.size())},
           {"max_backlog", std::to_string(st.limits.max_backlog)},
-          {"worker_load", std::to_string(st.worker_load)}};
+          {"worker_load", inspector::fixed2(st.worker_load)}};
 }
 
 }  // namespace

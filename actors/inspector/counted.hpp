@@ -13,6 +13,7 @@
 // an actor that calls become() would need to wrap the new behaviour as well.
 #pragma once
 
+#include <cstdio>
 #include <map>
 #include <string>
 #include <type_traits>
@@ -41,21 +42,29 @@ class counting_behavior final : public caf::detail::behavior_impl {
 
   caf::match_case::result invoke(caf::detail::invoke_result_visitor& f,
                                  caf::type_erased_tuple& xs) override {
-    return count(inner_->invoke(f, xs));
+    auto before = begin_count();
+    return end_count(before, inner_->invoke(f, xs));
   }
 
   caf::match_case::result invoke_empty(caf::detail::invoke_result_visitor& f) override {
-    return count(inner_->invoke_empty(f));
+    auto before = begin_count();
+    return end_count(before, inner_->invoke_empty(f));
   }
 
   void handle_timeout() override { inner_->handle_timeout(); }
 
  private:
-  caf::match_case::result count(caf::match_case::result r) {
-    if (r != caf::match_case::no_match) {
-      ++counts_->handled;
-      counts_->last_active = now_ms();
-    }
+  // Counted before the handler runs, so an `inspect` answer includes itself;
+  // taken back when no handler matched.
+  activity begin_count() {
+    auto before = *counts_;
+    ++counts_->handled;
+    counts_->last_active = now_ms();
+    return before;
+  }
+
+  caf::match_case::result end_count(const activity& before, caf::match_case::result r) {
+    if (r == caf::match_case::no_match) *counts_ = before;
     return r;
   }
 
@@ -107,6 +116,12 @@ inline std::string text(bool b) { return b ? "true" : "false"; }
 inline std::string text(proto::pressure_level l) {
   static const char* names[] = {"green", "yellow", "red"};
   return names[static_cast<size_t>(l)];
+}
+/// A ratio with two decimals ("0.85").
+inline std::string fixed2(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", x);
+  return buf;
 }
 /// An instant as RFC 3339, "-" for none (0).
 inline std::string instant(unix_ms t) { return t == 0 ? "-" : format_rfc3339(t); }
