@@ -159,6 +159,9 @@ bool pause_for(duration_ms ms) {
 int run(const options& opts) {
   caf::actor_system_config cfg;
   cfg.set("scheduler.max-threads", 1);
+  // Nodes drop connections that stay silent past their connection timeout (5s);
+  // heartbeats keep a --watch with a long --interval connected (CAF-0.17.md §10).
+  cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(500)});
   cfg.load<caf::io::middleman>();
   proto::register_types(cfg);
   caf::actor_system sys{cfg};
