@@ -12,6 +12,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "proto/commands.hpp"
+#include "proto/inspection.hpp"
 #include "proto/types.hpp"
 
 namespace aisched::proto {
@@ -154,7 +155,7 @@ using commit_listener_actor =
 using raft_actor = caf::typed_actor<caf::replies_to<propose_atom, command>::with<applied>,
                                     caf::replies_to<raft_status_atom>::with<raft_status>,
                                     caf::reacts_to<subscribe_atom, commit_listener_actor>,
-                                    caf::reacts_to<flush_atom>>;
+                                    caf::reacts_to<flush_atom>, inspect_signature>;
 
 /// store (storage/store_actor): reads of the applied state.
 /// Tenant "" reads across tenants (internal callers only).
@@ -164,7 +165,7 @@ using store_actor = caf::typed_actor<
     caf::replies_to<get_instance_atom, std::string, std::string>::with<instance>,
     caf::replies_to<list_instances_atom, instance_query>::with<instance_page>,
     caf::replies_to<scan_atom, task_query>::with<schedule_page>,
-    caf::replies_to<scan_atom, instance_query>::with<schedule_page>>;
+    caf::replies_to<scan_atom, instance_query>::with<schedule_page>, inspect_signature>;
 
 /// trigger (actors/trigger): fires due slots on the leader. `trigger_now` fires a
 /// manual slot (subject to the overlap policy) and answers once it is committed;
@@ -177,7 +178,7 @@ using trigger_actor = commit_listener_actor::extend<
     caf::replies_to<event_atom, std::string, std::string, std::string>::with<applied>,
     caf::replies_to<backfill_atom, std::string, uint64_t, unix_ms, unix_ms>::with<applied>,
     caf::reacts_to<census_atom, worker_census>,
-    caf::reacts_to<wake_atom, uint64_t>>;
+    caf::reacts_to<wake_atom, uint64_t>, inspect_signature>;
 
 /// worker_proxy (actors/worker_proxy): the leader's handle on one worker. The
 /// router hands it `execute` and `cancel_run`; the worker sends it `report`s,
@@ -209,7 +210,7 @@ using worker_actor = caf::typed_actor<
     caf::reacts_to<output_atom, std::string, uint32_t, std::string>,
     caf::replies_to<output_atom, std::string, caf::actor>::with<bool>,
     caf::replies_to<drain_atom>::with<uint32_t>,
-    caf::reacts_to<caf::tick_atom>>;
+    caf::reacts_to<caf::tick_atom>, inspect_signature>;
 
 /// The registered workers, for GET /api/v1/workers.
 struct worker_list {
@@ -242,7 +243,7 @@ using router_actor = commit_listener_actor::extend<
     caf::replies_to<output_atom, std::string, caf::actor>::with<bool>,
     caf::reacts_to<subscribe_atom, trigger_actor>,
     caf::reacts_to<wake_atom, uint64_t>,
-    caf::reacts_to<caf::tick_atom>>;
+    caf::reacts_to<caf::tick_atom>, inspect_signature>;
 
 using handles_atom = caf::atom_constant<caf::atom("handles")>;
 
@@ -254,11 +255,14 @@ using trigger_atom = caf::atom_constant<caf::atom("trigger")>;
 /// (untyped here: its full interface lives in actors/raft; members cast it to
 /// raft::node_actor); `trigger` with the trigger, so a follower's gateway can
 /// hand manual runs, events and backfills to the leader's; `rstatus` with the
-/// member's raft status including its HTTP address.
+/// member's raft status including its HTTP address; `inspector` with the
+/// node's inspector. Worker nodes publish one too, for `inspector` only
+/// (`handles`, `trigger` and `rstatus` are errors there).
 using endpoint_actor =
     caf::typed_actor<caf::replies_to<handles_atom>::with<router_actor, caf::actor>,
                      caf::replies_to<trigger_atom>::with<trigger_actor>,
-                     caf::replies_to<raft_status_atom>::with<raft_status>>;
+                     caf::replies_to<raft_status_atom>::with<raft_status>,
+                     caf::replies_to<inspector_atom>::with<inspector_actor>, inspect_signature>;
 
 /// What GET /api/v1/backpressure shows.
 struct pressure_status {
@@ -279,10 +283,12 @@ using pressure_status_atom = caf::atom_constant<caf::atom("pstatus")>;
 /// backpressure (actors/backpressure): leader only; computes the level from the
 /// backlog and worker load and tells the trigger and router. `tick` is internal.
 using backpressure_actor = commit_listener_actor::extend<
-    caf::replies_to<pressure_status_atom>::with<pressure_status>, caf::reacts_to<caf::tick_atom>>;
+    caf::replies_to<pressure_status_atom>::with<pressure_status>, caf::reacts_to<caf::tick_atom>,
+    inspect_signature>;
 
 /// retry (actors/retry): re-proposes retry_waiting instances at their deadline
 /// and turns dispatched runs past their deadline into timed_out results.
-using retry_actor = commit_listener_actor::extend<caf::reacts_to<wake_atom, uint64_t>>;
+using retry_actor =
+    commit_listener_actor::extend<caf::reacts_to<wake_atom, uint64_t>, inspect_signature>;
 
 }  // namespace aisched::proto

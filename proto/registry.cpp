@@ -47,6 +47,8 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<schedule_page>("aisched.schedule_page");
   cfg.add_message_type<worker_list>("aisched.worker_list");
   cfg.add_message_type<pressure_status>("aisched.pressure_status");
+  cfg.add_message_type<actor_summary>("aisched.actor_summary");
+  cfg.add_message_type<node_summary>("aisched.node_summary");
   // Actor handles that travel between nodes.
   cfg.add_message_type<worker_actor>("aisched.worker_actor");
   cfg.add_message_type<worker_proxy_actor>("aisched.worker_proxy_actor");
@@ -54,6 +56,8 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<trigger_actor>("aisched.trigger_actor");
   cfg.add_message_type<raft_actor>("aisched.raft_actor");
   cfg.add_message_type<commit_listener_actor>("aisched.commit_listener_actor");
+  cfg.add_message_type<inspector_actor>("aisched.inspector_actor");
+  cfg.add_message_type<inspectable_actor>("aisched.inspectable_actor");
   cfg.add_error_category(caf::atom("aisched"),
                          [](uint8_t code, caf::atom_value, const caf::message& ctx) {
                            return std::string("aisched_error(") +

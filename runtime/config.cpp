@@ -173,6 +173,9 @@ parse_outcome parse_command_line(int argc, char** argv) {
       out.exit_code = 2;
       return out;
     }
+    // A worker node's cluster port serves aisched-inspect only. Unless one is
+    // given, take a free port (it is logged) instead of the scheduler's default.
+    if (cluster == "127.0.0.1:7400") cfg.cluster.port = 0;
   }
   if (cfg.node_id.empty()) {
     std::cerr << "aisched: --node-id must not be empty\n";

@@ -9,6 +9,7 @@
 
 #include <caf/actor_system_config.hpp>
 
+#include "actors/inspector/inspector_actor.hpp"
 #include "runtime/config.hpp"
 
 namespace aisched::runtime {
@@ -23,5 +24,10 @@ int run_worker_node(const config& cfg, sigset_t& signals);
 /// CAF settings every node uses: thread count, scheduler policy (`sharing`,
 /// for latency across nodes), middleman with heartbeats, our message types.
 std::unique_ptr<caf::actor_system_config> make_caf_config(const config& cfg);
+
+/// The node's inspector (aisched-inspect), listing `targets` in that order;
+/// null handles (roles this node does not run) are left out.
+proto::inspector_actor spawn_inspector(caf::actor_system& sys, const config& cfg,
+                                       std::vector<inspector::target> targets);
 
 }  // namespace aisched::runtime

@@ -15,6 +15,7 @@
 
 #include "actors/backpressure/backpressure_actor.hpp"
 #include "actors/endpoint/endpoint_actor.hpp"
+#include "actors/inspector/inspector_actor.hpp"
 #include "actors/raft/raft_actor.hpp"
 #include "actors/retry/retry_actor.hpp"
 #include "actors/router/router_actor.hpp"
@@ -172,14 +173,20 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   };
 
   // The cluster port serves the endpoint: how worker nodes and tools find us.
-  auto endpoint =
-      sys.spawn(endpoint::endpoint_actor_impl, router, caf::actor_cast<caf::actor>(raft_node),
-                trigger, http_addr);
+  auto inspector = spawn_inspector(sys, cfg, {{"raft", raft}, {"store", store},
+                                              {"trigger", trigger}, {"retry", retrier},
+                                              {"router", router}, {"backpressure", pressure},
+                                              {"worker", local_worker}});
+  auto endpoint = sys.spawn(endpoint::endpoint_actor_impl, router,
+                            caf::actor_cast<caf::actor>(raft_node), trigger, http_addr, inspector);
+  caf::anon_send(inspector, proto::enroll_atom::value, std::string("endpoint"),
+                 proto::inspectable_actor{endpoint});
   auto cluster_port =
       sys.middleman().publish(endpoint, cfg.cluster.port, cfg.cluster.host.c_str(), true);
   if (!cluster_port) {
     stop_actors();
     caf::anon_send_exit(endpoint, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(inspector, caf::exit_reason::user_shutdown);
     return fail("cannot listen on cluster address", cluster_port.error());
   }
   log::info("cluster listening", {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)}});
@@ -195,6 +202,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   if (http) http->stop();
   sys.middleman().unpublish(endpoint, *cluster_port);
   caf::anon_send_exit(endpoint, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(inspector, caf::exit_reason::user_shutdown);
   stop_actors();
   sys.await_all_actors_done();
   if (auto err = db->flush()) log::warn("flush on shutdown failed", {{"error", view(err).message}});

@@ -12,9 +12,11 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/endpoint/endpoint_actor.hpp"
 #include "actors/raft/raft_actor.hpp"
 #include "actors/worker/registrar_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
+#include "proto/errors.hpp"
 #include "proto/registry.hpp"
 #include "runtime/log.hpp"
 #include "runtime/node.hpp"
@@ -80,6 +82,19 @@ int run_worker_node(const config& cfg, sigset_t& signals) {
   info.labels = cfg.worker_labels;
   info.max_load = static_cast<uint32_t>(cfg.worker_slots);
   auto registrar = sys.spawn(worker::registrar_actor_impl, cfg.join.host, cfg.join.port, info, w);
+  // An endpoint without router or raft on the cluster address, for aisched-inspect.
+  auto inspector = spawn_inspector(sys, cfg, {{"worker", w}});
+  auto endpoint = sys.spawn(endpoint::endpoint_actor_impl, proto::router_actor{},
+                            caf::actor{}, proto::trigger_actor{}, std::string{}, inspector);
+  caf::anon_send(inspector, proto::enroll_atom::value, std::string("endpoint"),
+                 proto::inspectable_actor{endpoint});
+  auto cluster_port =
+      sys.middleman().publish(endpoint, cfg.cluster.port, cfg.cluster.host.c_str(), true);
+  if (cluster_port)
+    log::info("cluster listening",
+              {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)}});
+  else  // the worker still works; it only cannot be inspected
+    log::warn("cannot listen on cluster address", {{"error", view(cluster_port.error()).message}});
   log::info("worker node started", {{"join", cfg.join.host + ":" + std::to_string(cfg.join.port)},
                                     {"slots", std::to_string(cfg.worker_slots)}});
   int sig = 0;
@@ -87,6 +102,9 @@ int run_worker_node(const config& cfg, sigset_t& signals) {
   drain(sys, registrar, w, cfg.drain_seconds, signals);
   log::info("shutting down", {{"signal", std::to_string(sig)}});
   pool->stop();
+  if (cluster_port) sys.middleman().unpublish(endpoint, *cluster_port);
+  for (auto a : {caf::actor_cast<caf::actor>(endpoint), caf::actor_cast<caf::actor>(inspector)})
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(registrar, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
   sys.await_all_actors_done();

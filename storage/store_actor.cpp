@@ -4,6 +4,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/inspector/counted.hpp"
 #include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
 
@@ -16,7 +17,11 @@ store_actor::behavior_type store_actor_impl(store_actor::stateful_pointer<store_
                                             std::shared_ptr<const state_machine> sm) {
   self->state.db = std::move(db);
   self->state.sm = std::move(sm);
-  return {
+  return inspector::counted(self, {
+      [=](inspect_atom) {
+        auto applied = std::to_string(self->state.sm->applied_index());
+        return inspector::summary_of(self, {{"applied_index", applied}});
+      },
       [=](get_task_atom, const std::string& tenant, uint64_t id) -> caf::result<task> {
         auto r = self->state.sm->get_task(tenant, id);
         if (!r) return r.error();
@@ -48,7 +53,7 @@ store_actor::behavior_type store_actor_impl(store_actor::stateful_pointer<store_
         if (!r) return r.error();
         return std::move(*r);
       },
-  };
+  });
 }
 
 }  // namespace aisched::storage

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "actors/inspector/activity.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::storage {
@@ -15,6 +16,7 @@ class state_machine;
 struct store_state {
   std::shared_ptr<rocks> db;  // keeps the database open while reads run
   std::shared_ptr<const state_machine> sm;
+  inspector::activity activity;
   static inline const char* name = "store";
 };
 

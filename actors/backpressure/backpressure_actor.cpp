@@ -6,6 +6,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/inspector/counted.hpp"
 #include "obs/metrics.hpp"
 #include "storage/store_scan.hpp"
 
@@ -45,6 +46,18 @@ void rebuild(self_ptr self, uint64_t epoch) {
       [=] { reassess(self); });
 }
 
+/// The backpressure part of aisched-inspect: the level and what it is made of
+/// (the dispatch tokens are the router's: see its row).
+std::map<std::string, std::string> details_of(self_ptr self) {
+  auto& st = self->state;
+  return {{"leading", inspector::text(st.leading)},
+          {"level", inspector::text(st.current.level)},
+          {"delay_ms", std::to_string(st.current.delay)},
+          {"backlog", std::to_string(st.backlog.size())},
+          {"max_backlog", std::to_string(st.limits.max_backlog)},
+          {"worker_load", inspector::fixed2(st.worker_load)}};
+}
+
 }  // namespace
 
 backpressure_actor::behavior_type backpressure_actor_impl(self_ptr self, store_actor store,
@@ -57,7 +70,8 @@ backpressure_actor::behavior_type backpressure_actor_impl(self_ptr self, store_a
   st.triggers.push_back(std::move(trigger));
   st.limits = limits;
   self->send(self, caf::tick_atom::value);
-  return {
+  return inspector::counted(self, {
+      [=](inspect_atom) { return inspector::summary_of(self, details_of(self)); },
       [=](leader_atom, const leadership& l) {
         auto& st = self->state;
         ++st.epoch;
@@ -97,7 +111,7 @@ backpressure_actor::behavior_type backpressure_actor_impl(self_ptr self, store_a
                 [](caf::error&) {});
         self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
       },
-  };
+  });
 }
 
 }  // namespace aisched::backpressure

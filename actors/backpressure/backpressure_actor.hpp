@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "actors/backpressure/pressure.hpp"
+#include "actors/inspector/activity.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::backpressure {
@@ -23,6 +24,7 @@ struct backpressure_state {
   std::unordered_set<std::string> backlog;  // ids of pending / dispatched runs
   double worker_load = 0;
   proto::pressure current;
+  inspector::activity activity;
   static inline const char* name = "backpressure";
 };
 

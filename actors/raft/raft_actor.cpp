@@ -13,6 +13,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/inspector/counted.hpp"
 #include "obs/metrics.hpp"
 #include "proto/errors.hpp"
 #include "storage/rocks.hpp"
@@ -382,6 +383,44 @@ void connect(self_ptr self, const std::string& id) {
           [=](caf::error&) { retry(); });
 }
 
+/// What GET /api/v1/cluster and aisched-inspect show of this member.
+raft_status status_of(const raft_state& st) {
+  raft_status s;
+  s.node_id = st.opts.node_id;
+  s.role = to_string(st.member->current_role());
+  s.leader_id = st.member->leader();
+  s.term = st.member->term();
+  s.commit_index = st.member->commit_index();
+  s.applied_index = st.sm->applied_index();
+  s.last_log_index = st.member->last_index();
+  for (auto& [id, p] : st.peers) {
+    uint64_t match = 0;
+    auto& progress = st.member->peer_progress();
+    if (auto i = progress.find(id); i != progress.end()) match = i->second.match;
+    s.peers.push_back(peer_status{id, p.addr.host + ":" + std::to_string(p.addr.port),
+                                  static_cast<bool>(p.handle), match});
+  }
+  return s;
+}
+
+/// The raft part of aisched-inspect: the status above plus the proposals
+/// waiting for their commit; one "peer.<id>" entry per other member.
+std::map<std::string, std::string> details_of(const raft_state& st) {
+  auto s = status_of(st);
+  std::map<std::string, std::string> d{{"role", s.role},
+                                       {"leader", s.leader_id.empty() ? "-" : s.leader_id},
+                                       {"term", std::to_string(s.term)},
+                                       {"commit_index", std::to_string(s.commit_index)},
+                                       {"applied_index", std::to_string(s.applied_index)},
+                                       {"last_log_index", std::to_string(s.last_log_index)},
+                                       {"waiting_proposals", std::to_string(st.waiting.size())},
+                                       {"listeners", std::to_string(st.listeners.size())}};
+  for (auto& p : s.peers)
+    d["peer." + p.id] = "match=" + std::to_string(p.match_index) +
+                        (p.reachable ? " reachable" : " unreachable");
+  return d;
+}
+
 }  // namespace
 
 caf::expected<std::unique_ptr<core>> restore(storage::raft_log& log, storage::state_machine& sm,
@@ -450,7 +489,8 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
   });
   self->send(self, caf::tick_atom::value);
   schedule_flush(self);  // a group of one has its election result ready
-  return {
+  return inspector::counted(self, {
+      [=](inspect_atom) { return inspector::summary_of(self, details_of(self->state)); },
       [=](propose_atom, command& cmd) -> caf::result<applied> {
         auto& st = self->state;
         if (st.member->current_role() != role::leader) {
@@ -492,25 +532,7 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
         auto p = self->state.peers.find(id);
         if (p != self->state.peers.end() && !p->second.handle) connect(self, id);
       },
-      [=](raft_status_atom) {
-        auto& st = self->state;
-        raft_status s;
-        s.node_id = st.opts.node_id;
-        s.role = to_string(st.member->current_role());
-        s.leader_id = st.member->leader();
-        s.term = st.member->term();
-        s.commit_index = st.member->commit_index();
-        s.applied_index = st.sm->applied_index();
-        s.last_log_index = st.member->last_index();
-        for (auto& [id, p] : st.peers) {
-          uint64_t match = 0;
-          auto& progress = st.member->peer_progress();
-          if (auto i = progress.find(id); i != progress.end()) match = i->second.match;
-          s.peers.push_back(peer_status{id, p.addr.host + ":" + std::to_string(p.addr.port),
-                                        static_cast<bool>(p.handle), match});
-        }
-        return s;
-      },
+      [=](raft_status_atom) { return status_of(self->state); },
       [=](snap_chunk_atom, snapshot_chunk& c) -> caf::result<uint64_t> {
         return receive_chunk(self, c);
       },
@@ -519,7 +541,7 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
         self->send(listener, leader_atom::value, st.told);
         st.listeners.push_back(std::move(listener));
       },
-  };
+  });
 }
 
 }  // namespace aisched::raft

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/inspector/activity.hpp"
 #include "actors/raft/core.hpp"
 #include "proto/interfaces.hpp"
 #include "storage/raft_log.hpp"
@@ -122,6 +123,7 @@ struct raft_state {
   uint64_t last_applied_term = 0;    // term of the last applied entry
   role observed_role = role::follower;  // role and term the metrics last saw
   uint64_t observed_term = 0;
+  inspector::activity activity;
   static inline const char* name = "raft";
 };
 

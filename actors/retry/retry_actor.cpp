@@ -6,6 +6,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/inspector/counted.hpp"
 #include "storage/store_scan.hpp"
 
 namespace aisched::retry {
@@ -119,6 +120,21 @@ void rebuild(self_ptr self, uint64_t epoch) {
       });
 }
 
+/// The retry actor's part of aisched-inspect: runs watched (retry waits and
+/// deadlines), the next due instant and the one CAF timer armed for it.
+std::map<std::string, std::string> details_of(self_ptr self) {
+  auto& st = self->state;
+  size_t waiting = 0;
+  for (auto& [id, w] : st.watching) waiting += w.what == retry_state::kind::retry ? 1 : 0;
+  return {{"leading", inspector::text(st.leading)},
+          {"ready", inspector::text(st.ready)},
+          {"term", std::to_string(st.term)},
+          {"retry_waiting", std::to_string(waiting)},
+          {"deadlines", std::to_string(st.watching.size() - waiting)},
+          {"next_due", st.heap.empty() ? "-" : inspector::instant(st.heap.top().first)},
+          {"timer_at", inspector::instant(st.armed_for)}};
+}
+
 }  // namespace
 
 retry_actor::behavior_type retry_actor_impl(self_ptr self, raft_actor raft, store_actor store,
@@ -128,7 +144,8 @@ retry_actor::behavior_type retry_actor_impl(self_ptr self, raft_actor raft, stor
   st.store = std::move(store);
   st.base_unix = start_unix;
   st.base_steady = self->clock().now();
-  return {
+  return inspector::counted(self, {
+      [=](inspect_atom) { return inspector::summary_of(self, details_of(self)); },
       [=](leader_atom, const leadership& l) {
         auto& st = self->state;
         ++st.epoch;
@@ -153,7 +170,7 @@ retry_actor::behavior_type retry_actor_impl(self_ptr self, raft_actor raft, stor
         if (gen != 0) st.armed_for = 0;
         wake(self);
       },
-  };
+  });
 }
 
 }  // namespace aisched::retry

@@ -12,6 +12,7 @@
 
 #include <caf/actor_clock.hpp>
 
+#include "actors/inspector/activity.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::retry {
@@ -36,6 +37,7 @@ struct retry_state {
   unix_ms armed_for = 0;
   unix_ms base_unix = 0;
   caf::actor_clock::time_point base_steady;
+  inspector::activity activity;
   static inline const char* name = "retry";
 };
 

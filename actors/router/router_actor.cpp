@@ -7,6 +7,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/inspector/counted.hpp"
 #include "actors/router/substitute.hpp"
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
 #include "obs/metrics.hpp"
@@ -338,6 +339,29 @@ void rebuild(self_ptr self, uint64_t epoch) {
   });
 }
 
+/// The router's part of aisched-inspect: leadership, each worker as
+/// "status load/max" (drained: by an operator), the queue and the tokens left.
+std::map<std::string, std::string> details_of(self_ptr self) {
+  auto& st = self->state;
+  std::map<std::string, std::string> d{
+      {"leading", inspector::text(st.leading)},
+      {"ready", inspector::text(st.ready)},
+      {"term", std::to_string(st.term)},
+      {"workers", std::to_string(st.workers.size())},
+      {"queue", std::to_string(st.queue.size())},
+      {"in_flight", std::to_string(st.assigned.size())},
+      {"orphans", std::to_string(st.orphans.size())},
+      {"pressure", inspector::text(st.load.level)},
+      {"tokens", st.bucket->unlimited() ? "unlimited"
+                                        : std::to_string(static_cast<uint64_t>(
+                                              st.bucket->tokens(now_ms())))}};
+  for (auto& w : st.workers)
+    d["worker." + w.info.id] = std::string(name_of(w.c.status)) + " " +
+                               std::to_string(w.c.load()) + "/" + std::to_string(w.c.max_load) +
+                               (w.drained ? " drained" : "");
+  return d;
+}
+
 }  // namespace
 
 router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, store_actor store,
@@ -352,7 +376,8 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
     for (auto& w : self->state.workers)
       if (w.handle && w.handle.address() == dm.source) set_status(self, w, worker_status::offline);
   });
-  return {
+  return inspector::counted(self, {
+      [=](inspect_atom) { return inspector::summary_of(self, details_of(self)); },
       [=](leader_atom, const leadership& l) {
         auto& st = self->state;
         ++st.epoch;
@@ -497,7 +522,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         if (reason == 1) self->state.waiting_for_tokens = false;  // tokens refilled
         dispatch(self);
       },
-  };
+  });
 }
 
 }  // namespace aisched::router

@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "actors/backpressure/pressure.hpp"
+#include "actors/inspector/activity.hpp"
 #include "actors/router/routing.hpp"
 #include "actors/worker/run_pool.hpp"
 #include "proto/interfaces.hpp"
@@ -62,6 +63,7 @@ struct router_state {
   router_options opts;
   std::unique_ptr<backpressure::token_bucket> bucket;
   bool waiting_for_tokens = false;
+  inspector::activity activity;
   static inline const char* name = "router";
 };
 

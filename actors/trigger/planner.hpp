@@ -99,6 +99,8 @@ class planner {
 
   const slot_stats& stats() const { return stats_; }
   size_t task_count() const { return tasks_.size(); }
+  /// Tasks with an armed next slot.
+  size_t armed_count() const { return timers_.size(); }
 
   /// The workers that take runs now (from the router): a broadcast task's slot
   /// fans out to one run per matching worker (at least one, at most max_shards).

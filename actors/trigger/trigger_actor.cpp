@@ -6,6 +6,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/inspector/counted.hpp"
 #include "obs/metrics.hpp"
 #include "proto/errors.hpp"
 #include "storage/store_scan.hpp"
@@ -207,6 +208,23 @@ void rebuild(self_ptr self, uint64_t epoch) {
   });
 }
 
+/// The trigger's part of aisched-inspect: leadership, tasks planned, armed
+/// slots, the next due instant and the one CAF timer armed for it.
+std::map<std::string, std::string> details_of(self_ptr self) {
+  auto& st = self->state;
+  std::optional<unix_ms> due;
+  if (st.plan) due = st.plan->next_due();
+  return {{"leading", inspector::text(st.leading)},
+          {"ready", inspector::text(st.ready)},
+          {"term", std::to_string(st.term)},
+          {"tasks", std::to_string(st.plan ? st.plan->task_count() : 0)},
+          {"armed", std::to_string(st.plan ? st.plan->armed_count() : 0)},
+          {"next_due", due ? inspector::instant(*due) : "-"},
+          {"timer_at", inspector::instant(st.armed_for)},
+          {"pressure", inspector::text(st.load.level)},
+          {"deferred", std::to_string(st.deferred.size())}};
+}
+
 }  // namespace
 
 trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
@@ -216,7 +234,8 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
   st.store = std::move(store);
   st.base_unix = start_unix;
   st.base_steady = self->clock().now();
-  return {
+  return inspector::counted(self, {
+      [=](inspect_atom) { return inspector::summary_of(self, details_of(self)); },
       [=](leader_atom, const leadership& l) {
         auto& st = self->state;
         ++st.epoch;
@@ -303,7 +322,7 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
           commit_now(self, std::move(*d), now_of(self), rp);
         });
       },
-  };
+  });
 }
 
 }  // namespace aisched::trigger

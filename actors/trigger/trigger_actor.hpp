@@ -13,6 +13,7 @@
 #include <caf/actor_clock.hpp>
 #include <caf/typed_response_promise.hpp>
 
+#include "actors/inspector/activity.hpp"
 #include "actors/trigger/planner.hpp"
 #include "proto/interfaces.hpp"
 
@@ -39,6 +40,7 @@ struct trigger_state {
   // Wall clock anchored to the actor clock, so tests run on virtual time.
   unix_ms base_unix = 0;
   caf::actor_clock::time_point base_steady;
+  inspector::activity activity;
   static inline const char* name = "trigger";
 };
 

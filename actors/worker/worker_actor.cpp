@@ -8,6 +8,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/inspector/counted.hpp"
 #include "obs/metrics.hpp"
 
 namespace aisched::worker {
@@ -42,6 +43,19 @@ void deliver_final(worker_actor::stateful_pointer<worker_state> self, const std:
   self->send(to, report_atom::value, r);
 }
 
+/// The worker's part of aisched-inspect: runs in progress, finished runs kept
+/// for dedup, final reports not yet acknowledged by the leader.
+std::map<std::string, std::string> details_of(const worker_state& st) {
+  size_t running = 0;
+  for (auto& [key, r] : st.runs) running += r.done ? 0 : 1;
+  return {{"id", st.cfg.id},
+          {"running", std::to_string(running)},
+          {"slots", std::to_string(st.pool ? st.pool->threads() : 0)},
+          {"dedup_cached", std::to_string(st.runs.size() - running)},
+          {"unacked_reports", std::to_string(st.unacked.size())},
+          {"connected", inspector::text(static_cast<bool>(st.report_sink))}};
+}
+
 }  // namespace
 
 worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<worker_state> self,
@@ -65,7 +79,8 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
                fs.end());
     }
   });
-  return {
+  return inspector::counted(self, {
+      [=](inspect_atom) { return inspector::summary_of(self, details_of(self->state)); },
       [=](execute_atom, const execute_request& req, const worker_proxy_actor& reply_to) -> bool {
         auto& st = self->state;
         auto now = now_ms();
@@ -209,7 +224,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
           if (!run.done && key.compare(0, instance_id.size() + 1, instance_id + "#") == 0)
             run.cancelled->store(true);
       },
-  };
+  });
 }
 
 }  // namespace aisched::worker

@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "actors/inspector/activity.hpp"
 #include "actors/worker/executor.hpp"
 #include "actors/worker/outbox.hpp"
 #include "actors/worker/run_pool.hpp"
@@ -47,6 +48,7 @@ struct worker_state {
   caf::actor report_sink;                                 // the router, for re-sends
   std::unordered_map<std::string, run> runs;  // key: "{instance}#{attempt}"
   unix_ms last_purge = 0;
+  inspector::activity activity;
   static inline const char* name = "worker";
 };
 
