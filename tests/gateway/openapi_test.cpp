@@ -35,7 +35,9 @@ void collect_refs(const json::value& v, const std::string& at,
   if (v.is_object()) {
     for (auto& [k, x] : v.as_object()) {
       if (k == "$ref") out.emplace_back(at, &v);
-      collect_refs(x, at + "/" + std::string(k), out);
+      std::string key;  // JSON pointer escaping, so "/api/v1/tasks" reads back as one key
+      for (char c : k) key += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+      collect_refs(x, at + "/" + key, out);
     }
   } else if (v.is_array()) {
     size_t i = 0;
@@ -75,11 +77,16 @@ TEST(openapi_test, every_operation_has_an_id_a_success_and_a_client_error) {
   for (auto& o : ops) {
     auto where = o.method + " " + o.path;
     auto* id = o.op->if_contains("operationId");
-    ASSERT_TRUE(id && id->is_string() && !id->as_string().empty()) << where << ": no operationId";
-    EXPECT_TRUE(ids.insert(std::string(id->as_string())).second)
-        << where << ": operationId " << id->as_string() << " used twice";
+    if (id && id->is_string() && !id->as_string().empty())
+      EXPECT_TRUE(ids.insert(std::string(id->as_string())).second)
+          << where << ": operationId " << id->as_string() << " used twice";
+    else
+      ADD_FAILURE() << where << ": no operationId";
     auto* responses = o.op->if_contains("responses");
-    ASSERT_TRUE(responses && responses->is_object()) << where << ": no responses";
+    if (!responses || !responses->is_object()) {
+      ADD_FAILURE() << where << ": no responses";
+      continue;
+    }
     bool ok = false, client_error = false;
     for (auto& [code, r] : responses->as_object()) {
       ok |= code.size() == 3 && code[0] == '2';
