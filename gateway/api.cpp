@@ -14,6 +14,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include "actors/trigger/schedule.hpp"
+#include "gateway/openapi.hpp"
 #include "gateway/output_stream.hpp"
 #include "gateway/peers.hpp"
 #include "proto/errors.hpp"
@@ -120,6 +121,8 @@ class api {
       return reply(json_response(
           200, json::object{{"version", AISCHED_VERSION}, {"node_id", ctx_.node_id}}));
     if (res == "cluster" && seg.size() == 3 && m == "GET") return cluster(reply);
+    if (res == "openapi.json" && seg.size() == 3 && m == "GET")
+      return reply(http_response{200, std::string(openapi_document()), "application/json"});
     if (res == "schedules" && seg.size() == 4 && seg[3] == "next" && m == "GET")
       return next_times(req, reply);
     if (res == "tasks") return tasks(req, seg, reply);

@@ -85,6 +85,10 @@ std::string_view route_pattern(std::string_view path) {
   return other;
 }
 
+std::vector<std::string_view> route_patterns() {
+  return {patterns.begin(), patterns.end()};
+}
+
 handler_fn with_metrics(handler_fn inner) {
   auto table = std::make_shared<const route_table>();
   return [inner = std::move(inner), table](http_request req, reply_fn reply) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "gateway/http.hpp"
 
@@ -14,6 +15,10 @@ namespace aisched::gateway {
 /// "other" for a path no route serves. Patterns come from a fixed table, so
 /// the result has bounded cardinality whatever clients send.
 std::string_view route_pattern(std::string_view path);
+
+/// Every route pattern the gateway serves, `{...}` marking a path parameter
+/// ("/api/v1/tasks/{id}"). The OpenAPI test checks gateway/openapi.json against it.
+std::vector<std::string_view> route_patterns();
 
 /// Serves GET /metrics (Content-Type text/plain; version=0.0.4) and passes
 /// everything else to `inner`, recording gateway_requests_total{route,code}
