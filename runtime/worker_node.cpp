@@ -18,6 +18,7 @@
 #include "proto/registry.hpp"
 #include "runtime/log.hpp"
 #include "runtime/node.hpp"
+#include "runtime/tls.hpp"
 
 namespace aisched::runtime {
 
@@ -29,6 +30,7 @@ std::unique_ptr<caf::actor_system_config> make_caf_config(const config& cfg) {
   c->set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(500)});
   c->set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(5)});
   c->load<caf::io::middleman>();
+  enable_cluster_tls(*c, cfg);  // after the middleman, which the openssl module needs
   proto::register_types(*c);
   c->add_message_type<raft::message>("aisched.raft.message");
   c->add_message_type<raft::snapshot_chunk>("aisched.raft.snapshot_chunk");
@@ -81,7 +83,8 @@ int run_worker_node(const config& cfg, sigset_t& signals) {
   info.max_load = static_cast<uint32_t>(cfg.worker_slots);
   auto registrar = sys.spawn(worker::registrar_actor_impl, cfg.join.host, cfg.join.port, info, w);
   log::info("worker node started", {{"join", cfg.join.host + ":" + std::to_string(cfg.join.port)},
-                                    {"slots", std::to_string(cfg.worker_slots)}});
+                                    {"slots", std::to_string(cfg.worker_slots)},
+                                    {"transport", cfg.tls_cert.empty() ? "tcp" : "tls"}});
   int sig = 0;
   sigwait(&signals, &sig);
   drain(sys, registrar, w, cfg.drain_seconds, signals);
