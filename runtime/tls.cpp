@@ -1,6 +1,7 @@
 // Cluster TLS; see tls.hpp.
 #include "runtime/tls.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -67,16 +68,21 @@ std::string check_tls_files(const config& cfg) {
   if (!ctx) return with_reason("cannot create an OpenSSL context");
   if (SSL_CTX_use_certificate_chain_file(ctx.get(), cfg.tls_cert.c_str()) != 1)
     return with_reason("--tls-cert: no usable PEM certificate in '" + cfg.tls_cert + "'");
-  SSL_CTX_set_default_passwd_cb(ctx.get(), password_cb);
-  SSL_CTX_set_default_passwd_cb_userdata(ctx.get(), const_cast<std::string*>(&cfg.tls_key_password));
-  if (SSL_CTX_use_PrivateKey_file(ctx.get(), cfg.tls_key.c_str(), SSL_FILETYPE_PEM) != 1)
-    return with_reason("--tls-key: cannot load a private key matching --tls-cert from '" +
-                       cfg.tls_key + "'" +
-                       (cfg.tls_key_password.empty() ? " (if it is encrypted, set --tls-key-password)"
+  // Parsing and matching apart, so the message says which of the two failed.
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_file(cfg.tls_key.c_str(), "r"), BIO_free);
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
+      bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, password_cb,
+                                    const_cast<std::string*>(&cfg.tls_key_password))
+          : nullptr,
+      EVP_PKEY_free);
+  if (!key)
+    return with_reason("--tls-key: no usable PEM private key in '" + cfg.tls_key + "'" +
+                       (cfg.tls_key_password.empty() ? " (encrypted? set --tls-key-password)"
                                                      : " (wrong --tls-key-password?)"));
-  if (SSL_CTX_check_private_key(ctx.get()) != 1)
-    return with_reason("--tls-key: '" + cfg.tls_key + "' does not belong to the certificate in '" +
-                       cfg.tls_cert + "'");
+  ERR_clear_error();
+  if (SSL_CTX_use_PrivateKey(ctx.get(), key.get()) != 1 || SSL_CTX_check_private_key(ctx.get()) != 1)
+    return "--tls-key: '" + cfg.tls_key + "' is not the key of the certificate in '" +
+           cfg.tls_cert + "'";
   if (SSL_CTX_load_verify_locations(ctx.get(), cfg.tls_ca.c_str(), nullptr) != 1)
     return with_reason("--tls-ca: no usable PEM CA certificate in '" + cfg.tls_ca + "'");
   // Our own certificate must chain to the cluster CA, or every peer rejects us
