@@ -5,8 +5,8 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
-#include <caf/io/middleman.hpp>
 
+#include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
 
 namespace aisched::gateway {
@@ -27,7 +27,7 @@ void reach_endpoint(caf::event_based_actor* self, const std::string& address,
     return make_error(errc::unavailable, "leader",
                              "cannot reach member at " + address + ": " + why);
   };
-  auto mm = self->system().middleman().actor_handle();
+  auto mm = proto::cluster_connector(self->system());  // TLS when configured
   self->request(mm, timeout, caf::connect_atom::value, address.substr(0, colon), port)
       .then(
           [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {

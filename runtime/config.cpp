@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "proto/errors.hpp"
+#include "runtime/tls.hpp"
 
 namespace aisched::runtime {
 
@@ -78,6 +79,19 @@ parse_outcome parse_command_line(int argc, char** argv) {
   std::string join;
   app.add_option("--join", join, "worker nodes: a scheduler node's cluster HOST:PORT")
       ->envname("AISCHED_JOIN");
+  app.add_option("--tls-cert", cfg.tls_cert,
+                 "cluster TLS: this node's certificate (PEM), signed by the --tls-ca")
+      ->envname("AISCHED_TLS_CERT");
+  app.add_option("--tls-key", cfg.tls_key, "cluster TLS: this node's private key (PEM)")
+      ->envname("AISCHED_TLS_KEY");
+  app.add_option("--tls-ca", cfg.tls_ca,
+                 "cluster TLS: the cluster's CA certificate (PEM); peers must present a "
+                 "certificate it signed. With all three set, node-to-node traffic uses TLS")
+      ->envname("AISCHED_TLS_CA");
+  app.add_option("--tls-key-password", cfg.tls_key_password,
+                 "cluster TLS: password of an encrypted --tls-key (prefer the environment "
+                 "variable or the config file: arguments are visible to other users)")
+      ->envname("AISCHED_TLS_KEY_PASSWORD");
   std::vector<std::string> labels;
   app.add_option("--worker-label", labels, "label of the built-in worker, KEY=VALUE (repeatable)")
       ->envname("AISCHED_WORKER_LABELS")->delimiter(',');
@@ -176,6 +190,12 @@ parse_outcome parse_command_line(int argc, char** argv) {
     // A worker node's cluster port serves aisched-inspect only. Unless one is
     // given, take a free port (it is logged) instead of the scheduler's default.
     if (cluster == "127.0.0.1:7400") cfg.cluster.port = 0;
+  }
+  // CAF reads these only at the first handshake and aborts there; fail now.
+  if (auto why = check_tls_files(cfg); !why.empty()) {
+    std::cerr << "aisched: " << why << "\n";
+    out.exit_code = 2;
+    return out;
   }
   if (cfg.node_id.empty()) {
     std::cerr << "aisched: --node-id must not be empty\n";

@@ -39,6 +39,9 @@ struct config {
   double dispatch_rate = 3000;  // dispatches per second; 0 = unlimited
   std::map<std::string, std::string> worker_labels;
   unsigned drain_seconds = 30;
+  // Cluster TLS (all three or none; runtime/tls.hpp): this node's certificate
+  // and key, and the private cluster CA that signs every node's certificate.
+  std::string tls_cert, tls_key, tls_ca, tls_key_password;
   uint64_t snapshot_every = 10'000;  // raft: compact after this many applied entries (advanced)  // worker nodes: how long SIGTERM waits for runs to finish
 };
 

@@ -25,6 +25,7 @@
 #include "gateway/api.hpp"
 #include "gateway/metrics_route.hpp"
 #include "gateway/server.hpp"
+#include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
 #include "proto/registry.hpp"
 #include "runtime/log.hpp"
@@ -181,15 +182,15 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
                             caf::actor_cast<caf::actor>(raft_node), trigger, http_addr, inspector);
   caf::anon_send(inspector, proto::enroll_atom::value, std::string("endpoint"),
                  proto::inspectable_actor{endpoint});
-  auto cluster_port =
-      sys.middleman().publish(endpoint, cfg.cluster.port, cfg.cluster.host.c_str(), true);
+  auto cluster_port = proto::publish_cluster_endpoint(endpoint, cfg.cluster.port, cfg.cluster.host);
   if (!cluster_port) {
     stop_actors();
     caf::anon_send_exit(endpoint, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(inspector, caf::exit_reason::user_shutdown);
     return fail("cannot listen on cluster address", cluster_port.error());
   }
-  log::info("cluster listening", {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)}});
+  log::info("cluster listening", {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)},
+                                  {"transport", cfg.tls_cert.empty() ? "tcp" : "tls"}});
 
   if (http)
     late->set(gateway::with_metrics(gateway::make_api(

@@ -17,9 +17,11 @@
 #include "actors/worker/registrar_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
 #include "proto/errors.hpp"
+#include "proto/cluster_link.hpp"
 #include "proto/registry.hpp"
 #include "runtime/log.hpp"
 #include "runtime/node.hpp"
+#include "runtime/tls.hpp"
 
 namespace aisched::runtime {
 
@@ -31,6 +33,7 @@ std::unique_ptr<caf::actor_system_config> make_caf_config(const config& cfg) {
   c->set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(500)});
   c->set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(5)});
   c->load<caf::io::middleman>();
+  enable_cluster_tls(*c, cfg);  // after the middleman, which the openssl module needs
   proto::register_types(*c);
   c->add_message_type<raft::message>("aisched.raft.message");
   c->add_message_type<raft::snapshot_chunk>("aisched.raft.snapshot_chunk");
@@ -88,15 +91,15 @@ int run_worker_node(const config& cfg, sigset_t& signals) {
                             caf::actor{}, proto::trigger_actor{}, std::string{}, inspector);
   caf::anon_send(inspector, proto::enroll_atom::value, std::string("endpoint"),
                  proto::inspectable_actor{endpoint});
-  auto cluster_port =
-      sys.middleman().publish(endpoint, cfg.cluster.port, cfg.cluster.host.c_str(), true);
+  auto cluster_port = proto::publish_cluster_endpoint(endpoint, cfg.cluster.port, cfg.cluster.host);
   if (cluster_port)
     log::info("cluster listening",
               {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)}});
   else  // the worker still works; it only cannot be inspected
     log::warn("cannot listen on cluster address", {{"error", view(cluster_port.error()).message}});
   log::info("worker node started", {{"join", cfg.join.host + ":" + std::to_string(cfg.join.port)},
-                                    {"slots", std::to_string(cfg.worker_slots)}});
+                                    {"slots", std::to_string(cfg.worker_slots)},
+                                    {"transport", cfg.tls_cert.empty() ? "tcp" : "tls"}});
   int sig = 0;
   sigwait(&signals, &sig);
   drain(sys, registrar, w, cfg.drain_seconds, signals);

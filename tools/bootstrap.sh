@@ -15,7 +15,7 @@ PACKAGES="
   libspdlog-dev libfmt-dev
   libcli11-dev
   librapidcheck-dev
-  libssl-dev
+  libssl-dev openssl
   curl tzdata python3
 "
 

@@ -9,12 +9,12 @@
 #include <caf/sum_type.hpp>
 
 #include <caf/actor_system.hpp>
-#include <caf/io/middleman.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/inspector/counted.hpp"
 #include "obs/metrics.hpp"
+#include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
 #include "storage/rocks.hpp"
 #include "storage/snapshot.hpp"
@@ -362,7 +362,7 @@ void connect(self_ptr self, const std::string& id) {
   auto retry = [=] {
     self->delayed_send(self, reconnect_after, reconnect_atom::value, id);
   };
-  auto mm = self->system().middleman().actor_handle();
+  auto mm = proto::cluster_connector(self->system());  // TLS when configured
   self->request(mm, connect_timeout, caf::connect_atom::value, addr.host, addr.port)
       .then(
           [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {

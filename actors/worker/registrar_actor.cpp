@@ -2,10 +2,11 @@
 #include "actors/worker/registrar_actor.hpp"
 
 #include <chrono>
+#include <cstdio>
 
 #include <caf/actor_system.hpp>
-#include <caf/io/middleman.hpp>
 
+#include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
 
 namespace aisched::worker {
@@ -31,6 +32,17 @@ void send_heartbeat(self_ptr self) {
   self->send(st.router, register_atom::value, st.info, st.worker);
 }
 
+/// Says once per distinct reason why the cluster cannot be reached (wrong
+/// address, scheduler down, TLS credentials rejected: CAF reports a refused
+/// handshake only to us), so an operator sees it without a line a second.
+void report_unreachable(self_ptr self, const std::string& why) {
+  auto& st = self->state;
+  if (why == st.last_error) return;
+  st.last_error = why;
+  std::fprintf(stderr, "registrar %s: cannot register with the cluster at %s:%u: %s; retrying\n",
+               st.info.id.c_str(), st.host.c_str(), unsigned(st.port), why.c_str());
+}
+
 void retry_later(self_ptr self) {
   self->state.router = nullptr;
   self->delayed_send(self, retry_after, reconnect_atom::value, ++self->state.generation);
@@ -39,19 +51,23 @@ void retry_later(self_ptr self) {
 void connect(self_ptr self) {
   auto& st = self->state;
   auto gen = ++st.generation;
-  auto mm = self->system().middleman().actor_handle();
+  auto mm = proto::cluster_connector(self->system());  // TLS when configured
   self->request(mm, connect_timeout, connect_atom::value, st.host, st.port)
       .then(
           [=](const caf::node_id&, caf::strong_actor_ptr& ptr,
               const std::set<std::string>& ifs) {
             if (gen != self->state.generation) return;
-            if (!ptr || !self->system().assignable<endpoint_actor>(ifs)) return retry_later(self);
+            if (!ptr || !self->system().assignable<endpoint_actor>(ifs)) {
+              report_unreachable(self, "no endpoint published there");
+              return retry_later(self);
+            }
             auto ep = caf::actor_cast<endpoint_actor>(std::move(ptr));
             self->request(ep, connect_timeout, handles_atom::value)
                 .then(
                     [=](router_actor router, caf::actor&) {
                       if (gen != self->state.generation) return;
                       auto& st = self->state;
+                      st.last_error.clear();
                       st.router = router;
                       self->monitor(router);
                       send_heartbeat(self);
@@ -60,12 +76,16 @@ void connect(self_ptr self) {
                                  caf::actor_cast<caf::actor>(router));
                       self->delayed_send(self, heartbeat_every, caf::tick_atom::value, gen);
                     },
-                    [=](caf::error&) {
-                      if (gen == self->state.generation) retry_later(self);
+                    [=](caf::error& e) {
+                      if (gen != self->state.generation) return;
+                      report_unreachable(self, self->system().render(e));
+                      retry_later(self);
                     });
           },
-          [=](caf::error&) {
-            if (gen == self->state.generation) retry_later(self);
+          [=](caf::error& e) {
+            if (gen != self->state.generation) return;
+            report_unreachable(self, self->system().render(e));
+            retry_later(self);
           });
 }
 

@@ -26,6 +26,7 @@ struct registrar_state {
   proto::worker_actor worker;
   proto::router_actor router;
   uint64_t generation = 0;  // bumped per connection attempt; stale replies are ignored
+  std::string last_error;   // why the last attempt failed, reported once ("" once registered)
   host_stats stats;
   static inline const char* name = "registrar";
 };

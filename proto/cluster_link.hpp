@@ -1,0 +1,33 @@
+// How a node talks to the other cluster members over CAF: plain TCP, or TLS with
+// mutual authentication when the node was started with --tls-cert/--tls-key/
+// --tls-ca (runtime/tls.cpp then loads CAF's openssl module). Every outgoing
+// cluster connection (raft peers, worker nodes registering, gateways reaching
+// other members) and the cluster port go through these two functions, so no
+// call site decides on its own whether to use TLS: a TLS node that made one
+// plain connection would let it be the gap the cluster secret is meant to close.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/expected.hpp>
+#include <caf/fwd.hpp>
+#include <caf/io/middleman_actor.hpp>
+
+#include "proto/interfaces.hpp"
+
+namespace aisched::proto {
+
+/// The middleman actor to send `caf::connect_atom` to for reaching another
+/// node: the openssl module's (TLS, verifies the peer's certificate against the
+/// cluster CA and presents ours) when it is loaded, else the plain one.
+caf::io::middleman_actor cluster_connector(caf::actor_system& sys);
+
+/// Publishes `endpoint` on the cluster port at `host`:`port` (0 picks a free
+/// one), with TLS when the openssl module is loaded; returns the bound port.
+/// Unpublishing works through `sys.middleman()` either way (both middleman
+/// actors hand it to the same BASP broker).
+caf::expected<uint16_t> publish_cluster_endpoint(const endpoint_actor& endpoint, uint16_t port,
+                                                 const std::string& host);
+
+}  // namespace aisched::proto
