@@ -119,12 +119,13 @@ struct execute_request {
   std::string idempotency_key;
   std::string trace_id;
   duration_ms timeout = 0;
+  uint32_t memory_mb = 0;  // 0: no cap
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, execute_request& x) {
   return f(caf::meta::type_name("aisched.execute_request"), x.instance_id, x.task_id, x.kind,
            x.command, x.http, x.image, x.attempt, x.shard, x.shards, x.idempotency_key,
-           x.trace_id, x.timeout);
+           x.trace_id, x.timeout, x.memory_mb);
 }
 
 /// A page of tasks with their runtime facts, for a new leader's rebuild.

@@ -233,6 +233,7 @@ json::value to_json(const task& t) {
   r["window"] = format_duration(t.retry.window);
   o["retry"] = std::move(r);
   o["timeout"] = format_duration(t.timeout);
+  o["memory_mb"] = t.memory_mb;
   o["overlap"] = std::string(name_of(t.overlap));
   o["start_at"] = time_or_null(t.start_at);
   o["end_at"] = time_or_null(t.end_at);
@@ -324,6 +325,7 @@ caf::expected<task> task_from_json(const json::value& v, task t) {
     else if (k == "shards") e = read(x, p, t.shards);
     else if (k == "retry") e = read(x, p, t.retry);
     else if (k == "timeout") e = read_duration(x, p, t.timeout);
+    else if (k == "memory_mb") e = read(x, p, t.memory_mb);
     else if (k == "overlap") e = read_enum(x, p, t.overlap);
     else if (k == "start_at") e = read_time(x, p, t.start_at);
     else if (k == "end_at") e = read_time(x, p, t.end_at);

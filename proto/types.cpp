@@ -9,6 +9,7 @@ bool operator==(const task& a, const task& b) {
          a.schedule == b.schedule && a.at == b.at && a.event == b.event &&
          a.timezone == b.timezone && a.labels == b.labels && a.route == b.route &&
          a.shards == b.shards && a.retry == b.retry && a.timeout == b.timeout &&
+         a.memory_mb == b.memory_mb &&
          a.overlap == b.overlap && a.start_at == b.start_at && a.end_at == b.end_at &&
          a.jitter == b.jitter && a.catchup_window == b.catchup_window &&
          a.misfire == b.misfire && a.misfire_limit == b.misfire_limit &&

@@ -154,6 +154,7 @@ struct task {
   // execution policy
   retry_policy retry;
   duration_ms timeout = 3'600'000;
+  uint32_t memory_mb = 0;  // memory cap of each run in MiB (0: none)
   overlap_policy overlap = overlap_policy::allow;
   unix_ms start_at = 0;  // no fires before (0: unbounded)
   unix_ms end_at = 0;    // no fires after (0: unbounded)
@@ -176,7 +177,8 @@ typename Inspector::result_type inspect(Inspector& f, task& x) {
   return f(caf::meta::type_name("aisched.task"), x.id, x.tenant, x.name, x.kind, x.command, x.http,
            x.image, x.schedule, x.at, x.event, x.timezone, x.labels, x.route, x.shards, x.retry,
            x.timeout, x.overlap, x.start_at, x.end_at, x.jitter, x.catchup_window, x.misfire,
-           x.misfire_limit, x.depends_on, x.paused, x.created_at, x.updated_at, x.version);
+           x.misfire_limit, x.depends_on, x.paused, x.created_at, x.updated_at, x.version,
+           x.memory_mb);
 }
 
 /// Runtime facts about a task kept by the state machine beside its definition:

@@ -51,6 +51,7 @@ caf::error validate_task(const task& t) {
   if (t.timezone.empty()) return bad("timezone", "must not be empty (use \"UTC\")");
   if (t.shards < 1 || t.shards > max_shards)
     return bad("shards", "must be between 1 and " + std::to_string(max_shards));
+  if (t.memory_mb > 1024 * 1024) return bad("memory_mb", "must be at most 1048576 (1 TiB)");
   if (t.timeout <= 0 || t.timeout > max_timeout)
     return bad("timeout", "must be greater than 0s and at most 168h");
   const auto& r = t.retry;

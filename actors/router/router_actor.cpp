@@ -45,6 +45,7 @@ execute_request make_request(const task& t, const instance& x) {
   r.idempotency_key = x.idempotency_key;
   r.trace_id = x.trace_id;
   r.timeout = t.timeout;
+  r.memory_mb = t.memory_mb;
   if (!x.event_name.empty()) {
     // An event-fired run: its payload lands in the command, URL and body, escaped.
     auto sub = [&](const std::string& s, landing where) {

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,6 +85,13 @@ run_result run_process(const execute_request& req, const std::vector<std::string
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     if (chdir(dir.c_str()) != 0) _exit(126);
+    if (req.memory_mb != 0 && req.kind != task_kind::container) {
+      // The run's memory cap: its address space, inherited by what it starts.
+      // (Containers get the runtime's cgroup limit instead, see below.)
+      rlim_t bytes = static_cast<rlim_t>(req.memory_mb) * 1024 * 1024;
+      rlimit limit{bytes, bytes};
+      if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(126);
+    }
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
     dup2(fds[1], 1);
@@ -281,6 +289,7 @@ run_result execute_task(const execute_request& req, const exec_options& opts,
                     "no container runtime: install docker or podman on this worker", "");
     }
     argv = {runtime, "run", "--rm"};
+    if (req.memory_mb != 0) argv.push_back("--memory=" + std::to_string(req.memory_mb) + "m");
     for (auto& kv : env)
       if (kv.rfind("PATH=", 0) != 0 && kv.rfind("HOME=", 0) != 0) {
         argv.push_back("-e");

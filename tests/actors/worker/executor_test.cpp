@@ -227,6 +227,19 @@ TEST_F(executor_test, stdin_is_empty) {
   EXPECT_EQ(r.output, "0\n");
 }
 
+TEST_F(executor_test, memory_cap_stops_a_run_that_allocates_past_it) {
+  // python3 asks for 256 MiB at once: refused under a 64 MiB cap, fine without one.
+  const std::string grab = "/usr/bin/python3 -c 'b = bytearray(256 * 1024 * 1024); print(len(b))'";
+  auto capped = shell(grab);
+  capped.memory_mb = 64;
+  auto r = run(capped);
+  EXPECT_EQ(r.state, instance_state::failed) << r.output;
+  EXPECT_NE(r.output.find("MemoryError"), std::string::npos) << r.output;
+  auto free_run = run(shell(grab));
+  EXPECT_EQ(free_run.state, instance_state::success) << free_run.output;
+  EXPECT_NE(free_run.output.find("268435456"), std::string::npos) << free_run.output;
+}
+
 // -- environment and scratch directory -------------------------------------------------
 
 TEST_F(executor_test, run_sees_only_the_documented_environment) {
