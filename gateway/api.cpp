@@ -387,6 +387,27 @@ class api {
             error_response(make_error(errc::invalid_argument, "cursor", "malformed cursor")));
       q.after_id = *c;
     }
+    if (auto i = req.query.find("name"); i != req.query.end()) q.name_contains = i->second;
+    if (auto i = req.query.find("labels"); i != req.query.end() && !i->second.empty()) {
+      // labels=zone=eu,gpu=true
+      std::string_view rest = i->second;
+      while (!rest.empty()) {
+        auto pair = rest.substr(0, rest.find(','));
+        rest.remove_prefix(std::min(rest.size(), pair.size() + 1));
+        auto eq = pair.find('=');
+        if (eq == std::string_view::npos || eq == 0)
+          return reply(error_response(make_error(errc::invalid_argument, "labels",
+                                                 "labels: KEY=VALUE pairs separated by commas")));
+        q.labels[std::string(pair.substr(0, eq))] = std::string(pair.substr(eq + 1));
+      }
+    }
+    if (auto i = req.query.find("state"); i != req.query.end()) {
+      if (i->second == "paused") q.paused = task_query::paused_filter::paused;
+      else if (i->second == "active") q.paused = task_query::paused_filter::active;
+      else
+        return reply(error_response(
+            make_error(errc::invalid_argument, "state", "state: paused or active")));
+    }
     ask<task_page>(ctx_.store, reply, [](task_page& p) { return json_response(200, page_json(p)); },
         list_tasks_atom::value, q);
   }

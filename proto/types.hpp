@@ -306,14 +306,20 @@ typename Inspector::result_type inspect(Inspector& f, worker_heartbeat& x) {
 // -- queries -----------------------------------------------------------------
 
 /// A page of tasks, ordered by id. `next_cursor` is empty on the last page.
+/// Filters narrow the page; a page may come back short (even empty) with a
+/// cursor when many tasks in a row did not match, so clients follow the cursor.
 struct task_query {
   std::string tenant;   // "" = all tenants
   uint64_t after_id = 0;  // cursor: list ids greater than this
   uint32_t limit = 50;
+  std::string name_contains;                   // "" = any name
+  std::map<std::string, std::string> labels;   // every pair among the task's labels
+  enum class paused_filter : uint8_t { any, paused, active } paused = paused_filter::any;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_query& x) {
-  return f(caf::meta::type_name("aisched.task_query"), x.tenant, x.after_id, x.limit);
+  return f(caf::meta::type_name("aisched.task_query"), x.tenant, x.after_id, x.limit,
+           x.name_contains, x.labels, x.paused);
 }
 
 struct task_page {

@@ -45,10 +45,27 @@ caf::expected<task_page> state_machine::list_tasks(const task_query& q) const {
   if (q.after_id == std::numeric_limits<uint64_t>::max()) return page;
   auto it = db_.iterate(column::tasks);
   auto limit = std::max<uint32_t>(1, std::min<uint32_t>(q.limit, 1000));
+  // A filter that matches little must not turn one page into a scan of every
+  // task: after this many non-matching tasks the page ends with a cursor.
+  constexpr size_t max_skipped = 10'000;
+  size_t skipped = 0;
+  auto matches = [&](const task& t) {
+    using pf = task_query::paused_filter;
+    return tenant_matches(q.tenant, t.tenant) &&
+           (q.name_contains.empty() || t.name.find(q.name_contains) != std::string::npos) &&
+           labels_match(q.labels, t.labels) &&
+           (q.paused == pf::any || t.paused == (q.paused == pf::paused));
+  };
   for (it->Seek(keys::task(q.after_id + 1)); it->Valid(); it->Next()) {
     auto t = decode_slice<task>(it->value());
     if (!t) return t.error();
-    if (!tenant_matches(q.tenant, t->tenant)) continue;
+    if (!matches(*t)) {
+      if (++skipped == max_skipped) {
+        page.next_cursor = std::to_string(t->id);
+        break;
+      }
+      continue;
+    }
     if (page.items.size() == limit) {
       page.next_cursor = std::to_string(page.items.back().id);
       break;

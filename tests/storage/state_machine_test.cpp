@@ -267,6 +267,40 @@ TEST_F(state_machine_test, create_repeated_with_an_idempotency_key_returns_the_f
   EXPECT_EQ(view(gone.at(0).error()).code, errc::already_exists);
 }
 
+TEST_F(state_machine_test, task_list_filters_by_name_labels_and_paused) {
+  auto a = make_task("db-backup");
+  a.labels = {{"zone", "eu"}, {"gpu", "true"}};
+  auto b = make_task("db-restore");
+  b.labels = {{"zone", "us"}};
+  auto c = make_task("report");
+  c.labels = {{"zone", "eu"}};
+  auto ida = create(a), idb = create(b), idc = create(c);
+  must_apply(set_paused{"default", idc, true, t0});
+  auto ids = [&](task_query q) {
+    q.tenant = "default";
+    std::vector<uint64_t> out;
+    auto page = sm_->list_tasks(q);
+    EXPECT_TRUE(page);
+    if (page)
+      for (auto& t : page->items) out.push_back(t.id);
+    return out;
+  };
+  task_query by_name;
+  by_name.name_contains = "db-";
+  EXPECT_EQ(ids(by_name), (std::vector<uint64_t>{ida, idb}));
+  task_query by_labels;
+  by_labels.labels = {{"zone", "eu"}};
+  EXPECT_EQ(ids(by_labels), (std::vector<uint64_t>{ida, idc}));
+  by_labels.labels["gpu"] = "true";
+  EXPECT_EQ(ids(by_labels), (std::vector<uint64_t>{ida}));
+  task_query paused;
+  paused.paused = task_query::paused_filter::paused;
+  EXPECT_EQ(ids(paused), (std::vector<uint64_t>{idc}));
+  paused.paused = task_query::paused_filter::active;
+  paused.name_contains = "re";
+  EXPECT_EQ(ids(paused), (std::vector<uint64_t>{idb})) << "filters combine";
+}
+
 TEST_F(state_machine_test, update_with_matching_version_bumps_it_and_keeps_identity) {
   auto id = create(make_task("old", "acme"));
   auto t = make_task("new", "acme");
