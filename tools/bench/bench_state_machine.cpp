@@ -1,0 +1,145 @@
+// Google Benchmark for storage::state_machine::apply on a real RocksDB in a fresh
+// directory under TMPDIR (default /tmp; TMPDIR=/dev/shm takes the disk out). Each
+// iteration applies one batch (one WriteBatch, unsynced as in production):
+// - bm_create_task/N: N create_task entries; items = tasks created;
+// - bm_fire_dispatch_report/N: three entries (fire, dispatch, report_results) covering
+//   one new slot of N noop tasks, taking N instances pending -> dispatched -> success;
+//   items = instances run through.
+//   bench_state_machine --benchmark_min_time=0.2 --benchmark_repetitions=3
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "proto/commands.hpp"
+#include "proto/errors.hpp"
+#include "proto/types.hpp"
+#include "storage/rocks.hpp"
+#include "storage/state_machine.hpp"
+
+namespace aisched::storage {
+namespace {
+
+using namespace proto;
+namespace fs = std::filesystem;
+
+constexpr unix_ms t0 = 1'796'022'000'000;  // 2026-11-30T07:00:00Z
+constexpr unix_ms minute = 60'000;
+
+[[noreturn]] void die(const std::string& what) {
+  std::cerr << what << "\n";
+  std::abort();
+}
+
+/// A state machine on a RocksDB in its own temporary directory, removed on destruction.
+struct fixture {
+  fixture() {
+    dir = fs::temp_directory_path() /
+          ("aisched-bench-sm-" + std::to_string(std::random_device{}()));
+    fs::create_directories(dir);
+    auto d = rocks::open(dir.string());
+    if (!d) die(view(d.error()).message);
+    db = std::move(*d);
+    auto s = state_machine::open(*db);
+    if (!s) die(view(s.error()).message);
+    sm = std::move(*s);
+  }
+  ~fixture() {
+    sm.reset();
+    db.reset();
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+
+  /// Applies `cmds` as the next log entries in one batch; aborts on any rejection.
+  std::vector<caf::expected<applied>> apply(std::vector<command> cmds) {
+    std::vector<log_entry> entries;
+    auto index = sm->applied_index();
+    for (auto& c : cmds) entries.push_back(log_entry{++index, 1, std::move(c)});
+    auto r = sm->apply(entries);
+    if (!r) die(view(r.error()).message);
+    for (auto& x : *r)
+      if (!x) die(view(x.error()).message);
+    return std::move(*r);
+  }
+
+  fs::path dir;
+  std::unique_ptr<rocks> db;
+  std::unique_ptr<state_machine> sm;
+};
+
+task noop_task(int64_t n) {
+  task t;
+  t.name = "bench-" + std::to_string(n);
+  t.kind = task_kind::noop;
+  t.schedule = "* * * * *";
+  t.created_at = t0;
+  t.updated_at = t0;
+  return t;
+}
+
+void bm_create_task(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  fixture f;
+  int64_t made = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::vector<command> cmds;
+    for (int64_t i = 0; i < n; ++i) cmds.emplace_back(create_task{noop_task(made + i), ""});
+    state.ResumeTiming();
+    f.apply(std::move(cmds));
+    made += n;
+  }
+  state.SetItemsProcessed(made);
+}
+
+void bm_fire_dispatch_report(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  fixture f;
+  std::vector<uint64_t> ids;
+  {
+    std::vector<command> cmds;
+    for (int64_t i = 0; i < n; ++i) cmds.emplace_back(create_task{noop_task(i), ""});
+    for (auto& a : f.apply(std::move(cmds))) ids.push_back(a->tasks.at(0).id);
+  }
+  unix_ms slot = t0;
+  int64_t runs = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    slot += minute;
+    fire fi{1, slot, {}};
+    dispatch di{1, slot + 1, {}};
+    report_results re{1, slot + 3, {}};
+    for (auto id : ids) {
+      fi.slots.push_back(fire_slot{id, slot, "", "", "", 0});
+      auto iid = make_instance_id(id, slot, 0);
+      di.entries.push_back(dispatch_entry{iid, "w1"});
+      run_result r;
+      r.instance_id = std::move(iid);
+      r.worker_id = "w1";
+      r.state = instance_state::success;
+      r.started_at = slot + 2;
+      r.finished_at = slot + 3;
+      re.results.push_back(std::move(r));
+    }
+    std::vector<command> cmds{command{std::move(fi)}, command{std::move(di)},
+                              command{std::move(re)}};
+    state.ResumeTiming();
+    f.apply(std::move(cmds));
+    runs += n;
+  }
+  state.SetItemsProcessed(runs);
+}
+
+BENCHMARK(bm_create_task)->Arg(1)->Arg(64)->Unit(benchmark::kMicrosecond);
+BENCHMARK(bm_fire_dispatch_report)->Arg(1)->Arg(64)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace aisched::storage
+
+BENCHMARK_MAIN();
