@@ -504,14 +504,7 @@ class api {
   template <class Gather>
   static json::value cluster_json(const Gather& g) {
     auto member = [](const raft_status& s, bool reachable, bool self) {
-      json::object m;
-      m["id"] = s.node_id;
-      m["role"] = s.role;
-      m["term"] = s.term;
-      m["commit_index"] = s.commit_index;
-      m["applied_index"] = s.applied_index;
-      m["last_log_index"] = s.last_log_index;
-      m["http_addr"] = s.http_addr;
+      auto m = to_json(s).as_object();  // the member's own view
       m["reachable"] = reachable;
       m["self"] = self;
       return m;

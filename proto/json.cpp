@@ -298,13 +298,14 @@ json::value to_json(const worker& w) {
 
 json::value to_json(const raft_status& s) {
   json::object o;
-  o["node_id"] = s.node_id;
+  o["id"] = s.node_id;
   o["role"] = s.role;
   o["leader"] = s.leader_id;
   o["term"] = s.term;
   o["commit_index"] = s.commit_index;
   o["applied_index"] = s.applied_index;
   o["last_log_index"] = s.last_log_index;
+  o["http_addr"] = s.http_addr;
   return o;
 }
 
