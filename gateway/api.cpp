@@ -15,6 +15,7 @@
 
 #include "actors/trigger/schedule.hpp"
 #include "gateway/openapi.hpp"
+#include "gateway/cluster_view.hpp"
 #include "gateway/output_stream.hpp"
 #include "gateway/peers.hpp"
 #include "proto/errors.hpp"
@@ -30,13 +31,6 @@ namespace {
 
 constexpr const char* default_tenant = "default";
 
-http_response json_response(unsigned status, const json::value& v) {
-  return http_response{status, json::serialize(v), "application/json"};
-}
-
-http_response error_response(const caf::error& err) {
-  return json_response(http_status(err), error_to_json(err));
-}
 
 std::optional<uint64_t> parse_u64(std::string_view s) {
   uint64_t v = 0;
@@ -120,7 +114,7 @@ class api {
     if (res == "version" && seg.size() == 3 && m == "GET")
       return reply(json_response(
           200, json::object{{"version", AISCHED_VERSION}, {"node_id", ctx_.node_id}}));
-    if (res == "cluster" && seg.size() == 3 && m == "GET") return cluster(reply);
+    if (res == "cluster" && seg.size() == 3 && m == "GET") return cluster_view(ctx_, reply);
     if (res == "openapi.json" && seg.size() == 3 && m == "GET")
       return reply(http_response{200, std::string(openapi_document()), "application/json"});
     if (res == "schedules" && seg.size() == 4 && seg[3] == "next" && m == "GET")
@@ -458,84 +452,6 @@ class api {
     propose(command{c}, reply, [](applied&) { return http_response{204, "", "application/json"}; });
   }
 
-  /// GET /api/v1/cluster: the leader, and each member's own status (role,
-  /// term, commit / applied index, HTTP address) asked from it over the
-  /// cluster port; a member that does not answer within a second is listed
-  /// as unreachable with what this member knows of it. Reads on any member are
-  /// served from its own state machine (possibly a little behind the leader);
-  /// writes are forwarded to the leader.
-  void cluster(reply_fn& reply) {
-    struct gather {
-      raft_status local;
-      std::map<std::string, raft_status> answers;  // peer id -> its own status
-      size_t waiting = 0;
-    };
-    auto ctx = ctx_;
-    ctx.sys->spawn([ctx, reply](caf::event_based_actor* self) {
-      self->request(ctx.raft, ctx.timeout, raft_status_atom::value)
-          .then(
-              [=](raft_status& s) {
-                auto g = std::make_shared<gather>();
-                g->local = std::move(s);
-                g->local.http_addr = ctx.http_addr;
-                g->waiting = g->local.peers.size();
-                auto finish = [g, reply] { reply(json_response(200, cluster_json(*g))); };
-                if (g->waiting == 0) return finish();
-                for (auto& p : g->local.peers) {
-                  auto id = p.id;
-                  auto answered = [g, finish, id](std::optional<raft_status> st) {
-                    if (st) g->answers[id] = std::move(*st);
-                    if (--g->waiting == 0) finish();
-                  };
-                  reach_endpoint(self, p.address, std::chrono::seconds(1),
-                                 [=](caf::expected<endpoint_actor> ep) {
-                                   if (!ep) return answered(std::nullopt);
-                                   self->request(*ep, std::chrono::seconds(1),
-                                                 raft_status_atom::value)
-                                       .then([=](raft_status& st) { answered(std::move(st)); },
-                                             [=](caf::error&) { answered(std::nullopt); });
-                                 });
-                }
-              },
-              [=](caf::error& e) { reply(error_response(e)); });
-    });
-  }
-
-  template <class Gather>
-  static json::value cluster_json(const Gather& g) {
-    auto member = [](const raft_status& s, bool reachable, bool self) {
-      auto m = to_json(s).as_object();  // the member's own view
-      m["reachable"] = reachable;
-      m["self"] = self;
-      return m;
-    };
-    auto& s = g.local;
-    json::array members;
-    members.push_back(member(s, true, true));
-    for (auto& p : s.peers) {
-      json::object m;
-      if (auto a = g.answers.find(p.id); a != g.answers.end()) {
-        m = member(a->second, true, false);
-      } else {
-        // Unreachable from here: what this member knows of it.
-        m["id"] = p.id;
-        m["role"] = p.id == s.leader_id ? "leader" : "unknown";
-        m["http_addr"] = "";
-        m["reachable"] = false;
-        m["self"] = false;
-      }
-      m["address"] = p.address;
-      if (s.role == "leader") m["match_index"] = p.match_index;
-      members.push_back(std::move(m));
-    }
-    json::object o;
-    o["node_id"] = s.node_id;
-    o["leader"] = s.leader_id;
-    o["term"] = s.term;
-    o["members"] = std::move(members);
-    return o;
-  }
-
   void next_times(http_request& req, reply_fn& reply) {
     auto expr = req.query.count("cron") ? req.query["cron"] : req.query["schedule"];
     if (expr.empty())
@@ -747,6 +663,14 @@ class api {
 };
 
 }  // namespace
+
+http_response json_response(unsigned status, const json::value& v) {
+  return http_response{status, json::serialize(v), "application/json"};
+}
+
+http_response error_response(const caf::error& err) {
+  return json_response(http_status(err), error_to_json(err));
+}
 
 unsigned http_status(const caf::error& err) {
   switch (view(err).code) {

@@ -9,6 +9,10 @@
 #include "gateway/http.hpp"
 #include "proto/interfaces.hpp"
 
+namespace boost::json {
+class value;
+}
+
 namespace caf {
 class actor_system;
 }
@@ -32,5 +36,11 @@ handler_fn make_api(api_context ctx);
 
 /// HTTP status for an error (400 invalid_argument, 404 not_found, 409 conflict ...).
 unsigned http_status(const caf::error& err);
+
+/// A JSON answer with `status`.
+http_response json_response(unsigned status, const boost::json::value& v);
+
+/// The answer for an error: its status and `{"error": {"code", "message", "field"}}`.
+http_response error_response(const caf::error& err);
 
 }  // namespace aisched::gateway

@@ -122,8 +122,7 @@ void follow_output(const api_context& ctx, const std::string& tenant, const std:
               reply(std::move(res));
             },
             [=](caf::error& e) {
-              reply(http_response{http_status(e), json::serialize(error_to_json(e)),
-                                  "application/json"});
+              reply(error_response(e));
             });
   });
 }

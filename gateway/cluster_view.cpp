@@ -1,0 +1,97 @@
+// GET /api/v1/cluster; see cluster_view.hpp.
+#include "gateway/cluster_view.hpp"
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include <boost/json.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+
+#include "gateway/peers.hpp"
+#include "proto/json.hpp"
+
+namespace aisched::gateway {
+
+namespace json = boost::json;
+using namespace proto;
+
+namespace {
+
+/// This member's status and what the others answered about themselves.
+struct gather {
+  raft_status local;
+  std::map<std::string, raft_status> answers;  // peer id -> its own status
+  size_t waiting = 0;                         // peers not answered yet
+};
+
+json::value cluster_json(const gather& g) {
+  auto member = [](const raft_status& s, bool reachable, bool self) {
+    auto m = to_json(s).as_object();  // the member's own view
+    m["reachable"] = reachable;
+    m["self"] = self;
+    return m;
+  };
+  auto& s = g.local;
+  json::array members;
+  members.push_back(member(s, true, true));
+  for (auto& p : s.peers) {
+    json::object m;
+    if (auto a = g.answers.find(p.id); a != g.answers.end()) {
+      m = member(a->second, true, false);
+    } else {
+      // Unreachable from here: what this member knows of it.
+      m["id"] = p.id;
+      m["role"] = p.id == s.leader_id ? "leader" : "unknown";
+      m["http_addr"] = "";
+      m["reachable"] = false;
+      m["self"] = false;
+    }
+    m["address"] = p.address;
+    if (s.role == "leader") m["match_index"] = p.match_index;
+    members.push_back(std::move(m));
+  }
+  json::object o;
+  o["node_id"] = s.node_id;
+  o["leader"] = s.leader_id;
+  o["term"] = s.term;
+  o["members"] = std::move(members);
+  return o;
+}
+
+}  // namespace
+
+void cluster_view(const api_context& ctx, reply_fn reply) {
+  ctx.sys->spawn([ctx, reply](caf::event_based_actor* self) {
+    self->request(ctx.raft, ctx.timeout, raft_status_atom::value)
+        .then(
+            [=](raft_status& s) {
+              auto g = std::make_shared<gather>();
+              g->local = std::move(s);
+              g->local.http_addr = ctx.http_addr;
+              g->waiting = g->local.peers.size();
+              auto finish = [g, reply] { reply(json_response(200, cluster_json(*g))); };
+              if (g->waiting == 0) return finish();
+              for (auto& p : g->local.peers) {
+                auto id = p.id;
+                auto answered = [g, finish, id](std::optional<raft_status> st) {
+                  if (st) g->answers[id] = std::move(*st);
+                  if (--g->waiting == 0) finish();
+                };
+                reach_endpoint(self, p.address, std::chrono::seconds(1),
+                               [=](caf::expected<endpoint_actor> ep) {
+                                 if (!ep) return answered(std::nullopt);
+                                 self->request(*ep, std::chrono::seconds(1),
+                                               raft_status_atom::value)
+                                     .then([=](raft_status& st) { answered(std::move(st)); },
+                                           [=](caf::error&) { answered(std::nullopt); });
+                               });
+              }
+            },
+            [=](caf::error& e) { reply(error_response(e)); });
+  });
+}
+
+}  // namespace aisched::gateway
