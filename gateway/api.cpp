@@ -39,6 +39,18 @@ std::optional<uint64_t> parse_u64(std::string_view s) {
   return v;
 }
 
+/// Reads the optional RFC 3339 query parameter `name` into `out`.
+caf::error read_time(const http_request& req, const char* name, unix_ms& out) {
+  auto i = req.query.find(name);
+  if (i == req.query.end()) return {};
+  auto t = parse_rfc3339(i->second);
+  if (!t || *t <= 0)
+    return make_error(errc::invalid_argument, name,
+                      std::string(name) + " must be an RFC 3339 time, e.g. 2026-01-31T03:00:00Z");
+  out = *t;
+  return {};
+}
+
 /// Splits "/api/v1/tasks/12/pause" into {"api","v1","tasks","12","pause"}.
 std::vector<std::string> segments(const std::string& path) {
   std::vector<std::string> out;
@@ -318,6 +330,11 @@ class api {
         q.by_state = true;
         q.state = *s;
       }
+      if (auto err = read_time(req, "since", q.since)) return reply(error_response(err));
+      if (auto err = read_time(req, "until", q.until)) return reply(error_response(err));
+      if (q.since != 0 && q.until != 0 && q.until <= q.since)
+        return reply(error_response(
+            make_error(errc::invalid_argument, "until", "until must be after since")));
       if (auto err = read_limit(req, q.limit)) return reply(error_response(err));
       if (auto i = req.query.find("cursor"); i != req.query.end()) q.cursor = i->second;
       return ask<instance_page>(ctx_.store, reply, [](instance_page& p) { return json_response(200, page_json(p)); },
