@@ -608,9 +608,32 @@ class api {
     return {};
   }
 
-  /// Sends `xs...` to `hdl` from a bridge actor and answers with `on_ok(result)`.
+  /// The point reads ask() serves inline (see point_reads); nullopt: not set up.
+  std::optional<caf::expected<task>> inline_read(get_task_atom, const std::string& tenant,
+                                                 uint64_t id) const {
+    if (!ctx_.reads.task) return std::nullopt;
+    return ctx_.reads.task(tenant, id);
+  }
+  std::optional<caf::expected<instance>> inline_read(get_instance_atom, const std::string& tenant,
+                                                     const std::string& id) const {
+    if (!ctx_.reads.instance) return std::nullopt;
+    return ctx_.reads.instance(tenant, id);
+  }
+  template <class... Ts>
+  std::nullopt_t inline_read(const Ts&...) const {
+    return std::nullopt;
+  }
+
+  /// Sends `xs...` to `hdl` from a bridge actor and answers with `on_ok(result)`;
+  /// a point read of the store is answered inline instead.
   template <class Result, class Handle, class OnOk, class... Ts>
   void ask(const Handle& hdl, reply_fn& reply, OnOk on_ok, Ts... xs) {
+    if constexpr (std::is_same_v<Handle, store_actor>) {
+      auto r = inline_read(xs...);
+      if constexpr (!std::is_same_v<decltype(r), std::nullopt_t>) {
+        if (r) return *r ? reply(on_ok(**r)) : reply(error_response(r->error()));
+      }
+    }
     auto timeout = ctx_.timeout;
     ctx_.sys->spawn([=](caf::event_based_actor* self) {
       self->request(hdl, timeout, xs...)

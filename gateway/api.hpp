@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "gateway/http.hpp"
@@ -19,6 +20,16 @@ class actor_system;
 
 namespace aisched::gateway {
 
+/// Point reads of the applied state the gateway runs inline on its I/O thread.
+/// A GET of one task or run is a single RocksDB lookup: doing it here saves the
+/// three thread hand-offs of asking the (detached) store actor. Unset: every
+/// read goes through `store`. Lists always do, since a page can scan far.
+struct point_reads {
+  std::function<caf::expected<proto::task>(const std::string& tenant, uint64_t id)> task;
+  std::function<caf::expected<proto::instance>(const std::string& tenant, const std::string& id)>
+      instance;
+};
+
 struct api_context {
   caf::actor_system* sys = nullptr;
   proto::raft_actor raft;
@@ -29,6 +40,7 @@ struct api_context {
   std::string node_id;
   std::string http_addr;  // this gateway's "host:port", shown in the cluster view
   std::chrono::milliseconds timeout{10'000};
+  point_reads reads;
 };
 
 /// Builds the request handler serving the REST API from `ctx`.

@@ -192,9 +192,16 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   log::info("cluster listening", {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)},
                                   {"transport", cfg.tls_cert.empty() ? "tcp" : "tls"}});
 
-  if (http)
-    late->set(gateway::with_metrics(gateway::make_api(
-        gateway::api_context{&sys, raft, store, trigger, router, pressure, cfg.node_id, http_addr})));
+  if (http) {
+    gateway::api_context ctx{&sys, raft, store, trigger, router, pressure, cfg.node_id, http_addr};
+    ctx.reads.task = [db, sm](const std::string& tenant, uint64_t id) {
+      return sm->get_task(tenant, id);
+    };
+    ctx.reads.instance = [db, sm](const std::string& tenant, const std::string& id) {
+      return sm->get_instance(tenant, id);
+    };
+    late->set(gateway::with_metrics(gateway::make_api(std::move(ctx))));
+  }
   log::info("node started", {{"version", AISCHED_VERSION}});
 
   int sig = 0;
