@@ -6,6 +6,7 @@
 #include <chrono>
 #include <string>
 
+#include "gateway/auth.hpp"
 #include "gateway/http.hpp"
 #include "proto/interfaces.hpp"
 
@@ -29,6 +30,7 @@ struct api_context {
   std::string node_id;
   std::string http_addr;  // this gateway's "host:port", shown in the cluster view
   std::chrono::milliseconds timeout{10'000};
+  auth_options auth;  // off by default: every request is admin of tenant "default"
 };
 
 /// Builds the request handler serving the REST API from `ctx`.
