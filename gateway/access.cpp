@@ -174,8 +174,8 @@ void access::record(audit_entry e) {
 void access::admit(http_request req, reply_fn reply, handler_fn next) {
   const auto& rule = rule_for(req.method, req.path);
   if (!ctx_.auth.enabled) {
-    req.who = principal{"anonymous", "default", role::admin, false};
-    return proceed(rule, std::move(req), std::move(reply), std::move(next), req.who);
+    principal everyone{"anonymous", "default", role::admin, false};
+    return proceed(rule, std::move(req), std::move(reply), std::move(next), std::move(everyone));
   }
   if (!rule.min) {
     req.who = principal{"anonymous", "default", role::viewer, false};

@@ -223,7 +223,7 @@ class api {
         hb = std::move(*parsed);
       }
       auto id = seg[3];
-      return with_own_worker(ctx_, req.who.tenant, id, reply, [this, reply, id, hb] {
+      return with_own_worker(ctx_, req.who.tenant, id, reply, [this, reply, id, hb]() mutable {
         ask<bool>(ctx_.router, reply,
                   [id](bool known) {
                     if (known) return json_response(200, json::object{{"status", "ok"}});
@@ -234,12 +234,12 @@ class api {
       });
     }
     if (seg.size() == 5 && (seg[4] == "drain" || seg[4] == "undrain") && m == "POST")
-      return with_own_worker(ctx_, req.who.tenant, seg[3], reply, [this, reply, seg] {
+      return with_own_worker(ctx_, req.who.tenant, seg[3], reply, [this, reply, seg]() mutable {
         ask<worker>(ctx_.router, reply, [](worker& w) { return json_response(200, to_json(w)); },
                     drain_atom::value, seg[3], seg[4] == "drain");
       });
     if (seg.size() == 4 && m == "DELETE")
-      return with_own_worker(ctx_, req.who.tenant, seg[3], reply, [this, reply, seg] {
+      return with_own_worker(ctx_, req.who.tenant, seg[3], reply, [this, reply, seg]() mutable {
         ask<bool>(ctx_.router, reply, [](bool) { return http_response{204, "", "application/json"}; },
                   remove_atom::value, seg[3]);
       });

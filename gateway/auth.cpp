@@ -138,7 +138,7 @@ caf::expected<std::string> issue_jwt(const auth_options& opts, const proto::user
   char* s = jwt_encode_str(j.get());
   if (!s) return make_error(errc::internal, "cannot encode a JWT");
   std::string out(s);
-  jwt_free_str(s);
+  std::free(s);  // libjwt 1.10 allocates with malloc and has no jwt_free_str
   return out;
 }
 

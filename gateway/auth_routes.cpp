@@ -152,9 +152,10 @@ void create_user(access& gate, http_request& req, reply_fn& reply) {
     return reply(error_response(
         make_error(errc::invalid_argument, "password", "password: 8 to 1024 characters")));
   auto ctx = gate.ctx();
-  ctx.sys->spawn<caf::detached>([ctx, u, password, reply](caf::event_based_actor* self) mutable {
+  ctx.sys->spawn<caf::detached>([ctx, base = u, password, reply](caf::event_based_actor* self) {
     auto hash = hash_password(password);
     if (!hash) return reply(error_response(hash.error()));
+    auto u = base;
     u.password_hash = std::move(*hash);
     self->request(ctx.raft, ctx.timeout, propose_atom::value, command{put_user{u, false}})
         .then([=](applied&) { reply(json_response(201, to_json(u))); },
