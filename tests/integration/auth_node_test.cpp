@@ -381,3 +381,56 @@ TEST(auth_cluster, api_token_works_on_a_follower_and_its_revocation_reaches_it) 
   EXPECT_TRUE(eventually([&] { return call(other, "GET", "/api/v1/tasks", token).status == 401; },
                          10s));
 }
+
+#ifdef AISCHEDCTL_BINARY
+TEST_F(auth_node, aischedctl_logs_in_and_manages_users_tokens_and_the_audit_log) {
+  auto server = "http://127.0.0.1:" + std::to_string(port_);
+  auto ctl = [&](std::vector<std::string> args, const std::string& token = "",
+                 const std::string& input = "") {
+    args.insert(args.begin(), {AISCHEDCTL_BINARY, "--server", server});
+    if (!token.empty()) args.insert(args.end(), {"--token", token});
+    return run_command(args, 10s, input);
+  };
+  auto pw = write_file(dir_.path() + "/pw", admin_password);
+  auto login = ctl({"login", "-u", "admin", "--password-file", pw});
+  ASSERT_EQ(login.exit_code, 0) << login.err;
+  auto token = login.out.substr(0, login.out.find('\n'));
+  EXPECT_FALSE(token.empty());
+  auto bad = ctl({"login", "-u", "admin"}, "", "wrong-password\n");
+  EXPECT_EQ(bad.exit_code, 6) << bad.err;  // 401
+  EXPECT_EQ(ctl({"task", "list"}).exit_code, 6);
+
+  auto who = ctl({"whoami", "-o", "json"}, token);
+  ASSERT_EQ(who.exit_code, 0) << who.err;
+  EXPECT_NE(who.out.find("\"admin\""), std::string::npos) << who.out;
+
+  auto user = ctl({"user", "create", "vera", "--role", "viewer"}, token, "vera-password\n");
+  ASSERT_EQ(user.exit_code, 0) << user.err;
+  auto users = ctl({"user", "list", "-o", "json"}, token);
+  EXPECT_NE(users.out.find("vera"), std::string::npos) << users.out;
+  auto vera = ctl({"login", "-u", "vera"}, "", "vera-password\n");
+  ASSERT_EQ(vera.exit_code, 0) << vera.err;
+  auto vera_token = vera.out.substr(0, vera.out.find('\n'));
+  EXPECT_EQ(ctl({"task", "list"}, vera_token).exit_code, 0);
+  EXPECT_EQ(ctl({"user", "list"}, vera_token).exit_code, 7);  // 403
+
+  auto created = ctl({"token", "create", "ci", "--role", "operator", "-o", "json"}, token);
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  auto doc = json::parse(created.out).as_object();
+  auto id = str(doc, "id");
+  EXPECT_EQ(str(doc, "token").rfind("ais_", 0), 0u);
+  auto listed = ctl({"token", "list"}, token);
+  EXPECT_NE(listed.out.find(id), std::string::npos) << listed.out;
+  EXPECT_EQ(ctl({"task", "list"}, str(doc, "token")).exit_code, 0);
+  EXPECT_EQ(ctl({"token", "revoke", id}, token).exit_code, 0);
+  EXPECT_EQ(ctl({"task", "list"}, str(doc, "token")).exit_code, 6);
+  EXPECT_EQ(ctl({"user", "delete", "vera"}, token).exit_code, 0);
+  EXPECT_EQ(ctl({"user", "delete", "vera"}, token).exit_code, 3);  // 404
+
+  EXPECT_TRUE(eventually([&] {
+    auto audit = ctl({"audit", "list", "--limit", "50"}, token);
+    return audit.exit_code == 0 && audit.out.find("token.revoke") != std::string::npos &&
+           audit.out.find("user.delete") != std::string::npos;
+  }));
+}
+#endif
