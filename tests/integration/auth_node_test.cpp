@@ -276,7 +276,7 @@ TEST_F(auth_node, tenants_never_see_or_change_each_others_tasks_instances_and_wo
   // Users and tokens: beta's admin manages beta only and cannot provision others.
   EXPECT_EQ(call(port_, "DELETE", "/api/v1/users/admin", bea).status, 404u);
   auto users = call(port_, "GET", "/api/v1/users", bea);
-  EXPECT_EQ(users.body.find("\"admin\""), std::string::npos) << users.body;
+  EXPECT_EQ(users.body.find("\"name\":\"admin\""), std::string::npos) << users.body;
   auto provision = call(port_, "POST", "/api/v1/users", bea,
                         R"({"name":"evil","password":"evil-password","tenant":"default"})");
   EXPECT_EQ(provision.status, 403u) << provision.body;
