@@ -30,3 +30,7 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(GTest REQUIRED)
 find_package(rapidcheck CONFIG REQUIRED)
 find_package(benchmark CONFIG REQUIRED)
+
+# Authentication (gateway/auth.cpp): JWTs and argon2id password hashes.
+find_library(LIBJWT_LIBRARY jwt REQUIRED)
+find_library(ARGON2_LIBRARY argon2 REQUIRED)

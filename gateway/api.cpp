@@ -14,10 +14,13 @@
 #include <caf/event_based_actor.hpp>
 
 #include "actors/trigger/schedule.hpp"
+#include "gateway/access.hpp"
+#include "gateway/auth_routes.hpp"
 #include "gateway/openapi.hpp"
 #include "gateway/cluster_view.hpp"
 #include "gateway/output_stream.hpp"
 #include "gateway/peers.hpp"
+#include "gateway/report_route.hpp"
 #include "proto/errors.hpp"
 #include "proto/json.hpp"
 #include "proto/validate.hpp"
@@ -28,9 +31,6 @@ namespace json = boost::json;
 using namespace proto;
 
 namespace {
-
-constexpr const char* default_tenant = "default";
-
 
 std::optional<uint64_t> parse_u64(std::string_view s) {
   uint64_t v = 0;
@@ -114,9 +114,17 @@ json::value page_json(const instance_page& p) {
 
 class api {
  public:
-  explicit api(api_context ctx) : ctx_(std::move(ctx)) {}
+  explicit api(api_context ctx) : ctx_(ctx), gate_(std::make_shared<access>(std::move(ctx))) {}
 
+  /// Every request passes the auth gate first: it sets req.who (whose tenant
+  /// scopes everything below), answers 401/403 and audits mutations.
   void operator()(http_request req, reply_fn reply) {
+    gate_->admit(std::move(req), std::move(reply),
+                 [this](http_request r, reply_fn rp) { route(r, rp); });
+  }
+
+ private:
+  void route(http_request& req, reply_fn& reply) {
     auto seg = segments(req.path);
     auto& m = req.method;
     if (seg.size() == 1 && seg[0] == "healthz" && m == "GET")
@@ -131,9 +139,10 @@ class api {
       return reply(http_response{200, std::string(openapi_document()), "application/json"});
     if (res == "schedules" && seg.size() == 4 && seg[3] == "next" && m == "GET")
       return next_times(req, reply);
+    if (is_auth_resource(res)) return auth_routes(*gate_, req, seg, reply);
     if (res == "tasks") return tasks(req, seg, reply);
     if (res == "events" && seg.size() == 4 && m == "POST") return publish_event(req, seg[3], reply);
-    if (res == "dag" && seg.size() == 3 && m == "GET") return dag(reply);
+    if (res == "dag" && seg.size() == 3 && m == "GET") return dag(req.who.tenant, reply);
     if (res == "instances") return instances(req, seg, reply);
     if (res == "workers") return workers(req, seg, reply);
     if (res == "backpressure" && seg.size() == 3 && m == "GET")
@@ -153,7 +162,6 @@ class api {
     not_found(req, reply);
   }
 
- private:
   // -- routing ---------------------------------------------------------------
 
   void tasks(http_request& req, const std::vector<std::string>& seg, reply_fn& reply) {
@@ -168,7 +176,7 @@ class api {
       return reply(error_response(
           make_error(errc::invalid_argument, "id", "task id must be a positive integer")));
     if (seg.size() == 4) {
-      if (m == "GET") return get_task_route(*id, reply);
+      if (m == "GET") return get_task_route(req.who.tenant, *id, reply);
       if (m == "PUT" || m == "PATCH") return update_task_route(*id, req, reply);
       if (m == "DELETE") return delete_task_route(*id, req, reply);
       return method_not_allowed(reply);
@@ -180,10 +188,10 @@ class api {
                             for (auto& x : a.instances) items.push_back(to_json(x));
                             return json_response(201, json::object{{"instances", std::move(items)}});
                           },
-                          trigger_now_atom::value, std::string(default_tenant), *id);
+                          trigger_now_atom::value, req.who.tenant, *id);
     if (seg.size() == 5 && m == "POST" && seg[4] == "backfill") return backfill(*id, req, reply);
     if (seg.size() == 5 && m == "POST" && (seg[4] == "pause" || seg[4] == "resume")) {
-      set_paused c{default_tenant, *id, seg[4] == "pause", now_ms()};
+      set_paused c{req.who.tenant, *id, seg[4] == "pause", now_ms()};
       return propose(command{c}, reply, [](applied& a) {
         return json_response(200, task_view(a.tasks.at(0)));
       });
@@ -195,9 +203,10 @@ class api {
     auto& m = req.method;
     if (seg.size() == 3 && m == "GET")
       return ask<worker_list>(ctx_.router, reply,
-                              [](worker_list& l) {
+                              [tenant = req.who.tenant](worker_list& l) {
                                 json::array items;
-                                for (auto& w : l.items) items.push_back(to_json(w));
+                                for (auto& w : l.items)
+                                  if (w.tenant == tenant) items.push_back(to_json(w));
                                 return json_response(200, json::object{{"items", std::move(items)}});
                               },
                               list_workers_atom::value);
@@ -208,11 +217,12 @@ class api {
       base.protocol = worker_protocol::http;
       auto w = worker_from_json(*body, base);
       if (!w) return reply(error_response(w.error()));
-      w->tenant = default_tenant;
+      w->tenant = req.who.tenant;
       if (auto err = validate_worker(*w)) return reply(error_response(err));
-      return ask<worker>(ctx_.router, reply,
-                         [](worker& w) { return json_response(201, to_json(w)); },
-                         register_atom::value, std::move(*w));
+      return with_own_worker(ctx_, req.who.tenant, w->id, reply, [this, reply, w = *w]() mutable {
+        ask<worker>(ctx_.router, reply, [](worker& x) { return json_response(201, to_json(x)); },
+                    register_atom::value, std::move(w));
+      }, true);
     }
     if (seg.size() == 5 && seg[4] == "heartbeat" && m == "POST") {
       worker_heartbeat hb;
@@ -225,88 +235,33 @@ class api {
         hb = std::move(*parsed);
       }
       auto id = seg[3];
-      return ask<bool>(ctx_.router, reply,
-                       [id](bool known) {
-                         if (known) return json_response(200, json::object{{"status", "ok"}});
-                         return error_response(make_error(
-                             errc::not_found, "id",
-                             "worker " + id + " is not registered; register it again"));
-                       },
-                       heartbeat_atom::value, hb);
+      return with_own_worker(ctx_, req.who.tenant, id, reply, [this, reply, id, hb]() mutable {
+        ask<bool>(ctx_.router, reply,
+                  [id](bool known) {
+                    if (known) return json_response(200, json::object{{"status", "ok"}});
+                    return error_response(make_error(
+                        errc::not_found, "id", "worker " + id + " is not registered; register it again"));
+                  },
+                  heartbeat_atom::value, hb);
+      });
     }
     if (seg.size() == 5 && (seg[4] == "drain" || seg[4] == "undrain") && m == "POST")
-      return ask<worker>(ctx_.router, reply, [](worker& w) { return json_response(200, to_json(w)); },
-                         drain_atom::value, seg[3], seg[4] == "drain");
+      return with_own_worker(ctx_, req.who.tenant, seg[3], reply, [this, reply, seg]() mutable {
+        ask<worker>(ctx_.router, reply, [](worker& w) { return json_response(200, to_json(w)); },
+                    drain_atom::value, seg[3], seg[4] == "drain");
+      });
     if (seg.size() == 4 && m == "DELETE")
-      return ask<bool>(ctx_.router, reply,
-                       [](bool) { return http_response{204, "", "application/json"}; },
-                       remove_atom::value, seg[3]);
+      return with_own_worker(ctx_, req.who.tenant, seg[3], reply, [this, reply, seg]() mutable {
+        ask<bool>(ctx_.router, reply, [](bool) { return http_response{204, "", "application/json"}; },
+                  remove_atom::value, seg[3]);
+      });
     not_found(req, reply);
   }
 
-  /// POST /api/v1/instances/{id}/report from an external worker.
-  void report(const std::string& id, http_request& req, reply_fn& reply) {
-    auto body = parse_json(req.body);
-    if (!body) return reply(error_response(body.error()));
-    if (!body->is_object())
-      return reply(error_response(make_error(errc::invalid_argument, "body", "expected an object")));
-    run_result r;
-    r.instance_id = id;
-    for (auto& kv : body->as_object()) {
-      std::string k(kv.key());
-      auto& v = kv.value();
-      auto bad = [&](const char* what) {
-        return make_error(errc::invalid_argument, k, k + ": " + what);
-      };
-      if (k == "worker_id" && v.is_string()) r.worker_id = std::string(v.as_string());
-      else if (k == "state" && v.is_string()) {
-        auto st = parse_enum<instance_state>(v.as_string());
-        if (!st || (*st != instance_state::running && *st != instance_state::success &&
-                    *st != instance_state::failed && *st != instance_state::timed_out))
-          return reply(error_response(bad("one of running, success, failed, timed_out")));
-        r.state = *st;
-      } else if (k == "exit_code" && v.is_int64()) r.exit_code = static_cast<int32_t>(v.as_int64());
-      else if (k == "attempt" && v.is_int64() && v.as_int64() >= 0 && v.as_int64() < 1'000'000)
-        r.attempt = static_cast<uint32_t>(v.as_int64());
-      else if (k == "output" && v.is_string()) r.output = std::string(v.as_string()).substr(0, 64 * 1024);
-      else if (k == "error" && v.is_string()) r.error = std::string(v.as_string());
-      else if ((k == "started_at" || k == "finished_at") && (v.is_string() || v.is_null())) {
-        unix_ms t = 0;
-        if (v.is_string()) {
-          auto p = parse_rfc3339(v.as_string());
-          if (!p) return reply(error_response(bad("an RFC 3339 time")));
-          t = *p;
-        }
-        (k == "started_at" ? r.started_at : r.finished_at) = t;
-      } else if (k == "worker_id" || k == "state" || k == "exit_code" || k == "output" ||
-                 k == "error" || k == "attempt") {
-        return reply(error_response(bad("wrong type")));
-      } else {
-        return reply(error_response(bad("unknown field")));
-      }
-    }
-    if (!body->as_object().contains("state"))
-      return reply(error_response(make_error(errc::invalid_argument, "state", "state: required")));
-    report_results c{0, now_ms(), {std::move(r)}};
-    auto timeout = ctx_.timeout;
-    auto raft = ctx_.raft;
-    ctx_.sys->spawn([=](caf::event_based_actor* self) {
-      self->request(raft, timeout, propose_atom::value, command{c})
-          .then([=](applied&) { reply(json_response(200, json::object{{"status", "accepted"}})); },
-                [=](caf::error& e) {
-                  // A report for a run that already ended is acknowledged, changing nothing.
-                  if (view(e).code == errc::illegal_transition)
-                    return reply(json_response(
-                        200, json::object{{"status", "ignored"}, {"reason", view(e).message}}));
-                  reply(error_response(e));
-                });
-    });
-  }
-
   void instances(http_request& req, const std::vector<std::string>& seg, reply_fn& reply) {
-    if (seg.size() == 5 && seg[4] == "report" && req.method == "POST") return report(seg[3], req, reply);
+    if (seg.size() == 5 && seg[4] == "report" && req.method == "POST") return report_route(ctx_, seg[3], req, reply);
     if (seg.size() == 5 && seg[4] == "cancel" && req.method == "POST") {
-      cancel c{default_tenant, seg[3], now_ms(), "cancelled by request"};
+      cancel c{req.who.tenant, seg[3], now_ms(), "cancelled by request"};
       return propose(command{std::move(c)}, reply, [](applied& a) {
         return json_response(200, to_json(a.instances.at(0)));
       });
@@ -314,7 +269,7 @@ class api {
     if (req.method != "GET") return method_not_allowed(reply);
     if (seg.size() == 3) {
       instance_query q;
-      q.tenant = default_tenant;
+      q.tenant = req.who.tenant;
       if (auto i = req.query.find("task_id"); i != req.query.end()) {
         auto id = parse_u64(i->second);
         if (!id)
@@ -342,11 +297,11 @@ class api {
     }
     if (seg.size() == 4)
       return ask<instance>(ctx_.store, reply, [](instance& x) { return json_response(200, to_json(x)); },
-                 get_instance_atom::value, std::string(default_tenant), seg[3]);
+                 get_instance_atom::value, req.who.tenant, seg[3]);
     if (seg.size() == 5 && seg[4] == "output") {
       auto f = req.query.find("follow");
       if (f != req.query.end() && (f->second == "true" || f->second == "1"))
-        return follow_output(ctx_, default_tenant, seg[3], reply);
+        return follow_output(ctx_, req.who.tenant, seg[3], reply);
       return ask<instance>(ctx_.store, reply,
                            [](instance& x) {
                              return json_response(
@@ -354,7 +309,7 @@ class api {
                                                    {"state", std::string(name_of(x.state))},
                                                    {"output", x.output}});
                            },
-                           get_instance_atom::value, std::string(default_tenant), seg[3]);
+                           get_instance_atom::value, req.who.tenant, seg[3]);
     }
     not_found(req, reply);
   }
@@ -368,7 +323,7 @@ class api {
     if (!t) return reply(error_response(t.error()));
     t->id = 0;
     t->version = 0;
-    t->tenant = default_tenant;
+    t->tenant = req.who.tenant;
     t->created_at = t->updated_at = now_ms();
     if (auto err = validate_full(*t)) return reply(error_response(err));
     // A client that retries a create after a timeout sends the same key and
@@ -389,7 +344,7 @@ class api {
 
   void list_tasks_route(http_request& req, reply_fn& reply) {
     task_query q;
-    q.tenant = default_tenant;
+    q.tenant = req.who.tenant;
     if (auto err = read_limit(req, q.limit)) return reply(error_response(err));
     if (auto i = req.query.find("cursor"); i != req.query.end() && !i->second.empty()) {
       auto c = parse_u64(i->second);
@@ -423,9 +378,9 @@ class api {
         list_tasks_atom::value, q);
   }
 
-  void get_task_route(uint64_t id, reply_fn& reply) {
+  void get_task_route(const std::string& tenant, uint64_t id, reply_fn& reply) {
     ask<task>(ctx_.store, reply, [](task& t) { return json_response(200, task_view(t)); },
-        get_task_atom::value, std::string(default_tenant), id);
+        get_task_atom::value, tenant, id);
   }
 
   /// Read the stored task, merge the body over it, validate, and commit with the
@@ -435,8 +390,9 @@ class api {
     if (!body) return reply(error_response(body.error()));
     auto ctx = ctx_;
     auto patch = std::make_shared<json::value>(std::move(*body));
-    ctx.sys->spawn([ctx, id, patch, reply](caf::event_based_actor* self) {
-      self->request(ctx.store, ctx.timeout, get_task_atom::value, std::string(default_tenant), id)
+    auto tenant = req.who.tenant;
+    ctx.sys->spawn([ctx, id, patch, reply, tenant](caf::event_based_actor* self) {
+      self->request(ctx.store, ctx.timeout, get_task_atom::value, tenant, id)
           .then(
               [=](task& cur) {
                 auto stored_version = cur.version;
@@ -458,7 +414,7 @@ class api {
   }
 
   void delete_task_route(uint64_t id, http_request& req, reply_fn& reply) {
-    delete_task c{default_tenant, id, 0};
+    delete_task c{req.who.tenant, id, 0};
     if (auto i = req.query.find("version"); i != req.query.end()) {
       auto v = parse_u64(i->second);
       if (!v)
@@ -521,7 +477,7 @@ class api {
                                                           {"fired_tasks", std::move(fired)},
                                                           {"instances", std::move(items)}});
                  },
-                 event_atom::value, std::string(default_tenant), name, payload);
+                 event_atom::value, req.who.tenant, name, payload);
   }
 
   /// POST /api/v1/tasks/{id}/backfill {"from", "to"}.
@@ -546,22 +502,22 @@ class api {
                    for (auto& x : a.instances) items.push_back(to_json(x));
                    return json_response(200, json::object{{"instances", std::move(items)}});
                  },
-                 backfill_atom::value, std::string(default_tenant), id, from, to);
+                 backfill_atom::value, req.who.tenant, id, from, to);
   }
 
   /// GET /api/v1/dag: every task as a node with its latest run state, and an
   /// edge per dependency (upstream -> downstream).
-  void dag(reply_fn& reply) {
+  void dag(const std::string& tenant, reply_fn& reply) {
     struct acc {
       json::array nodes, edges;
     };
     auto ctx = ctx_;
     auto out = std::make_shared<acc>();
-    ctx.sys->spawn([ctx, out, reply](caf::event_based_actor* self) {
+    ctx.sys->spawn([ctx, out, reply, tenant](caf::event_based_actor* self) {
       auto next = std::make_shared<std::function<void(uint64_t)>>();
       *next = [=](uint64_t after) {
         task_query q;
-        q.tenant = default_tenant;
+        q.tenant = tenant;
         q.after_id = after;
         q.limit = 1000;
         self->request(ctx.store, ctx.timeout, scan_atom::value, q)
@@ -700,6 +656,7 @@ class api {
   }
 
   api_context ctx_;
+  std::shared_ptr<access> gate_;
 };
 
 }  // namespace
@@ -720,6 +677,8 @@ unsigned http_status(const caf::error& err) {
     case errc::version_conflict:
     case errc::illegal_transition: return 409;
     case errc::payload_too_large: return 413;
+    case errc::unauthenticated: return 401;
+    case errc::forbidden: return 403;
     case errc::not_leader:
     case errc::unavailable: return 503;
     default: return 500;

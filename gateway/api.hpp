@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "gateway/auth.hpp"
 #include "gateway/http.hpp"
 #include "proto/interfaces.hpp"
 
@@ -41,6 +42,7 @@ struct api_context {
   std::string http_addr;  // this gateway's "host:port", shown in the cluster view
   std::chrono::milliseconds timeout{10'000};
   point_reads reads;
+  auth_options auth;  // off by default: every request is admin of tenant "default"
 };
 
 /// Builds the request handler serving the REST API from `ctx`.

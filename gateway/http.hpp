@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "gateway/principal.hpp"
+
 namespace aisched::gateway {
 
 struct http_request {
@@ -16,6 +18,9 @@ struct http_request {
   std::map<std::string, std::string> query;
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
+  /// Set by the gateway's auth gate from the Authorization header alone (never
+  /// trusted from whoever built the request): routes scope everything by its tenant.
+  principal who;
 };
 
 /// The writing end of a streamed response body (Server-Sent Events). Thread-safe.

@@ -16,7 +16,7 @@ namespace {
 /// Every route the gateway serves, as a pattern: a `{...}` segment matches any
 /// one segment. A route missing here is counted as "other": add new routes
 /// (gateway/api.cpp) here too.
-constexpr std::array<std::string_view, 25> patterns{
+constexpr std::array<std::string_view, 32> patterns{
     "/healthz",
     "/metrics",
     "/api/v1/version",
@@ -42,12 +42,19 @@ constexpr std::array<std::string_view, 25> patterns{
     "/api/v1/workers/{id}/undrain",
     "/api/v1/backpressure",
     "/api/v1/openapi.json",
+    "/api/v1/auth/login",
+    "/api/v1/auth/whoami",
+    "/api/v1/users",
+    "/api/v1/users/{name}",
+    "/api/v1/tokens",
+    "/api/v1/tokens/{id}",
+    "/api/v1/audit",
 };
 constexpr std::string_view other = "other";
 
-/// Whether `path` matches `pattern` segment by segment (empty segments, as in
-/// "//" or a trailing "/", are skipped like the router does).
-bool matches(std::string_view pattern, std::string_view path) {
+}  // namespace
+
+bool route_matches(std::string_view pattern, std::string_view path) {
   auto next = [](std::string_view& s) {
     while (!s.empty() && s.front() == '/') s.remove_prefix(1);
     auto end = s.find('/');
@@ -63,6 +70,8 @@ bool matches(std::string_view pattern, std::string_view path) {
   }
 }
 
+namespace {
+
 /// One pre-resolved set of series per pattern, plus "other".
 struct route_table {
   std::vector<obs::http_route> routes;
@@ -72,7 +81,7 @@ struct route_table {
   }
   const obs::http_route& of(std::string_view path) const {
     for (size_t i = 0; i < patterns.size(); ++i)
-      if (matches(patterns[i], path)) return routes[i];
+      if (route_matches(patterns[i], path)) return routes[i];
     return routes.back();
   }
 };
@@ -81,7 +90,7 @@ struct route_table {
 
 std::string_view route_pattern(std::string_view path) {
   for (auto p : patterns)
-    if (matches(p, path)) return p;
+    if (route_matches(p, path)) return p;
   return other;
 }
 

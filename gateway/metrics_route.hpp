@@ -16,6 +16,10 @@ namespace aisched::gateway {
 /// the result has bounded cardinality whatever clients send.
 std::string_view route_pattern(std::string_view path);
 
+/// Whether `path` matches `pattern` segment by segment (`{...}` matches any
+/// one segment; empty segments are skipped like the router does).
+bool route_matches(std::string_view pattern, std::string_view path);
+
 /// Every route pattern the gateway serves, `{...}` marking a path parameter
 /// ("/api/v1/tasks/{id}"). The OpenAPI test checks gateway/openapi.json against it.
 std::vector<std::string_view> route_patterns();

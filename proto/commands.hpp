@@ -12,6 +12,7 @@
 #include <caf/meta/type_name.hpp>
 #include <caf/variant.hpp>
 
+#include "proto/auth_types.hpp"
 #include "proto/types.hpp"
 
 namespace aisched::proto {
@@ -173,8 +174,61 @@ typename Inspector::result_type inspect(Inspector& f, noop&) {
   return f(caf::meta::type_name("aisched.noop"));
 }
 
+/// Creates user `u.name` (already_exists if the name is taken). With
+/// `bootstrap`, creates it only while there are no users at all (the first
+/// admin, proposed by every node that has an admin password: the first wins,
+/// the others are no-ops).
+struct put_user {
+  user u;
+  bool bootstrap = false;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_user& x) {
+  return f(caf::meta::type_name("aisched.put_user"), x.u, x.bootstrap);
+}
+
+/// Deletes user `name` of `tenant` (not_found if it is in another tenant).
+struct delete_user {
+  std::string tenant;
+  std::string name;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, delete_user& x) {
+  return f(caf::meta::type_name("aisched.delete_user"), x.tenant, x.name);
+}
+
+/// Stores an API token (its secret's hash only).
+struct put_token {
+  api_token t;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_token& x) {
+  return f(caf::meta::type_name("aisched.put_token"), x.t);
+}
+
+/// Revokes token `id` of `tenant`.
+struct delete_token {
+  std::string tenant;
+  std::string id;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, delete_token& x) {
+  return f(caf::meta::type_name("aisched.delete_token"), x.tenant, x.id);
+}
+
+/// Audit entries batched by one gateway (keyed by the log index, so replaying
+/// the entry writes the same keys).
+struct record_audit {
+  std::vector<audit_entry> entries;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, record_audit& x) {
+  return f(caf::meta::type_name("aisched.record_audit"), x.entries);
+}
+
 using command = caf::variant<noop, create_task, update_task, delete_task, set_paused, fire,
-                             dispatch, report_results, retry, cancel>;
+                             dispatch, report_results, retry, cancel, put_user, delete_user,
+                             put_token, delete_token, record_audit>;
 
 /// One entry of the replicated log.
 struct log_entry {

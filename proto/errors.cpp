@@ -21,6 +21,8 @@ const char* to_string(errc x) {
     case errc::unavailable: return "unavailable";
     case errc::illegal_transition: return "illegal_transition";
     case errc::internal: return "internal";
+    case errc::unauthenticated: return "unauthenticated";
+    case errc::forbidden: return "forbidden";
   }
   return "internal";
 }

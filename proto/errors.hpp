@@ -24,6 +24,8 @@ enum class errc : uint8_t {
   unavailable,           // a dependency did not answer in time
   illegal_transition,    // an instance state change the state machine forbids
   internal,
+  unauthenticated,       // no valid credentials (HTTP 401)
+  forbidden,             // the caller's role may not do this (HTTP 403)
 };
 
 /// Returns the stable snake_case name of `x`, used as the REST error code.

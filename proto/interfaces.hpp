@@ -48,6 +48,11 @@ using output_atom = caf::atom_constant<caf::atom("output")>;
 using drain_atom = caf::atom_constant<caf::atom("drain")>;
 using remove_atom = caf::atom_constant<caf::atom("remove")>;
 using census_atom = caf::atom_constant<caf::atom("census")>;
+using get_user_atom = caf::atom_constant<caf::atom("getuser")>;
+using list_users_atom = caf::atom_constant<caf::atom("lstusers")>;
+using get_token_atom = caf::atom_constant<caf::atom("gettoken")>;
+using list_tokens_atom = caf::atom_constant<caf::atom("lsttokens")>;
+using list_audit_atom = caf::atom_constant<caf::atom("lstaudit")>;
 
 // -- messages ------------------------------------------------------------------
 
@@ -159,8 +164,14 @@ using raft_actor = caf::typed_actor<caf::replies_to<propose_atom, command>::with
                                     caf::reacts_to<flush_atom>, inspect_signature>;
 
 /// store (storage/store_actor): reads of the applied state.
-/// Tenant "" reads across tenants (internal callers only).
+/// Tenant "" reads across tenants (internal callers only). Users are found by
+/// name, tokens by the hex SHA-256 of their secret.
 using store_actor = caf::typed_actor<
+    caf::replies_to<get_user_atom, std::string>::with<user>,
+    caf::replies_to<list_users_atom, std::string>::with<user_list>,
+    caf::replies_to<get_token_atom, std::string>::with<api_token>,
+    caf::replies_to<list_tokens_atom, std::string>::with<token_list>,
+    caf::replies_to<list_audit_atom, audit_query>::with<audit_page>,
     caf::replies_to<get_task_atom, std::string, uint64_t>::with<task>,
     caf::replies_to<list_tasks_atom, task_query>::with<task_page>,
     caf::replies_to<get_instance_atom, std::string, std::string>::with<instance>,

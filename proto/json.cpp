@@ -187,6 +187,29 @@ caf::error read(const json::value& v, const std::string& prefix, retry_policy& r
 
 }  // namespace
 
+json::value to_json(const user& u) {
+  return json::object{{"name", u.name},
+                      {"tenant", u.tenant},
+                      {"role", std::string(name_of(u.r))},
+                      {"created_at", format_rfc3339(u.created_at)}};
+}
+
+json::value to_json(const api_token& t) {
+  return json::object{{"id", t.id},
+                      {"name", t.name},
+                      {"tenant", t.tenant},
+                      {"role", std::string(name_of(t.r))},
+                      {"created_by", t.created_by},
+                      {"created_at", format_rfc3339(t.created_at)}};
+}
+
+json::value to_json(const audit_entry& e) {
+  return json::object{{"at", format_rfc3339(e.at)}, {"subject", e.subject},
+                      {"tenant", e.tenant},         {"action", e.action},
+                      {"target", e.target},         {"result", e.result},
+                      {"via", e.via},               {"node", e.node}};
+}
+
 caf::expected<json::value> parse_json(std::string_view body) {
   boost::system::error_code ec;
   json::parse_options opts;

@@ -8,6 +8,7 @@
 #include <boost/json/fwd.hpp>
 #include <caf/expected.hpp>
 
+#include "proto/auth_types.hpp"
 #include "proto/commands.hpp"
 #include "proto/interfaces.hpp"
 #include "proto/types.hpp"
@@ -22,6 +23,11 @@ boost::json::value to_json(const instance& x);
 boost::json::value to_json(const worker& w);
 /// A member's own Raft status, as GET /api/v1/cluster lists each member.
 boost::json::value to_json(const raft_status& s);
+
+/// Users and tokens without their hashes (never shown), and audit entries.
+boost::json::value to_json(const user& u);
+boost::json::value to_json(const api_token& t);
+boost::json::value to_json(const audit_entry& e);
 
 /// Reads a task document over `base`: fields present in `v` replace those of
 /// `base`, absent fields keep it (so an update is a merge, never a silent reset).

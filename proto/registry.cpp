@@ -14,7 +14,8 @@ namespace aisched::proto {
 const char* command_name(const command& cmd) {
   static constexpr const char* names[] = {"noop",  "create_task", "update_task", "delete_task",
                                           "set_paused", "fire", "dispatch", "report_results",
-                                          "retry", "cancel"};
+                                          "retry", "cancel", "put_user", "delete_user",
+                                          "put_token", "delete_token", "record_audit"};
   return names[cmd.index()];
 }
 
@@ -47,6 +48,13 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<schedule_page>("aisched.schedule_page");
   cfg.add_message_type<worker_list>("aisched.worker_list");
   cfg.add_message_type<pressure_status>("aisched.pressure_status");
+  cfg.add_message_type<user>("aisched.user");
+  cfg.add_message_type<api_token>("aisched.api_token");
+  cfg.add_message_type<audit_entry>("aisched.audit_entry");
+  cfg.add_message_type<audit_query>("aisched.audit_query");
+  cfg.add_message_type<audit_page>("aisched.audit_page");
+  cfg.add_message_type<user_list>("aisched.user_list");
+  cfg.add_message_type<token_list>("aisched.token_list");
   cfg.add_message_type<actor_summary>("aisched.actor_summary");
   cfg.add_message_type<node_summary>("aisched.node_summary");
   // Actor handles that travel between nodes.

@@ -2,6 +2,8 @@
 #include "runtime/config.hpp"
 
 #include <charconv>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -28,6 +30,46 @@ caf::expected<host_port> parse_host_port(const std::string& s, const char* field
   hp.port = static_cast<uint16_t>(v);
   return hp;
 }
+
+namespace {
+
+/// A secret from a file (its first line) or, when no file is named, from the
+/// environment variable `env` (its whole value). "" when neither is set.
+caf::expected<std::string> read_secret(const std::string& file, const char* env,
+                                       const char* field) {
+  if (file.empty()) {
+    auto v = std::getenv(env);
+    return std::string(v ? v : "");
+  }
+  std::ifstream in(file);
+  std::string line;
+  if (!in || !std::getline(in, line))
+    return make_error(errc::invalid_argument, field,
+                      std::string(field) + ": cannot read '" + file + "'");
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+/// Reads the auth secrets; an error message when the settings cannot work.
+std::string read_auth_settings(config& cfg, const std::string& secret_file,
+                               const std::string& admin_file) {
+  auto secret = read_secret(secret_file, "AISCHED_AUTH_SECRET", "auth-secret-file");
+  if (!secret) return view(secret.error()).message;
+  auto admin = read_secret(admin_file, "AISCHED_ADMIN_PASSWORD", "admin-password-file");
+  if (!admin) return view(admin.error()).message;
+  cfg.auth_secret = *secret;
+  cfg.admin_password = *admin;
+  if (!cfg.auth) return "";
+  if (cfg.auth_secret.empty())
+    return "--auth needs a signing secret: --auth-secret-file FILE or AISCHED_AUTH_SECRET "
+           "(the same on every node)";
+  if (cfg.auth_secret.size() < 16) return "the auth secret must be at least 16 bytes long";
+  if (!cfg.admin_password.empty() && cfg.admin_password.size() < 8)
+    return "the admin password must be at least 8 characters long";
+  return "";
+}
+
+}  // namespace
 
 parse_outcome parse_command_line(int argc, char** argv) {
   parse_outcome out;
@@ -92,6 +134,18 @@ parse_outcome parse_command_line(int argc, char** argv) {
                  "cluster TLS: password of an encrypted --tls-key (prefer the environment "
                  "variable or the config file: arguments are visible to other users)")
       ->envname("AISCHED_TLS_KEY_PASSWORD");
+  std::string secret_file, admin_file;
+  app.add_flag("--auth", cfg.auth,
+               "require 'Authorization: Bearer' on the API (roles, tenants, audit)")
+      ->envname("AISCHED_AUTH");
+  app.add_option("--auth-secret-file", secret_file,
+                 "file holding the JWT signing secret, the same on every node "
+                 "(or AISCHED_AUTH_SECRET)");
+  app.add_option("--admin-password-file", admin_file,
+                 "file holding the password of user 'admin', created while no user exists "
+                 "(or AISCHED_ADMIN_PASSWORD)");
+  app.add_option("--token-ttl-seconds", cfg.token_ttl_seconds, "lifetime of login tokens")
+      ->envname("AISCHED_TOKEN_TTL_SECONDS")->capture_default_str()->check(CLI::Range(1, 31'536'000));
   std::vector<std::string> labels;
   app.add_option("--worker-label", labels, "label of the built-in worker, KEY=VALUE (repeatable)")
       ->envname("AISCHED_WORKER_LABELS")->delimiter(',');
@@ -193,6 +247,11 @@ parse_outcome parse_command_line(int argc, char** argv) {
   }
   // CAF reads these only at the first handshake and aborts there; fail now.
   if (auto why = check_tls_files(cfg); !why.empty()) {
+    std::cerr << "aisched: " << why << "\n";
+    out.exit_code = 2;
+    return out;
+  }
+  if (auto why = read_auth_settings(cfg, secret_file, admin_file); !why.empty()) {
     std::cerr << "aisched: " << why << "\n";
     out.exit_code = 2;
     return out;

@@ -42,6 +42,13 @@ struct config {
   // Cluster TLS (all three or none; runtime/tls.hpp): this node's certificate
   // and key, and the private cluster CA that signs every node's certificate.
   std::string tls_cert, tls_key, tls_ca, tls_key_password;
+  // Authentication (README "Authentication"): off by default. The secret signs
+  // JWTs and must be the same on every node; the admin password creates the
+  // first user while there is none.
+  bool auth = false;
+  std::string auth_secret;
+  std::string admin_password;
+  unsigned token_ttl_seconds = 3600;
   uint64_t snapshot_every = 10'000;  // raft: compact after this many applied entries (advanced)  // worker nodes: how long SIGTERM waits for runs to finish
 };
 

@@ -23,6 +23,7 @@
 #include "actors/worker/registrar_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
 #include "gateway/api.hpp"
+#include "gateway/auth_routes.hpp"
 #include "gateway/metrics_route.hpp"
 #include "gateway/server.hpp"
 #include "proto/cluster_link.hpp"
@@ -65,6 +66,11 @@ class late_handler {
 int fail(const std::string& what, const caf::error& err) {
   log::error(what, {{"error", view(err).message}});
   return 1;
+}
+
+/// Whether an HTTP bind address only accepts local clients.
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
 }  // namespace
@@ -193,14 +199,20 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
                                   {"transport", cfg.tls_cert.empty() ? "tcp" : "tls"}});
 
   if (http) {
-    gateway::api_context ctx{&sys, raft, store, trigger, router, pressure, cfg.node_id, http_addr};
-    ctx.reads.task = [db, sm](const std::string& tenant, uint64_t id) {
+    gateway::api_context api{&sys, raft, store, trigger, router, pressure, cfg.node_id, http_addr};
+    api.reads.task = [db, sm](const std::string& tenant, uint64_t id) {
       return sm->get_task(tenant, id);
     };
-    ctx.reads.instance = [db, sm](const std::string& tenant, const std::string& id) {
+    api.reads.instance = [db, sm](const std::string& tenant, const std::string& id) {
       return sm->get_instance(tenant, id);
     };
-    late->set(gateway::with_metrics(gateway::make_api(std::move(ctx))));
+    api.auth = {cfg.auth, cfg.auth_secret, std::chrono::seconds(cfg.token_ttl_seconds)};
+    if (cfg.auth && !cfg.admin_password.empty()) gateway::bootstrap_admin(api, cfg.admin_password);
+    if (!cfg.auth && !is_loopback(cfg.http.host))
+      log::warn("AUTHENTICATION IS OFF on a non-loopback HTTP address: anyone who can reach "
+                "it is admin; start with --auth and --auth-secret-file",
+                {{"http_addr", http_addr}});
+    late->set(gateway::with_metrics(gateway::make_api(std::move(api))));
   }
   log::info("node started", {{"version", AISCHED_VERSION}});
 

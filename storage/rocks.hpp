@@ -31,8 +31,10 @@ enum class column : uint8_t {
   instances,           // (task, slot, shard) -> encoded proto::instance
   instances_by_state,  // state byte + instance key -> ""
   meta,                // "applied_index", "next_task_id", "schema_version"
+  auth,                // "u/"+name -> user, "t/"+id -> api_token, "h/"+sha256 hex -> token id
+  audit,               // tenant, NUL, big-endian log index, big-endian u32 -> audit_entry
 };
-constexpr size_t column_count = 7;
+constexpr size_t column_count = 9;
 
 /// Name of a column family as stored on disk.
 const char* column_name(column c);

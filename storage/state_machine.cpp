@@ -14,6 +14,7 @@
 #include "obs/metrics.hpp"
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
+#include "storage/auth_state.hpp"
 #include "storage/keys.hpp"
 #include "storage/rocks.hpp"
 
@@ -170,10 +171,19 @@ class batch_ctx {
 /// that rejects it; `next_task_id` is advanced by create_task.
 class applier {
  public:
-  applier(batch_ctx& ctx, uint64_t index, uint64_t& next_task_id)
-      : ctx_(ctx), index_(index), next_task_id_(next_task_id) {}
+  applier(batch_ctx& ctx, auth_applier& auth, uint64_t index, uint64_t& next_task_id)
+      : ctx_(ctx), auth_(auth), index_(index), next_task_id_(next_task_id) {}
 
   caf::expected<applied> operator()(const noop&) { return done(); }
+
+  // Users, tokens and audit: storage/auth_state.
+  caf::expected<applied> operator()(const put_user& c) { return with_index(auth_.apply(c)); }
+  caf::expected<applied> operator()(const delete_user& c) { return with_index(auth_.apply(c)); }
+  caf::expected<applied> operator()(const put_token& c) { return with_index(auth_.apply(c)); }
+  caf::expected<applied> operator()(const delete_token& c) { return with_index(auth_.apply(c)); }
+  caf::expected<applied> operator()(const record_audit& c) {
+    return with_index(auth_.apply(c, index_));
+  }
 
   caf::expected<applied> operator()(const create_task& c) {
     std::string idem;
@@ -435,6 +445,11 @@ class applier {
     return done();
   }
 
+  caf::expected<applied> with_index(caf::expected<applied> r) {
+    if (r) r->index = index_;
+    return r;
+  }
+
   caf::expected<applied> done() {
     if (storage_error_) return storage_error_;
     out_.index = index_;
@@ -503,6 +518,7 @@ class applier {
   static constexpr duration_ms deadline_grace = 30'000;
 
   batch_ctx& ctx_;
+  auth_applier& auth_;
   bool stale_ = false;
   uint64_t index_;
   uint64_t& next_task_id_;
@@ -607,6 +623,7 @@ caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
   std::vector<caf::expected<applied>> results;
   results.reserve(entries.size());
   batch_ctx ctx(db_);
+  auth_applier auth(db_, ctx.batch());
   uint64_t applied_to = applied_index_.load();
   uint64_t next_task_id = next_task_id_;
   for (auto& e : entries) {
@@ -625,7 +642,7 @@ caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
                      std::string(command_name(e.cmd)) + " of term " + std::to_string(term) +
                          " rejected in term " + std::to_string(e.term));
     } else {
-      applier a(ctx, e.index, next_task_id);
+      applier a(ctx, auth, e.index, next_task_id);
       r = caf::visit(a, e.cmd);
     }
     if (!r && view(r.error()).code == errc::storage_error) return r.error();

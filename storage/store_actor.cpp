@@ -5,12 +5,23 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/inspector/counted.hpp"
+#include "storage/auth_state.hpp"
 #include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
 
 namespace aisched::storage {
 
 using namespace proto;
+
+namespace {
+
+template <class T>
+caf::result<T> answer(caf::expected<T> x) {
+  if (!x) return x.error();
+  return std::move(*x);
+}
+
+}  // namespace
 
 store_actor::behavior_type store_actor_impl(store_actor::stateful_pointer<store_state> self,
                                             std::shared_ptr<rocks> db,
@@ -47,6 +58,21 @@ store_actor::behavior_type store_actor_impl(store_actor::stateful_pointer<store_
         auto r = self->state.sm->scan_schedules(q);
         if (!r) return r.error();
         return std::move(*r);
+      },
+      [=](get_user_atom, const std::string& name) -> caf::result<user> {
+        return answer(read_user(*self->state.db, name));
+      },
+      [=](list_users_atom, const std::string& tenant) -> caf::result<user_list> {
+        return answer(read_users(*self->state.db, tenant));
+      },
+      [=](get_token_atom, const std::string& hash) -> caf::result<api_token> {
+        return answer(read_token_by_hash(*self->state.db, hash));
+      },
+      [=](list_tokens_atom, const std::string& tenant) -> caf::result<token_list> {
+        return answer(read_tokens(*self->state.db, tenant));
+      },
+      [=](list_audit_atom, const audit_query& q) -> caf::result<audit_page> {
+        return answer(read_audit(*self->state.db, q));
       },
       [=](scan_atom, const instance_query& q) -> caf::result<schedule_page> {
         auto r = self->state.sm->scan_active(q);

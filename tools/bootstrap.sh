@@ -16,6 +16,7 @@ PACKAGES="
   libcli11-dev
   librapidcheck-dev
   libssl-dev openssl
+  libjwt-dev libargon2-dev
   curl tzdata python3
 "
 

@@ -162,6 +162,24 @@ auto fields(const report_results& x) {
 }
 auto fields(const retry& x) { return std::make_tuple(x.term, x.at, x.instance_ids); }
 auto fields(const cancel& x) { return std::make_tuple(x.tenant, x.instance_id, x.at, x.reason); }
+auto fields(const user& x) {
+  return std::make_tuple(x.name, x.tenant, x.r, x.password_hash, x.created_at);
+}
+auto fields(const api_token& x) {
+  return std::make_tuple(x.id, x.name, x.tenant, x.r, x.hash, x.created_by, x.created_at);
+}
+auto fields(const audit_entry& x) {
+  return std::make_tuple(x.at, x.subject, x.tenant, x.action, x.target, x.result, x.via, x.node);
+}
+auto fields(const put_user& x) { return std::make_tuple(fields(x.u), x.bootstrap); }
+auto fields(const delete_user& x) { return std::make_tuple(x.tenant, x.name); }
+auto fields(const put_token& x) { return fields(x.t); }
+auto fields(const delete_token& x) { return std::make_tuple(x.tenant, x.id); }
+auto fields(const record_audit& x) {
+  std::vector<decltype(fields(audit_entry{}))> out;
+  for (auto& e : x.entries) out.push_back(fields(e));
+  return out;
+}
 
 /// Expects `a` and `b` to hold the same alternative with the same fields.
 void expect_same_command(const command& a, const command& b) {
@@ -197,6 +215,14 @@ std::vector<command> every_command() {
   out.emplace_back(report_results{4, t_2026_11_30_07 + 2, {r, r}});
   out.emplace_back(retry{5, t_2026_11_30_07 + 3, {"42-1-0", "42-1-1"}});
   out.emplace_back(cancel{"acme", "42-1-0", t_2026_11_30_07 + 4, "operator said so"});
+  out.emplace_back(put_user{user{"alice", "acme", role::operator_, "$argon2id$x", 7}, true});
+  out.emplace_back(delete_user{"acme", "alice"});
+  out.emplace_back(put_token{api_token{"tok_1", "ci", "acme", role::admin, "ab12", "alice", 8}});
+  out.emplace_back(delete_token{"acme", "tok_1"});
+  out.emplace_back(record_audit{{audit_entry{9, "alice", "acme", "task.create", "42", "ok",
+                                             "ai-agent", "n1"},
+                                 audit_entry{10, "bob", "acme", "task.delete", "42",
+                                             "forbidden", "", "n2"}}});
   return out;
 }
 
@@ -259,7 +285,7 @@ TEST(codec, instance_worker_and_task_runtime_round_trip) {
 
 TEST(codec, every_command_alternative_round_trips_inside_the_variant) {
   const auto cmds = every_command();
-  ASSERT_EQ(cmds.size(), 10u) << "one sample per alternative of proto::command";
+  ASSERT_EQ(cmds.size(), 15u) << "one sample per alternative of proto::command";
   for (size_t i = 0; i < cmds.size(); ++i) {
     SCOPED_TRACE(command_name(cmds[i]));
     EXPECT_EQ(cmds[i].index(), i);

@@ -14,7 +14,8 @@ using namespace aisched::ctl;
 
 constexpr const char* exit_codes_help =
     "Exit codes: 0 ok, 1 server error (5xx, unreachable), 2 usage error, 3 not found (404),\n"
-    "4 conflict (409), 5 invalid argument (400, 413). Errors are printed to stderr as\n"
+    "4 conflict (409), 5 invalid argument (400, 413), 6 unauthenticated (401),\n"
+    "7 forbidden (403). Errors are printed to stderr as\n"
     "`error: <code>: <message> (field: <field>)`.";
 
 std::string env_or(const char* name, const char* fallback) {
@@ -48,6 +49,7 @@ int run(int argc, char** argv) {
   add_task_commands(app, chosen);
   add_run_commands(app, chosen);
   add_system_commands(app, chosen);
+  add_auth_commands(app, chosen);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

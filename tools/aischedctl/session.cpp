@@ -35,6 +35,8 @@ int exit_code_for_error_code(const std::string& code) {
   if (code == "invalid_argument" || code == "payload_too_large") return exit_invalid;
   if (code == "version_conflict" || code == "illegal_transition" || code == "already_exists")
     return exit_conflict;
+  if (code == "unauthenticated") return exit_unauthenticated;
+  if (code == "forbidden") return exit_forbidden;
   return exit_server_error;
 }
 
@@ -49,6 +51,10 @@ int exit_code_for(unsigned http_status) {
       return exit_not_found;
     case 409:
       return exit_conflict;
+    case 401:
+      return exit_unauthenticated;
+    case 403:
+      return exit_forbidden;
     default:
       return exit_server_error;
   }

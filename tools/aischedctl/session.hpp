@@ -20,6 +20,8 @@ enum exit_code : int {
   exit_not_found = 3,     // 404
   exit_conflict = 4,      // 409
   exit_invalid = 5,       // 400, 413: the server rejected an argument or document
+  exit_unauthenticated = 6,  // 401: no, a bad, an expired or a revoked token
+  exit_forbidden = 7,        // 403: the token's role may not do this
 };
 
 /// The exit code for an HTTP status that is not 2xx (0 = no answer).

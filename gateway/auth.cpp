@@ -1,0 +1,245 @@
+// Role table, JWTs, password and token hashes; see auth.hpp.
+#include "gateway/auth.hpp"
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <memory>
+
+#include <argon2.h>
+#include <jwt.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+#include "gateway/metrics_route.hpp"
+#include "proto/errors.hpp"
+
+namespace aisched::gateway {
+
+namespace {
+
+constexpr auto viewer = role::viewer;
+constexpr auto operator_ = role::operator_;
+constexpr auto admin = role::admin;
+constexpr std::optional<role> open = std::nullopt;
+
+/// THE table: every route that is open or needs more than viewer. The first
+/// matching row wins. README "Authentication" documents the same rules.
+constexpr std::array<route_rule, 30> rules{{
+    // Open: health checks, the console's files, metrics scraping and logging in.
+    {"GET", "/healthz", open, ""},
+    {"GET", "/metrics", open, ""},
+    {"GET", "/", open, ""},
+    {"GET", "/index.html", open, ""},
+    {"GET", "/console/*", open, ""},
+    {"POST", "/api/v1/auth/login", open, ""},  // audited by the login route itself
+    // AI routes read as viewer; the tool calls they make re-enter this table.
+    {"*", "/api/v1/ai/*", viewer, ""},
+    // Operators create, edit, pause, resume, trigger, cancel, publish, backfill, drain.
+    {"POST", "/api/v1/tasks", operator_, "task.create"},
+    {"PUT", "/api/v1/tasks/{id}", operator_, "task.update"},
+    {"PATCH", "/api/v1/tasks/{id}", operator_, "task.update"},
+    {"POST", "/api/v1/tasks/{id}/pause", operator_, "task.pause"},
+    {"POST", "/api/v1/tasks/{id}/resume", operator_, "task.resume"},
+    {"POST", "/api/v1/tasks/{id}/trigger", operator_, "task.trigger"},
+    {"POST", "/api/v1/tasks/{id}/backfill", operator_, "task.backfill"},
+    {"POST", "/api/v1/events/{name}", operator_, "event.publish"},
+    {"POST", "/api/v1/instances/{id}/cancel", operator_, "instance.cancel"},
+    {"POST", "/api/v1/instances/{id}/report", operator_, ""},  // worker traffic, not audited
+    {"POST", "/api/v1/workers", operator_, "worker.register"},
+    {"POST", "/api/v1/workers/{id}/heartbeat", operator_, ""},  // worker traffic
+    {"POST", "/api/v1/workers/{id}/drain", operator_, "worker.drain"},
+    {"POST", "/api/v1/workers/{id}/undrain", operator_, "worker.undrain"},
+    // Admins delete and manage users, tokens and the audit log.
+    {"DELETE", "/api/v1/tasks/{id}", admin, "task.delete"},
+    {"DELETE", "/api/v1/workers/{id}", admin, "worker.remove"},
+    {"POST", "/api/v1/users", admin, "user.create"},
+    {"GET", "/api/v1/users", admin, ""},
+    {"DELETE", "/api/v1/users/{name}", admin, "user.delete"},
+    {"POST", "/api/v1/tokens", admin, "token.create"},
+    {"GET", "/api/v1/tokens", admin, ""},
+    {"DELETE", "/api/v1/tokens/{id}", admin, "token.revoke"},
+    {"GET", "/api/v1/audit", admin, ""},
+}};
+
+constexpr route_rule read_default{"GET", "", viewer, ""};
+constexpr route_rule write_default{"*", "", admin, ""};
+
+bool method_matches(std::string_view want, std::string_view have) {
+  return want == "*" || want == have || (want == "GET" && have == "HEAD");
+}
+
+/// Pops the next non-empty segment of `s`.
+std::string_view next_segment(std::string_view& s) {
+  while (!s.empty() && s.front() == '/') s.remove_prefix(1);
+  auto end = s.find('/');
+  auto seg = s.substr(0, end);
+  s.remove_prefix(end == std::string_view::npos ? s.size() : end);
+  return seg;
+}
+
+/// Like route_matches(), plus a trailing "/*" matching one or more segments.
+bool rule_matches(std::string_view pattern, std::string_view path) {
+  if (pattern.size() >= 2 && pattern.substr(pattern.size() - 2) == "/*") {
+    auto prefix = pattern.substr(0, pattern.size() - 2);
+    for (;;) {
+      auto want = next_segment(prefix);
+      auto have = next_segment(path);
+      if (want.empty()) return !have.empty();
+      if (have.empty() || (want.front() != '{' && want != have)) return false;
+    }
+  }
+  return route_matches(pattern, path);
+}
+
+struct jwt_deleter {
+  void operator()(jwt_t* j) const { jwt_free(j); }
+};
+using jwt_ptr = std::unique_ptr<jwt_t, jwt_deleter>;
+
+caf::error unauthenticated(std::string why) {
+  return make_error(errc::unauthenticated, "Authorization", std::move(why));
+}
+
+}  // namespace
+
+const route_rule& rule_for(std::string_view method, std::string_view path) {
+  for (auto& r : rules)
+    if (method_matches(r.method, method) && rule_matches(r.pattern, path)) return r;
+  return method == "GET" || method == "HEAD" ? read_default : write_default;
+}
+
+std::string target_of(const route_rule& rule, std::string_view path) {
+  auto pattern = rule.pattern;
+  for (;;) {
+    auto want = next_segment(pattern);
+    auto have = next_segment(path);
+    if (want.empty() || have.empty()) return "";
+    if (want.front() == '{') return std::string(have);
+  }
+}
+
+caf::expected<std::string> issue_jwt(const auth_options& opts, const proto::user& u,
+                                     int64_t now) {
+  jwt_t* raw = nullptr;
+  if (jwt_new(&raw) != 0) return make_error(errc::internal, "cannot create a JWT");
+  jwt_ptr j{raw};
+  auto role_name = std::string(proto::name_of(u.r));
+  bool ok = jwt_add_grant(j.get(), "sub", u.name.c_str()) == 0 &&
+            jwt_add_grant(j.get(), "tenant", u.tenant.c_str()) == 0 &&
+            jwt_add_grant(j.get(), "role", role_name.c_str()) == 0 &&
+            jwt_add_grant(j.get(), "iss", "aisched") == 0 &&
+            jwt_add_grant_int(j.get(), "iat", now) == 0 &&
+            jwt_add_grant_int(j.get(), "exp", now + opts.token_ttl.count()) == 0 &&
+            jwt_set_alg(j.get(), JWT_ALG_HS256,
+                        reinterpret_cast<const unsigned char*>(opts.secret.data()),
+                        static_cast<int>(opts.secret.size())) == 0;
+  if (!ok) return make_error(errc::internal, "cannot sign a JWT");
+  char* s = jwt_encode_str(j.get());
+  if (!s) return make_error(errc::internal, "cannot encode a JWT");
+  std::string out(s);
+  std::free(s);  // libjwt 1.10 allocates with malloc and has no jwt_free_str
+  return out;
+}
+
+caf::expected<principal> verify_jwt(const auth_options& opts, const std::string& token,
+                                    int64_t now) {
+  jwt_t* raw = nullptr;
+  // With a key, jwt_decode checks the signature; the algorithm is checked
+  // below so a token signed another way (or "none") is never accepted.
+  if (jwt_decode(&raw, token.c_str(), reinterpret_cast<const unsigned char*>(opts.secret.data()),
+                 static_cast<int>(opts.secret.size())) != 0 || !raw)
+    return unauthenticated("invalid token");
+  jwt_ptr j{raw};
+  if (jwt_get_alg(j.get()) != JWT_ALG_HS256) return unauthenticated("invalid token");
+  errno = 0;
+  long exp = jwt_get_grant_int(j.get(), "exp");
+  if (errno != 0) return unauthenticated("token without expiry");
+  if (exp <= now) return unauthenticated("token expired");
+  auto grant = [&](const char* name) {
+    auto v = jwt_get_grant(j.get(), name);
+    return v ? std::string(v) : std::string();
+  };
+  principal p;
+  p.subject = grant("sub");
+  p.tenant = grant("tenant");
+  auto r = proto::parse_enum<role>(grant("role"));
+  if (p.subject.empty() || p.tenant.empty() || !r) return unauthenticated("invalid token");
+  p.r = *r;
+  p.authenticated = true;
+  return p;
+}
+
+caf::expected<std::string> hash_password(std::string_view password) {
+  // OWASP's argon2id baseline: 19 MiB, 2 passes, 1 lane (~20 ms here).
+  constexpr uint32_t t_cost = 2, m_cost = 19 * 1024, lanes = 1, salt_len = 16, hash_len = 32;
+  std::array<unsigned char, salt_len> salt{};
+  if (RAND_bytes(salt.data(), salt_len) != 1)
+    return make_error(errc::internal, "no randomness for a salt");
+  std::string encoded(argon2_encodedlen(t_cost, m_cost, lanes, salt_len, hash_len, Argon2_id), '\0');
+  auto rc = argon2id_hash_encoded(t_cost, m_cost, lanes, password.data(), password.size(),
+                                  salt.data(), salt_len, hash_len, encoded.data(), encoded.size());
+  if (rc != ARGON2_OK)
+    return make_error(errc::internal, std::string("argon2: ") + argon2_error_message(rc));
+  encoded.resize(encoded.find('\0'));
+  return encoded;
+}
+
+bool verify_password(const std::string& encoded, std::string_view password) {
+  return argon2id_verify(encoded.c_str(), password.data(), password.size()) == ARGON2_OK;
+}
+
+std::string sha256_hex(std::string_view data) {
+  std::array<unsigned char, SHA256_DIGEST_LENGTH> md{};
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), md.data());
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (auto b : md) {
+    out.push_back(digits[b >> 4]);
+    out.push_back(digits[b & 15]);
+  }
+  return out;
+}
+
+std::string random_hex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  // Without randomness no secret can be made safely: stop rather than go on.
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1)
+    std::abort();
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : raw) {
+    out.push_back(digits[b >> 4]);
+    out.push_back(digits[b & 15]);
+  }
+  return out;
+}
+
+std::string bearer_of(const std::map<std::string, std::string>& headers) {
+  auto i = headers.find("authorization");
+  if (i == headers.end()) return "";
+  std::string_view v = i->second;
+  constexpr std::string_view scheme = "Bearer ";
+  if (v.size() <= scheme.size()) return "";
+  for (size_t k = 0; k < scheme.size(); ++k)
+    if (std::tolower(static_cast<unsigned char>(v[k])) !=
+        std::tolower(static_cast<unsigned char>(scheme[k])))
+      return "";
+  v.remove_prefix(scheme.size());
+  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+  while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
+  return std::string(v);
+}
+
+bool valid_name(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  auto ok = [](char c, bool first) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           (!first && (c == '_' || c == '.' || c == '-'));
+  };
+  for (size_t i = 0; i < s.size(); ++i)
+    if (!ok(s[i], i == 0)) return false;
+  return true;
+}
+
+}  // namespace aisched::gateway

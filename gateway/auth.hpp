@@ -1,0 +1,78 @@
+// Authentication and authorization, the pure parts: the one table of routes
+// (pattern + method -> minimum role and audit action), signed expiring JWTs
+// (libjwt, HS256), argon2id password hashes (libargon2), SHA-256 of API token
+// secrets. No actors, no I/O, the clock is a parameter: unit-tested directly.
+// The gate that applies them to each request is gateway/access.hpp.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <caf/expected.hpp>
+
+#include "gateway/principal.hpp"
+
+namespace aisched::gateway {
+
+struct auth_options {
+  bool enabled = false;  // off: every request is admin of tenant "default"
+  std::string secret;    // the HS256 key, the same on every node
+  std::chrono::seconds token_ttl{3600};
+};
+
+// -- the role table -------------------------------------------------------------
+
+/// One row: requests with `method` ("*": any) on a path matching `pattern`
+/// (`{x}` matches one segment, a trailing `/*` any deeper path) need at least
+/// `min` (nullopt: open, no token needed); a non-empty `action` marks a
+/// mutation, recorded in the audit log under that name.
+struct route_rule {
+  std::string_view method;
+  std::string_view pattern;
+  std::optional<role> min;
+  std::string_view action;
+};
+
+/// The first row matching the request. Unlisted GETs need viewer; any other
+/// unlisted request needs admin (a new mutation is closed until listed).
+const route_rule& rule_for(std::string_view method, std::string_view path);
+
+/// The value of the first `{...}` segment of `rule.pattern` in `path` ("" if none).
+std::string target_of(const route_rule& rule, std::string_view path);
+
+// -- credentials ----------------------------------------------------------------
+
+/// A signed JWT for `u` valid from `now` (unix seconds) for `opts.token_ttl`.
+caf::expected<std::string> issue_jwt(const auth_options& opts, const proto::user& u,
+                                     int64_t now);
+
+/// The principal a JWT names, if its HS256 signature is ours and it has not
+/// expired at `now` (unix seconds); unauthenticated otherwise.
+caf::expected<principal> verify_jwt(const auth_options& opts, const std::string& token,
+                                    int64_t now);
+
+/// An argon2id hash of `password` with a random salt, in the encoded form.
+caf::expected<std::string> hash_password(std::string_view password);
+
+/// Whether `password` matches the encoded argon2id hash.
+bool verify_password(const std::string& encoded, std::string_view password);
+
+std::string sha256_hex(std::string_view data);
+
+/// `bytes` random bytes (OpenSSL's CSPRNG) as lower-case hex.
+std::string random_hex(size_t bytes);
+
+/// API token secrets start with this, so the gate tells them from JWTs.
+constexpr std::string_view token_prefix = "ais_";
+
+/// The credential of `Authorization: Bearer <credential>` ("" when absent).
+std::string bearer_of(const std::map<std::string, std::string>& headers);
+
+/// Whether a tenant or user name is acceptable: 1-63 of [a-z0-9_.-], starting
+/// with a letter or digit (they end up in storage keys and URLs).
+bool valid_name(std::string_view s);
+
+}  // namespace aisched::gateway

@@ -1,0 +1,329 @@
+// Login, whoami, users, tokens and the audit log; see auth_routes.hpp.
+#include "gateway/auth_routes.hpp"
+
+#include <charconv>
+#include <map>
+#include <memory>
+#include <set>
+
+#include <boost/json.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+
+#include "proto/errors.hpp"
+#include "proto/json.hpp"
+
+namespace aisched::gateway {
+
+namespace json = boost::json;
+using namespace proto;
+
+namespace {
+
+using fields = std::map<std::string, std::string>;
+
+/// Reads a flat object of string fields: unknown fields, non-strings and
+/// missing required fields are errors naming the field.
+caf::expected<fields> read_fields(const std::string& body, const std::set<std::string>& allowed,
+                                  const std::set<std::string>& required) {
+  auto v = parse_json(body);
+  if (!v) return v.error();
+  if (!v->is_object()) return make_error(errc::invalid_argument, "body", "expected an object");
+  fields out;
+  for (auto& kv : v->as_object()) {
+    std::string k(kv.key());
+    if (!allowed.count(k)) return make_error(errc::invalid_argument, k, k + ": unknown field");
+    if (!kv.value().is_string())
+      return make_error(errc::invalid_argument, k, k + ": must be a string");
+    out[k] = std::string(kv.value().as_string());
+  }
+  for (auto& k : required)
+    if (!out.count(k) || out[k].empty())
+      return make_error(errc::invalid_argument, k, k + ": required");
+  return out;
+}
+
+/// The tenant a new user or token goes to: the caller's unless the body names
+/// another; only admins of tenant "default" may provision other tenants (they
+/// still cannot read or change anything there).
+caf::expected<std::string> target_tenant(const principal& who, const fields& f) {
+  auto i = f.find("tenant");
+  if (i == f.end() || i->second == who.tenant) return who.tenant;
+  if (!valid_name(i->second))
+    return make_error(errc::invalid_argument, "tenant",
+                      "tenant: 1-63 of a-z, 0-9, '_', '.', '-', starting with a letter or digit");
+  if (who.tenant != "default")
+    return make_error(errc::forbidden, "tenant",
+                      "only admins of tenant default may provision another tenant");
+  return i->second;
+}
+
+caf::expected<role> read_role(const fields& f) {
+  auto i = f.find("role");
+  auto r = i == f.end() ? std::optional<role>{role::viewer} : parse_enum<role>(i->second);
+  if (!r) return make_error(errc::invalid_argument, "role", "role: viewer, operator or admin");
+  return *r;
+}
+
+/// Sends `xs...` to `hdl` from a bridge actor; answers with on_ok(result) or the error.
+template <class Result, class Handle, class OnOk, class... Ts>
+void ask(const api_context& ctx, const Handle& hdl, reply_fn reply, OnOk on_ok, Ts... xs) {
+  auto timeout = ctx.timeout;
+  ctx.sys->spawn([=](caf::event_based_actor* self) {
+    self->request(hdl, timeout, xs...)
+        .then([=](Result& r) { reply(on_ok(r)); },
+              [=](caf::error& e) { reply(error_response(e)); });
+  });
+}
+
+http_response no_content() { return http_response{204, "", "application/json"}; }
+
+int64_t unix_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// -- routes ----------------------------------------------------------------------
+
+void login(access& gate, http_request& req, reply_fn& reply) {
+  const auto& ctx = gate.ctx();
+  auto f = read_fields(req.body, {"username", "password"}, {"username", "password"});
+  if (!f) return reply(error_response(f.error()));
+  if (!ctx.auth.enabled)
+    return reply(error_response(make_error(errc::not_found, "", "authentication is not enabled")));
+  auto name = (*f)["username"], password = (*f)["password"];
+  audit_entry e;
+  e.subject = name;
+  e.tenant = "default";
+  e.action = "auth.login";
+  e.target = name;
+  if (auto v = req.headers.find("x-aisched-via"); v != req.headers.end()) e.via = v->second;
+  auto* g = &gate;
+  // Detached: argon2 verification takes tens of ms of CPU on purpose.
+  ctx.sys->spawn<caf::detached>([ctx, g, name, password, e, reply](caf::event_based_actor* self) {
+    auto denied = [=](audit_entry entry) {
+      entry.result = "unauthenticated";
+      g->record(std::move(entry));
+      reply(error_response(make_error(errc::unauthenticated, "password",
+                                      "invalid username or password")));
+    };
+    self->request(ctx.store, ctx.timeout, get_user_atom::value, name)
+        .then(
+            [=](user& u) {
+              auto entry = e;
+              entry.tenant = u.tenant;
+              if (!verify_password(u.password_hash, password)) return denied(entry);
+              auto now = unix_seconds();
+              auto token = issue_jwt(ctx.auth, u, now);
+              if (!token) return reply(error_response(token.error()));
+              entry.result = "ok";
+              g->record(std::move(entry));
+              auto expires = (now + ctx.auth.token_ttl.count()) * 1000;
+              reply(json_response(200, json::object{{"token", *token},
+                                                    {"expires_at", format_rfc3339(expires)},
+                                                    {"role", std::string(name_of(u.r))},
+                                                    {"tenant", u.tenant}}));
+            },
+            [=](caf::error& err) {
+              if (view(err).code == errc::not_found) return denied(e);
+              reply(error_response(err));
+            });
+  });
+}
+
+void create_user(access& gate, http_request& req, reply_fn& reply) {
+  auto f = read_fields(req.body, {"name", "password", "role", "tenant"}, {"name", "password"});
+  if (!f) return reply(error_response(f.error()));
+  auto tenant = target_tenant(req.who, *f);
+  if (!tenant) return reply(error_response(tenant.error()));
+  auto r = read_role(*f);
+  if (!r) return reply(error_response(r.error()));
+  user u;
+  u.name = (*f)["name"];
+  u.tenant = *tenant;
+  u.r = *r;
+  u.created_at = now_ms();
+  if (!valid_name(u.name))
+    return reply(error_response(make_error(
+        errc::invalid_argument, "name", "name: 1-63 of a-z, 0-9, '_', '.', '-'")));
+  auto password = (*f)["password"];
+  if (password.size() < 8 || password.size() > 1024)
+    return reply(error_response(
+        make_error(errc::invalid_argument, "password", "password: 8 to 1024 characters")));
+  auto ctx = gate.ctx();
+  ctx.sys->spawn<caf::detached>([ctx, base = u, password, reply](caf::event_based_actor* self) {
+    auto hash = hash_password(password);
+    if (!hash) return reply(error_response(hash.error()));
+    auto u = base;
+    u.password_hash = std::move(*hash);
+    self->request(ctx.raft, ctx.timeout, propose_atom::value, command{put_user{u, false}})
+        .then([=](applied&) { reply(json_response(201, to_json(u))); },
+              [=](caf::error& e) { reply(error_response(e)); });
+  });
+}
+
+void create_token(access& gate, http_request& req, reply_fn& reply) {
+  auto f = read_fields(req.body, {"name", "role", "tenant"}, {"name"});
+  if (!f) return reply(error_response(f.error()));
+  auto tenant = target_tenant(req.who, *f);
+  if (!tenant) return reply(error_response(tenant.error()));
+  auto r = read_role(*f);
+  if (!r) return reply(error_response(r.error()));
+  if (*r > req.who.r)
+    return reply(error_response(
+        make_error(errc::forbidden, "role", "role: a token cannot have more rights than you")));
+  if ((*f)["name"].size() > 200)
+    return reply(error_response(make_error(errc::invalid_argument, "name", "name: too long")));
+  api_token t;
+  t.id = "tok_" + random_hex(8);
+  t.name = (*f)["name"];
+  t.tenant = *tenant;
+  t.r = *r;
+  t.created_by = req.who.subject;
+  t.created_at = now_ms();
+  auto secret = std::string(token_prefix) + random_hex(24);
+  t.hash = sha256_hex(secret);
+  ask<applied>(
+      gate.ctx(), gate.ctx().raft, reply,
+      [t, secret](applied&) {
+        auto v = to_json(t);
+        v.as_object()["token"] = secret;  // shown once, never stored
+        return json_response(201, v);
+      },
+      propose_atom::value, command{put_token{t}});
+}
+
+void list_audit(access& gate, http_request& req, reply_fn& reply) {
+  audit_query q;
+  q.tenant = req.who.tenant;
+  if (auto i = req.query.find("limit"); i != req.query.end()) {
+    uint32_t n = 0;
+    auto [p, ec] = std::from_chars(i->second.data(), i->second.data() + i->second.size(), n);
+    if (ec != std::errc{} || p != i->second.data() + i->second.size() || n < 1 || n > 1000)
+      return reply(error_response(
+          make_error(errc::invalid_argument, "limit", "limit must be between 1 and 1000")));
+    q.limit = n;
+  }
+  if (auto i = req.query.find("cursor"); i != req.query.end()) q.cursor = i->second;
+  if (auto i = req.query.find("since"); i != req.query.end() && !i->second.empty()) {
+    auto t = parse_rfc3339(i->second);
+    if (!t)
+      return reply(error_response(
+          make_error(errc::invalid_argument, "since", "since must be an RFC 3339 time")));
+    q.since = *t;
+  }
+  ask<audit_page>(
+      gate.ctx(), gate.ctx().store, reply,
+      [](audit_page& p) {
+        json::array items;
+        for (auto& e : p.items) items.push_back(to_json(e));
+        return json_response(200, json::object{{"items", std::move(items)},
+                                               {"next_cursor", p.next_cursor}});
+      },
+      list_audit_atom::value, q);
+}
+
+template <class List>
+http_response items_json(const List& l) {
+  json::array items;
+  for (auto& x : l.items) items.push_back(to_json(x));
+  return json_response(200, json::object{{"items", std::move(items)}});
+}
+
+http_response method_not_allowed() {
+  return json_response(405, json::object{{"error", json::object{{"code", "method_not_allowed"},
+                                                                {"message", "method not allowed"},
+                                                                {"field", ""}}}});
+}
+
+}  // namespace
+
+bool is_auth_resource(const std::string& resource) {
+  return resource == "auth" || resource == "users" || resource == "tokens" || resource == "audit";
+}
+
+void auth_routes(access& gate, http_request& req, const std::vector<std::string>& seg,
+                 reply_fn& reply) {
+  const auto& ctx = gate.ctx();
+  const auto& m = req.method;
+  const auto& res = seg[2];
+  auto n = seg.size();
+  if (res == "auth" && n == 4 && seg[3] == "login")
+    return m == "POST" ? login(gate, req, reply) : reply(method_not_allowed());
+  if (res == "auth" && n == 4 && seg[3] == "whoami") {
+    if (m != "GET") return reply(method_not_allowed());
+    const auto& w = req.who;
+    return reply(json_response(200, json::object{{"subject", w.subject},
+                                                 {"tenant", w.tenant},
+                                                 {"role", std::string(name_of(w.r))},
+                                                 {"authenticated", w.authenticated},
+                                                 {"auth_enabled", ctx.auth.enabled}}));
+  }
+  if (res == "users" && n == 3) {
+    if (m == "POST") return create_user(gate, req, reply);
+    if (m == "GET")
+      return ask<user_list>(ctx, ctx.store, reply, [](user_list& l) { return items_json(l); },
+                            list_users_atom::value, req.who.tenant);
+    return reply(method_not_allowed());
+  }
+  if (res == "users" && n == 4) {
+    if (m != "DELETE") return reply(method_not_allowed());
+    return ask<applied>(ctx, ctx.raft, reply, [](applied&) { return no_content(); },
+                        propose_atom::value, command{delete_user{req.who.tenant, seg[3]}});
+  }
+  if (res == "tokens" && n == 3) {
+    if (m == "POST") return create_token(gate, req, reply);
+    if (m == "GET")
+      return ask<token_list>(ctx, ctx.store, reply, [](token_list& l) { return items_json(l); },
+                             list_tokens_atom::value, req.who.tenant);
+    return reply(method_not_allowed());
+  }
+  if (res == "tokens" && n == 4) {
+    if (m != "DELETE") return reply(method_not_allowed());
+    auto* g = &gate;
+    return ask<applied>(ctx, ctx.raft, reply,
+                        [g](applied&) {
+                          g->forget_tokens();  // at once here; within 2 s elsewhere
+                          return no_content();
+                        },
+                        propose_atom::value, command{delete_token{req.who.tenant, seg[3]}});
+  }
+  if (res == "audit" && n == 3)
+    return m == "GET" ? list_audit(gate, req, reply) : reply(method_not_allowed());
+  reply(error_response(
+      make_error(errc::not_found, "", "no route for " + req.method + " " + req.path)));
+}
+
+void bootstrap_admin(const api_context& ctx, std::string admin_password) {
+  auto hash = hash_password(admin_password);
+  if (!hash) return;
+  user u;
+  u.name = "admin";
+  u.tenant = "default";
+  u.r = role::admin;
+  u.password_hash = std::move(*hash);
+  u.created_at = now_ms();
+  ctx.sys->spawn([ctx, u](caf::event_based_actor* self) {
+    self->link_to(caf::actor_cast<caf::actor>(ctx.raft));  // stops with the node
+    auto attempt = std::make_shared<std::function<void()>>();
+    *attempt = [=] {
+      self->request(ctx.raft, ctx.timeout, propose_atom::value, command{put_user{u, true}})
+          .then([=](applied&) { *attempt = nullptr; self->quit(); },
+                [=](caf::error& e) {
+                  if (view(e).code == errc::already_exists) {
+                    *attempt = nullptr;
+                    return self->quit();
+                  }
+                  // No leader yet: try again shortly.
+                  self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
+                });
+    };
+    self->become([=](caf::tick_atom) {
+      if (*attempt) (*attempt)();
+    });
+    (*attempt)();
+  });
+}
+
+}  // namespace aisched::gateway

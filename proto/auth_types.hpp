@@ -1,0 +1,109 @@
+// Who may do what: roles, users, API tokens and audit entries. Users and tokens
+// live in the replicated state (so a login or a token works on every node and a
+// revocation takes effect everywhere); audit entries are replicated too. Only
+// hashes are stored: argon2id for passwords, SHA-256 for API token secrets.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <caf/meta/type_name.hpp>
+
+#include "proto/time.hpp"
+#include "proto/types.hpp"
+
+namespace aisched::proto {
+
+/// Ordered: admin > operator > viewer (compare with <, >=).
+enum class role : uint8_t { viewer, operator_, admin };
+template <> struct enum_names<role> {
+  static constexpr std::array<std::string_view, 3> value{"viewer", "operator", "admin"};
+};
+
+struct user {
+  std::string name;  // unique across tenants: logins name no tenant
+  std::string tenant = "default";
+  role r = role::viewer;
+  std::string password_hash;  // argon2id encoded ("$argon2id$v=19$...")
+  unix_ms created_at = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, user& x) {
+  return f(caf::meta::type_name("aisched.user"), x.name, x.tenant, x.r, x.password_hash,
+           x.created_at);
+}
+
+struct api_token {
+  std::string id;  // public handle ("tok_..."), for listing and revoking
+  std::string name;
+  std::string tenant = "default";
+  role r = role::viewer;
+  std::string hash;  // lower-case hex SHA-256 of the secret ("ais_...")
+  std::string created_by;
+  unix_ms created_at = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, api_token& x) {
+  return f(caf::meta::type_name("aisched.api_token"), x.id, x.name, x.tenant, x.r, x.hash,
+           x.created_by, x.created_at);
+}
+
+/// One recorded mutation (or login attempt).
+struct audit_entry {
+  unix_ms at = 0;
+  std::string subject;  // user name, "token:<id>", or "anonymous" with auth off
+  std::string tenant;
+  std::string action;  // "task.create", "worker.drain", "auth.login" ...
+  std::string target;  // the object's id or name ("" when none)
+  std::string result;  // "ok" or the error code ("forbidden", "not_found" ...)
+  std::string via;     // X-Aisched-Via header ("ai-agent"), "" otherwise
+  std::string node;    // the gateway that served the request
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, audit_entry& x) {
+  return f(caf::meta::type_name("aisched.audit_entry"), x.at, x.subject, x.tenant, x.action,
+           x.target, x.result, x.via, x.node);
+}
+
+/// Newest first. `cursor` is opaque (from a previous page); `since` (0: none)
+/// stops the listing at older entries.
+struct audit_query {
+  std::string tenant;
+  std::string cursor;
+  uint32_t limit = 50;
+  unix_ms since = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, audit_query& x) {
+  return f(caf::meta::type_name("aisched.audit_query"), x.tenant, x.cursor, x.limit, x.since);
+}
+
+struct audit_page {
+  std::vector<audit_entry> items;
+  std::string next_cursor;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, audit_page& x) {
+  return f(caf::meta::type_name("aisched.audit_page"), x.items, x.next_cursor);
+}
+
+struct user_list {
+  std::vector<user> items;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, user_list& x) {
+  return f(caf::meta::type_name("aisched.user_list"), x.items);
+}
+
+struct token_list {
+  std::vector<api_token> items;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, token_list& x) {
+  return f(caf::meta::type_name("aisched.token_list"), x.items);
+}
+
+}  // namespace aisched::proto
