@@ -353,15 +353,40 @@ void schedule_flush(self_ptr self) {
   self->send(self, flush_atom::value);
 }
 
+/// Dialer side, once `raft` (the peer's raft actor) is at hand: introduces
+/// this member; the peer counts as connected only when it has our handle too.
+void say_hello(self_ptr self, const std::string& id, uint64_t gen, node_actor raft) {
+  auto retry = [=] { self->delayed_send(self, reconnect_after, reconnect_atom::value, id); };
+  self->request(raft, connect_timeout, hello_atom::value, self->state.opts.node_id,
+                caf::actor_cast<caf::actor>(self))
+      .then(
+          [=](bool accepted) {
+            auto& p = self->state.peers[id];
+            if (gen != p.generation) return;
+            if (!accepted) return retry();
+            p.handle = raft;
+            self->monitor(p.handle);
+          },
+          [=](caf::error&) {
+            if (gen == self->state.peers[id].generation) retry();
+          });
+}
+
+/// Reaches peer `id`, which this member dials (see dials()); retries until it can.
 void connect(self_ptr self, const std::string& id) {
   auto& st = self->state;
   auto it = st.peers.find(id);
-  if (it == st.peers.end()) return;
+  if (it == st.peers.end() || !dials(st.opts.node_id, id)) return;
   auto gen = ++it->second.generation;
   auto addr = it->second.addr;
   auto retry = [=] {
     self->delayed_send(self, reconnect_after, reconnect_atom::value, id);
   };
+  if (st.opts.resolve_peer) {
+    auto raft = st.opts.resolve_peer(id);
+    if (!raft) return retry();
+    return say_hello(self, id, gen, std::move(raft));
+  }
   auto mm = proto::cluster_connector(self->system());  // TLS when configured
   self->request(mm, connect_timeout, caf::connect_atom::value, addr.host, addr.port)
       .then(
@@ -373,14 +398,29 @@ void connect(self_ptr self, const std::string& id) {
             self->request(ep, connect_timeout, handles_atom::value)
                 .then(
                     [=](router_actor&, caf::actor& raft) {
-                      auto& p = self->state.peers[id];
-                      if (gen != p.generation) return;
-                      p.handle = caf::actor_cast<node_actor>(raft);
-                      self->monitor(p.handle);
+                      if (gen != self->state.peers[id].generation) return;
+                      say_hello(self, id, gen, caf::actor_cast<node_actor>(raft));
                     },
                     [=](caf::error&) { retry(); });
           },
           [=](caf::error&) { retry(); });
+}
+
+/// Waiting side: the dialer `id` introduced itself with its raft actor.
+bool accept_hello(self_ptr self, const std::string& id, const caf::actor& raft) {
+  auto& st = self->state;
+  auto p = st.peers.find(id);
+  if (p == st.peers.end() || !raft || dials(st.opts.node_id, id)) return false;
+  auto handle = caf::actor_cast<node_actor>(raft);
+  if (p->second.handle == handle) return true;
+  if (p->second.handle) {
+    // The dialer came back (restarted, or reconnected) before we saw it go.
+    self->demonitor(p->second.handle.address());
+    st.member->peer_restarted(id);
+  }
+  p->second.handle = std::move(handle);
+  self->monitor(p->second.handle);
+  return true;
 }
 
 /// What GET /api/v1/cluster and aisched-inspect show of this member.
@@ -423,6 +463,8 @@ std::map<std::string, std::string> details_of(const raft_state& st) {
 
 }  // namespace
 
+bool dials(const std::string& self_id, const std::string& peer_id) { return self_id < peer_id; }
+
 caf::expected<std::unique_ptr<core>> restore(storage::raft_log& log, storage::state_machine& sm,
                                              const raft_options& opts) {
   config cfg;
@@ -448,10 +490,13 @@ caf::expected<std::unique_ptr<core>> restore(storage::raft_log& log, storage::st
                                            std::to_string(log.last_index()));
   hard_state hard{hs.term, hs.voted_for, std::max(hs.commit, applied)};
   hard.commit = std::min(hard.commit, log.last_index());
-  std::random_device rd;
+  auto seed = opts.seed;
+  if (seed == 0) {
+    std::random_device rd;
+    seed = (uint64_t{rd()} << 32) | rd();
+  }
   auto member = std::make_unique<core>(cfg, hard, snapshot_meta{base.index, base.term},
-                                       std::move(*entries), applied,
-                                       (uint64_t{rd()} << 32) | rd());
+                                       std::move(*entries), applied, seed);
   if (opts.peers.empty()) member->campaign();  // a group of one leads at once
   return member;
 }
@@ -484,7 +529,7 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
       if (p.handle && p.handle.address() == dm.source) {
         p.handle = nullptr;
         self->state.member->peer_restarted(id);
-        connect(self, id);
+        connect(self, id);  // only if this member dials it; else its hello comes
       }
   });
   self->send(self, caf::tick_atom::value);
@@ -531,6 +576,9 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
       [=](reconnect_atom, const std::string& id) {
         auto p = self->state.peers.find(id);
         if (p != self->state.peers.end() && !p->second.handle) connect(self, id);
+      },
+      [=](hello_atom, const std::string& id, const caf::actor& raft) {
+        return accept_hello(self, id, raft);
       },
       [=](raft_status_atom) { return status_of(self->state); },
       [=](snap_chunk_atom, snapshot_chunk& c) -> caf::result<uint64_t> {
