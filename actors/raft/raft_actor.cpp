@@ -353,12 +353,19 @@ void schedule_flush(self_ptr self) {
   self->send(self, flush_atom::value);
 }
 
-/// Dialer side, once `raft` (the peer's raft actor) is at hand: introduces
-/// this member; the peer counts as connected only when it has our handle too.
-void say_hello(self_ptr self, const std::string& id, uint64_t gen, node_actor raft) {
+std::string address_of(const peer_address& a) { return a.host + ":" + std::to_string(a.port); }
+
+/// Dialer side, once `raft` (the peer's raft actor) and `endpoint` (its node's,
+/// invalid in groups without a middleman) are at hand: introduces this member;
+/// the peer counts as connected only when it has our handle too.
+void say_hello(self_ptr self, const std::string& id, uint64_t gen, node_actor raft,
+               endpoint_actor endpoint) {
   auto retry = [=] { self->delayed_send(self, reconnect_after, reconnect_atom::value, id); };
+  auto local = proto::local_endpoint(self->system());
+  // Our endpoint is published right after this actor starts; the peer needs it.
+  if (!local && !self->state.opts.resolve_peer) return retry();
   self->request(raft, connect_timeout, hello_atom::value, self->state.opts.node_id,
-                caf::actor_cast<caf::actor>(self))
+                caf::actor_cast<caf::actor>(self), caf::actor_cast<caf::actor>(local))
       .then(
           [=](bool accepted) {
             auto& p = self->state.peers[id];
@@ -366,6 +373,9 @@ void say_hello(self_ptr self, const std::string& id, uint64_t gen, node_actor ra
             if (!accepted) return retry();
             p.handle = raft;
             self->monitor(p.handle);
+            if (endpoint) proto::remember_member(self->system(), address_of(p.addr), endpoint);
+            std::fprintf(stderr, "raft %s: connected to %s\n", self->state.opts.node_id.c_str(),
+                         id.c_str());
           },
           [=](caf::error&) {
             if (gen == self->state.peers[id].generation) retry();
@@ -385,7 +395,7 @@ void connect(self_ptr self, const std::string& id) {
   if (st.opts.resolve_peer) {
     auto raft = st.opts.resolve_peer(id);
     if (!raft) return retry();
-    return say_hello(self, id, gen, std::move(raft));
+    return say_hello(self, id, gen, std::move(raft), endpoint_actor{});
   }
   auto mm = proto::cluster_connector(self->system());  // TLS when configured
   self->request(mm, connect_timeout, caf::connect_atom::value, addr.host, addr.port)
@@ -399,15 +409,17 @@ void connect(self_ptr self, const std::string& id) {
                 .then(
                     [=](router_actor&, caf::actor& raft) {
                       if (gen != self->state.peers[id].generation) return;
-                      say_hello(self, id, gen, caf::actor_cast<node_actor>(raft));
+                      say_hello(self, id, gen, caf::actor_cast<node_actor>(raft), ep);
                     },
                     [=](caf::error&) { retry(); });
           },
           [=](caf::error&) { retry(); });
 }
 
-/// Waiting side: the dialer `id` introduced itself with its raft actor.
-bool accept_hello(self_ptr self, const std::string& id, const caf::actor& raft) {
+/// Waiting side: the dialer `id` introduced itself with its raft actor and
+/// its node's endpoint.
+bool accept_hello(self_ptr self, const std::string& id, const caf::actor& raft,
+                  const caf::actor& endpoint) {
   auto& st = self->state;
   auto p = st.peers.find(id);
   if (p == st.peers.end() || !raft || dials(st.opts.node_id, id)) return false;
@@ -420,6 +432,10 @@ bool accept_hello(self_ptr self, const std::string& id, const caf::actor& raft) 
   }
   p->second.handle = std::move(handle);
   self->monitor(p->second.handle);
+  if (endpoint)
+    proto::remember_member(self->system(), address_of(p->second.addr),
+                           caf::actor_cast<endpoint_actor>(endpoint));
+  std::fprintf(stderr, "raft %s: %s connected\n", st.opts.node_id.c_str(), id.c_str());
   return true;
 }
 
@@ -437,7 +453,7 @@ raft_status status_of(const raft_state& st) {
     uint64_t match = 0;
     auto& progress = st.member->peer_progress();
     if (auto i = progress.find(id); i != progress.end()) match = i->second.match;
-    s.peers.push_back(peer_status{id, p.addr.host + ":" + std::to_string(p.addr.port),
+    s.peers.push_back(peer_status{id, address_of(p.addr),
                                   static_cast<bool>(p.handle), match});
   }
   return s;
@@ -527,7 +543,10 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
   self->set_down_handler([=](const caf::down_msg& dm) {
     for (auto& [id, p] : self->state.peers)
       if (p.handle && p.handle.address() == dm.source) {
+        std::fprintf(stderr, "raft %s: lost %s (%s)\n", self->state.opts.node_id.c_str(),
+                     id.c_str(), self->system().render(dm.reason).c_str());
         p.handle = nullptr;
+        proto::forget_member(self->system(), address_of(p.addr));
         self->state.member->peer_restarted(id);
         connect(self, id);  // only if this member dials it; else its hello comes
       }
@@ -577,8 +596,8 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
         auto p = self->state.peers.find(id);
         if (p != self->state.peers.end() && !p->second.handle) connect(self, id);
       },
-      [=](hello_atom, const std::string& id, const caf::actor& raft) {
-        return accept_hello(self, id, raft);
+      [=](hello_atom, const std::string& id, const caf::actor& raft, const caf::actor& endpoint) {
+        return accept_hello(self, id, raft, endpoint);
       },
       [=](raft_status_atom) { return status_of(self->state); },
       [=](snap_chunk_atom, snapshot_chunk& c) -> caf::result<uint64_t> {

@@ -64,12 +64,13 @@ using node_actor = proto::raft_actor::extend<
     caf::reacts_to<peer_msg_atom, message>, caf::reacts_to<caf::tick_atom>,
     caf::reacts_to<reconnect_atom, std::string>,
     caf::replies_to<snap_chunk_atom, snapshot_chunk>::with<uint64_t>,
-    caf::replies_to<hello_atom, std::string, caf::actor>::with<bool>>;
+    caf::replies_to<hello_atom, std::string, caf::actor, caf::actor>::with<bool>>;
 
 /// Which member of a pair opens the connection between them: the one with the
 /// smaller id. It reaches the other's raft actor and introduces itself with
-/// hello (its id and its own handle); the other never dials it and waits for
-/// that hello. Two members dialing each other at the same time make CAF
+/// hello (its id, its raft actor and its node's endpoint); the other never
+/// dials it and waits for that hello. Both record the other's endpoint in
+/// proto::remember_member, so that no one else dials a second connection. Two members dialing each other at the same time make CAF
 /// 0.17.6's BASP close one connection of the crossing pair on each side as
 /// "redundant", and when each side closes the one the other kept, both lose
 /// the route and every proxy of the other node (basp/instance.cpp,

@@ -154,7 +154,7 @@ TEST(cluster_tls, three_members_over_tls_elect_and_replicate) {
   ASSERT_EQ(r.status, 200u) << r.body;
   auto view = parse(r);
   for (auto& m : view.at("members").as_array()) {
-    EXPECT_TRUE(m.as_object().at("reachable").as_bool()) << r.body;
+    EXPECT_TRUE(m.as_object().at("reachable").as_bool()) << r.body << "\n" << dump();
     EXPECT_FALSE(str(m.as_object(), "http_addr").empty()) << r.body;
   }
 }

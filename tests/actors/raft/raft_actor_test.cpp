@@ -105,19 +105,30 @@ TEST_P(raft_actor_test, killing_the_leader_elects_another_within_the_bound) {
   EXPECT_NE(g.create_task(leader, "after"), 0u);
 }
 
+/// Stops a follower of `leader`, commits `n` tasks without it, restarts it and
+/// waits until it applied them all; the follower's index, or -1 (and a failure).
+int miss_and_catch_up(raft_group& g, int leader, int n, bool expect_compaction) {
+  auto down = other_than(g, leader);
+  g.stop(down);
+  std::vector<uint64_t> ids;
+  for (int k = 0; k < n; ++k) ids.push_back(g.create_task(leader, "while-down"));
+  // With compaction the leader's log no longer has what the follower needs.
+  auto compacted = g.state(leader).member->snapshot().index;
+  EXPECT_EQ(compacted > 0, expect_compaction) << "log compacted up to " << compacted;
+  g.start(down);
+  auto took = g.run_until([&] { return caught_up_with(g, leader); }, 3s);
+  EXPECT_GE(took.count(), 0) << g.at(down).id << " applied " << g.at(down).sm->applied_index()
+                             << " of " << g.at(leader).sm->applied_index();
+  if (took.count() < 0) return -1;
+  for (auto id : ids) EXPECT_TRUE(g.at(down).sm->get_task("default", id));
+  return static_cast<int>(down);
+}
+
 TEST_P(raft_actor_test, a_restarted_member_catches_up_from_the_log) {
   raft_group g(GetParam());
   auto leader = elect(g, 3s);
   ASSERT_GE(leader, 0);
-  auto down = other_than(g, leader);
-  g.stop(down);
-  std::vector<uint64_t> ids;
-  for (int k = 0; k < 30; ++k) ids.push_back(g.create_task(leader, "while-down"));
-  g.start(down);
-  ASSERT_GE(g.run_until([&] { return caught_up_with(g, leader); }, 3s).count(), 0)
-      << g.at(down).id << " applied " << g.at(down).sm->applied_index() << " of "
-      << g.at(leader).sm->applied_index();
-  for (auto id : ids) EXPECT_TRUE(g.at(down).sm->get_task("default", id));
+  ASSERT_GE(miss_and_catch_up(g, leader, 30, false), 0);
   EXPECT_EQ(g.agreed_leader(), leader);  // a returning follower does not disrupt (pre-vote)
 }
 
@@ -125,17 +136,8 @@ TEST_P(raft_actor_test, a_restarted_member_catches_up_from_a_snapshot) {
   raft_group g(GetParam(), /*snapshot_every=*/20);
   auto leader = elect(g, 3s);
   ASSERT_GE(leader, 0);
-  auto down = other_than(g, leader);
-  g.stop(down);
-  std::vector<uint64_t> ids;
-  for (int k = 0; k < 60; ++k) ids.push_back(g.create_task(leader, "while-down"));
-  // The leader compacted past everything the stopped member has.
-  ASSERT_GT(g.state(leader).member->snapshot().index, 20u);
-  g.start(down);
-  ASSERT_GE(g.run_until([&] { return caught_up_with(g, leader); }, 3s).count(), 0)
-      << g.at(down).id << " applied " << g.at(down).sm->applied_index() << " of "
-      << g.at(leader).sm->applied_index();
-  for (auto id : ids) EXPECT_TRUE(g.at(down).sm->get_task("default", id));
+  auto down = miss_and_catch_up(g, leader, 60, true);
+  ASSERT_GE(down, 0);
   // And it keeps replicating after the snapshot.
   auto last = g.create_task(leader, "after");
   ASSERT_GE(g.run_until([&] { return caught_up_with(g, leader); }, 1s).count(), 0);
