@@ -189,9 +189,17 @@ TEST(cluster_tls, only_worker_nodes_with_a_cluster_certificate_register) {
   auto cport = logged_cluster_port(node.log());
   ASSERT_NE(cport, 0) << node.log();
 
+  // The good worker connects before the intruders start. CAF 0.17.6's BASP
+  // broker cleans up a closed connection later, by its handle, which is the
+  // socket's number; when a refused intruder's socket number goes to the good
+  // worker's connection, accepted in between, that late cleanup drops the good
+  // worker's route (its dispatch then times out). Seen about once in 20 runs
+  // with all three starting at once; see README "Cluster security".
+  auto good = worker_node(dir.path(), "w-good", cport, tls_flags(certs, "w-good", certs + "/ca.pem"));
+  ASSERT_TRUE(eventually([&] { return listed_workers(port).count("w-good") > 0; }, 15s))
+      << tail(good->log());
   auto intruder = worker_node(dir.path(), "w-foreign", cport, tls_flags(foreign, "w-foreign", trust));
   auto plain = worker_node(dir.path(), "w-plain", cport, {});
-  auto good = worker_node(dir.path(), "w-good", cport, tls_flags(certs, "w-good", certs + "/ca.pem"));
   auto intruders_listed = [&] {
     auto ws = listed_workers(port);
     return ws.count("w-foreign") || ws.count("w-plain");
