@@ -27,6 +27,9 @@ void reach_endpoint(caf::event_based_actor* self, const std::string& address,
     return make_error(errc::unavailable, "leader",
                              "cannot reach member at " + address + ": " + why);
   };
+  // A member this node's raft is connected to is reached over that connection:
+  // dialing it a second time makes CAF 0.17 drop both (proto/cluster_link.hpp).
+  if (auto known = proto::known_member(self->system(), address)) return then(known);
   auto mm = proto::cluster_connector(self->system());  // TLS when configured
   self->request(mm, timeout, caf::connect_atom::value, address.substr(0, colon), port)
       .then(

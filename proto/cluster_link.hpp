@@ -30,4 +30,22 @@ caf::io::middleman_actor cluster_connector(caf::actor_system& sys);
 caf::expected<uint16_t> publish_cluster_endpoint(const endpoint_actor& endpoint, uint16_t port,
                                                  const std::string& host);
 
+/// The endpoint publish_cluster_endpoint published in `sys`; invalid before.
+endpoint_actor local_endpoint(caf::actor_system& sys);
+
+// -- members already connected ------------------------------------------------
+// Between two members there must be one connection only. A second one, dialed
+// while the first is up (a gateway reaching a member its raft is connected
+// to), made CAF 0.17.6 drop the route between the two nodes and every proxy on
+// it, the raft links included: over TLS every cluster view cost the group its
+// connections. So the raft actor, which owns the one connection per pair,
+// records the other member's endpoint here by cluster address ("host:port"),
+// and whoever needs that member's endpoint takes it from here before dialing.
+
+void remember_member(caf::actor_system& sys, const std::string& address, endpoint_actor ep);
+void forget_member(caf::actor_system& sys, const std::string& address);
+/// The endpoint of the member at `address` over the existing connection;
+/// invalid if there is none.
+endpoint_actor known_member(caf::actor_system& sys, const std::string& address);
+
 }  // namespace aisched::proto

@@ -13,6 +13,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/inspector/counted.hpp"
+#include "actors/raft/peer_links.hpp"
 #include "obs/metrics.hpp"
 #include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
@@ -28,8 +29,6 @@ namespace {
 
 using self_ptr = node_actor::stateful_pointer<raft_state>;
 
-constexpr auto connect_timeout = std::chrono::seconds(2);
-constexpr auto reconnect_after = std::chrono::milliseconds(500);
 constexpr auto forward_timeout = std::chrono::seconds(10);
 // One snapshot chunk (<= 1 MiB) is staged in memory on arrival; if its answer
 // takes this long the follower is gone and the core starts over later.
@@ -353,36 +352,6 @@ void schedule_flush(self_ptr self) {
   self->send(self, flush_atom::value);
 }
 
-void connect(self_ptr self, const std::string& id) {
-  auto& st = self->state;
-  auto it = st.peers.find(id);
-  if (it == st.peers.end()) return;
-  auto gen = ++it->second.generation;
-  auto addr = it->second.addr;
-  auto retry = [=] {
-    self->delayed_send(self, reconnect_after, reconnect_atom::value, id);
-  };
-  auto mm = proto::cluster_connector(self->system());  // TLS when configured
-  self->request(mm, connect_timeout, caf::connect_atom::value, addr.host, addr.port)
-      .then(
-          [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {
-            auto& p = self->state.peers[id];
-            if (gen != p.generation) return;
-            if (!ptr || !self->system().assignable<endpoint_actor>(ifs)) return retry();
-            auto ep = caf::actor_cast<endpoint_actor>(std::move(ptr));
-            self->request(ep, connect_timeout, handles_atom::value)
-                .then(
-                    [=](router_actor&, caf::actor& raft) {
-                      auto& p = self->state.peers[id];
-                      if (gen != p.generation) return;
-                      p.handle = caf::actor_cast<node_actor>(raft);
-                      self->monitor(p.handle);
-                    },
-                    [=](caf::error&) { retry(); });
-          },
-          [=](caf::error&) { retry(); });
-}
-
 /// What GET /api/v1/cluster and aisched-inspect show of this member.
 raft_status status_of(const raft_state& st) {
   raft_status s;
@@ -397,7 +366,7 @@ raft_status status_of(const raft_state& st) {
     uint64_t match = 0;
     auto& progress = st.member->peer_progress();
     if (auto i = progress.find(id); i != progress.end()) match = i->second.match;
-    s.peers.push_back(peer_status{id, p.addr.host + ":" + std::to_string(p.addr.port),
+    s.peers.push_back(peer_status{id, address_of(p.addr),
                                   static_cast<bool>(p.handle), match});
   }
   return s;
@@ -448,10 +417,13 @@ caf::expected<std::unique_ptr<core>> restore(storage::raft_log& log, storage::st
                                            std::to_string(log.last_index()));
   hard_state hard{hs.term, hs.voted_for, std::max(hs.commit, applied)};
   hard.commit = std::min(hard.commit, log.last_index());
-  std::random_device rd;
+  auto seed = opts.seed;
+  if (seed == 0) {
+    std::random_device rd;
+    seed = (uint64_t{rd()} << 32) | rd();
+  }
   auto member = std::make_unique<core>(cfg, hard, snapshot_meta{base.index, base.term},
-                                       std::move(*entries), applied,
-                                       (uint64_t{rd()} << 32) | rd());
+                                       std::move(*entries), applied, seed);
   if (opts.peers.empty()) member->campaign();  // a group of one leads at once
   return member;
 }
@@ -482,9 +454,12 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
   self->set_down_handler([=](const caf::down_msg& dm) {
     for (auto& [id, p] : self->state.peers)
       if (p.handle && p.handle.address() == dm.source) {
+        std::fprintf(stderr, "raft %s: lost %s (%s)\n", self->state.opts.node_id.c_str(),
+                     id.c_str(), self->system().render(dm.reason).c_str());
         p.handle = nullptr;
+        proto::forget_member(self->system(), address_of(p.addr));
         self->state.member->peer_restarted(id);
-        connect(self, id);
+        connect(self, id);  // only if this member dials it; else its hello comes
       }
   });
   self->send(self, caf::tick_atom::value);
@@ -531,6 +506,9 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
       [=](reconnect_atom, const std::string& id) {
         auto p = self->state.peers.find(id);
         if (p != self->state.peers.end() && !p->second.handle) connect(self, id);
+      },
+      [=](hello_atom, const std::string& id, const caf::actor& raft, const caf::actor& endpoint) {
+        return accept_hello(self, id, raft, endpoint);
       },
       [=](raft_status_atom) { return status_of(self->state); },
       [=](snap_chunk_atom, snapshot_chunk& c) -> caf::result<uint64_t> {

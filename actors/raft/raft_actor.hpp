@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <memory>
@@ -31,6 +32,7 @@ namespace aisched::raft {
 using peer_msg_atom = caf::atom_constant<caf::atom("raftmsg")>;
 using reconnect_atom = caf::atom_constant<caf::atom("raftconn")>;
 using snap_chunk_atom = caf::atom_constant<caf::atom("raftsnap")>;
+using hello_atom = caf::atom_constant<caf::atom("rafthello")>;
 
 /// One piece of a state-machine snapshot, leader -> follower, sent as a
 /// request: the follower answers with the next `seq` it expects, or
@@ -61,7 +63,20 @@ constexpr uint64_t snapshot_complete = ~uint64_t{0};
 using node_actor = proto::raft_actor::extend<
     caf::reacts_to<peer_msg_atom, message>, caf::reacts_to<caf::tick_atom>,
     caf::reacts_to<reconnect_atom, std::string>,
-    caf::replies_to<snap_chunk_atom, snapshot_chunk>::with<uint64_t>>;
+    caf::replies_to<snap_chunk_atom, snapshot_chunk>::with<uint64_t>,
+    caf::replies_to<hello_atom, std::string, caf::actor, caf::actor>::with<bool>>;
+
+/// Which member of a pair opens the connection between them: the one with the
+/// smaller id. It reaches the other's raft actor and introduces itself with
+/// hello (its id, its raft actor and its node's endpoint); the other never
+/// dials it and waits for that hello. Both record the other's endpoint in
+/// proto::remember_member, so that no one else dials a second connection. Two members dialing each other at the same time make CAF
+/// 0.17.6's BASP close one connection of the crossing pair on each side as
+/// "redundant", and when each side closes the one the other kept, both lose
+/// the route and every proxy of the other node (basp/instance.cpp,
+/// server_handshake; routing_table::erase_direct). Slow TLS handshakes made
+/// that the rule on every reconnect, so a group over TLS never elected.
+bool dials(const std::string& self_id, const std::string& peer_id);
 
 /// Another member: its id and cluster address (where its endpoint is published).
 struct peer_address {
@@ -82,6 +97,15 @@ struct raft_options {
   uint64_t snapshot_every = 10'000;
   /// Largest snapshot chunk in one CAF message.
   size_t snapshot_chunk_bytes = 1 << 20;
+  /// How this member reaches the raft actor of a peer it dials (see dials()).
+  /// Empty, as in a node: over the peer's cluster port (its endpoint's handles,
+  /// through proto::cluster_connector). Set: a lookup by member id that
+  /// answers an invalid handle while the peer is not there (retried like a
+  /// failed connection), for groups of actors in one actor system such as the
+  /// actor tests on CAF's test coordinator.
+  std::function<node_actor(const std::string& id)> resolve_peer;
+  /// Seed of the election timeouts; 0 draws one from std::random_device.
+  uint64_t seed = 0;
 };
 
 struct raft_state {

@@ -93,13 +93,11 @@ std::unique_ptr<child_process> worker_node(const std::string& dir, const std::st
 
 }  // namespace
 
-// DISABLED: fails today. Members connect to each other in both directions. Over
-// TLS we saw, on every reconnect, BASP close one connection of a pair as redundant
-// and the peer's proxies on the other side go down, heartbeats stop and the
-// connection time out: no member hears the others' votes (probably a CAF 0.17.6
-// routing race that the slower TLS handshakes make likely). Worker nodes connect
-// one way and work (the test below). Run it with --gtest_also_run_disabled_tests.
-TEST(cluster_tls, DISABLED_three_members_over_tls_elect_and_replicate) {
+// Members of a pair connect in one direction only (raft::dials: the smaller id
+// dials, the other waits for its hello): two members dialing each other at once
+// made CAF 0.17.6's BASP close both connections of the crossing pair, and TLS
+// handshakes are slow enough that this happened on every reconnect.
+TEST(cluster_tls, three_members_over_tls_elect_and_replicate) {
   temp_dir dir;
   auto certs = dir.path() + "/certs";
   ASSERT_TRUE(make_certs(certs, {"n1", "n2", "n3"}));
@@ -151,21 +149,27 @@ TEST(cluster_tls, DISABLED_three_members_over_tls_elect_and_replicate) {
         << id << "\n"
         << dump();
 
-  // The follower's gateway reaches every member's endpoint for its status.
-  r = http_call(ports[follower], "GET", "/api/v1/cluster");
-  ASSERT_EQ(r.status, 200u) << r.body;
-  auto view = parse(r);
-  for (auto& m : view.at("members").as_array()) {
-    EXPECT_TRUE(m.as_object().at("reachable").as_bool()) << r.body;
-    EXPECT_FALSE(str(m.as_object(), "http_addr").empty()) << r.body;
-  }
+  // The follower's gateway reaches every member's endpoint for its status (the
+  // last member pair may still be connecting: a write needs a majority only),
+  // and the links stay up while the views are asked for again and again.
+  auto all_reachable = [&] {
+    r = http_call(ports[follower], "GET", "/api/v1/cluster");
+    if (r.status != 200) return false;
+    auto view = parse(r);
+    for (auto& m : view.at("members").as_array())
+      if (!m.as_object().at("reachable").as_bool() || str(m.as_object(), "http_addr").empty())
+        return false;
+    return true;
+  };
+  ASSERT_TRUE(eventually(all_reachable, 15s)) << r.body << "\n" << dump();
+  for (int k = 0; k < 10; ++k)
+    for (auto p : ports) ASSERT_EQ(http_call(p, "GET", "/api/v1/cluster").status, 200u);
+  EXPECT_TRUE(all_reachable()) << r.body << "\n" << dump();
+  for (size_t i = 0; i < members.size(); ++i)
+    EXPECT_EQ(members[i]->log().find("raft " + ids[i] + ": lost"), std::string::npos) << dump();
 }
 
-// Disabled: flaky. Registration over TLS works, but under load the leader's
-// `execute` to the worker sometimes times out (the same unstable TLS connection
-// as the group test above). Kept to be enabled once the connection handling is
-// fixed (one connection direction per node pair).
-TEST(cluster_tls, DISABLED_only_worker_nodes_with_a_cluster_certificate_register) {
+TEST(cluster_tls, only_worker_nodes_with_a_cluster_certificate_register) {
   temp_dir dir;
   auto certs = dir.path() + "/certs", foreign = dir.path() + "/foreign";
   ASSERT_TRUE(make_certs(certs, {"n1", "w-good"}));
@@ -185,9 +189,17 @@ TEST(cluster_tls, DISABLED_only_worker_nodes_with_a_cluster_certificate_register
   auto cport = logged_cluster_port(node.log());
   ASSERT_NE(cport, 0) << node.log();
 
+  // The good worker connects before the intruders start. CAF 0.17.6's BASP
+  // broker cleans up a closed connection later, by its handle, which is the
+  // socket's number; when a refused intruder's socket number goes to the good
+  // worker's connection, accepted in between, that late cleanup drops the good
+  // worker's route (its dispatch then times out). Seen about once in 20 runs
+  // with all three starting at once; see README "Cluster security".
+  auto good = worker_node(dir.path(), "w-good", cport, tls_flags(certs, "w-good", certs + "/ca.pem"));
+  ASSERT_TRUE(eventually([&] { return listed_workers(port).count("w-good") > 0; }, 15s))
+      << tail(good->log());
   auto intruder = worker_node(dir.path(), "w-foreign", cport, tls_flags(foreign, "w-foreign", trust));
   auto plain = worker_node(dir.path(), "w-plain", cport, {});
-  auto good = worker_node(dir.path(), "w-good", cport, tls_flags(certs, "w-good", certs + "/ca.pem"));
   auto intruders_listed = [&] {
     auto ws = listed_workers(port);
     return ws.count("w-foreign") || ws.count("w-plain");

@@ -1,0 +1,112 @@
+// Connections between members; see peer_links.hpp.
+#include "actors/raft/peer_links.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <set>
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "proto/cluster_link.hpp"
+
+namespace aisched::raft {
+
+using namespace proto;
+
+namespace {
+
+using self_ptr = node_actor::stateful_pointer<raft_state>;
+
+constexpr auto connect_timeout = std::chrono::seconds(2);
+constexpr auto reconnect_after = std::chrono::milliseconds(500);
+
+/// Dialer side, once `raft` (the peer's raft actor) and `endpoint` (its node's,
+/// invalid in groups without a middleman) are at hand: introduces this member;
+/// the peer counts as connected only when it has our handle too.
+void say_hello(self_ptr self, const std::string& id, uint64_t gen, node_actor raft,
+               endpoint_actor endpoint) {
+  auto retry = [=] { self->delayed_send(self, reconnect_after, reconnect_atom::value, id); };
+  auto local = proto::local_endpoint(self->system());
+  // Our endpoint is published right after this actor starts; the peer needs it.
+  if (!local && !self->state.opts.resolve_peer) return retry();
+  self->request(raft, connect_timeout, hello_atom::value, self->state.opts.node_id,
+                caf::actor_cast<caf::actor>(self), caf::actor_cast<caf::actor>(local))
+      .then(
+          [=](bool accepted) {
+            auto& p = self->state.peers[id];
+            if (gen != p.generation) return;
+            if (!accepted) return retry();
+            p.handle = raft;
+            self->monitor(p.handle);
+            if (endpoint) proto::remember_member(self->system(), address_of(p.addr), endpoint);
+            std::fprintf(stderr, "raft %s: connected to %s\n", self->state.opts.node_id.c_str(),
+                         id.c_str());
+          },
+          [=](caf::error&) {
+            if (gen == self->state.peers[id].generation) retry();
+          });
+}
+
+}  // namespace
+
+bool dials(const std::string& self_id, const std::string& peer_id) { return self_id < peer_id; }
+
+std::string address_of(const peer_address& a) { return a.host + ":" + std::to_string(a.port); }
+
+void connect(self_ptr self, const std::string& id) {
+  auto& st = self->state;
+  auto it = st.peers.find(id);
+  if (it == st.peers.end() || !dials(st.opts.node_id, id)) return;
+  auto gen = ++it->second.generation;
+  auto addr = it->second.addr;
+  auto retry = [=] {
+    self->delayed_send(self, reconnect_after, reconnect_atom::value, id);
+  };
+  if (st.opts.resolve_peer) {
+    auto raft = st.opts.resolve_peer(id);
+    if (!raft) return retry();
+    return say_hello(self, id, gen, std::move(raft), endpoint_actor{});
+  }
+  auto mm = proto::cluster_connector(self->system());  // TLS when configured
+  self->request(mm, connect_timeout, caf::connect_atom::value, addr.host, addr.port)
+      .then(
+          [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {
+            auto& p = self->state.peers[id];
+            if (gen != p.generation) return;
+            if (!ptr || !self->system().assignable<endpoint_actor>(ifs)) return retry();
+            auto ep = caf::actor_cast<endpoint_actor>(std::move(ptr));
+            self->request(ep, connect_timeout, handles_atom::value)
+                .then(
+                    [=](router_actor&, caf::actor& raft) {
+                      if (gen != self->state.peers[id].generation) return;
+                      say_hello(self, id, gen, caf::actor_cast<node_actor>(raft), ep);
+                    },
+                    [=](caf::error&) { retry(); });
+          },
+          [=](caf::error&) { retry(); });
+}
+
+bool accept_hello(self_ptr self, const std::string& id, const caf::actor& raft,
+                  const caf::actor& endpoint) {
+  auto& st = self->state;
+  auto p = st.peers.find(id);
+  if (p == st.peers.end() || !raft || dials(st.opts.node_id, id)) return false;
+  auto handle = caf::actor_cast<node_actor>(raft);
+  if (p->second.handle == handle) return true;
+  if (p->second.handle) {
+    // The dialer came back (restarted, or reconnected) before we saw it go.
+    self->demonitor(p->second.handle.address());
+    st.member->peer_restarted(id);
+  }
+  p->second.handle = std::move(handle);
+  self->monitor(p->second.handle);
+  if (endpoint)
+    proto::remember_member(self->system(), address_of(p->second.addr),
+                           caf::actor_cast<endpoint_actor>(endpoint));
+  std::fprintf(stderr, "raft %s: %s connected\n", st.opts.node_id.c_str(), id.c_str());
+  return true;
+}
+
+}  // namespace aisched::raft

@@ -1,0 +1,196 @@
+// Raft actors on CAF's test coordinator (virtual time, no threads): groups of
+// three and five real raft actors over RocksDB in temporary directories
+// (tests/actors/raft/raft_group.*). A leader is elected after the election
+// timeout; proposals commit and are applied on every member; killing the
+// leader elects another within the timeout bound; a restarted member catches
+// up (from the log, or from a snapshot when the log was compacted meanwhile);
+// a deposed leader's proposal and a decision of an older term are rejected.
+#define CAF_GTEST_DSL_IMPL
+#include "raft_group.hpp"
+
+#include <chrono>
+#include <string>
+
+#include "proto/errors.hpp"
+#include "storage/state_machine.hpp"
+
+namespace aisched::raft {
+namespace {
+
+using namespace std::chrono_literals;
+using test::raft_group;
+
+// raft_options' defaults: ticks of 50 ms, election timeout 10-20 ticks.
+constexpr auto election_timeout_max = 1000ms;
+// After a leader is lost: a follower's timeout runs out (at most the maximum
+// above, counted from the last heartbeat), then a pre-vote and a vote round
+// (messages only, no virtual time); the failover target is 1.5 s.
+constexpr auto failover_bound = 1500ms;
+
+class raft_actor_test : public ::testing::TestWithParam<size_t> {};
+
+/// Waits for an agreed leader; its index, or -1 (and a failure).
+int elect(raft_group& g, std::chrono::milliseconds limit) {
+  int leader = -1;
+  auto took = g.run_until([&] { return (leader = g.agreed_leader()) >= 0; }, limit);
+  EXPECT_GE(took.count(), 0) << "no agreed leader within " << limit.count() << " ms";
+  return leader;
+}
+
+/// True once every running member applied what member `i` applied.
+bool caught_up_with(raft_group& g, size_t i) {
+  auto applied = g.at(i).sm->applied_index();
+  for (size_t j = 0; j < g.size(); ++j)
+    if (g.running(j) && g.at(j).sm->applied_index() != applied) return false;
+  return true;
+}
+
+size_t other_than(raft_group& g, int leader, size_t skip = ~size_t{0}) {
+  for (size_t i = 0; i < g.size(); ++i)
+    if (static_cast<int>(i) != leader && i != skip && g.running(i)) return i;
+  return 0;
+}
+
+TEST_P(raft_actor_test, elects_one_leader_after_the_election_timeout) {
+  raft_group g(GetParam());
+  // Nobody leads before the shortest election timeout ran out.
+  g.run_for(450ms);
+  EXPECT_EQ(g.agreed_leader(), -1);
+  auto took = g.run_until([&] { return g.agreed_leader() >= 0; }, 2 * election_timeout_max);
+  ASSERT_GE(took.count(), 0) << "no leader";
+  auto leader = g.agreed_leader();
+  auto term = g.state(leader).member->term();
+  // Stays leader with every member connected (heartbeats hold the followers).
+  g.run_for(3s);
+  EXPECT_EQ(g.agreed_leader(), leader);
+  EXPECT_EQ(g.state(leader).member->term(), term);
+  for (size_t i = 0; i < g.size(); ++i)
+    for (auto& [id, p] : g.state(i).peers) EXPECT_TRUE(p.handle) << g.at(i).id << " -> " << id;
+}
+
+TEST_P(raft_actor_test, proposals_commit_and_apply_on_every_member) {
+  raft_group g(GetParam());
+  auto leader = elect(g, 3s);
+  ASSERT_GE(leader, 0);
+  std::vector<uint64_t> ids;
+  for (int k = 0; k < 20; ++k) ids.push_back(g.create_task(leader, "t" + std::to_string(k)));
+  // Through a follower too: it forwards to the leader.
+  ids.push_back(g.create_task(other_than(g, leader), "via-follower"));
+  ASSERT_EQ(g.run_until([&] { return caught_up_with(g, leader); }, 1s).count() >= 0, true);
+  auto commit = g.state(leader).member->commit_index();
+  for (size_t i = 0; i < g.size(); ++i) {
+    EXPECT_EQ(g.state(i).member->commit_index(), commit) << g.at(i).id;
+    EXPECT_EQ(g.at(i).sm->applied_index(), commit) << g.at(i).id;
+    for (auto id : ids) EXPECT_TRUE(g.at(i).sm->get_task("default", id)) << g.at(i).id << " lacks " << id;
+  }
+}
+
+TEST_P(raft_actor_test, killing_the_leader_elects_another_within_the_bound) {
+  raft_group g(GetParam());
+  auto old = elect(g, 3s);
+  ASSERT_GE(old, 0);
+  auto before = g.create_task(old, "before");
+  g.run_for(200ms);  // the commit index reaches the followers with the next heartbeat
+  auto old_term = g.state(old).member->term();
+  g.stop(old);
+  int leader = -1;
+  auto took = g.run_until([&] { return (leader = g.agreed_leader()) >= 0; }, 5s);
+  ASSERT_GE(took.count(), 0) << "no new leader";
+  EXPECT_LE(took, failover_bound) << "failover took " << took.count() << " ms of virtual time";
+  RecordProperty("failover_virtual_ms", std::to_string(took.count()));
+  EXPECT_NE(leader, old);
+  EXPECT_GT(g.state(leader).member->term(), old_term);
+  // The committed task survived, and the new leader commits.
+  EXPECT_TRUE(g.at(leader).sm->get_task("default", before));
+  EXPECT_NE(g.create_task(leader, "after"), 0u);
+}
+
+/// Stops a follower of `leader`, commits `n` tasks without it, restarts it and
+/// waits until it applied them all; the follower's index, or -1 (and a failure).
+int miss_and_catch_up(raft_group& g, int leader, int n, bool expect_compaction) {
+  auto down = other_than(g, leader);
+  g.stop(down);
+  std::vector<uint64_t> ids;
+  for (int k = 0; k < n; ++k) ids.push_back(g.create_task(leader, "while-down"));
+  // With compaction the leader's log no longer has what the follower needs.
+  auto compacted = g.state(leader).member->snapshot().index;
+  EXPECT_EQ(compacted > 0, expect_compaction) << "log compacted up to " << compacted;
+  g.start(down);
+  auto took = g.run_until([&] { return caught_up_with(g, leader); }, 3s);
+  EXPECT_GE(took.count(), 0) << g.at(down).id << " applied " << g.at(down).sm->applied_index()
+                             << " of " << g.at(leader).sm->applied_index();
+  if (took.count() < 0) return -1;
+  for (auto id : ids) EXPECT_TRUE(g.at(down).sm->get_task("default", id));
+  return static_cast<int>(down);
+}
+
+TEST_P(raft_actor_test, a_restarted_member_catches_up_from_the_log) {
+  raft_group g(GetParam());
+  auto leader = elect(g, 3s);
+  ASSERT_GE(leader, 0);
+  ASSERT_GE(miss_and_catch_up(g, leader, 30, false), 0);
+  EXPECT_EQ(g.agreed_leader(), leader);  // a returning follower does not disrupt (pre-vote)
+}
+
+TEST_P(raft_actor_test, a_restarted_member_catches_up_from_a_snapshot) {
+  raft_group g(GetParam(), /*snapshot_every=*/20);
+  auto leader = elect(g, 3s);
+  ASSERT_GE(leader, 0);
+  auto down = miss_and_catch_up(g, leader, 60, true);
+  ASSERT_GE(down, 0);
+  // And it keeps replicating after the snapshot.
+  auto last = g.create_task(leader, "after");
+  ASSERT_GE(g.run_until([&] { return caught_up_with(g, leader); }, 1s).count(), 0);
+  EXPECT_TRUE(g.at(down).sm->get_task("default", last));
+}
+
+TEST_P(raft_actor_test, a_deposed_leaders_proposal_is_rejected) {
+  raft_group g(GetParam());
+  auto old = elect(g, 3s);
+  ASSERT_GE(old, 0);
+  g.run_for(200ms);
+  auto old_term = g.state(old).member->term();
+  // The leader takes a proposal, then is paused before it can replicate it
+  // (like SIGSTOP): the others elect a new leader meanwhile.
+  proto::task t;
+  t.kind = proto::task_kind::noop;
+  t.name = "from-the-deposed";
+  auto answer = g.self->request(caf::actor_cast<proto::raft_actor>(g.at(old).raft), caf::infinite,
+                                proto::propose_atom::value, proto::command{proto::create_task{t, ""}});
+  g.freeze(old);
+  int leader = -1;
+  ASSERT_GE(g.run_until([&] { return (leader = g.agreed_leader()) >= 0; }, 5s).count(), 0);
+  ASSERT_NE(leader, old);
+  auto committed = g.create_task(leader, "from-the-new-leader");
+  // The old leader wakes up, still leading in its term: it appends the proposal
+  // to its log, hears of the newer term, steps down, and the entry is replaced.
+  g.thaw(old);
+  ASSERT_GE(g.run_until([&] { return g.agreed_leader() == leader && caught_up_with(g, leader); },
+                        3s).count(), 0);
+  ASSERT_FALSE(g.self->mailbox().empty()) << "the deposed leader never answered";
+  bool rejected = false;
+  answer.receive([&](proto::applied&) { ADD_FAILURE() << "the deposed leader's proposal committed"; },
+                 [&](caf::error& e) { rejected = view(e).code == errc::not_leader; });
+  EXPECT_TRUE(rejected);
+  for (size_t i = 0; i < g.size(); ++i) {
+    EXPECT_TRUE(g.at(i).sm->get_task("default", committed)) << g.at(i).id;
+    auto page = g.at(i).sm->list_tasks(proto::task_query{});
+    ASSERT_TRUE(page);
+    for (auto& x : page->items) EXPECT_NE(x.name, "from-the-deposed") << g.at(i).id;
+  }
+  // Fencing: a decision of the old term is refused by the old leader (now a
+  // follower, decisions are never forwarded) and, proposed to the new leader,
+  // rejected by every state machine when it commits.
+  auto stale = g.propose(old, proto::fire{old_term, 0, {}});
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(view(stale.error()).code, errc::not_leader);
+  stale = g.propose(leader, proto::fire{old_term, 0, {}});
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(view(stale.error()).code, errc::not_leader);
+}
+
+INSTANTIATE_TEST_SUITE_P(members, raft_actor_test, ::testing::Values(3, 5),
+                         [](const auto& info) { return std::to_string(info.param) + "_members"; });
+
+}  // namespace
+}  // namespace aisched::raft

@@ -1,0 +1,164 @@
+// A Raft group on CAF's test coordinator; see raft_group.hpp.
+#include "raft_group.hpp"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+
+#include <caf/send.hpp>
+
+#include "proto/errors.hpp"
+#include "storage/rocks.hpp"
+#include "storage/state_machine.hpp"
+#include "support/single_node.hpp"
+
+namespace aisched::test {
+
+raft_group::raft_group(size_t size, uint64_t snapshot_every)
+    : snapshot_every_(snapshot_every),
+      directory_(std::make_shared<std::map<std::string, raft::node_actor>>()) {
+  for (size_t i = 0; i < size; ++i) {
+    member m;
+    m.id = "n" + std::to_string(i + 1);
+    std::string tmpl = "/tmp/aisched-raft-group-test-XXXXXX";
+    if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    m.dir = tmpl;
+    members_.push_back(std::move(m));
+  }
+  for (size_t i = 0; i < size; ++i) start(i);
+  sched.run();
+}
+
+raft_group::~raft_group() {
+  // The fixture's destructor fires every pending timer until none is left;
+  // raft actors tick forever, so they must be gone (and their databases closed)
+  // before it runs.
+  for (size_t i = 0; i < members_.size(); ++i)
+    if (running(i)) stop(i);
+  directory_->clear();
+  for (auto& m : members_) {
+    std::error_code ec;
+    std::filesystem::remove_all(m.dir, ec);
+  }
+}
+
+raft::raft_options raft_group::options_for(size_t i) const {
+  raft::raft_options opts;
+  opts.node_id = members_[i].id;
+  for (auto& m : members_)
+    if (m.id != opts.node_id) opts.peers.push_back({m.id, "127.0.0.1", 0});
+  opts.tick = tick.count();
+  opts.snapshot_every = snapshot_every_;
+  opts.seed = 1000 + i;  // distinct timeouts, the same in every run
+  // A weak reference: the directory holds the actors' handles.
+  std::weak_ptr<std::map<std::string, raft::node_actor>> dir = directory_;
+  opts.resolve_peer = [dir](const std::string& id) -> raft::node_actor {
+    auto d = dir.lock();
+    if (!d) return {};
+    auto it = d->find(id);
+    return it == d->end() ? raft::node_actor{} : it->second;
+  };
+  return opts;
+}
+
+void raft_group::start(size_t i) {
+  auto& m = members_.at(i);
+  auto db = storage::rocks::open(m.dir);
+  if (!db) throw std::runtime_error("rocks::open: " + sys.render(db.error()));
+  m.db = std::move(*db);
+  auto sm = storage::state_machine::open(*m.db);
+  if (!sm) throw std::runtime_error("state_machine::open: " + sys.render(sm.error()));
+  m.sm = std::move(*sm);
+  auto parts = raft::open_member(*m.db, *m.sm, options_for(i));
+  if (!parts) throw std::runtime_error("raft::open_member: " + sys.render(parts.error()));
+  m.raft = sys.spawn(raft::raft_actor_impl, parts->opts, m.db, m.sm, parts->log, parts->member);
+  m.frozen = false;
+  (*directory_)[m.id] = m.raft;
+}
+
+void raft_group::stop(size_t i) {
+  auto& m = members_.at(i);
+  if (m.frozen) thaw(i);
+  directory_->erase(m.id);
+  caf::anon_send_exit(m.raft, caf::exit_reason::kill);
+  sched.run();  // the exit; the actor's state (holding the database) goes with it
+  m.raft = nullptr;
+  m.sm.reset();
+  m.db.reset();
+}
+
+void raft_group::freeze(size_t i) {
+  auto& m = members_.at(i);
+  // An actor with mail waiting is in the coordinator's job queue exactly once;
+  // taken out, it is never scheduled again (new mail finds it "not blocked")
+  // until put back. Give it mail first so that it is in the queue.
+  caf::anon_send(m.raft, proto::flush_atom::value);
+  auto job = dynamic_cast<caf::resumable*>(caf::actor_cast<caf::abstract_actor*>(m.raft));
+  auto it = std::find(sched.jobs.begin(), sched.jobs.end(), job);
+  if (it == sched.jobs.end()) throw std::runtime_error("freeze: actor not scheduled");
+  sched.jobs.erase(it);
+  m.frozen = true;
+}
+
+void raft_group::thaw(size_t i) {
+  auto& m = members_.at(i);
+  if (!m.frozen) return;
+  sched.jobs.push_back(dynamic_cast<caf::resumable*>(caf::actor_cast<caf::abstract_actor*>(m.raft)));
+  m.frozen = false;
+}
+
+void raft_group::run_for(std::chrono::milliseconds total) {
+  run_until([] { return false; }, total);
+}
+
+int raft_group::agreed_leader() {
+  int leader = -1;
+  for (size_t i = 0; i < members_.size(); ++i) {
+    if (!running(i) || members_[i].frozen) continue;
+    if (state(i).member->current_role() != raft::role::leader) continue;
+    if (leader != -1) return -1;
+    leader = static_cast<int>(i);
+  }
+  if (leader == -1) return -1;
+  for (size_t i = 0; i < members_.size(); ++i) {
+    if (!running(i) || members_[i].frozen || static_cast<int>(i) == leader) continue;
+    if (state(i).member->leader() != members_[leader].id) return -1;
+  }
+  return leader;
+}
+
+void raft_group::observe() {
+  for (size_t i = 0; i < members_.size(); ++i) {
+    if (!running(i)) continue;
+    auto& core = *state(i).member;
+    if (core.current_role() != raft::role::leader) continue;
+    auto [it, fresh] = leaders_by_term_.emplace(core.term(), members_[i].id);
+    EXPECT_TRUE(fresh || it->second == members_[i].id)
+        << "two leaders in term " << core.term() << ": " << it->second << " and "
+        << members_[i].id;
+  }
+}
+
+caf::expected<proto::applied> raft_group::propose(size_t i, proto::command cmd) {
+  auto out = propose_via(*this, caf::actor_cast<proto::raft_actor>(members_.at(i).raft),
+                         std::move(cmd));
+  observe();
+  return out;
+}
+
+uint64_t raft_group::create_task(size_t i, const std::string& name) {
+  proto::task t;
+  t.kind = proto::task_kind::noop;
+  t.name = name;
+  auto a = propose(i, proto::create_task{t, ""});
+  if (!a || a->tasks.size() != 1) {
+    ADD_FAILURE() << "create_task through " << members_.at(i).id
+                  << " failed: " << (a ? "no task" : sys.render(a.error()));
+    return 0;
+  }
+  return a->tasks[0].id;
+}
+
+}  // namespace aisched::test
