@@ -16,7 +16,9 @@ namespace {
 /// Every route the gateway serves, as a pattern: a `{...}` segment matches any
 /// one segment. A route missing here is counted as "other": add new routes
 /// (gateway/api.cpp) here too.
-constexpr std::array<std::string_view, 25> patterns{
+constexpr std::array<std::string_view, 27> patterns{
+    "/",  // the web console (gateway/console.cpp), not part of the REST API
+    "/console/{asset}",
     "/healthz",
     "/metrics",
     "/api/v1/version",
