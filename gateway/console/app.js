@@ -63,6 +63,7 @@ function route() {
 }
 
 function loginPage() {
+  if (document.getElementById('login-form')) return;  // several 401s arrive at once
   if (current) current.abort();
   current = null;
   const error = h('p', { class: 'error', id: 'login-error' });

@@ -7,17 +7,21 @@ import { h, fill, badge, time, duration, problem } from './ui.js';
 
 const POLL_MS = 2000;
 const FAILED = new Set(['failed', 'timed_out']);
-const analyses = new Map();  // instance id -> analysis, or null when there is none
+const RETRY_MISSING_MS = 30000;  // an analysis may be computed a little after the run failed
+const analyses = new Map();  // instance id -> {value: analysis or null, at}
 
-/// The analysis badge of a failed run, or nothing while the route is missing (404).
+/// The analysis badge of a failed run, or nothing while there is none (404).
 async function analysisBadge(id, signal) {
-  if (!analyses.has(id)) {
-    try { analyses.set(id, await get(`/api/v1/instances/${encodeURIComponent(id)}/analysis`, signal)); } catch (e) {
+  const known = analyses.get(id);
+  if (!known || (known.value === null && Date.now() - known.at > RETRY_MISSING_MS)) {
+    try {
+      analyses.set(id, { value: await get(`/api/v1/instances/${encodeURIComponent(id)}/analysis`, signal), at: Date.now() });
+    } catch (e) {
       if (e.name === 'AbortError') return null;
-      analyses.set(id, null);
+      analyses.set(id, { value: null, at: Date.now() });
     }
   }
-  const a = analyses.get(id);
+  const a = analyses.get(id).value;
   if (!a) return null;
   return h('span', { class: `badge severity-${a.severity}`, title: `${a.summary || ''}\nroot cause: ${a.root_cause || '?'}\nfix: ${a.fix || '?'}` },
     `${a.severity || 'analysis'} · ${(a.categories || []).join(', ') || a.source}`);
@@ -27,15 +31,20 @@ export function taskRuns(view) {
   const id = view.params[0];
   const head = h('div');
   const table = h('div');
-  fill(view.el, head, table);
+  const message = h('p', { class: 'error' });
+  fill(view.el, head, message, table);
   let titled = false;
+  const trigger = async () => {
+    fill(message);
+    try { await api('POST', `/api/v1/tasks/${id}/trigger`); } catch (e) { fill(message, `Trigger: ${e.message}`); }
+  };
   view.every(POLL_MS, async () => {
     if (!titled) {
       try {
         const t = await get(`/api/v1/tasks/${id}`, view.signal);
         fill(head, h('h1', {}, `Runs of ${t.name}`), h('p', {},
           h('a', { class: 'button', href: `#/tasks/${id}/edit` }, 'Edit'), ' ',
-          h('button', { type: 'button', onclick: () => api('POST', `/api/v1/tasks/${id}/trigger`) }, 'Trigger now'), ' ',
+          h('button', { type: 'button', onclick: trigger }, 'Trigger now'), ' ',
           h('span', { class: 'mono' }, t.schedule || 'manual')));
         titled = true;
       } catch (e) { return fill(head, problem(e, `Task ${id}`)); }
@@ -71,8 +80,8 @@ export async function runDetail(view) {
     h('dt', {}, 'Started'), h('dd', {}, time(x.started_at)),
     h('dt', {}, 'Duration'), h('dd', {}, duration(x.started_at, x.finished_at)),
     x.error ? [h('dt', {}, 'Error'), h('dd', { class: 'error' }, x.error)] : null));
-  if (analysis && analyses.get(x.id)) {
-    const a = analyses.get(x.id);
+  if (analysis) {
+    const a = analyses.get(x.id).value;
     info.append(h('div', { class: 'analysis' }, h('h3', {}, `Analysis (${a.source})`), h('p', {}, a.summary),
       h('p', {}, h('b', {}, 'Root cause: '), a.root_cause || '—'), h('p', {}, h('b', {}, 'Fix: '), a.fix || '—')));
   }

@@ -17,6 +17,7 @@ export function taskList(view) {
   const message = h('p', { class: 'error' });
   const table = h('div');
   fill(view.el, h('h1', {}, 'Tasks'), filters, message, table);
+  let shown = null;  // what the table shows: an unchanged poll leaves the DOM (and clicks) alone
 
   const load = async () => {
     const f = new FormData(filters);
@@ -27,8 +28,12 @@ export function taskList(view) {
       page = await get(`/api/v1/tasks?${q}`, view.signal);
     } catch (e) {
       if (e.name !== 'AbortError') fill(table, problem(e, 'Tasks'));
+      shown = null;
       return;
     }
+    const key = JSON.stringify(page.items);
+    if (key === shown) return;
+    shown = key;
     fill(table, page.items.length === 0 ? h('p', { class: 'muted' }, 'No tasks') : h('table', { id: 'tasks' },
       h('thead', {}, h('tr', {}, ['ID', 'Name', 'Kind', 'Schedule', 'Labels', 'Status', 'Next fire', ''].map((x) => h('th', {}, x)))),
       h('tbody', {}, page.items.map((t) => h('tr', { 'data-task': t.name, 'data-id': t.id },

@@ -63,6 +63,9 @@ async function mockedAuthAndChat(browser) {
         ['tool_result', { id: 'a1', name: 'delete_task', ok: true, result: { deleted: 9 } }],
         ['text', { delta: 'Deleted task 9.' }], ['done', { conversation_id: 'c1', rounds: 3 }]]) });
     }
+    if (url.pathname.endsWith('/analysis'))
+      return json(200, { instance_id: url.pathname.split('/')[4], source: 'rules', summary: 'command not found',
+        severity: 'high', categories: ['command_not_found'], root_cause: 'exit 127', fix: 'install it', confidence: 0.9 });
     return route.continue();
   });
 
@@ -93,6 +96,16 @@ async function mockedAuthAndChat(browser) {
   if (JSON.stringify(seen.confirm) !== JSON.stringify({ conversation_id: 'c1', action_id: 'a1', approve: true }))
     throw new Error(`confirm body: ${JSON.stringify(seen.confirm)}`);
   await page.screenshot({ path: path.join(artifacts, 'console-chat.png'), fullPage: true });
+
+  step('a failed run shows its analysis badge');
+  const created = await fetch(`${base}/api/v1/tasks`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: `e2e-fails-${process.pid}`, kind: 'shell', command: 'exit 127',
+      retry: { policy: 'fixed', max_attempts: 1, interval: '1s' } }) });
+  if (created.status !== 201) throw new Error(`create of a failing task: ${created.status} ${await created.text()}`);
+  const failing = await created.json();
+  await fetch(`${base}/api/v1/tasks/${failing.id}/trigger`, { method: 'POST' });
+  await page.goto(`${base}/#/tasks/${failing.id}`);
+  await page.locator('#runs tr[data-state="failed"] .severity-high', { hasText: 'command_not_found' }).waitFor({ timeout: 30_000 });
 
   step('logging out shows the login page');
   await page.click('#logout');

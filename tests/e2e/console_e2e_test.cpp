@@ -55,8 +55,8 @@ TEST(console_e2e_test, create_run_follow_and_pause_a_task_in_the_browser) {
   auto task = http_call(node.http_port(), "GET", "/api/v1/tasks/" + std::to_string(id));
   ASSERT_EQ(task.status, 200u) << task.body;
   auto t = boost::json::parse(task.body).as_object();
-  EXPECT_EQ(t.at("paused"), true);
-  EXPECT_EQ(t.at("command"), "echo hi");
+  EXPECT_TRUE(t.at("paused").as_bool());
+  EXPECT_EQ(t.at("command").as_string(), "echo hi");
   auto runs = http_call(node.http_port(), "GET",
                         "/api/v1/instances?state=success&task_id=" + std::to_string(id));
   ASSERT_EQ(runs.status, 200u) << runs.body;
