@@ -3,7 +3,7 @@
 // live (fetch streaming of GET /api/v1/instances/{id}/output?follow=true)
 // while it runs.
 import { api, get, stream } from './api.js';
-import { h, fill, badge, time, duration, problem } from './ui.js';
+import { h, fill, badge, time, duration, problem, pager } from './ui.js';
 
 const POLL_MS = 2000;
 const FAILED = new Set(['failed', 'timed_out']);
@@ -32,13 +32,14 @@ export function taskRuns(view) {
   const head = h('div');
   const table = h('div');
   const message = h('p', { class: 'error' });
-  fill(view.el, head, message, table);
+  const pages = pager(() => load());
+  fill(view.el, head, message, table, pages.el);
   let titled = false;
   const trigger = async () => {
     fill(message);
     try { await api('POST', `/api/v1/tasks/${id}/trigger`); } catch (e) { fill(message, `Trigger: ${e.message}`); }
   };
-  view.every(POLL_MS, async () => {
+  const load = async () => {
     if (!titled) {
       try {
         const t = await get(`/api/v1/tasks/${id}`, view.signal);
@@ -49,7 +50,9 @@ export function taskRuns(view) {
         titled = true;
       } catch (e) { return fill(head, problem(e, `Task ${id}`)); }
     }
-    const page = await get(`/api/v1/instances?task_id=${id}&limit=50`, view.signal);
+    const cursor = pages.cursor() ? `&cursor=${encodeURIComponent(pages.cursor())}` : '';
+    const page = await get(`/api/v1/instances?task_id=${id}&limit=50${cursor}`, view.signal);
+    pages.update(page.next_cursor);
     const rows = await Promise.all(page.items.map(async (x) => h('tr', { 'data-instance': x.id, 'data-state': x.state },
       h('td', { class: 'mono' }, h('a', { href: `#/runs/${encodeURIComponent(x.id)}` }, x.id)),
       h('td', {}, badge(x.state), ' ', FAILED.has(x.state) ? await analysisBadge(x.id, view.signal) : null),
@@ -58,7 +61,8 @@ export function taskRuns(view) {
     fill(table, rows.length === 0 ? h('p', { class: 'muted' }, 'No runs yet') : h('table', { id: 'runs' },
       h('thead', {}, h('tr', {}, ['Run', 'State', 'Attempt', 'Duration', 'Worker', 'Exit', 'Created'].map((x) => h('th', {}, x)))),
       h('tbody', {}, rows)));
-  });
+  };
+  view.every(POLL_MS, load);
 }
 
 export async function runDetail(view) {

@@ -3,7 +3,7 @@
 // fire times (GET /api/v1/schedules/next). Validation errors from the API are
 // shown next to the field they name.
 import { api, get, ApiError } from './api.js';
-import { h, fill, labels, badge, time, problem } from './ui.js';
+import { h, fill, labels, badge, time, problem, pager } from './ui.js';
 
 const POLL_MS = 3000;
 
@@ -16,13 +16,15 @@ export function taskList(view) {
     h('a', { class: 'button', href: '#/tasks/new', id: 'new-task' }, 'New task'));
   const message = h('p', { class: 'error' });
   const table = h('div');
-  fill(view.el, h('h1', {}, 'Tasks'), filters, message, table);
+  const pages = pager(() => load());
+  fill(view.el, h('h1', {}, 'Tasks'), filters, message, table, pages.el);
   let shown = null;  // what the table shows: an unchanged poll leaves the DOM (and clicks) alone
 
   const load = async () => {
     const f = new FormData(filters);
-    const q = new URLSearchParams({ limit: '200' });
+    const q = new URLSearchParams({ limit: '50' });
     for (const k of ['name', 'labels', 'state']) if (f.get(k)) q.set(k, f.get(k));
+    if (pages.cursor()) q.set('cursor', pages.cursor());
     let page;
     try {
       page = await get(`/api/v1/tasks?${q}`, view.signal);
@@ -31,6 +33,7 @@ export function taskList(view) {
       shown = null;
       return;
     }
+    pages.update(page.next_cursor);
     const key = JSON.stringify(page.items);
     if (key === shown) return;
     shown = key;
@@ -46,7 +49,7 @@ export function taskList(view) {
         h('td', {}, time((t.next_fire_times || [])[0])),
         h('td', { class: 'actions' }, actions(t, load, message)))))));
   };
-  filters.addEventListener('input', load);
+  filters.addEventListener('input', () => { pages.reset(); load(); });
   filters.addEventListener('submit', (e) => { e.preventDefault(); load(); });
   view.every(POLL_MS, load);
 }

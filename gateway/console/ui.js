@@ -65,3 +65,24 @@ export function problem(err, what) {
   if (err && err.status === 404) return h('p', { class: 'muted' }, `${what} not available`);
   return h('p', { class: 'error' }, `${what}: ${err && err.message ? err.message : err}`);
 }
+
+/// Cursor paging for `{items, next_cursor}` lists: the cursor of the page on
+/// screen, and Previous / Next buttons that call `changed()` after moving.
+export function pager(changed) {
+  const stack = [];  // cursors of the pages before this one
+  let cursor = '', next = '';
+  const prev = h('button', { type: 'button', class: 'secondary', onclick: () => { cursor = stack.pop() || ''; changed(); } }, '‹ Previous');
+  const fwd = h('button', { type: 'button', class: 'secondary', onclick: () => { stack.push(cursor); cursor = next; changed(); } }, 'Next ›');
+  const el = h('div', { class: 'pager row' }, prev, fwd);
+  return {
+    el,
+    cursor: () => cursor,
+    reset() { stack.length = 0; cursor = ''; },
+    /// Called with each loaded page's next_cursor.
+    update(nextCursor) {
+      next = nextCursor || '';
+      prev.hidden = stack.length === 0;
+      fwd.hidden = !next;
+    },
+  };
+}

@@ -178,6 +178,20 @@ try {
   const t = await (await fetch(`${base}/api/v1/tasks/${taskId}`)).json();
   if (t.paused !== true) throw new Error(`the API says task ${taskId} is not paused: ${JSON.stringify(t)}`);
 
+  step('editing names the invalid field, then saves');
+  await page.goto(`${base}/#/tasks/${taskId}/edit`);
+  await page.locator('#f-name').waitFor();
+  await page.fill('#f-timezone', 'Mars/Olympus_Mons');
+  await page.locator('#schedule-preview li.error').waitFor();
+  await page.click('#save-task');
+  await page.locator('[data-field="timezone"] .field-error', { hasText: 'Mars/Olympus_Mons' }).waitFor();
+  await page.fill('#f-timezone', 'Europe/Berlin');
+  await page.click('#save-task');
+  await page.waitForURL(new RegExp(`#/tasks/${taskId}$`));
+  const edited = await (await fetch(`${base}/api/v1/tasks/${taskId}`)).json();
+  if (edited.timezone !== 'Europe/Berlin' || edited.paused !== true || edited.command !== 'echo hi')
+    throw new Error(`the edit did not save as expected: ${JSON.stringify(edited)}`);
+
   step('the other pages render');
   for (const [hash, sel] of [['#/dag', `g.dag-node[data-task="${TASK}"]`], ['#/workers', '.worker'],
     ['#/cluster', '#members tbody tr'], ['#/audit', 'main h1'], ['#/chat', '#chat-form']]) {
