@@ -97,3 +97,18 @@ export function bar(fraction, caption) {
       aria-label="${esc(caption)}"><rect x="0" y="0" width="200" height="16" class="bar-bg"/>
     <rect x="0" y="0" width="${(200 * f).toFixed(1)}" height="16" class="bar-${level}"/></svg>`;
 }
+
+/// One stacked horizontal bar of `parts` ([[label, value, cssClass]]) with a legend.
+export function stackedBar(parts) {
+  const total = parts.reduce((a, [, v]) => a + v, 0);
+  let x = 0, rects = '', legend = '', lx = 0;
+  for (const [label, v, cls] of parts) {
+    const w = total > 0 ? (600 * v) / total : 0;
+    if (w > 0) rects += `<rect x="${x.toFixed(1)}" y="0" width="${w.toFixed(1)}" height="18" class="${esc(cls)}"><title>${esc(label)}: ${v}</title></rect>`;
+    x += w;
+    legend += `<rect x="${lx}" y="28" width="10" height="10" class="${esc(cls)}"/><text x="${lx + 14}" y="37" class="tick">${esc(label)} ${v}</text>`;
+    lx += 16 + 7 * (label.length + String(v).length + 1);
+  }
+  if (total === 0) rects = '<rect x="0" y="0" width="600" height="18" class="bar-bg"/>';
+  return `<svg class="stacked" viewBox="0 0 ${Math.max(600, lx)} 42" role="img" aria-label="runs by state">${rects}${legend}</svg>`;
+}

@@ -2,8 +2,8 @@
 // per second, success rate and trigger lateness computed here from successive
 // samples of GET /metrics (counters and histogram buckets differenced).
 import { get, getText } from './api.js';
-import { h, fill, svg, badge, problem } from './ui.js';
-import { parsePrometheus, sum, buckets, quantile, lineChart } from './charts.js';
+import { h, fill, svg, problem } from './ui.js';
+import { parsePrometheus, sum, buckets, quantile, lineChart, stackedBar } from './charts.js';
 
 const POLL_MS = 3000;
 const KEEP = 100;  // samples: five minutes at 3 s
@@ -86,9 +86,11 @@ export default function overview(view) {
       svg(lineChart(s.late, { title: 'Trigger lateness (mean)', unit: ' ms', floor: 10, color: '#d9822b' })),
       svg(lineChart(s.p95, { title: 'Trigger lateness (p95 bound)', unit: ' ms', floor: 10, color: '#c23b3b' })));
     const last = history[history.length - 1];
-    const entries = Object.entries(last.instances);
+    const order = ['success', 'running', 'dispatched', 'pending', 'retry_waiting', 'failed', 'timed_out', 'cancelled'];
+    const entries = Object.entries(last.instances)
+      .sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]));
     fill(states, entries.length
-      ? h('div', { class: 'row' }, entries.map(([k, v]) => h('span', { class: 'pair' }, badge(k), ` ${v}`)))
+      ? svg(stackedBar(entries.map(([k, v]) => [k, v, `fill-${k}`])))
       : h('p', { class: 'muted' }, 'No run counts yet'));
   });
 }

@@ -1,10 +1,13 @@
-// Workers: load bars (load / max_load, CPU, memory), labels, status, and
-// drain / undrain.
+// Workers: load bars (load / max_load, CPU, memory), labels, status, drain /
+// undrain, and the last hour of load and CPU per worker from
+// GET /api/v1/workers/load-history (nothing shown while that route is missing).
 import { api, get } from './api.js';
 import { h, fill, svg, labels, badge, time, problem } from './ui.js';
-import { bar } from './charts.js';
+import { bar, lineChart } from './charts.js';
 
 const POLL_MS = 3000;
+const HISTORY_MS = 30000;  // the cluster samples worker load every 30 s
+const HOUR_MS = 3600 * 1000;
 
 function meter(caption, fraction, text) {
   return h('div', { class: 'meter' }, h('span', { class: 'meter-label' }, caption), svg(bar(fraction, caption)),
@@ -15,6 +18,27 @@ export default function workers(view) {
   const list = h('div', { class: 'cards' });
   const message = h('p', { class: 'error' });
   fill(view.el, h('h1', {}, 'Workers'), message, list);
+  let history = null;  // worker id -> [{at, load, max_load, cpu_percent, memory_percent}]
+  const historyChart = (id) => {
+    const items = history && history[id];
+    if (!items || items.length < 2) return null;
+    const points = (f) => items.map((x) => ({ t: new Date(x.at).getTime(), v: f(x) }));
+    return h('div', { class: 'worker-history' },
+      svg(lineChart(points((x) => (x.max_load ? (100 * x.load) / x.max_load : 0)), { title: 'load, last hour', unit: '%', max: 100 })),
+      svg(lineChart(points((x) => x.cpu_percent), { title: 'CPU, last hour', unit: '%', max: 100, color: '#d9822b' })));
+  };
+  let historyAvailable = true;
+  view.every(HISTORY_MS, async () => {
+    if (!historyAvailable) return;
+    const q = new URLSearchParams({ since: new Date(Date.now() - HOUR_MS).toISOString().replace(/\.\d+Z$/, 'Z'),
+                                    until: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
+    try {
+      history = (await get(`/api/v1/workers/load-history?${q}`, view.signal)).workers || {};
+    } catch (e) {
+      if (e.status === 404) historyAvailable = false;
+    }
+  });
+
   const load = async () => {
     let r;
     try { r = await get('/api/v1/workers', view.signal); } catch (e) {
@@ -34,6 +58,7 @@ export default function workers(view) {
         meter('memory', (w.memory_percent || 0) / 100, `${(w.memory_percent || 0).toFixed(0)}%`),
         h('div', {}, labels(w.labels)),
         h('div', { class: 'muted' }, `${w.protocol} · heartbeat ${time(w.last_heartbeat)}`),
+        historyChart(w.id),
         h('button', { type: 'button', onclick: toggle }, draining ? 'Undrain' : 'Drain'));
     }));
   };

@@ -32,6 +32,7 @@ async function mockedAuthAndChat(browser) {
   page.setDefaultTimeout(20_000);
   page.on('pageerror', (e) => errors.push(`page error (mocked): ${e.message}`));
   const seen = { bearer: 0, confirm: null, chat: null };
+  const workerIds = (await (await fetch(`${base}/api/v1/workers`)).json()).items.map((w) => w.id);
   await page.route('**/api/v1/**', async (route) => {
     const req = route.request();
     const url = new URL(req.url());
@@ -62,6 +63,11 @@ async function mockedAuthAndChat(browser) {
       return route.fulfill({ status: 200, contentType: 'text/event-stream', body: sse([
         ['tool_result', { id: 'a1', name: 'delete_task', ok: true, result: { deleted: 9 } }],
         ['text', { delta: 'Deleted task 9.' }], ['done', { conversation_id: 'c1', rounds: 3 }]]) });
+    }
+    if (url.pathname === '/api/v1/workers/load-history') {
+      const at = (ago) => new Date(Date.now() - ago * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+      const items = [90, 60, 30, 0].map((ago, i) => ({ at: at(ago), load: i, max_load: 4, cpu_percent: 10 * i, memory_percent: 20 }));
+      return json(200, { workers: Object.fromEntries(workerIds.map((id) => [id, items])) });
     }
     if (url.pathname.endsWith('/analysis'))
       return json(200, { instance_id: url.pathname.split('/')[4], source: 'rules', summary: 'command not found',
@@ -96,6 +102,10 @@ async function mockedAuthAndChat(browser) {
   if (JSON.stringify(seen.confirm) !== JSON.stringify({ conversation_id: 'c1', action_id: 'a1', approve: true }))
     throw new Error(`confirm body: ${JSON.stringify(seen.confirm)}`);
   await page.screenshot({ path: path.join(artifacts, 'console-chat.png'), fullPage: true });
+
+  step('workers show their load history');
+  await page.goto(`${base}/#/workers`);
+  await page.locator('.worker .worker-history svg.chart').first().waitFor();
 
   step('a failed run shows its analysis badge');
   const created = await fetch(`${base}/api/v1/tasks`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
@@ -172,6 +182,9 @@ try {
 
   step('pausing in the task list');
   await page.goto(`${base}/#/tasks`);
+  await page.fill('#task-filters input[name=name]', TASK);  // the name filter finds it on any page
+  await page.locator('#tasks tbody tr').first().waitFor();
+  await page.waitForFunction(() => document.querySelectorAll('#tasks tbody tr').length === 1);
   const row = page.locator(`#tasks tr[data-task="${TASK}"]`);
   await row.locator('button', { hasText: 'Pause' }).click();
   await row.locator('.status', { hasText: 'paused' }).waitFor();
