@@ -82,7 +82,7 @@ export function lineChart(points, { title, unit = '', max = null, floor = 1, col
     <text x="${W - 6}" y="13" text-anchor="end" class="chart-now">${esc(now)}</text>
     <line x1="${L}" y1="${y(0)}" x2="${W - 6}" y2="${y(0)}" class="axis"/>
     <line x1="${L}" y1="${T}" x2="${W - 6}" y2="${T}" class="grid"/>
-    <text x="${L - 4}" y="${T + 4}" text-anchor="end" class="tick">${esc(fmt(top))}</text>
+    <text x="${L - 4}" y="${T + 4}" text-anchor="end" class="tick">${esc(String(+top.toPrecision(3)))}</text>
     <text x="${L - 4}" y="${y(0) + 4}" text-anchor="end" class="tick">0</text>
  <text x="${W - 6}" y="${H - 4}" text-anchor="end" class="tick">${esc(spanText)}</text>
     <path d="${d}" fill="none" stroke="${color}" stroke-width="2"/>
@@ -101,14 +101,18 @@ export function bar(fraction, caption) {
 /// One stacked horizontal bar of `parts` ([[label, value, cssClass]]) with a legend.
 export function stackedBar(parts) {
   const total = parts.reduce((a, [, v]) => a + v, 0);
-  let x = 0, rects = '', legend = '', lx = 0;
+  let legend = '', lx = 0;
   for (const [label, v, cls] of parts) {
-    const w = total > 0 ? (600 * v) / total : 0;
-    if (w > 0) rects += `<rect x="${x.toFixed(1)}" y="0" width="${w.toFixed(1)}" height="18" class="${esc(cls)}"><title>${esc(label)}: ${v}</title></rect>`;
-    x += w;
     legend += `<rect x="${lx}" y="28" width="10" height="10" class="${esc(cls)}"/><text x="${lx + 14}" y="37" class="tick">${esc(label)} ${v}</text>`;
     lx += 16 + 7 * (label.length + String(v).length + 1);
   }
-  if (total === 0) rects = '<rect x="0" y="0" width="600" height="18" class="bar-bg"/>';
-  return `<svg class="stacked" viewBox="0 0 ${Math.max(600, lx)} 42" role="img" aria-label="runs by state">${rects}${legend}</svg>`;
+  const W = Math.max(600, lx);
+  let x = 0, rects = '';
+  for (const [label, v, cls] of parts) {
+    const w = total > 0 ? (W * v) / total : 0;
+    if (w > 0) rects += `<rect x="${x.toFixed(1)}" y="0" width="${w.toFixed(1)}" height="18" class="${esc(cls)}"><title>${esc(label)}: ${v}</title></rect>`;
+    x += w;
+  }
+  if (total === 0) rects = `<rect x="0" y="0" width="${W}" height="18" class="bar-bg"/>`;
+  return `<svg class="stacked" viewBox="0 0 ${W} 42" role="img" aria-label="runs by state">${rects}${legend}</svg>`;
 }

@@ -171,6 +171,17 @@ try {
   await page.locator('#run-output', { hasText: 'hi' }).waitFor();
   await page.locator('#output-status', { hasText: 'finished: success' }).waitFor();
 
+  step('a running run\'s output is followed live');
+  const slow = await (await fetch(`${base}/api/v1/tasks`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: `e2e-slow-${process.pid}`, kind: 'shell',
+      command: 'for i in $(seq 1 20); do echo line$i; sleep 1; done' }) })).json();
+  const fired = await (await fetch(`${base}/api/v1/tasks/${slow.id}/trigger`, { method: 'POST' })).json();
+  await page.goto(`${base}/#/runs/${encodeURIComponent(fired.instances[0].id)}`);
+  await page.locator('#run-output', { hasText: 'line2' }).waitFor({ timeout: 15_000 });
+  // Seen before the run ended (20 s): the stream delivers output while it runs.
+  if (/line20/.test(await page.textContent('#run-output'))) throw new Error('output arrived only at the end');
+  await page.locator('#output-status', { hasText: 'following' }).waitFor({ timeout: 1000 });
+
   step('the overview charts show the runs');
   await page.goto(`${base}/`);
   // Three /metrics samples (two intervals) while the task runs every second.
