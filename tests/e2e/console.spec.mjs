@@ -1,8 +1,15 @@
 // Drives the web console of a running aisched node in headless Chromium
-// (playwright-core, Debian's /usr/bin/chromium): every page renders without a
-// script error; a task created through the form (shell `echo hi`, `@every 1s`)
-// shows successful runs; a run's output shows "hi"; pausing it in the list is
-// what the API then reports; a screenshot is saved.
+// (playwright-core, Debian's /usr/bin/chromium), with no script error on any page:
+// - a task created through the form (shell `echo hi`, `@every 1s`; an empty name
+//   first, which the API refuses by naming the field) shows successful runs; a
+//   run's output shows "hi"; a running run's output arrives live; the overview
+//   charts move; pausing it in the list is what the API then reports; an edit
+//   with a bad time zone names the field, a good one saves;
+// - against routes mocked in the browser (auth, AI, load history, analysis are
+//   other branches' routes): a 401 shows the login page and the token is sent
+//   afterwards; the AI chat renders text, tool cards and a confirmation; worker
+//   load history and a failed run's analysis badge show; logout.
+// Screenshots go to --artifacts (console.png, console-overview.png, console-chat.png).
 //
 //   node console.spec.mjs --url http://127.0.0.1:PORT --modules DIR --artifacts DIR [--chromium PATH]
 // Exit codes: 0 passed, 1 failed, 77 Chromium cannot start here (the caller skips).
@@ -20,7 +27,7 @@ const { chromium } = require('playwright-core');
 
 const TASK = `e2e-hello-${process.pid}`;
 const step = (s) => console.log(`[console e2e] ${s}`);
-
+const errors = [];  // uncaught script errors and console errors, from every page
 
 const sse = (events) => events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join('');
 
@@ -135,7 +142,6 @@ try {
   process.exit(77);
 }
 
-const errors = [];
 let page;
 try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
