@@ -18,6 +18,7 @@
 #include "gateway/auth_routes.hpp"
 #include "gateway/openapi.hpp"
 #include "gateway/cluster_view.hpp"
+#include "gateway/console.hpp"
 #include "gateway/output_stream.hpp"
 #include "gateway/peers.hpp"
 #include "gateway/report_route.hpp"
@@ -127,6 +128,7 @@ class api {
   void route(http_request& req, reply_fn& reply) {
     auto seg = segments(req.path);
     auto& m = req.method;
+    if (is_console_path(req.path)) return serve_console(req, reply);
     if (seg.size() == 1 && seg[0] == "healthz" && m == "GET")
       return reply(json_response(200, json::object{{"status", "ok"}}));
     if (seg.size() < 3 || seg[0] != "api" || seg[1] != "v1") return not_found(req, reply);

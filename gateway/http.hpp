@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gateway/principal.hpp"
 
@@ -46,6 +48,8 @@ struct http_response {
   /// When set, `body` is ignored: the headers go out (chunked, no caching)
   /// and the route writes the body through the writer it is given.
   stream_fn stream = nullptr;
+  /// Extra headers for a plain (not streamed) answer, e.g. ETag, Cache-Control.
+  std::vector<std::pair<std::string, std::string>> headers = {};
 };
 
 /// Answers a request. Thread-safe; call it exactly once.

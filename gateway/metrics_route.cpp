@@ -16,7 +16,9 @@ namespace {
 /// Every route the gateway serves, as a pattern: a `{...}` segment matches any
 /// one segment. A route missing here is counted as "other": add new routes
 /// (gateway/api.cpp) here too.
-constexpr std::array<std::string_view, 32> patterns{
+constexpr std::string_view patterns[] = {
+    "/",  // the web console (gateway/console.cpp), not part of the REST API
+    "/console/{asset}",
     "/healthz",
     "/metrics",
     "/api/v1/version",
@@ -80,7 +82,7 @@ struct route_table {
     routes.emplace_back(std::string(other));
   }
   const obs::http_route& of(std::string_view path) const {
-    for (size_t i = 0; i < patterns.size(); ++i)
+    for (size_t i = 0; i < std::size(patterns); ++i)
       if (route_matches(patterns[i], path)) return routes[i];
     return routes.back();
   }
@@ -95,7 +97,7 @@ std::string_view route_pattern(std::string_view path) {
 }
 
 std::vector<std::string_view> route_patterns() {
-  return {patterns.begin(), patterns.end()};
+  return {std::begin(patterns), std::end(patterns)};
 }
 
 handler_fn with_metrics(handler_fn inner) {

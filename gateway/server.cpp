@@ -153,6 +153,7 @@ class session : public std::enable_shared_from_this<session> {
     res->result(r.status);
     res->set(http::field::server, "aisched");
     res->set(http::field::content_type, r.content_type);
+    for (auto& [name, value] : r.headers) res->set(name, value);
     res->keep_alive(keep_alive_);
     res->body() = std::move(r.body);
     res->prepare_payload();

@@ -18,7 +18,14 @@ PACKAGES="
   libssl-dev openssl
   libjwt-dev libargon2-dev
   curl tzdata python3
-"
+  nodejs chromium
+"""
+# The console's browser test drives chromium with playwright-core from npm.
+# Debian's nodejs may already ship npm, and Debian's `npm` package conflicts
+# with such a nodejs: ask for it only when the command is missing.
+if ! command -v npm >/dev/null 2>&1; then
+  PACKAGES="$PACKAGES npm"
+fi
 
 missing=""
 for p in $PACKAGES; do

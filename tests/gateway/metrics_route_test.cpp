@@ -27,10 +27,12 @@ TEST(metrics_route_test, paths_map_to_their_route_pattern) {
   EXPECT_EQ(route_pattern("/api/v1/events/deploy"), "/api/v1/events/{name}");
   EXPECT_EQ(route_pattern("/healthz"), "/healthz");
   EXPECT_EQ(route_pattern("/metrics"), "/metrics");
+  EXPECT_EQ(route_pattern("/"), "/");
+  EXPECT_EQ(route_pattern("/console/app.js"), "/console/{asset}");
 }
 
 TEST(metrics_route_test, unknown_paths_share_one_pattern) {
-  for (auto p : {"/", "", "/wp-admin", "/api/v1/tasks/1/2/3", "/api/v1/nope", "/api/v2/tasks",
+  for (auto p : {"/wp-admin", "/console/a/b", "/api/v1/tasks/1/2/3", "/api/v1/nope", "/api/v2/tasks",
                  "/api/v1/tasks/1/explode"})
     EXPECT_EQ(route_pattern(p), "other") << p;
 }

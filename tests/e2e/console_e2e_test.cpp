@@ -1,0 +1,67 @@
+// The web console in a real browser: starts a real `aisched` node (all roles,
+// built-in worker), installs playwright-core into build/e2e when it is missing,
+// and runs tests/e2e/console.spec.mjs against the node in headless Chromium.
+// Skipped, loudly, only when Chromium cannot start on this machine (the spec
+// exits 77 then).
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include "support/node_process.hpp"
+
+using namespace aisched::test;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int chromium_unavailable = 77;
+
+/// Installs the pinned playwright-core next to build/e2e/package.json once.
+bool install_driver() {
+  if (fs::exists(fs::path(AISCHED_E2E_DIR) / "node_modules/playwright-core/package.json")) return true;
+  auto r = run_command({AISCHED_NPM, "install", "--prefix", AISCHED_E2E_DIR, "--no-audit", "--no-fund",
+                        "--no-package-lock"},
+                       300s);
+  EXPECT_EQ(r.exit_code, 0) << "npm install of playwright-core failed:\n" << r.out << r.err;
+  return r.exit_code == 0;
+}
+
+TEST(console_e2e_test, create_run_follow_and_pause_a_task_in_the_browser) {
+  ASSERT_TRUE(install_driver());
+  temp_dir dir;
+  node_process node(dir.path() + "/n1");
+  ASSERT_TRUE(node.running()) << node.log();
+  auto url = "http://127.0.0.1:" + std::to_string(node.http_port());
+
+  auto r = run_command({AISCHED_NODE, AISCHED_E2E_SPEC, "--url", url, "--modules", AISCHED_E2E_DIR,
+                        "--artifacts", AISCHED_ARTIFACTS, "--chromium", AISCHED_CHROMIUM},
+                       240s);
+  if (r.exit_code == chromium_unavailable)
+    GTEST_SKIP() << "\n!!! Chromium cannot start here: the console browser test is SKIPPED !!!\n"
+                 << r.err;
+  ASSERT_EQ(r.exit_code, 0) << "console.spec.mjs failed:\n"
+                            << r.out << r.err << "\nnode log:\n"
+                            << node.log();
+  std::cout << r.out;
+
+  // The API agrees with what the browser did: the task exists, ran, and is paused.
+  auto pos = r.out.find("TASK_ID=");
+  ASSERT_NE(pos, std::string::npos) << r.out;
+  auto id = std::stoul(r.out.substr(pos + 8));
+  auto task = http_call(node.http_port(), "GET", "/api/v1/tasks/" + std::to_string(id));
+  ASSERT_EQ(task.status, 200u) << task.body;
+  auto t = boost::json::parse(task.body).as_object();
+  EXPECT_TRUE(t.at("paused").as_bool());
+  EXPECT_EQ(t.at("command").as_string(), "echo hi");
+  auto runs = http_call(node.http_port(), "GET",
+                        "/api/v1/instances?state=success&task_id=" + std::to_string(id));
+  ASSERT_EQ(runs.status, 200u) << runs.body;
+  EXPECT_FALSE(boost::json::parse(runs.body).at("items").as_array().empty());
+  EXPECT_TRUE(fs::exists(fs::path(AISCHED_ARTIFACTS) / "console.png"));
+}
+
+}  // namespace
