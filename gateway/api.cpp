@@ -14,6 +14,8 @@
 #include <caf/event_based_actor.hpp>
 
 #include "actors/trigger/schedule.hpp"
+#include "gateway/admin_routes.hpp"
+#include "gateway/load_history_route.hpp"
 #include "gateway/openapi.hpp"
 #include "gateway/cluster_view.hpp"
 #include "gateway/output_stream.hpp"
@@ -123,7 +125,9 @@ class api {
     if (res == "events" && seg.size() == 4 && m == "POST") return publish_event(req, seg[3], reply);
     if (res == "dag" && seg.size() == 3 && m == "GET") return dag(reply);
     if (res == "instances") return instances(req, seg, reply);
+    if (is_load_history(seg)) return load_history_route(ctx_, req, seg, reply);
     if (res == "workers") return workers(req, seg, reply);
+    if (res == "admin") return admin_routes(req, seg, reply);
     if (res == "backpressure" && seg.size() == 3 && m == "GET")
       return ask<pressure_status>(
           ctx_.backpressure, reply,

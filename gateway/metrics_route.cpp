@@ -16,7 +16,7 @@ namespace {
 /// Every route the gateway serves, as a pattern: a `{...}` segment matches any
 /// one segment. A route missing here is counted as "other": add new routes
 /// (gateway/api.cpp) here too.
-constexpr std::array<std::string_view, 25> patterns{
+constexpr std::array<std::string_view, 28> patterns{
     "/healthz",
     "/metrics",
     "/api/v1/version",
@@ -36,12 +36,15 @@ constexpr std::array<std::string_view, 25> patterns{
     "/api/v1/instances/{id}/report",
     "/api/v1/instances/{id}/output",
     "/api/v1/workers",
+    "/api/v1/workers/load-history",
     "/api/v1/workers/{id}",
+    "/api/v1/workers/{id}/load-history",
     "/api/v1/workers/{id}/heartbeat",
     "/api/v1/workers/{id}/drain",
     "/api/v1/workers/{id}/undrain",
     "/api/v1/backpressure",
     "/api/v1/openapi.json",
+    "/api/v1/admin/log-level",
 };
 constexpr std::string_view other = "other";
 

@@ -14,7 +14,7 @@ namespace aisched::proto {
 const char* command_name(const command& cmd) {
   static constexpr const char* names[] = {"noop",  "create_task", "update_task", "delete_task",
                                           "set_paused", "fire", "dispatch", "report_results",
-                                          "retry", "cancel"};
+                                          "retry", "cancel", "record_load"};
   return names[cmd.index()];
 }
 
@@ -23,6 +23,7 @@ uint64_t leader_term_of(const command& cmd) {
   if (auto c = caf::get_if<dispatch>(&cmd)) return c->term;
   if (auto c = caf::get_if<report_results>(&cmd)) return c->term;
   if (auto c = caf::get_if<retry>(&cmd)) return c->term;
+  if (auto c = caf::get_if<record_load>(&cmd)) return c->term;
   return 0;
 }
 
@@ -47,6 +48,8 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<schedule_page>("aisched.schedule_page");
   cfg.add_message_type<worker_list>("aisched.worker_list");
   cfg.add_message_type<pressure_status>("aisched.pressure_status");
+  cfg.add_message_type<load_query>("aisched.load_query");
+  cfg.add_message_type<load_history>("aisched.load_history");
   cfg.add_message_type<actor_summary>("aisched.actor_summary");
   cfg.add_message_type<node_summary>("aisched.node_summary");
   // Actor handles that travel between nodes.

@@ -42,6 +42,8 @@ struct config {
   // Cluster TLS (all three or none; runtime/tls.hpp): this node's certificate
   // and key, and the private cluster CA that signs every node's certificate.
   std::string tls_cert, tls_key, tls_ca, tls_key_password;
+  std::vector<std::string> alert_webhooks;  // run_failed alerts are POSTed here
+  int64_t load_sample_interval_ms = 30'000;  // worker load history sampling (leader)
   uint64_t snapshot_every = 10'000;  // raft: compact after this many applied entries (advanced)  // worker nodes: how long SIGTERM waits for runs to finish
 };
 

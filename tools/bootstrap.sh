@@ -17,6 +17,7 @@ PACKAGES="
   librapidcheck-dev
   libssl-dev openssl
   curl tzdata python3
+  prometheus
 "
 
 missing=""

@@ -162,6 +162,9 @@ auto fields(const report_results& x) {
 }
 auto fields(const retry& x) { return std::make_tuple(x.term, x.at, x.instance_ids); }
 auto fields(const cancel& x) { return std::make_tuple(x.tenant, x.instance_id, x.at, x.reason); }
+auto fields(const record_load& x) {
+  return std::make_tuple(x.term, x.at, x.prune_before, x.samples);
+}
 
 /// Expects `a` and `b` to hold the same alternative with the same fields.
 void expect_same_command(const command& a, const command& b) {
@@ -197,6 +200,9 @@ std::vector<command> every_command() {
   out.emplace_back(report_results{4, t_2026_11_30_07 + 2, {r, r}});
   out.emplace_back(retry{5, t_2026_11_30_07 + 3, {"42-1-0", "42-1-1"}});
   out.emplace_back(cancel{"acme", "42-1-0", t_2026_11_30_07 + 4, "operator said so"});
+  out.emplace_back(record_load{3, t_2026_11_30_07 + 5, t_2026_11_30_07 - 604'800'000,
+                               {{"w1", t_2026_11_30_07 + 5, 2, 16, 37, 61},
+                                {"w2", t_2026_11_30_07 + 5, 0, 4, 0, 12}}});
   return out;
 }
 
@@ -259,7 +265,7 @@ TEST(codec, instance_worker_and_task_runtime_round_trip) {
 
 TEST(codec, every_command_alternative_round_trips_inside_the_variant) {
   const auto cmds = every_command();
-  ASSERT_EQ(cmds.size(), 10u) << "one sample per alternative of proto::command";
+  ASSERT_EQ(cmds.size(), 11u) << "one sample per alternative of proto::command";
   for (size_t i = 0; i < cmds.size(); ++i) {
     SCOPED_TRACE(command_name(cmds[i]));
     EXPECT_EQ(cmds[i].index(), i);
