@@ -153,7 +153,16 @@ void report(const options& o, const json::object& r) {
     std::cout << json::serialize(r) << "\n";
     return;
   }
-  for (auto& kv : r) std::cout << kv.key() << ": " << json::serialize(kv.value()) << "\n";
+  for (auto& kv : r) {
+    std::cout << kv.key() << ": ";
+    if (kv.value().is_double()) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.1f", kv.value().as_double());
+      std::cout << buf << "\n";
+    } else {
+      std::cout << json::serialize(kv.value()) << "\n";
+    }
+  }
 }
 
 int burst(const options& o) {
