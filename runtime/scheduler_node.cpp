@@ -151,8 +151,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto alerts = sys.spawn(alerter::alerter_actor_impl, store, alerting, alert_pool);
   if (!cfg.alert_webhooks.empty())
     log::info("alert webhooks configured", {{"count", std::to_string(cfg.alert_webhooks.size())}});
-  for (auto listener : {caf::actor_cast<proto::commit_listener_actor>(sampler),
-                        caf::actor_cast<proto::commit_listener_actor>(alerts),
+  for (auto listener : {caf::actor_cast<proto::commit_listener_actor>(alerts),
                         caf::actor_cast<proto::commit_listener_actor>(trigger),
                         caf::actor_cast<proto::commit_listener_actor>(retrier),
                         caf::actor_cast<proto::commit_listener_actor>(router)})

@@ -30,6 +30,9 @@ void sample(self_ptr self) {
             for (auto& w : l.items)
               cmd.samples.push_back(
                   {w.id, now, w.load, w.max_load, w.cpu_percent, w.memory_percent});
+            // No workers (e.g. a new leader before they re-register): nothing to
+            // record, and pruning can wait for the next round that has some.
+            if (cmd.samples.empty()) return;
             self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
                 .then(
                     [=](applied&) {
@@ -50,28 +53,38 @@ load_sampler_actor::behavior_type load_sampler_actor_impl(self_ptr self, raft_ac
   self->state.router = std::move(router);
   self->state.opts = opts;
   self->delayed_send(self, std::chrono::milliseconds(opts.interval), caf::tick_atom::value);
-  return inspector::counted(
-      self, {
-                [=](inspect_atom) {
-                  auto& st = self->state;
-                  return inspector::summary_of(
-                      self, {{"leading", inspector::text(st.leading)},
-                             {"interval_ms", std::to_string(st.opts.interval)},
-                             {"rounds", std::to_string(st.rounds)},
-                             {"failures", std::to_string(st.failures)},
-                             {"last_round", st.last_round ? format_rfc3339(st.last_round) : "-"}});
-                },
-                [=](leader_atom, const leadership& l) {
-                  self->state.leading = l.leading;
-                  self->state.term = l.term;
-                },
-                [=](committed_atom, const applied&) {},
-                [=](caf::tick_atom) {
+  return inspector::counted(self, {
+      [=](inspect_atom) {
+        auto& st = self->state;
+        return inspector::summary_of(
+            self, {{"leading", inspector::text(st.leading)},
+                   {"interval_ms", std::to_string(st.opts.interval)},
+                   {"rounds", std::to_string(st.rounds)},
+                   {"failures", std::to_string(st.failures)},
+                   {"last_round", st.last_round ? format_rfc3339(st.last_round) : "-"}});
+      },
+      // Part of the commit-listener interface; the sampler is not subscribed
+      // (see tick), so these matter only if someone subscribes it.
+      [=](leader_atom, const leadership& l) {
+        self->state.leading = l.leading;
+        self->state.term = l.term;
+      },
+      [=](committed_atom, const applied&) {},
+      [=](caf::tick_atom) {
+        // Asks raft who leads instead of subscribing to commits: the sampler
+        // needs no copy of every applied command, only the current term.
+        self->request(self->state.raft, request_timeout, raft_status_atom::value)
+            .then(
+                [=](raft_status& s) {
+                  self->state.leading = s.role == "leader";
+                  self->state.term = s.term;
                   if (self->state.leading) sample(self);
-                  self->delayed_send(self, std::chrono::milliseconds(self->state.opts.interval),
-                                     caf::tick_atom::value);
                 },
-            });
+                [=](caf::error&) { self->state.failures += 1; });
+        self->delayed_send(self, std::chrono::milliseconds(self->state.opts.interval),
+                           caf::tick_atom::value);
+      },
+  });
 }
 
 }  // namespace aisched::load_sampler

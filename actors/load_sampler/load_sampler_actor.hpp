@@ -1,9 +1,10 @@
 // The load sampler actor, leader only: every sample interval (30 s by default,
-// --load-sample-interval) it reads every registered worker's load, CPU and
-// memory from the router and commits them as one `record_load`, which also
+// --load-sample-interval) it asks raft whether this node leads and, if so,
+// reads every registered worker's load, CPU and memory from the router and
+// commits them as one `record_load`, which also
 // prunes samples older than the retention (7 days). The history is therefore
 // replicated: any member answers GET /api/v1/workers/{id}/load-history, and a
-// new leader carries on where the old one stopped. Talks to: raft (subscribes,
+// new leader carries on where the old one stopped. Talks to: raft (status,
 // proposes), router (list_workers).
 #pragma once
 

@@ -125,6 +125,30 @@ TEST(obs_node, an_http_task_sends_a_w3c_traceparent_with_the_runs_trace_id) {
   EXPECT_NE(m[2].str(), std::string(16, '0'));
 }
 
+TEST(obs_node, the_execute_call_to_an_external_worker_carries_the_traceparent) {
+  http_receiver worker({202});
+  temp_dir dir;
+  node_process node(dir.path() + "/data");
+  ASSERT_TRUE(node.running());
+  auto port = node.http_port();
+  auto reg = http_call(port, "POST", "/api/v1/workers",
+                       R"({"id":"ext-1","callback_url":")" + worker.url("") +
+                           R"(","labels":{"pool":"ext"},"max_load":2})");
+  ASSERT_EQ(reg.status / 100, 2u) << reg.body;
+  auto id = create_task(port, R"({"name":"remote","kind":"shell","command":"true","labels":{"pool":"ext"}})");
+  auto run = trigger(port, id);
+  ASSERT_TRUE(eventually([&] { return !worker.requests().empty(); }, 20s)) << tail(node.log());
+  auto got = worker.requests().front();
+  EXPECT_EQ(got.head.rfind("POST /internal/tasks/execute ", 0), 0u) << got.head;
+  auto body = json::parse(got.body).as_object();
+  EXPECT_EQ(str(body, "instance_id"), run);
+  auto trace = str(body, "trace_id");
+  EXPECT_TRUE(std::regex_match(trace, trace_id_form)) << trace;
+  auto tp = got.header("traceparent");
+  ASSERT_TRUE(tp) << got.head;
+  EXPECT_TRUE(std::regex_match(*tp, std::regex("00-" + trace + "-[0-9a-f]{16}-01"))) << *tp;
+}
+
 TEST(obs_node, the_log_level_changes_at_runtime) {
   temp_dir dir;
   node_process node(dir.path() + "/data");
