@@ -16,6 +16,8 @@
 #include "actors/trigger/schedule.hpp"
 #include "gateway/access.hpp"
 #include "gateway/auth_routes.hpp"
+#include "gateway/admin_routes.hpp"
+#include "gateway/load_history_route.hpp"
 #include "gateway/openapi.hpp"
 #include "gateway/cluster_view.hpp"
 #include "gateway/console.hpp"
@@ -146,7 +148,9 @@ class api {
     if (res == "events" && seg.size() == 4 && m == "POST") return publish_event(req, seg[3], reply);
     if (res == "dag" && seg.size() == 3 && m == "GET") return dag(req.who.tenant, reply);
     if (res == "instances") return instances(req, seg, reply);
+    if (is_load_history(seg)) return load_history_route(ctx_, req, seg, reply);
     if (res == "workers") return workers(req, seg, reply);
+    if (res == "admin") return admin_routes(req, seg, reply);
     if (res == "backpressure" && seg.size() == 3 && m == "GET")
       return ask<pressure_status>(
           ctx_.backpressure, reply,

@@ -38,7 +38,9 @@ constexpr std::string_view patterns[] = {
     "/api/v1/instances/{id}/report",
     "/api/v1/instances/{id}/output",
     "/api/v1/workers",
+    "/api/v1/workers/load-history",
     "/api/v1/workers/{id}",
+    "/api/v1/workers/{id}/load-history",
     "/api/v1/workers/{id}/heartbeat",
     "/api/v1/workers/{id}/drain",
     "/api/v1/workers/{id}/undrain",
@@ -51,6 +53,7 @@ constexpr std::string_view patterns[] = {
     "/api/v1/tokens",
     "/api/v1/tokens/{id}",
     "/api/v1/audit",
+    "/api/v1/admin/log-level",
 };
 constexpr std::string_view other = "other";
 

@@ -80,6 +80,13 @@ struct state {
                                       "on dispatch and each second)")
                                    .Add({}));
 
+    auto& workers = gauges("scheduler_workers",
+                           "Workers registered with this member's router, by status (the "
+                           "leader's view; 0 on followers)");
+    m.workers_online = gauge(&workers.Add({{"status", "online"}}));
+    m.workers_offline = gauge(&workers.Add({{"status", "offline"}}));
+    m.workers_draining = gauge(&workers.Add({{"status", "draining"}}));
+
     auto& instances = gauges("scheduler_instances",
                              "Instances in the replicated state, by state (exact across restarts)");
     for (size_t i = 0; i < instance_state_count; ++i)
@@ -98,6 +105,8 @@ struct state {
     m.elections_won = counter(&elections.Add({{"result", "won"}}));
     m.elections_lost = counter(&elections.Add({{"result", "lost"}}));
     m.raft_term = gauge(&gauges("raft_term", "Current raft term of this member").Add({}));
+    m.raft_is_leader =
+        gauge(&gauges("raft_is_leader", "1 while this member is the raft leader, else 0").Add({}));
     m.raft_commit_index =
         gauge(&gauges("raft_commit_index", "Highest log index known committed").Add({}));
     m.raft_applied_index = gauge(
@@ -117,6 +126,13 @@ struct state {
     }
     m.worker_inflight =
         gauge(&gauges("worker_inflight", "Attempts running on this node's worker").Add({}));
+
+    auto& alerts = counters("alerts_sent_total",
+                            "Webhook POSTs of run_failed alerts, by result: ok, retried (another "
+                            "attempt follows), failed (attempts exhausted)");
+    m.alerts_ok = counter(&alerts.Add({{"result", "ok"}}));
+    m.alerts_retried = counter(&alerts.Add({{"result", "retried"}}));
+    m.alerts_failed = counter(&alerts.Add({{"result", "failed"}}));
 
     requests = &counters("gateway_requests_total",
                          "HTTP requests answered, by route pattern and status code");

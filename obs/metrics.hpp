@@ -78,6 +78,9 @@ struct metrics {
   counter slots_fired, slots_skipped, slots_missed, slots_buffered, slots_deduplicated;
   histogram trigger_lateness_seconds;  ///< scheduler_trigger_lateness_seconds
   gauge backpressure_state;            ///< scheduler_backpressure_state: 0 green, 1 yellow, 2 red
+  /// scheduler_workers{status}: the leader's registered workers by status
+  /// (online, offline, draining); 0 on followers.
+  gauge workers_online, workers_offline, workers_draining;
   gauge dispatch_tokens;               ///< scheduler_dispatch_tokens
   /// scheduler_instances{state}, indexed by proto::instance_state.
   std::array<gauge, instance_state_count> instances;
@@ -87,6 +90,7 @@ struct metrics {
   // -- raft --------------------------------------------------------------------
   counter elections_won, elections_lost;  ///< leader_election_total{result}
   gauge raft_term, raft_commit_index, raft_applied_index;
+  gauge raft_is_leader;  ///< 1 while this member is the raft leader
   histogram raft_append_latency_seconds;  ///< append + fsync of a batch of entries
 
   // -- worker ------------------------------------------------------------------
@@ -94,6 +98,11 @@ struct metrics {
   /// final states have their own series; any other shares status="other").
   std::array<counter, instance_state_count> executions;
   gauge worker_inflight;
+
+  // -- alerts (leader) ---------------------------------------------------------
+  /// alerts_sent_total{result}: webhook POSTs of run_failed alerts: ok (2xx),
+  /// retried (failed, another attempt follows), failed (gave up).
+  counter alerts_ok, alerts_retried, alerts_failed;
 };
 
 /// The process's metrics, created on first use (thread-safe). Never destroyed,

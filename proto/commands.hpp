@@ -165,6 +165,19 @@ typename Inspector::result_type inspect(Inspector& f, cancel& x) {
   return f(caf::meta::type_name("aisched.cancel"), x.tenant, x.instance_id, x.at, x.reason);
 }
 
+/// One round of worker load samples taken by the leader at `at`; samples
+/// older than `prune_before` are dropped in the same batch (7 days kept).
+struct record_load {
+  uint64_t term = 0;
+  unix_ms at = 0;
+  unix_ms prune_before = 0;
+  std::vector<load_sample> samples;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, record_load& x) {
+  return f(caf::meta::type_name("aisched.record_load"), x.term, x.at, x.prune_before, x.samples);
+}
+
 /// Does nothing; a new leader commits one to learn its commit index.
 struct noop {
   friend bool operator==(const noop&, const noop&) { return true; }
@@ -228,7 +241,7 @@ typename Inspector::result_type inspect(Inspector& f, record_audit& x) {
 
 using command = caf::variant<noop, create_task, update_task, delete_task, set_paused, fire,
                              dispatch, report_results, retry, cancel, put_user, delete_user,
-                             put_token, delete_token, record_audit>;
+                             put_token, delete_token, record_audit, record_load>;
 
 /// One entry of the replicated log.
 struct log_entry {

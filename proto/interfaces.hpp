@@ -53,6 +53,7 @@ using list_users_atom = caf::atom_constant<caf::atom("lstusers")>;
 using get_token_atom = caf::atom_constant<caf::atom("gettoken")>;
 using list_tokens_atom = caf::atom_constant<caf::atom("lsttokens")>;
 using list_audit_atom = caf::atom_constant<caf::atom("lstaudit")>;
+using load_history_atom = caf::atom_constant<caf::atom("loadhist")>;
 
 // -- messages ------------------------------------------------------------------
 
@@ -163,6 +164,28 @@ using raft_actor = caf::typed_actor<caf::replies_to<propose_atom, command>::with
                                     caf::reacts_to<subscribe_atom, commit_listener_actor>,
                                     caf::reacts_to<flush_atom>, inspect_signature>;
 
+/// Worker load samples in [since, until] of one worker ("" = every worker),
+/// oldest first, at most `limit` of them.
+struct load_query {
+  std::string worker_id;
+  unix_ms since = 0;
+  unix_ms until = 0;
+  uint32_t limit = 50'000;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, load_query& x) {
+  return f(caf::meta::type_name("aisched.load_query"), x.worker_id, x.since, x.until, x.limit);
+}
+
+struct load_history {
+  std::vector<load_sample> items;
+  bool truncated = false;  // more samples matched than `limit`
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, load_history& x) {
+  return f(caf::meta::type_name("aisched.load_history"), x.items, x.truncated);
+}
+
 /// store (storage/store_actor): reads of the applied state.
 /// Tenant "" reads across tenants (internal callers only). Users are found by
 /// name, tokens by the hex SHA-256 of their secret.
@@ -177,7 +200,8 @@ using store_actor = caf::typed_actor<
     caf::replies_to<get_instance_atom, std::string, std::string>::with<instance>,
     caf::replies_to<list_instances_atom, instance_query>::with<instance_page>,
     caf::replies_to<scan_atom, task_query>::with<schedule_page>,
-    caf::replies_to<scan_atom, instance_query>::with<schedule_page>, inspect_signature>;
+    caf::replies_to<scan_atom, instance_query>::with<schedule_page>,
+    caf::replies_to<load_history_atom, load_query>::with<load_history>, inspect_signature>;
 
 /// trigger (actors/trigger): fires due slots on the leader. `trigger_now` fires a
 /// manual slot (subject to the overlap policy) and answers once it is committed;
@@ -297,6 +321,20 @@ using pressure_status_atom = caf::atom_constant<caf::atom("pstatus")>;
 using backpressure_actor = commit_listener_actor::extend<
     caf::replies_to<pressure_status_atom>::with<pressure_status>, caf::reacts_to<caf::tick_atom>,
     inspect_signature>;
+
+/// load sampler (actors/load_sampler): on the leader, every sample interval,
+/// reads each worker's load from the router and commits one `record_load`.
+/// `tick` is internal.
+using load_sampler_actor =
+    commit_listener_actor::extend<caf::reacts_to<caf::tick_atom>, inspect_signature>;
+
+/// alerter (actors/alerter): on the leader, POSTs a run_failed alert to the
+/// configured webhooks for every run committed as finally failed. Internal:
+/// `ack` (delivery id, delivered) from the HTTP threads, `wake` (delivery id)
+/// when a retry is due.
+using alerter_actor =
+    commit_listener_actor::extend<caf::reacts_to<ack_atom, uint64_t, bool>,
+                                  caf::reacts_to<wake_atom, uint64_t>, inspect_signature>;
 
 /// retry (actors/retry): re-proposes retry_waiting instances at their deadline
 /// and turns dispatched runs past their deadline into timed_out results.

@@ -15,7 +15,7 @@ const char* command_name(const command& cmd) {
   static constexpr const char* names[] = {"noop",  "create_task", "update_task", "delete_task",
                                           "set_paused", "fire", "dispatch", "report_results",
                                           "retry", "cancel", "put_user", "delete_user",
-                                          "put_token", "delete_token", "record_audit"};
+                                          "put_token", "delete_token", "record_audit", "record_load"};
   return names[cmd.index()];
 }
 
@@ -24,6 +24,7 @@ uint64_t leader_term_of(const command& cmd) {
   if (auto c = caf::get_if<dispatch>(&cmd)) return c->term;
   if (auto c = caf::get_if<report_results>(&cmd)) return c->term;
   if (auto c = caf::get_if<retry>(&cmd)) return c->term;
+  if (auto c = caf::get_if<record_load>(&cmd)) return c->term;
   return 0;
 }
 
@@ -55,6 +56,8 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<audit_page>("aisched.audit_page");
   cfg.add_message_type<user_list>("aisched.user_list");
   cfg.add_message_type<token_list>("aisched.token_list");
+  cfg.add_message_type<load_query>("aisched.load_query");
+  cfg.add_message_type<load_history>("aisched.load_history");
   cfg.add_message_type<actor_summary>("aisched.actor_summary");
   cfg.add_message_type<node_summary>("aisched.node_summary");
   // Actor handles that travel between nodes.

@@ -303,6 +303,28 @@ typename Inspector::result_type inspect(Inspector& f, worker_heartbeat& x) {
            x.memory_percent, x.draining);
 }
 
+/// One worker's load at one sample instant of the leader's load history
+/// (GET /api/v1/workers/{id}/load-history).
+struct load_sample {
+  std::string worker_id;
+  unix_ms at = 0;
+  uint32_t load = 0;
+  uint32_t max_load = 0;
+  uint32_t cpu_percent = 0;
+  uint32_t memory_percent = 0;
+  friend bool operator==(const load_sample& a, const load_sample& b) {
+    return a.worker_id == b.worker_id && a.at == b.at && a.load == b.load &&
+           a.max_load == b.max_load && a.cpu_percent == b.cpu_percent &&
+           a.memory_percent == b.memory_percent;
+  }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, load_sample& x) {
+  return f(caf::meta::type_name("aisched.load_sample"), x.worker_id, x.at, x.load, x.max_load,
+           x.cpu_percent, x.memory_percent);
+}
+
 // -- queries -----------------------------------------------------------------
 
 /// A page of tasks, ordered by id. `next_cursor` is empty on the last page.

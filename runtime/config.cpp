@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "proto/errors.hpp"
+#include "proto/time.hpp"
 #include "runtime/tls.hpp"
 
 namespace aisched::runtime {
@@ -113,6 +114,15 @@ parse_outcome parse_command_line(int argc, char** argv) {
                  "raft: compact the log once this many entries were applied past the last "
                  "snapshot (0 = never)")
       ->envname("AISCHED_SNAPSHOT_EVERY")->group("");
+  app.add_option("--alert-webhook", cfg.alert_webhooks,
+                 "URL that gets a JSON run_failed alert when a run fails for the last time "
+                 "(repeatable; retried with backoff)")
+      ->envname("AISCHED_ALERT_WEBHOOKS")->delimiter(',');
+  std::string sample_interval = "30s";
+  app.add_option("--load-sample-interval", sample_interval,
+                 "how often the leader records every worker's load in the load history "
+                 "(kept 7 days)")
+      ->envname("AISCHED_LOAD_SAMPLE_INTERVAL")->capture_default_str();
   std::string peers;
   app.add_option("--peers", peers,
                  "scheduler members, ID=HOST:PORT comma list including this node "
@@ -174,6 +184,20 @@ parse_outcome parse_command_line(int argc, char** argv) {
   }
   cfg.http = *h;
   cfg.cluster = *c;
+  auto interval = parse_duration(sample_interval);
+  if (!interval || *interval < 100) {
+    std::cerr << "aisched: --load-sample-interval: expected a duration of at least 100ms, got '"
+              << sample_interval << "'\n";
+    out.exit_code = 2;
+    return out;
+  }
+  cfg.load_sample_interval_ms = *interval;
+  for (auto& url : cfg.alert_webhooks)
+    if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
+      std::cerr << "aisched: --alert-webhook: expected an http(s) URL, got '" << url << "'\n";
+      out.exit_code = 2;
+      return out;
+    }
   if (roles != "all") {
     cfg.roles.clear();
     size_t i = 0;

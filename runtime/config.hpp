@@ -49,6 +49,8 @@ struct config {
   std::string auth_secret;
   std::string admin_password;
   unsigned token_ttl_seconds = 3600;
+  std::vector<std::string> alert_webhooks;  // run_failed alerts are POSTed here
+  int64_t load_sample_interval_ms = 30'000;  // worker load history sampling (leader)
   uint64_t snapshot_every = 10'000;  // raft: compact after this many applied entries (advanced)  // worker nodes: how long SIGTERM waits for runs to finish
 };
 

@@ -25,6 +25,8 @@ spdlog::logger& sink() {
   return *logger;
 }
 
+}  // namespace
+
 const char* level_name(level l) {
   switch (l) {
     case level::debug: return "debug";
@@ -35,7 +37,11 @@ const char* level_name(level l) {
   return "info";
 }
 
-}  // namespace
+void set_level(level min_level) { min_level_ = static_cast<int>(min_level); }
+
+level current_level() { return static_cast<level>(min_level_.load()); }
+
+bool enabled(level lvl) { return static_cast<int>(lvl) >= min_level_.load(); }
 
 void init(std::string node_id, level min_level) {
   node_id_ = std::move(node_id);
@@ -53,7 +59,7 @@ bool parse_level(std::string_view s, level& out) {
 }
 
 void write(level lvl, std::string_view msg, std::initializer_list<field> fields) {
-  if (static_cast<int>(lvl) < min_level_.load()) return;
+  if (!enabled(lvl)) return;
   auto now = std::chrono::system_clock::now();
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch());
   boost::json::object o;

@@ -17,6 +17,18 @@ void init(std::string node_id, level min_level);
 /// Parses "debug" | "info" | "warn" | "error".
 bool parse_level(std::string_view s, level& out);
 
+/// The name parse_level() accepts for `l`.
+const char* level_name(level l);
+
+/// Changes the minimum level at once, from any thread (PUT /api/v1/admin/log-level).
+void set_level(level min_level);
+
+/// The minimum level lines are written at now.
+level current_level();
+
+/// Whether a line at `lvl` would be written (skip building costly fields otherwise).
+bool enabled(level lvl);
+
 using field = std::pair<std::string_view, std::string>;
 
 /// Writes one JSON line to stderr. Thread-safe.

@@ -13,9 +13,11 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/alerter/alerter_actor.hpp"
 #include "actors/backpressure/backpressure_actor.hpp"
 #include "actors/endpoint/endpoint_actor.hpp"
 #include "actors/inspector/inspector_actor.hpp"
+#include "actors/load_sampler/load_sampler_actor.hpp"
 #include "actors/raft/raft_actor.hpp"
 #include "actors/retry/retry_actor.hpp"
 #include "actors/router/router_actor.hpp"
@@ -144,7 +146,19 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto pressure = sys.spawn(backpressure::backpressure_actor_impl, store, router, trigger, limits);
   caf::anon_send(raft, proto::subscribe_atom::value,
                  caf::actor_cast<proto::commit_listener_actor>(pressure));
-  for (auto listener : {caf::actor_cast<proto::commit_listener_actor>(trigger),
+  // Observability (leader only): worker load history and failure alerts.
+  load_sampler::sampler_options sampling;
+  sampling.interval = cfg.load_sample_interval_ms;
+  auto sampler = sys.spawn(load_sampler::load_sampler_actor_impl, raft, router, sampling);
+  alerter::alerter_options alerting;
+  alerting.webhooks = cfg.alert_webhooks;
+  alerting.node_id = cfg.node_id;
+  auto alert_pool = std::make_shared<worker::run_pool>(2);
+  auto alerts = sys.spawn(alerter::alerter_actor_impl, store, alerting, alert_pool);
+  if (!cfg.alert_webhooks.empty())
+    log::info("alert webhooks configured", {{"count", std::to_string(cfg.alert_webhooks.size())}});
+  for (auto listener : {caf::actor_cast<proto::commit_listener_actor>(alerts),
+                        caf::actor_cast<proto::commit_listener_actor>(trigger),
                         caf::actor_cast<proto::commit_listener_actor>(retrier),
                         caf::actor_cast<proto::commit_listener_actor>(router)})
     caf::anon_send(raft, proto::subscribe_atom::value, listener);
@@ -171,7 +185,9 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto stop_actors = [&] {
     if (pool) pool->stop();  // cancels running attempts, joins the run threads
     http_pool->stop();
+    alert_pool->stop();
     for (auto a : {caf::actor_cast<caf::actor>(trigger), caf::actor_cast<caf::actor>(retrier),
+                   caf::actor_cast<caf::actor>(sampler), caf::actor_cast<caf::actor>(alerts),
                    caf::actor_cast<caf::actor>(router), caf::actor_cast<caf::actor>(local_worker),
                    local_registrar,
                    caf::actor_cast<caf::actor>(pressure),
@@ -183,6 +199,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto inspector = spawn_inspector(sys, cfg, {{"raft", raft}, {"store", store},
                                               {"trigger", trigger}, {"retry", retrier},
                                               {"router", router}, {"backpressure", pressure},
+                                              {"load_sampler", sampler}, {"alerter", alerts},
                                               {"worker", local_worker}});
   auto endpoint = sys.spawn(endpoint::endpoint_actor_impl, router,
                             caf::actor_cast<caf::actor>(raft_node), trigger, http_addr, inspector);

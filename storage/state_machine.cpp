@@ -16,6 +16,7 @@
 #include "proto/errors.hpp"
 #include "storage/auth_state.hpp"
 #include "storage/keys.hpp"
+#include "storage/load_history.hpp"
 #include "storage/rocks.hpp"
 
 namespace aisched::storage {
@@ -146,6 +147,7 @@ class batch_ctx {
 
   rocksdb::WriteBatch& batch() { return batch_; }
   batch_effects& effects() { return effects_; }
+  rocks& db() { return db_; }
 
  private:
   template <class T>
@@ -360,6 +362,11 @@ class applier {
           },
           {}, instance_state::retry_waiting);
     return batch_done(c.instance_ids.size());
+  }
+
+  caf::expected<applied> operator()(const record_load& c) {
+    write_load_samples(ctx_.db(), ctx_.batch(), c);
+    return done();
   }
 
   caf::expected<applied> operator()(const cancel& c) {

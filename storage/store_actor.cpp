@@ -6,6 +6,7 @@
 
 #include "actors/inspector/counted.hpp"
 #include "storage/auth_state.hpp"
+#include "storage/load_history.hpp"
 #include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
 
@@ -76,6 +77,11 @@ store_actor::behavior_type store_actor_impl(store_actor::stateful_pointer<store_
       },
       [=](scan_atom, const instance_query& q) -> caf::result<schedule_page> {
         auto r = self->state.sm->scan_active(q);
+        if (!r) return r.error();
+        return std::move(*r);
+      },
+      [=](load_history_atom, const load_query& q) -> caf::result<load_history> {
+        auto r = read_load_history(*self->state.db, q);
         if (!r) return r.error();
         return std::move(*r);
       },

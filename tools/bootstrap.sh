@@ -19,7 +19,8 @@ PACKAGES="
   libjwt-dev libargon2-dev
   curl tzdata python3
   nodejs chromium
-"""
+  prometheus
+"
 # The console's browser test drives chromium with playwright-core from npm.
 # Debian's nodejs may already ship npm, and Debian's `npm` package conflicts
 # with such a nodejs: ask for it only when the command is missing.

@@ -74,6 +74,7 @@ void observe_member(raft_state& st) {
   st.observed_role = now;
   st.observed_term = term;
   m.raft_term.set(static_cast<double>(term));
+  m.raft_is_leader.set(now == role::leader ? 1 : 0);
   m.raft_commit_index.set(static_cast<double>(st.member->commit_index()));
   m.raft_applied_index.set(static_cast<double>(st.sm->applied_index()));
 }

@@ -11,6 +11,7 @@
 #include "actors/router/substitute.hpp"
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
 #include "obs/metrics.hpp"
+#include "runtime/log.hpp"
 #include "proto/errors.hpp"
 #include "storage/store_scan.hpp"
 
@@ -146,6 +147,11 @@ void rebuild_ring(router_state& st) {
 void workers_changed(self_ptr self) {
   auto& st = self->state;
   rebuild_ring(st);
+  double by_status[3] = {0, 0, 0};  // indexed by worker_status
+  for (auto& w : st.workers) by_status[static_cast<size_t>(w.c.status)] += 1;
+  obs::get().workers_online.set(by_status[0]);
+  obs::get().workers_offline.set(by_status[1]);
+  obs::get().workers_draining.set(by_status[2]);
   if (!st.census_to) return;
   std::vector<const router_state::worker_entry*> online;
   for (auto& w : st.workers)
@@ -238,6 +244,12 @@ void dispatch(self_ptr self) {
               auto* w = find_worker(st, x.worker_id);
               auto t = st.tasks.find(x.task_id);
               if (!w || !w->proxy || t == st.tasks.end()) continue;
+              log::info("run dispatched", {{"actor", "router"},
+                                           {"task_id", std::to_string(x.task_id)},
+                                           {"instance_id", x.id},
+                                           {"trace_id", x.trace_id},
+                                           {"worker_id", x.worker_id},
+                                           {"attempt", std::to_string(x.attempt)}});
               self->send(w->proxy, execute_atom::value, make_request(t->second, x));
             }
             if (!st.queue.empty()) schedule_dispatch(self);

@@ -8,6 +8,7 @@
 
 #include "actors/inspector/counted.hpp"
 #include "obs/metrics.hpp"
+#include "runtime/log.hpp"
 #include "proto/errors.hpp"
 #include "storage/store_scan.hpp"
 
@@ -69,6 +70,11 @@ void count_committed(size_t slots, const applied& a, unix_ms now, bool scheduled
   auto& m = obs::get();
   size_t fired = 0;
   for (auto& x : a.instances) {
+    log::info("run fired", {{"actor", "trigger"},
+                            {"task_id", std::to_string(x.task_id)},
+                            {"instance_id", x.id},
+                            {"trace_id", x.trace_id},
+                            {"slot", format_rfc3339(x.slot)}});
     if (x.shard != 0) continue;  // one instance per shard, all created together
     ++fired;
     if (scheduled)

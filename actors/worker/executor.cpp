@@ -1,5 +1,6 @@
 // Process, HTTP and container execution of one attempt; see executor.hpp.
 #include "actors/worker/executor.hpp"
+#include "actors/worker/traceparent.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,6 +15,7 @@
 #include <filesystem>
 
 #include <curl/curl.h>
+#include <strings.h>
 
 namespace aisched::worker {
 
@@ -200,6 +202,13 @@ run_result run_http(const execute_request& req, const exec_options& opts,
     }
     headers = curl_slist_append(headers, (header + ": " + kv.substr(eq + 1)).c_str());
   }
+  // W3C trace context, unless the task sets its own.
+  bool own_traceparent = false;
+  for (auto& [k, v] : req.http.headers)
+    if (strcasecmp(k.c_str(), "traceparent") == 0) own_traceparent = true;
+  if (auto tp = traceparent(req.trace_id, req.instance_id + "#" + std::to_string(req.attempt));
+      !tp.empty() && !own_traceparent)
+    headers = curl_slist_append(headers, ("traceparent: " + tp).c_str());
   curl_easy_setopt(c, CURLOPT_URL, req.http.url.c_str());
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.http.method.c_str());
   if (req.http.method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);

@@ -10,6 +10,7 @@
 
 #include "actors/inspector/counted.hpp"
 #include "obs/metrics.hpp"
+#include "runtime/log.hpp"
 
 namespace aisched::worker {
 
@@ -99,6 +100,12 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         fresh.cancelled = cancelled;
         fresh.last_seen = now;
         st.runs[key] = std::move(fresh);
+        log::info("run started", {{"actor", "worker"},
+                                  {"task_id", std::to_string(req.task_id)},
+                                  {"instance_id", req.instance_id},
+                                  {"trace_id", req.trace_id},
+                                  {"worker_id", st.cfg.id},
+                                  {"attempt", std::to_string(req.attempt)}});
         if (req.kind == task_kind::noop) {
           // Nothing to execute: complete here, without a thread or a `running` report.
           run_result r;

@@ -45,7 +45,8 @@ size_t collect(char* data, size_t size, size_t n, void* user) {
 
 }  // namespace
 
-http_reply post_json(const std::string& url, const std::string& body, long timeout_ms) {
+http_reply post_json(const std::string& url, const std::string& body, long timeout_ms,
+                     const std::vector<std::string>& extra_headers) {
   http_reply out;
   CURL* c = curl_easy_init();
   if (!c) {
@@ -53,6 +54,7 @@ http_reply post_json(const std::string& url, const std::string& body, long timeo
     return out;
   }
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  for (auto& h : extra_headers) headers = curl_slist_append(headers, h.c_str());
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_POST, 1L);
   curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <boost/json/fwd.hpp>
 
@@ -20,7 +21,10 @@ struct http_reply {
   std::string body;
 };
 
-/// POSTs `body` (JSON) to `url` with a `timeout_ms` deadline. Blocking; thread-safe.
-http_reply post_json(const std::string& url, const std::string& body, long timeout_ms);
+/// POSTs `body` (JSON) to `url` with a `timeout_ms` deadline and `headers`
+/// ("Name: value" lines) besides Content-Type. Blocking; thread-safe.
+http_reply post_json(const std::string& url, const std::string& body, long timeout_ms,
+                     const std::vector<std::string>& headers = {});
+
 
 }  // namespace aisched::worker_proxy

@@ -6,8 +6,10 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/worker/traceparent.hpp"
 #include "actors/worker_proxy/http_dispatch.hpp"
 #include "proto/errors.hpp"
+#include "runtime/log.hpp"
 
 #include <caf/send.hpp>
 
@@ -42,6 +44,20 @@ run_result refused(const std::string& instance_id, const std::string& worker_id,
   return r;
 }
 
+/// The committed outcome of a report: one log line with the run's ids.
+void log_result(const instance& x) {
+  if (x.state == instance_state::running) return;  // "run started" was logged by the worker
+  auto lvl = x.state == instance_state::success ? log::level::info : log::level::warn;
+  log::write(lvl, "run result", {{"actor", "worker_proxy"},
+                                 {"task_id", std::to_string(x.task_id)},
+                                 {"instance_id", x.id},
+                                 {"trace_id", x.trace_id},
+                                 {"worker_id", x.worker_id},
+                                 {"attempt", std::to_string(x.attempt)},
+                                 {"state", std::string(name_of(x.state))},
+                                 {"exit_code", std::to_string(x.exit_code)}});
+}
+
 /// Proposes the queued reports as one command; transient failures retry.
 void flush_reports(self_ptr self) {
   auto& st = self->state;
@@ -59,7 +75,11 @@ void flush_reports(self_ptr self) {
     if (self->state.worker && !keys.empty()) self->send(self->state.worker, ack_atom::value, keys);
   };
   self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
-      .then([=](applied&) { ack(); },
+      .then(
+          [=](applied& a) {
+            for (auto& x : a.instances) log_result(x);
+            ack();
+          },
             [=](caf::error& err) {
               // Rejected items (a late report for a cancelled run) are final; a
               // timeout or storage hiccup is retried so no result is lost.
@@ -92,8 +112,13 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
                                           "/report");
         worker_proxy_actor me = self;
         auto wid = st.worker_id;
+        std::vector<std::string> headers;
+        if (auto tp = worker::traceparent(req.trace_id,
+                                          req.instance_id + "#" + std::to_string(req.attempt));
+            !tp.empty())
+          headers.push_back("traceparent: " + tp);
         bool queued = pool->submit([=](const std::atomic<bool>&) {
-          auto reply = post_json(url, body, 10'000);
+          auto reply = post_json(url, body, 10'000, headers);
           if (reply.status == 202 || reply.status == 200) return;
           auto why = reply.status == 0 ? "dispatch to " + url + " failed: " + reply.error
                                        : "worker " + wid + " answered HTTP " +

@@ -180,6 +180,9 @@ auto fields(const record_audit& x) {
   for (auto& e : x.entries) out.push_back(fields(e));
   return out;
 }
+auto fields(const record_load& x) {
+  return std::make_tuple(x.term, x.at, x.prune_before, x.samples);
+}
 
 /// Expects `a` and `b` to hold the same alternative with the same fields.
 void expect_same_command(const command& a, const command& b) {
@@ -223,6 +226,9 @@ std::vector<command> every_command() {
                                              "ai-agent", "n1"},
                                  audit_entry{10, "bob", "acme", "task.delete", "42",
                                              "forbidden", "", "n2"}}});
+  out.emplace_back(record_load{3, t_2026_11_30_07 + 5, t_2026_11_30_07 - 604'800'000,
+                               {{"w1", t_2026_11_30_07 + 5, 2, 16, 37, 61},
+                                {"w2", t_2026_11_30_07 + 5, 0, 4, 0, 12}}});
   return out;
 }
 
@@ -285,7 +291,7 @@ TEST(codec, instance_worker_and_task_runtime_round_trip) {
 
 TEST(codec, every_command_alternative_round_trips_inside_the_variant) {
   const auto cmds = every_command();
-  ASSERT_EQ(cmds.size(), 15u) << "one sample per alternative of proto::command";
+  ASSERT_EQ(cmds.size(), 16u) << "one sample per alternative of proto::command";
   for (size_t i = 0; i < cmds.size(); ++i) {
     SCOPED_TRACE(command_name(cmds[i]));
     EXPECT_EQ(cmds[i].index(), i);

@@ -4,21 +4,25 @@
 //               (created_at - slot) p50/p99/max, time until all fired and all done
 //   steady      M `@every 1s` noop tasks for D seconds: expected vs observed runs,
 //               duplicates, misses, lateness percentiles, runs/s
+//   throughput  for --duration seconds (and at most --n runs), keeps --backlog
+//               one-shot noop tasks due and not yet done: runs/s fired,
+//               dispatched and committed, from the node's /metrics
 //   api         concurrent REST reads: requests/s and latency percentiles
 // Tasks it creates are deleted at the end.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <boost/json.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <boost/json.hpp>
 
 #include "proto/time.hpp"
 #include "tools/common/http_client.hpp"
@@ -40,6 +44,8 @@ struct options {
   double lead_s = 5;
   bool json_out = false;
   bool per_minute = false;  // steady: each task fires once a minute, at second (i % 60)
+  size_t backlog = 200;     // throughput: due runs kept waiting
+  double due_ms = 500;      // throughput: each task is due this long after its create is sent
 };
 
 /// Runs fn(i, client) for i in [0, n) on `threads` threads with one client each.
@@ -68,8 +74,10 @@ std::vector<uint64_t> create_tasks(const options& o, const std::vector<std::stri
   std::atomic<size_t> done{0};
   parallel(o, docs.size(), [&](size_t i, http_client& c) {
     auto r = c.call("POST", "/api/v1/tasks", docs[i]);
-    if (r.status == 201) ids[i] = json::parse(r.body).at("id").to_number<uint64_t>();
-    else std::fprintf(stderr, "\ncreate failed: %u %s\n", r.status, r.body.c_str());
+    if (r.status == 201)
+      ids[i] = json::parse(r.body).at("id").to_number<uint64_t>();
+    else
+      std::fprintf(stderr, "\ncreate failed: %u %s\n", r.status, r.body.c_str());
     auto d = ++done;
     if (d % 200 == 0 || d == docs.size()) progress("create", d, docs.size());
   });
@@ -127,7 +135,9 @@ percentiles summarize(std::vector<double> xs) {
   p.n = xs.size();
   if (xs.empty()) return p;
   std::sort(xs.begin(), xs.end());
-  auto at = [&](double q) { return xs[std::min(xs.size() - 1, static_cast<size_t>(q * xs.size()))]; };
+  auto at = [&](double q) {
+    return xs[std::min(xs.size() - 1, static_cast<size_t>(q * xs.size()))];
+  };
   p.p50 = at(0.50);
   p.p99 = at(0.99);
   p.max = xs.back();
@@ -143,7 +153,16 @@ void report(const options& o, const json::object& r) {
     std::cout << json::serialize(r) << "\n";
     return;
   }
-  for (auto& kv : r) std::cout << kv.key() << ": " << json::serialize(kv.value()) << "\n";
+  for (auto& kv : r) {
+    std::cout << kv.key() << ": ";
+    if (kv.value().is_double()) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.1f", kv.value().as_double());
+      std::cout << buf << "\n";
+    } else {
+      std::cout << json::serialize(kv.value()) << "\n";
+    }
+  }
 }
 
 int burst(const options& o) {
@@ -194,18 +213,18 @@ int steady(const options& o) {
   };
   for (size_t i = 0; i < o.n; ++i)
     docs.push_back(R"({"name":"load-steady-)" + std::to_string(i) +
-                   R"(","kind":"noop","schedule":")" + schedule_of(i) +
-                   R"(","overlap":"allow"})");
+                   R"(","kind":"noop","schedule":")" + schedule_of(i) + R"(","overlap":"allow"})");
   auto ids = create_tasks(o, docs);
   std::set<uint64_t> set(ids.begin(), ids.end());
   auto start = (now_ms() / 1000 + 1) * 1000;  // first whole second every task is armed for
   auto stop = start + static_cast<unix_ms>(o.duration_s * 1000);
   while (now_ms() < stop + 1000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    progress("running", static_cast<size_t>(std::clamp<unix_ms>(now_ms() - start, 0, stop - start + 1000)),
+    progress("running",
+             static_cast<size_t>(std::clamp<unix_ms>(now_ms() - start, 0, stop - start + 1000)),
              static_cast<size_t>(stop - start + 1000));
   }
-  delete_tasks(o, ids);  // stops further fires
+  delete_tasks(o, ids);                                  // stops further fires
   std::this_thread::sleep_for(std::chrono::seconds(2));  // let the last runs finish
   auto runs = fetch_runs(o, set);
   std::map<std::pair<uint64_t, unix_ms>, int> seen;
@@ -243,6 +262,127 @@ int steady(const options& o) {
   return duplicates == 0 && seen.size() == expected ? 0 : 1;
 }
 
+/// The counters throughput reads from a node's /metrics: what its leader
+/// fired and dispatched, and the runs committed as successful.
+struct run_counters {
+  double fired = 0, dispatched = 0, succeeded = 0;
+  bool ok = false;
+};
+
+/// The value of the sample `series` (name plus labels, as written) in `text`.
+std::optional<double> sample(const std::string& text, const std::string& series) {
+  for (size_t at = text.find(series); at != std::string::npos; at = text.find(series, at + 1)) {
+    if (at != 0 && text[at - 1] != '\n') continue;
+    auto end = at + series.size();
+    if (end >= text.size() || text[end] != ' ') continue;
+    return std::strtod(text.c_str() + end + 1, nullptr);
+  }
+  return std::nullopt;
+}
+
+run_counters scrape(http_client& c) {
+  run_counters out;
+  auto r = c.call("GET", "/metrics");
+  if (r.status != 200) return out;
+  auto f = sample(r.body, R"(scheduler_slots_total{outcome="fired"})");
+  auto d = sample(r.body, R"(scheduler_dispatch_total{result="ok"})");
+  auto s = sample(r.body, R"(scheduler_instances{state="success"})");
+  out.ok = f && d && s;
+  out.fired = f.value_or(0);
+  out.dispatched = d.value_or(0);
+  out.succeeded = s.value_or(0);
+  return out;
+}
+
+int throughput(const options& o) {
+  http_client probe(o.server);
+  auto start = scrape(probe);
+  if (!start.ok) {
+    std::fprintf(stderr, "throughput: cannot read the scheduler counters from %s/metrics\n",
+                 o.server.c_str());
+    return 1;
+  }
+  std::mutex mtx;
+  std::vector<uint64_t> ids;
+  std::atomic<size_t> created{0};
+  std::atomic<size_t> done{0};  // succeeded since start (from the metrics)
+  std::atomic<bool> stop{false};
+  auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  // Creators keep `backlog` runs created but not done, each due --due-ms after its create.
+  std::vector<std::thread> creators;
+  for (unsigned t = 0; t < std::max(1u, o.concurrency); ++t)
+    creators.emplace_back([&, t] {
+      http_client c(o.server);
+      for (size_t i = t; !stop;) {
+        if (created.load() - std::min(created.load(), done.load()) >= o.backlog) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          continue;
+        }
+        if (created++ >= o.n) {
+          created--;
+          break;
+        }
+        auto doc = R"({"name":"load-throughput-)" + std::to_string(i) +
+                   R"(","kind":"noop","at":")" +
+                   format_rfc3339(now_ms() + static_cast<unix_ms>(o.due_ms)) + R"("})";
+        auto r = c.call("POST", "/api/v1/tasks", doc);
+        if (r.status != 201) {
+          created--;
+          std::fprintf(stderr, "\ncreate failed: %u %s\n", r.status, r.body.c_str());
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          continue;
+        }
+        std::lock_guard<std::mutex> g(mtx);
+        ids.push_back(json::parse(r.body).at("id").to_number<uint64_t>());
+        i += o.concurrency;
+      }
+    });
+  // The window ends after --duration or once --n runs are done, whichever is first.
+  run_counters at_end = start;
+  auto total_ms = static_cast<size_t>(o.duration_s * 1000);
+  while (elapsed() < o.duration_s) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    auto now = scrape(probe);
+    if (!now.ok) continue;
+    at_end = now;
+    done = static_cast<size_t>(std::max(0.0, now.succeeded - start.succeeded));
+    progress("running", std::min(total_ms, static_cast<size_t>(elapsed() * 1000)), total_ms);
+    if (done.load() >= o.n) break;
+  }
+  auto window = elapsed();
+  stop = true;
+  for (auto& t : creators) t.join();
+  std::fprintf(stderr, "\n");
+  // Let what was created finish (bounded), so the tasks can go.
+  auto drain_deadline = now_ms() + 60'000;
+  auto drained = at_end;
+  while (now_ms() < drain_deadline) {
+    drained = scrape(probe);
+    if (drained.ok && drained.succeeded - start.succeeded >= static_cast<double>(created.load()))
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  delete_tasks(o, ids);
+  auto rate = [&](double a, double b) { return (b - a) / window; };
+  json::object out{
+      {"scenario", "throughput"},
+      {"window_s", window},
+      {"backlog", o.backlog},
+      {"tasks_created", created.load()},
+      {"fired", at_end.fired - start.fired},
+      {"dispatched", at_end.dispatched - start.dispatched},
+      {"committed", at_end.succeeded - start.succeeded},
+      {"fired_per_s", rate(start.fired, at_end.fired)},
+      {"dispatched_per_s", rate(start.dispatched, at_end.dispatched)},
+      {"committed_per_s", rate(start.succeeded, at_end.succeeded)},
+      {"all_done", drained.succeeded - start.succeeded >= static_cast<double>(created.load())}};
+  report(o, out);
+  return out.at("all_done").as_bool() ? 0 : 1;
+}
+
 int api(const options& o) {
   {
     http_client c(o.server);
@@ -255,7 +395,8 @@ int api(const options& o) {
   parallel(o, o.n, [&](size_t, http_client& c) {
     auto s = std::chrono::steady_clock::now();
     auto r = c.call("GET", "/api/v1/tasks?limit=1");
-    auto us = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+    auto us =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
     if (r.status != 200) ++errors;
     std::lock_guard<std::mutex> g(mtx);
     lat.push_back(us);
@@ -276,17 +417,30 @@ int main(int argc, char** argv) {
   options o;
   std::string scenario;
   CLI::App app{"aisched-load: load scenarios against an aisched node (loopback only)"};
-  app.add_option("scenario", scenario, "burst | steady | api")->required()
-      ->check(CLI::IsMember({"burst", "steady", "api"}));
+  app.add_option("scenario", scenario, "burst | steady | throughput | api")
+      ->required()
+      ->check(CLI::IsMember({"burst", "steady", "throughput", "api"}));
   app.add_option("--server", o.server, "node URL")->capture_default_str();
-  app.add_option("--n", o.n, "tasks (burst, steady) or requests (api)")
-      ->capture_default_str()->check(CLI::Range(size_t{1}, size_t{1'000'000}));
-  app.add_option("--duration", o.duration_s, "seconds (steady)")
-      ->capture_default_str()->check(CLI::Range(1.0, 3600.0));
+  app.add_option("--n", o.n, "tasks (burst, steady), most runs (throughput) or requests (api)")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1'000'000}));
+  app.add_option("--duration", o.duration_s, "seconds (steady, throughput)")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600.0));
   app.add_option("--concurrency", o.concurrency, "parallel connections")
-      ->capture_default_str()->check(CLI::Range(1u, 256u));
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 256u));
   app.add_option("--lead", o.lead_s, "seconds between creating and the due instant (burst)")
-      ->capture_default_str()->check(CLI::Range(1.0, 600.0));
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 600.0));
+  app.add_option("--due-ms", o.due_ms,
+                 "throughput: each one-shot task is due this many ms after its create is sent "
+                 "(a create committed after its instant would never fire)")
+      ->capture_default_str()
+      ->check(CLI::Range(10.0, 60'000.0));
+  app.add_option("--backlog", o.backlog, "throughput: due runs kept waiting")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{100'000}));
   app.add_flag("--per-minute", o.per_minute,
                "steady: cron `S * * * * *` with S = i % 60 instead of @every 1s");
   std::string format = "text";
@@ -299,5 +453,6 @@ int main(int argc, char** argv) {
   }
   if (scenario == "burst") return burst(o);
   if (scenario == "steady") return steady(o);
+  if (scenario == "throughput") return throughput(o);
   return api(o);
 }

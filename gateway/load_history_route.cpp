@@ -1,0 +1,102 @@
+// Worker load history routes; see load_history_route.hpp.
+#include "gateway/load_history_route.hpp"
+
+#include <boost/json.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <map>
+
+#include "proto/errors.hpp"
+
+namespace aisched::gateway {
+
+namespace json = boost::json;
+using namespace proto;
+
+namespace {
+
+constexpr duration_ms default_window = 3'600'000;  // the last hour
+constexpr uint32_t max_samples = 50'000;           // per answer (about a week of one worker)
+
+json::object item_json(const load_sample& s) {
+  return {{"at", format_rfc3339(s.at)},
+          {"load", s.load},
+          {"max_load", s.max_load},
+          {"cpu_percent", s.cpu_percent},
+          {"memory_percent", s.memory_percent}};
+}
+
+/// Reads `name` from the query as RFC 3339; `fallback` when absent.
+caf::expected<unix_ms> time_param(const http_request& req, const char* name, unix_ms fallback) {
+  auto i = req.query.find(name);
+  if (i == req.query.end() || i->second.empty()) return fallback;
+  auto t = parse_rfc3339(i->second);
+  if (!t)
+    return make_error(errc::invalid_argument, name,
+                      std::string(name) + " must be an RFC 3339 time, got '" + i->second + "'");
+  return *t;
+}
+
+}  // namespace
+
+bool is_load_history(const std::vector<std::string>& seg) {
+  return seg.size() >= 4 && seg.size() <= 5 && seg[2] == "workers" && seg.back() == "load-history";
+}
+
+void load_history_route(const api_context& ctx, const http_request& req,
+                        const std::vector<std::string>& seg, reply_fn reply) {
+  if (req.method != "GET")
+    return reply(
+        json_response(405, json::object{{"error", json::object{{"code", "method_not_allowed"},
+                                                               {"message", "method not allowed"},
+                                                               {"field", ""}}}}));
+  auto now = now_ms();
+  auto until = time_param(req, "until", now);
+  if (!until) return reply(error_response(until.error()));
+  auto since = time_param(req, "since", *until - default_window);
+  if (!since) return reply(error_response(since.error()));
+  if (*since > *until)
+    return reply(error_response(
+        make_error(errc::invalid_argument, "since", "since must not be after until")));
+  load_query q{seg.size() == 5 ? seg[3] : std::string(), *since, *until, max_samples};
+  auto one = seg.size() == 5;
+  ctx.sys->spawn([ctx, q, one, reply](caf::event_based_actor* self) {
+    auto answer = [=](const load_history& h) {
+      json::object o;
+      if (one) {
+        json::array items;
+        for (auto& s : h.items) items.push_back(item_json(s));
+        o["worker_id"] = q.worker_id;
+        o["items"] = std::move(items);
+      } else {
+        std::map<std::string, json::array> by_worker;
+        for (auto& s : h.items) by_worker[s.worker_id].push_back(item_json(s));
+        json::object workers;
+        for (auto& [id, items] : by_worker) workers[id] = std::move(items);
+        o["workers"] = std::move(workers);
+      }
+      o["since"] = format_rfc3339(q.since);
+      o["until"] = format_rfc3339(q.until);
+      if (h.truncated) o["truncated"] = true;
+      reply(json_response(200, o));
+    };
+    self->request(ctx.store, ctx.timeout, load_history_atom::value, q)
+        .then(
+            [=](load_history& h) {
+              if (!one || !h.items.empty()) return answer(h);
+              // No samples: an error only for a worker nobody knows (a new one has none yet).
+              self->request(ctx.router, ctx.timeout, list_workers_atom::value)
+                  .then(
+                      [=](worker_list& l) {
+                        for (auto& w : l.items)
+                          if (w.id == q.worker_id) return answer(h);
+                        reply(error_response(
+                            make_error(errc::not_found, "id", "no worker '" + q.worker_id + "'")));
+                      },
+                      [=](caf::error&) { answer(h); });
+            },
+            [=](caf::error& e) { reply(error_response(e)); });
+  });
+}
+
+}  // namespace aisched::gateway
