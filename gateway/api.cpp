@@ -14,6 +14,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include "actors/trigger/schedule.hpp"
+#include "gateway/ai_features.hpp"
 #include "gateway/openapi.hpp"
 #include "gateway/cluster_view.hpp"
 #include "gateway/output_stream.hpp"
@@ -52,6 +53,8 @@ std::vector<std::string> segments(const std::string& path) {
   return out;
 }
 
+}  // namespace
+
 /// Checks a task beyond structure: its schedule and time zone parse.
 caf::error validate_full(const task& t) {
   if (auto err = validate_task(t)) return err;
@@ -82,6 +85,8 @@ json::value task_view(const task& t) {
   return v;
 }
 
+namespace {
+
 json::value page_json(const task_page& p) {
   json::array items;
   for (auto& t : p.items) items.push_back(task_view(t));
@@ -111,6 +116,7 @@ class api {
       return reply(json_response(200, json::object{{"status", "ok"}}));
     if (seg.size() < 3 || seg[0] != "api" || seg[1] != "v1") return not_found(req, reply);
     const auto& res = seg[2];
+    if (serve_ai_feature(ctx_, req, seg, reply)) return;  // gateway/ai_features.cpp
     if (res == "version" && seg.size() == 3 && m == "GET")
       return reply(json_response(
           200, json::object{{"version", AISCHED_VERSION}, {"node_id", ctx_.node_id}}));

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <string>
 
+#include "actors/ai_features/judge.hpp"
 #include "gateway/http.hpp"
+#include "proto/analysis.hpp"
 #include "proto/interfaces.hpp"
 
 namespace boost::json {
@@ -29,7 +31,16 @@ struct api_context {
   std::string node_id;
   std::string http_addr;  // this gateway's "host:port", shown in the cluster view
   std::chrono::milliseconds timeout{10'000};
+  proto::analysis_actor analysis;  // failure analyses (gateway/ai_features.cpp)
+  ai::judge_fn judge;              // the model for AI judgements; empty: none configured
 };
+
+/// Checks a task beyond structure (proto::validate_task plus its schedule and
+/// time zone): what a REST create or update requires.
+caf::error validate_full(const proto::task& t);
+
+/// The REST view of a task: its JSON plus `next_fire_times`.
+boost::json::value task_view(const proto::task& t);
 
 /// Builds the request handler serving the REST API from `ctx`.
 handler_fn make_api(api_context ctx);

@@ -13,6 +13,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/ai_features/analysis_actor.hpp"
 #include "actors/backpressure/backpressure_actor.hpp"
 #include "actors/endpoint/endpoint_actor.hpp"
 #include "actors/inspector/inspector_actor.hpp"
@@ -138,6 +139,11 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto pressure = sys.spawn(backpressure::backpressure_actor_impl, store, router, trigger, limits);
   caf::anon_send(raft, proto::subscribe_atom::value,
                  caf::actor_cast<proto::commit_listener_actor>(pressure));
+  // Failure analyses: stored here, automatic on the leader when a model is configured.
+  ai::analysis_options aopts;
+  auto analysis = sys.spawn<caf::detached>(ai::analysis_actor_impl, db, store, aopts);
+  caf::anon_send(raft, proto::subscribe_atom::value,
+                 caf::actor_cast<proto::commit_listener_actor>(analysis));
   for (auto listener : {caf::actor_cast<proto::commit_listener_actor>(trigger),
                         caf::actor_cast<proto::commit_listener_actor>(retrier),
                         caf::actor_cast<proto::commit_listener_actor>(router)})
@@ -168,7 +174,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     for (auto a : {caf::actor_cast<caf::actor>(trigger), caf::actor_cast<caf::actor>(retrier),
                    caf::actor_cast<caf::actor>(router), caf::actor_cast<caf::actor>(local_worker),
                    local_registrar,
-                   caf::actor_cast<caf::actor>(pressure),
+                   caf::actor_cast<caf::actor>(pressure), caf::actor_cast<caf::actor>(analysis),
                    caf::actor_cast<caf::actor>(raft), caf::actor_cast<caf::actor>(store)})
       if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   };
@@ -177,6 +183,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto inspector = spawn_inspector(sys, cfg, {{"raft", raft}, {"store", store},
                                               {"trigger", trigger}, {"retry", retrier},
                                               {"router", router}, {"backpressure", pressure},
+                                              {"analysis", analysis},
                                               {"worker", local_worker}});
   auto endpoint = sys.spawn(endpoint::endpoint_actor_impl, router,
                             caf::actor_cast<caf::actor>(raft_node), trigger, http_addr, inspector);
@@ -192,9 +199,12 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   log::info("cluster listening", {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)},
                                   {"transport", cfg.tls_cert.empty() ? "tcp" : "tls"}});
 
-  if (http)
-    late->set(gateway::with_metrics(gateway::make_api(
-        gateway::api_context{&sys, raft, store, trigger, router, pressure, cfg.node_id, http_addr})));
+  if (http) {
+    gateway::api_context actx{&sys, raft, store, trigger, router, pressure, cfg.node_id, http_addr};
+    actx.analysis = analysis;
+    actx.judge = aopts.judge;
+    late->set(gateway::with_metrics(gateway::make_api(actx)));
+  }
   log::info("node started", {{"version", AISCHED_VERSION}});
 
   int sig = 0;

@@ -138,6 +138,10 @@ class openapi_node : public ::testing::Test {
 
   /// The collection a templated path is under: "/api/v1/tasks/{id}/pause" -> "tasks".
   static std::string collection(const std::string& path) {
+    // AI feature paths name their collection one level down: /api/v1/ai/tasks/{id}/duration,
+    // /api/v1/ai/analyze/{instance_id}.
+    if (path.rfind("/api/v1/ai/tasks/", 0) == 0) return "tasks";
+    if (path.rfind("/api/v1/ai/analyze/", 0) == 0) return "instances";
     auto start = std::string("/api/v1/").size();
     return path.compare(0, start, "/api/v1/") ? "" : path.substr(start, path.find('/', start) - start);
   }
