@@ -49,6 +49,7 @@ struct state {
   prometheus::Registry registry;
   metrics m;
   Family<prometheus::Counter>* requests = nullptr;
+  Family<prometheus::Counter>* ai_requests = nullptr;
   Family<prometheus::Histogram>* durations = nullptr;
 
   state() {
@@ -118,6 +119,11 @@ struct state {
     m.worker_inflight =
         gauge(&gauges("worker_inflight", "Attempts running on this node's worker").Add({}));
 
+    auto& tokens = counters("ai_tokens_total", "Tokens the LLM provider counted, by type");
+    m.ai_prompt_tokens = counter(&tokens.Add({{"type", "prompt"}}));
+    m.ai_completion_tokens = counter(&tokens.Add({{"type", "completion"}}));
+    ai_requests = &counters("ai_requests_total", "LLM requests, by feature and result");
+
     requests = &counters("gateway_requests_total",
                          "HTTP requests answered, by route pattern and status code");
     durations = &histograms("gateway_request_duration_seconds",
@@ -152,6 +158,10 @@ metrics& get() { return process_state().m; }
 
 std::string serialize() {
   return prometheus::TextSerializer().Serialize(process_state().registry.Collect());
+}
+
+counter ai_requests(const std::string& feature, const std::string& result) {
+  return counter(&process_state().ai_requests->Add({{"feature", feature}, {"result", result}}));
 }
 
 // -- gateway routes ----------------------------------------------------------
