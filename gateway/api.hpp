@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include "gateway/http.hpp"
@@ -19,6 +20,8 @@ class actor_system;
 
 namespace aisched::gateway {
 
+struct ai_context;
+
 struct api_context {
   caf::actor_system* sys = nullptr;
   proto::raft_actor raft;
@@ -29,6 +32,7 @@ struct api_context {
   std::string node_id;
   std::string http_addr;  // this gateway's "host:port", shown in the cluster view
   std::chrono::milliseconds timeout{10'000};
+  std::shared_ptr<ai_context> ai;  // the AI chat routes (gateway/ai_routes.hpp); null: none here
 };
 
 /// Builds the request handler serving the REST API from `ctx`.

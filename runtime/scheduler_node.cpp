@@ -15,6 +15,7 @@
 
 #include "actors/backpressure/backpressure_actor.hpp"
 #include "actors/endpoint/endpoint_actor.hpp"
+#include "actors/llm_agent/llm_agent_actor.hpp"
 #include "actors/inspector/inspector_actor.hpp"
 #include "actors/raft/raft_actor.hpp"
 #include "actors/retry/retry_actor.hpp"
@@ -22,6 +23,7 @@
 #include "actors/trigger/trigger_actor.hpp"
 #include "actors/worker/registrar_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
+#include "gateway/ai_routes.hpp"
 #include "gateway/api.hpp"
 #include "gateway/metrics_route.hpp"
 #include "gateway/server.hpp"
@@ -192,9 +194,34 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   log::info("cluster listening", {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)},
                                   {"transport", cfg.tls_cert.empty() ? "tcp" : "tls"}});
 
-  if (http)
-    late->set(gateway::with_metrics(gateway::make_api(
-        gateway::api_context{&sys, raft, store, trigger, router, pressure, cfg.node_id, http_addr})));
+  // The AI agent (gateway nodes): its tools call the REST handler in-process,
+  // which itself routes /api/v1/ai to the agent, so the handler is handed over
+  // once built.
+  std::shared_ptr<llm::llm_client> llm_client;
+  llm::llm_agent_actor agent;
+  if (http) {
+    llm_client = std::make_shared<llm::llm_client>(cfg.llm);
+    auto tools_api = std::make_shared<gateway::handler_fn>();
+    llm::llm_agent_options aopts;
+    aopts.client = llm_client;
+    aopts.db = db;
+    aopts.api = tools_api;
+    agent = sys.spawn<caf::detached>(llm::llm_agent_impl, aopts);
+    auto ai = std::make_shared<gateway::ai_context>();
+    ai->sys = &sys;
+    ai->agent = agent;
+    ai->client = llm_client;
+    gateway::api_context actx{&sys, raft, store, trigger, router, pressure, cfg.node_id, http_addr};
+    actx.ai = ai;
+    auto api = gateway::make_api(actx);
+    *tools_api = api;
+    late->set(gateway::with_metrics(api));
+    if (cfg.llm.configured())
+      log::info("ai agent ready", {{"llm_endpoint", cfg.llm.endpoint}, {"model", cfg.llm.model},
+                                   {"fallback", cfg.llm.fallback_endpoint}});
+    else
+      log::info("ai agent without a model: set AISCHED_LLM_ENDPOINT and AISCHED_LLM_MODEL");
+  }
   log::info("node started", {{"version", AISCHED_VERSION}});
 
   int sig = 0;
@@ -204,6 +231,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   sys.middleman().unpublish(endpoint, *cluster_port);
   caf::anon_send_exit(endpoint, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(inspector, caf::exit_reason::user_shutdown);
+  if (agent) caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
   stop_actors();
   sys.await_all_actors_done();
   if (auto err = db->flush()) log::warn("flush on shutdown failed", {{"error", view(err).message}});
