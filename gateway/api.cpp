@@ -15,6 +15,7 @@
 
 #include "actors/trigger/schedule.hpp"
 #include "gateway/ai_features.hpp"
+#include "gateway/ai_routes.hpp"
 #include "gateway/openapi.hpp"
 #include "gateway/cluster_view.hpp"
 #include "gateway/output_stream.hpp"
@@ -130,6 +131,7 @@ class api {
     if (res == "dag" && seg.size() == 3 && m == "GET") return dag(reply);
     if (res == "instances") return instances(req, seg, reply);
     if (res == "workers") return workers(req, seg, reply);
+    if (res == "ai") return ai_routes(ctx_.ai, req, seg, reply);
     if (res == "backpressure" && seg.size() == 3 && m == "GET")
       return ask<pressure_status>(
           ctx_.backpressure, reply,

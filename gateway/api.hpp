@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include "actors/ai_features/judge.hpp"
@@ -21,6 +22,8 @@ class actor_system;
 
 namespace aisched::gateway {
 
+struct ai_context;
+
 struct api_context {
   caf::actor_system* sys = nullptr;
   proto::raft_actor raft;
@@ -31,6 +34,7 @@ struct api_context {
   std::string node_id;
   std::string http_addr;  // this gateway's "host:port", shown in the cluster view
   std::chrono::milliseconds timeout{10'000};
+  std::shared_ptr<ai_context> ai;  // the AI chat routes (gateway/ai_routes.hpp); null: none here
   proto::analysis_actor analysis;  // failure analyses (gateway/ai_features.cpp)
   ai::judge_fn judge;              // the model for AI judgements; empty: none configured
 };

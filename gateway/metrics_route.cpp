@@ -16,7 +16,7 @@ namespace {
 /// Every route the gateway serves, as a pattern: a `{...}` segment matches any
 /// one segment. A route missing here is counted as "other": add new routes
 /// (gateway/api.cpp) here too.
-constexpr std::array<std::string_view, 31> patterns{
+constexpr std::array<std::string_view, 36> patterns{
     "/healthz",
     "/metrics",
     "/api/v1/version",
@@ -42,6 +42,11 @@ constexpr std::array<std::string_view, 31> patterns{
     "/api/v1/workers/{id}/undrain",
     "/api/v1/backpressure",
     "/api/v1/openapi.json",
+    "/api/v1/ai/chat",
+    "/api/v1/ai/confirm",
+    "/api/v1/ai/conversations",
+    "/api/v1/ai/conversations/{id}/messages",
+    "/api/v1/ai/ws",
     "/api/v1/instances/{id}/analysis",
     "/api/v1/ai/analyze/{instance_id}",
     "/api/v1/ai/advice",

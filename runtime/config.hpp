@@ -10,6 +10,8 @@
 
 #include <caf/expected.hpp>
 
+#include "actors/llm_agent/llm_client.hpp"
+
 namespace aisched::runtime {
 
 struct host_port {
@@ -42,6 +44,7 @@ struct config {
   // Cluster TLS (all three or none; runtime/tls.hpp): this node's certificate
   // and key, and the private cluster CA that signs every node's certificate.
   std::string tls_cert, tls_key, tls_ca, tls_key_password;
+  llm::llm_config llm;  // the AI agent's model; empty endpoint: AI routes answer llm_not_configured
   uint64_t snapshot_every = 10'000;  // raft: compact after this many applied entries (advanced)  // worker nodes: how long SIGTERM waits for runs to finish
 };
 

@@ -14,8 +14,10 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/ai_features/analysis_actor.hpp"
+#include "actors/ai_features/llm_judge.hpp"
 #include "actors/backpressure/backpressure_actor.hpp"
 #include "actors/endpoint/endpoint_actor.hpp"
+#include "actors/llm_agent/llm_agent_actor.hpp"
 #include "actors/inspector/inspector_actor.hpp"
 #include "actors/raft/raft_actor.hpp"
 #include "actors/retry/retry_actor.hpp"
@@ -23,6 +25,7 @@
 #include "actors/trigger/trigger_actor.hpp"
 #include "actors/worker/registrar_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
+#include "gateway/ai_routes.hpp"
 #include "gateway/api.hpp"
 #include "gateway/metrics_route.hpp"
 #include "gateway/server.hpp"
@@ -139,9 +142,12 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto pressure = sys.spawn(backpressure::backpressure_actor_impl, store, router, trigger, limits);
   caf::anon_send(raft, proto::subscribe_atom::value,
                  caf::actor_cast<proto::commit_listener_actor>(pressure));
-  // Failure analyses: stored here, automatic on the leader when a model is configured.
-  ai::analysis_options aopts;
-  auto analysis = sys.spawn<caf::detached>(ai::analysis_actor_impl, db, store, aopts);
+  // The node's model client (shared by the AI agent and the AI features), and
+  // failure analyses: stored here, automatic on the leader when a model is configured.
+  auto llm_client = std::make_shared<llm::llm_client>(cfg.llm);
+  ai::analysis_options analysis_opts;
+  analysis_opts.judge = ai::make_llm_judge(llm_client);
+  auto analysis = sys.spawn<caf::detached>(ai::analysis_actor_impl, db, store, analysis_opts);
   caf::anon_send(raft, proto::subscribe_atom::value,
                  caf::actor_cast<proto::commit_listener_actor>(analysis));
   for (auto listener : {caf::actor_cast<proto::commit_listener_actor>(trigger),
@@ -199,11 +205,33 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   log::info("cluster listening", {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)},
                                   {"transport", cfg.tls_cert.empty() ? "tcp" : "tls"}});
 
+  // The AI agent (gateway nodes): its tools call the REST handler in-process,
+  // which itself routes /api/v1/ai to the agent, so the handler is handed over
+  // once built.
+  llm::llm_agent_actor agent;
   if (http) {
+    auto tools_api = std::make_shared<gateway::handler_fn>();
+    llm::llm_agent_options aopts;
+    aopts.client = llm_client;
+    aopts.db = db;
+    aopts.api = tools_api;
+    agent = sys.spawn<caf::detached>(llm::llm_agent_impl, aopts);
+    auto ai = std::make_shared<gateway::ai_context>();
+    ai->sys = &sys;
+    ai->agent = agent;
+    ai->client = llm_client;
     gateway::api_context actx{&sys, raft, store, trigger, router, pressure, cfg.node_id, http_addr};
+    actx.ai = ai;
     actx.analysis = analysis;
-    actx.judge = aopts.judge;
-    late->set(gateway::with_metrics(gateway::make_api(actx)));
+    actx.judge = analysis_opts.judge;
+    auto api = gateway::make_api(actx);
+    *tools_api = api;
+    late->set(gateway::with_metrics(api));
+    if (cfg.llm.configured())
+      log::info("ai agent ready", {{"llm_endpoint", cfg.llm.endpoint}, {"model", cfg.llm.model},
+                                   {"fallback", cfg.llm.fallback_endpoint}});
+    else
+      log::info("ai agent without a model: set AISCHED_LLM_ENDPOINT and AISCHED_LLM_MODEL");
   }
   log::info("node started", {{"version", AISCHED_VERSION}});
 
@@ -214,6 +242,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   sys.middleman().unpublish(endpoint, *cluster_port);
   caf::anon_send_exit(endpoint, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(inspector, caf::exit_reason::user_shutdown);
+  if (agent) caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
   stop_actors();
   sys.await_all_actors_done();
   if (auto err = db->flush()) log::warn("flush on shutdown failed", {{"error", view(err).message}});

@@ -28,6 +28,7 @@ const char* column_name(column c) {
     case column::instances: return "instances";
     case column::instances_by_state: return "instances_by_state";
     case column::meta: return "meta";
+    case column::ai_conversations: return "ai_conversations";
     case column::ai_analysis: return "ai_analysis";
   }
   return "?";

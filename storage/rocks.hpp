@@ -31,10 +31,12 @@ enum class column : uint8_t {
   instances,           // (task, slot, shard) -> encoded proto::instance
   instances_by_state,  // state byte + instance key -> ""
   meta,                // "applied_index", "next_task_id", "schema_version"
+  ai_conversations,    // node-local, not replicated nor in snapshots: the AI agent's
+                       // conversations and messages (actors/llm_agent/conversation_store)
   ai_analysis,         // "tenant/instance id" -> encoded proto::failure_analysis (node-local,
                        // not replicated: not in snapshots; see actors/ai_features)
 };
-constexpr size_t column_count = 8;
+constexpr size_t column_count = 9;
 
 /// Name of a column family as stored on disk.
 const char* column_name(column c);

@@ -1,6 +1,7 @@
 // The OpenAI-compatible client; see llm_client.hpp.
 #include "actors/llm_agent/llm_client.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>

@@ -151,6 +151,7 @@ class openapi_node : public ::testing::Test {
     if (c == "tasks") return task_id_;
     if (c == "instances") return instance_id_;
     if (c == "workers") return worker_id_;
+    if (c == "ai") return "";  // no conversation exists on a node without a model
     return "openapi-test-event";  // events: nobody subscribes, so it fires nothing
   }
 
@@ -160,6 +161,7 @@ class openapi_node : public ::testing::Test {
     if (c == "tasks") return "999999";
     if (c == "instances") return "999999-1000-0";
     if (c == "workers") return "no-such-worker";
+    if (c == "ai") return "c-0000000000000000";
     return "";
   }
 
@@ -235,7 +237,8 @@ TEST_F(openapi_node, every_documented_operation_answers_as_documented) {
     auto real = fill(o.path, [&](const std::string&) { return real_id(o.path); });
 
     // Reads succeed on real ids with the documented examples.
-    if (o.method == "get") {
+    bool has_real_id = o.path.find('{') == std::string::npos || !real_id(o.path).empty();
+    if (o.method == "get" && has_real_id) {
       check(o, real + query(o), "", 2, "read");
       for (auto& p : o.params)  // a boolean switches a mode (?follow=true): try it too
         if (p.in == "query" && schema_says(p, "type", "boolean")) {
