@@ -77,7 +77,7 @@ TEST(ai_features_llm, final_failure_is_analysed_by_the_model_and_kept_across_a_r
     EXPECT_FALSE(a.contains("llm_not_configured"));
     auto sent = llm.requests();
     ASSERT_GE(sent.size(), 1u);
-    auto body = std::string(sent[0].at("body").as_string());
+    auto body = json::serialize(sent[0].at("body"));
     EXPECT_NE(body.find("pg_dump_x"), std::string::npos) << "the facts reach the model";
     EXPECT_NE(body.find("command_not_found"), std::string::npos) << "and the rules' reading";
 
