@@ -41,6 +41,18 @@ std::optional<uint64_t> parse_u64(std::string_view s) {
   return v;
 }
 
+/// Reads the optional RFC 3339 query parameter `name` into `out`.
+caf::error read_time(const http_request& req, const char* name, unix_ms& out) {
+  auto i = req.query.find(name);
+  if (i == req.query.end()) return {};
+  auto t = parse_rfc3339(i->second);
+  if (!t || *t <= 0)
+    return make_error(errc::invalid_argument, name,
+                      std::string(name) + " must be an RFC 3339 time, e.g. 2026-01-31T03:00:00Z");
+  out = *t;
+  return {};
+}
+
 /// Splits "/api/v1/tasks/12/pause" into {"api","v1","tasks","12","pause"}.
 std::vector<std::string> segments(const std::string& path) {
   std::vector<std::string> out;
@@ -326,6 +338,11 @@ class api {
         q.by_state = true;
         q.state = *s;
       }
+      if (auto err = read_time(req, "since", q.since)) return reply(error_response(err));
+      if (auto err = read_time(req, "until", q.until)) return reply(error_response(err));
+      if (q.since != 0 && q.until != 0 && q.until <= q.since)
+        return reply(error_response(
+            make_error(errc::invalid_argument, "until", "until must be after since")));
       if (auto err = read_limit(req, q.limit)) return reply(error_response(err));
       if (auto i = req.query.find("cursor"); i != req.query.end()) q.cursor = i->second;
       return ask<instance_page>(ctx_.store, reply, [](instance_page& p) { return json_response(200, page_json(p)); },
@@ -599,9 +616,32 @@ class api {
     return {};
   }
 
-  /// Sends `xs...` to `hdl` from a bridge actor and answers with `on_ok(result)`.
+  /// The point reads ask() serves inline (see point_reads); nullopt: not set up.
+  std::optional<caf::expected<task>> inline_read(get_task_atom, const std::string& tenant,
+                                                 uint64_t id) const {
+    if (!ctx_.reads.task) return std::nullopt;
+    return ctx_.reads.task(tenant, id);
+  }
+  std::optional<caf::expected<instance>> inline_read(get_instance_atom, const std::string& tenant,
+                                                     const std::string& id) const {
+    if (!ctx_.reads.instance) return std::nullopt;
+    return ctx_.reads.instance(tenant, id);
+  }
+  template <class... Ts>
+  std::nullopt_t inline_read(const Ts&...) const {
+    return std::nullopt;
+  }
+
+  /// Sends `xs...` to `hdl` from a bridge actor and answers with `on_ok(result)`;
+  /// a point read of the store is answered inline instead.
   template <class Result, class Handle, class OnOk, class... Ts>
   void ask(const Handle& hdl, reply_fn& reply, OnOk on_ok, Ts... xs) {
+    if constexpr (std::is_same_v<Handle, store_actor>) {
+      auto r = inline_read(xs...);
+      if constexpr (!std::is_same_v<decltype(r), std::nullopt_t>) {
+        if (r) return *r ? reply(on_ok(**r)) : reply(error_response(r->error()));
+      }
+    }
     auto timeout = ctx_.timeout;
     ctx_.sys->spawn([=](caf::event_based_actor* self) {
       self->request(hdl, timeout, xs...)

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <functional>
 #include <string>
 
 #include "actors/ai_features/judge.hpp"
@@ -24,6 +25,16 @@ namespace aisched::gateway {
 
 struct ai_context;
 
+/// Point reads of the applied state the gateway runs inline on its I/O thread.
+/// A GET of one task or run is a single RocksDB lookup: doing it here saves the
+/// three thread hand-offs of asking the (detached) store actor. Unset: every
+/// read goes through `store`. Lists always do, since a page can scan far.
+struct point_reads {
+  std::function<caf::expected<proto::task>(const std::string& tenant, uint64_t id)> task;
+  std::function<caf::expected<proto::instance>(const std::string& tenant, const std::string& id)>
+      instance;
+};
+
 struct api_context {
   caf::actor_system* sys = nullptr;
   proto::raft_actor raft;
@@ -37,6 +48,7 @@ struct api_context {
   std::shared_ptr<ai_context> ai;  // the AI chat routes (gateway/ai_routes.hpp); null: none here
   proto::analysis_actor analysis;  // failure analyses (gateway/ai_features.cpp)
   ai::judge_fn judge;              // the model for AI judgements; empty: none configured
+  point_reads reads;
 };
 
 /// Checks a task beyond structure (proto::validate_task plus its schedule and

@@ -339,11 +339,13 @@ struct instance_query {
   instance_state state = instance_state::pending;
   std::string cursor;         // opaque, from a previous page
   uint32_t limit = 50;
+  unix_ms since = 0;          // slots at or after this instant (0: unbounded)
+  unix_ms until = 0;          // slots before this instant (0: unbounded)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, instance_query& x) {
   return f(caf::meta::type_name("aisched.instance_query"), x.tenant, x.task_id, x.by_state,
-           x.state, x.cursor, x.limit);
+           x.state, x.cursor, x.limit, x.since, x.until);
 }
 
 struct instance_page {

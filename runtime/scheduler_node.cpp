@@ -224,6 +224,12 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     actx.ai = ai;
     actx.analysis = analysis;
     actx.judge = analysis_opts.judge;
+    actx.reads.task = [db, sm](const std::string& tenant, uint64_t id) {
+      return sm->get_task(tenant, id);
+    };
+    actx.reads.instance = [db, sm](const std::string& tenant, const std::string& id) {
+      return sm->get_instance(tenant, id);
+    };
     auto api = gateway::make_api(actx);
     *tools_api = api;
     late->set(gateway::with_metrics(api));

@@ -101,10 +101,22 @@ caf::expected<instance_page> state_machine::list_instances(const instance_query&
     if (!c) return make_error(errc::invalid_argument, "cursor", "malformed cursor");
     cursor = std::move(*c);
   }
+  // A time range filter may skip many instances in a row: like task filters,
+  // a page then comes back short with a cursor after at most this many skips.
+  constexpr size_t max_skipped = 10'000;
+  size_t skipped = 0;
+  auto in_range = [&](unix_ms slot) {
+    return (q.since == 0 || slot >= q.since) && (q.until == 0 || slot < q.until);
+  };
   auto take = [&](const rocksdb::Slice& value, std::string key) -> caf::expected<bool> {
     auto x = decode_slice<instance>(value);
     if (!x) return x.error();
     if (!tenant_matches(q.tenant, x->tenant)) return true;
+    if (!in_range(x->slot)) {
+      if (++skipped < max_skipped) return true;
+      page.next_cursor = keys::to_hex(key);
+      return false;
+    }
     if (page.items.size() == limit) return false;
     page.items.push_back(std::move(*x));
     page.next_cursor = keys::to_hex(key);
@@ -142,6 +154,8 @@ caf::expected<instance_page> state_machine::list_instances(const instance_query&
       if (it->Valid() && it->key() == rocksdb::Slice(cursor)) it->Prev();
     }
     for (; it->Valid() && it->key().starts_with(prefix); it->Prev()) {
+      // Keys sort by slot: once a slot is before `since`, so are the rest.
+      if (q.since != 0 && keys::get_i64(it->key().ToString(), 8) < q.since) break;
       auto ok = take(it->value(), it->key().ToString());
       if (!ok) return ok.error();
       if (!*ok) {

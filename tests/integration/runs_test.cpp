@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <boost/json.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -496,4 +497,44 @@ TEST(runs, paused_task_does_not_fire_and_resumes) {
           << "created while paused: " << json::serialize(x);
     }
   }
+}
+
+TEST(runs, instance_list_filters_by_slot_time_range) {
+  temp_dir dir;
+  node_process node(dir.path() + "/data");
+  ASSERT_TRUE(serving(node)) << tail(node.log());
+  auto port = node.http_port();
+  auto id = create_task(port, R"({"name":"ticks","kind":"noop","schedule":"@every 1s"})");
+  ASSERT_NE(id, 0);
+  ASSERT_TRUE(eventually([&] { return instances_of(port, id).size() >= 4; }, 10s))
+      << tail(node.log());
+
+  auto runs = instances_of(port, id);
+  std::vector<int64_t> slots;
+  for (auto& x : runs) slots.push_back(time_ms(x.at("slot")));
+  std::sort(slots.begin(), slots.end());
+  // The window holds exactly the second and third slots.
+  auto since = slots[1], until = slots[3];
+  auto rfc = [](int64_t ms) {
+    std::time_t s = ms / 1000;
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", std::gmtime(&s));
+    char out[40];
+    std::snprintf(out, sizeof out, "%s.%03dZ", buf, int(ms % 1000));
+    return std::string(out);
+  };
+  auto r = http_call(port, "GET", "/api/v1/instances?task_id=" + std::to_string(id) +
+                                      "&since=" + rfc(since) + "&until=" + rfc(until));
+  ASSERT_EQ(r.status, 200u) << r.body;
+  auto v = parse(r);
+  std::vector<int64_t> got;
+  for (auto& x : v.at("items").as_array()) got.push_back(time_ms(x.at("slot")));
+  EXPECT_EQ(got, (std::vector<int64_t>{slots[2], slots[1]})) << r.body;
+
+  auto bad = http_call(port, "GET", "/api/v1/instances?since=yesterday");
+  EXPECT_EQ(bad.status, 400u) << bad.body;
+  EXPECT_EQ(str(parse(bad).at("error").as_object(), "field"), "since") << bad.body;
+  auto reversed = http_call(port, "GET", "/api/v1/instances?since=" + rfc(until) + "&until=" + rfc(since));
+  EXPECT_EQ(reversed.status, 400u) << reversed.body;
+  EXPECT_EQ(str(parse(reversed).at("error").as_object(), "field"), "until") << reversed.body;
 }
