@@ -56,12 +56,6 @@ std::vector<sse_event> events_of(const std::string& body) {
   return out;
 }
 
-std::vector<std::string> names(const std::vector<sse_event>& events) {
-  std::vector<std::string> out;
-  for (auto& e : events) out.push_back(e.name);
-  return out;
-}
-
 const sse_event* find(const std::vector<sse_event>& events, const std::string& name, size_t nth = 0) {
   for (auto& e : events)
     if (e.name == name && nth-- == 0) return &e;
@@ -236,7 +230,8 @@ TEST_F(ai_chat, conversations_persist_across_a_restart) {
     ASSERT_TRUE(node.running());
     auto r = chat(node, "my name is Ada");
     ASSERT_EQ(r.status, 200u);
-    auto* c = find(events_of(r.body), "conversation_id");
+    auto ev = events_of(r.body);
+    auto* c = find(ev, "conversation_id");
     ASSERT_NE(c, nullptr) << r.body;
     conv = c->data.at("conversation_id").as_string().c_str();
     EXPECT_EQ(node.stop(SIGTERM), 0);
@@ -337,7 +332,8 @@ TEST_F(ai_chat, a_viewers_agent_cannot_mutate) {
   auto r = http_call(node.http_port(), "POST", "/api/v1/ai/chat", R"({"message":"pause task 1"})",
                      std::chrono::seconds(30), {{"Authorization", "Bearer " + token}});
   ASSERT_EQ(r.status, 200u) << r.body;
-  auto* result = find(events_of(r.body), "tool_result");
+  auto ev = events_of(r.body);
+  auto* result = find(ev, "tool_result");
   ASSERT_NE(result, nullptr) << r.body;
   EXPECT_FALSE(result->data.at("ok").as_bool()) << r.body;
   EXPECT_NE(json::serialize(result->data).find("forbidden"), std::string::npos) << r.body;
