@@ -134,6 +134,10 @@ caf::expected<conversation> conversation_store::get(const std::string& id) {
 
 caf::error conversation_store::append(conversation& c, const std::vector<chat_message>& msgs) {
   if (msgs.empty()) return {};
+  // Two turns of one conversation may run at once, each with its own copy:
+  // the stored count is the one to continue from (this store is not shared
+  // between threads, so read-then-write is safe).
+  if (auto stored = get(c.id)) c.messages = std::max(c.messages, stored->messages);
   rocksdb::WriteBatch b;
   auto at = now_ms();
   for (auto& m : msgs) {

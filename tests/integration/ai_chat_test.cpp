@@ -5,7 +5,9 @@
 // /metrics, and without a model the chat answers 503 llm_not_configured.
 #include <algorithm>
 #include <csignal>
+#include <fstream>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -53,12 +55,6 @@ std::vector<sse_event> events_of(const std::string& body) {
     }
     if (!e.name.empty()) out.push_back(std::move(e));
   }
-  return out;
-}
-
-std::vector<std::string> names(const std::vector<sse_event>& events) {
-  std::vector<std::string> out;
-  for (auto& e : events) out.push_back(e.name);
   return out;
 }
 
@@ -236,7 +232,8 @@ TEST_F(ai_chat, conversations_persist_across_a_restart) {
     ASSERT_TRUE(node.running());
     auto r = chat(node, "my name is Ada");
     ASSERT_EQ(r.status, 200u);
-    auto* c = find(events_of(r.body), "conversation_id");
+    auto ev = events_of(r.body);
+    auto* c = find(ev, "conversation_id");
     ASSERT_NE(c, nullptr) << r.body;
     conv = c->data.at("conversation_id").as_string().c_str();
     EXPECT_EQ(node.stop(SIGTERM), 0);
@@ -312,35 +309,55 @@ TEST_F(ai_chat, the_websocket_carries_the_same_events) {
   EXPECT_EQ(http_call(node.http_port(), "GET", "/api/v1/ai/ws").status, 200u);
 }
 
-// RBAC through the agent needs the auth branch (gateway/auth.hpp): until its
-// login route exists this test skips. Once it does, a viewer's agent must not
-// be able to pause a task: the tool call re-enters the REST API with the
-// viewer's token and gets 403. kViewerArgs are the node flags that create a
-// viewer account; adjust them to the auth branch's flags when merging.
-const std::vector<std::string> kViewerArgs{"--auth-user", "ada:ada-password:viewer"};
-
+// RBAC through the agent needs the auth branch (gateway/auth.hpp, flags as in
+// its tests/integration/auth_node_test.cpp): until its login route exists this
+// test skips. Then a viewer's agent must not pause a task: the tool call
+// re-enters the REST API with the viewer's token and gets 403.
 TEST_F(ai_chat, a_viewers_agent_cannot_mutate) {
   scripted_llm llm(dir_.path(), {scripted_llm::call("p1", "pause_task", R"({"task_id":1})"),
                                  scripted_llm::say("I may not pause it.")});
+  {
+    node_process probe(dir_.path() + "/probe");
+    ASSERT_TRUE(probe.running());
+    if (http_call(probe.http_port(), "POST", "/api/v1/auth/login", "{}").status == 404)
+      GTEST_SKIP() << "no auth in this build (branch auth not merged)";
+  }
+  std::ofstream(dir_.path() + "/secret") << "ai-chat-test-secret-0123456789abcdef\n";
+  std::ofstream(dir_.path() + "/admin") << "admin-password-1\n";
   auto args = llm_args(llm);
-  node_process probe(dir_.path() + "/probe");
-  ASSERT_TRUE(probe.running());
-  auto login_probe = http_call(probe.http_port(), "POST", "/api/v1/auth/login", "{}");
-  if (login_probe.status == 404) GTEST_SKIP() << "no auth in this build (branch auth not merged)";
-  args.insert(args.end(), kViewerArgs.begin(), kViewerArgs.end());
+  for (auto a : {"--auth", "--auth-secret-file", "", "--admin-password-file", ""}) args.push_back(a);
+  args[args.size() - 3] = dir_.path() + "/secret";
+  args[args.size() - 1] = dir_.path() + "/admin";
   node_process node(dir_.path() + "/data", args);
-  ASSERT_TRUE(node.running()) << "adjust kViewerArgs to the auth branch's flags";
-  auto login = http_call(node.http_port(), "POST", "/api/v1/auth/login",
-                         R"({"username":"ada","password":"ada-password"})");
-  ASSERT_EQ(login.status, 200u) << login.body << " (adjust kViewerArgs)";
-  auto token = std::string(parse(login.body).at("token").as_string());
+  ASSERT_TRUE(node.running());
+  auto login = [&](const std::string& user, const std::string& password) {
+    auto r = http_call(node.http_port(), "POST", "/api/v1/auth/login",
+                       json::serialize(json::object{{"username", user}, {"password", password}}));
+    EXPECT_EQ(r.status, 200u) << r.body;
+    auto v = parse(r.body);
+    return v.is_object() && v.as_object().contains("token")
+               ? std::string(v.at("token").as_string()) : std::string();
+  };
+  auto admin = login("admin", "admin-password-1");
+  std::map<std::string, std::string> as_admin{{"Authorization", "Bearer " + admin}};
+  ASSERT_EQ(http_call(node.http_port(), "POST", "/api/v1/users",
+                      R"({"name":"ada","password":"ada-password","role":"viewer"})",
+                      std::chrono::seconds(10), as_admin).status, 201u);
+  ASSERT_EQ(http_call(node.http_port(), "POST", "/api/v1/tasks",
+                      R"({"name":"guarded","kind":"noop","schedule":"@every 1h"})",
+                      std::chrono::seconds(10), as_admin).status, 201u);
+  auto viewer = login("ada", "ada-password");
   auto r = http_call(node.http_port(), "POST", "/api/v1/ai/chat", R"({"message":"pause task 1"})",
-                     std::chrono::seconds(30), {{"Authorization", "Bearer " + token}});
+                     std::chrono::seconds(30), {{"Authorization", "Bearer " + viewer}});
   ASSERT_EQ(r.status, 200u) << r.body;
-  auto* result = find(events_of(r.body), "tool_result");
+  auto ev = events_of(r.body);
+  auto* result = find(ev, "tool_result");
   ASSERT_NE(result, nullptr) << r.body;
   EXPECT_FALSE(result->data.at("ok").as_bool()) << r.body;
   EXPECT_NE(json::serialize(result->data).find("forbidden"), std::string::npos) << r.body;
+  auto task = parse(http_call(node.http_port(), "GET", "/api/v1/tasks/1", "",
+                              std::chrono::seconds(10), as_admin).body);
+  EXPECT_FALSE(task.at("paused").as_bool()) << "the viewer's agent paused the task";
 }
 
 }  // namespace
