@@ -18,6 +18,8 @@
 #include "gateway/auth_routes.hpp"
 #include "gateway/admin_routes.hpp"
 #include "gateway/load_history_route.hpp"
+#include "gateway/ai_features.hpp"
+#include "gateway/ai_routes.hpp"
 #include "gateway/openapi.hpp"
 #include "gateway/cluster_view.hpp"
 #include "gateway/console.hpp"
@@ -67,6 +69,8 @@ std::vector<std::string> segments(const std::string& path) {
   return out;
 }
 
+}  // namespace
+
 /// Checks a task beyond structure: its schedule and time zone parse.
 caf::error validate_full(const task& t) {
   if (auto err = validate_task(t)) return err;
@@ -96,6 +100,8 @@ json::value task_view(const task& t) {
   v.as_object()["next_fire_times"] = std::move(next);
   return v;
 }
+
+namespace {
 
 json::value page_json(const task_page& p) {
   json::array items;
@@ -135,6 +141,7 @@ class api {
       return reply(json_response(200, json::object{{"status", "ok"}}));
     if (seg.size() < 3 || seg[0] != "api" || seg[1] != "v1") return not_found(req, reply);
     const auto& res = seg[2];
+    if (serve_ai_feature(ctx_, req, seg, reply)) return;  // gateway/ai_features.cpp
     if (res == "version" && seg.size() == 3 && m == "GET")
       return reply(json_response(
           200, json::object{{"version", AISCHED_VERSION}, {"node_id", ctx_.node_id}}));
@@ -151,6 +158,7 @@ class api {
     if (is_load_history(seg)) return load_history_route(ctx_, req, seg, reply);
     if (res == "workers") return workers(req, seg, reply);
     if (res == "admin") return admin_routes(req, seg, reply);
+    if (res == "ai") return ai_routes(ctx_.ai, req, seg, reply);
     if (res == "backpressure" && seg.size() == 3 && m == "GET")
       return ask<pressure_status>(
           ctx_.backpressure, reply,

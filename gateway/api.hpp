@@ -4,11 +4,14 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <functional>
 #include <string>
 
 #include "gateway/auth.hpp"
+#include "actors/ai_features/judge.hpp"
 #include "gateway/http.hpp"
+#include "proto/analysis.hpp"
 #include "proto/interfaces.hpp"
 
 namespace boost::json {
@@ -20,6 +23,8 @@ class actor_system;
 }
 
 namespace aisched::gateway {
+
+struct ai_context;
 
 /// Point reads of the applied state the gateway runs inline on its I/O thread.
 /// A GET of one task or run is a single RocksDB lookup: doing it here saves the
@@ -41,9 +46,19 @@ struct api_context {
   std::string node_id;
   std::string http_addr;  // this gateway's "host:port", shown in the cluster view
   std::chrono::milliseconds timeout{10'000};
+  std::shared_ptr<ai_context> ai;  // the AI chat routes (gateway/ai_routes.hpp); null: none here
+  proto::analysis_actor analysis;  // failure analyses (gateway/ai_features.cpp)
+  ai::judge_fn judge;              // the model for AI judgements; empty: none configured
   point_reads reads;
   auth_options auth;  // off by default: every request is admin of tenant "default"
 };
+
+/// Checks a task beyond structure (proto::validate_task plus its schedule and
+/// time zone): what a REST create or update requires.
+caf::error validate_full(const proto::task& t);
+
+/// The REST view of a task: its JSON plus `next_fire_times`.
+boost::json::value task_view(const proto::task& t);
 
 /// Builds the request handler serving the REST API from `ctx`.
 handler_fn make_api(api_context ctx);

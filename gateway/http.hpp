@@ -41,6 +41,21 @@ class stream_writer {
 /// Called once with the writer after the response headers went out.
 using stream_fn = std::function<void(std::shared_ptr<stream_writer>)>;
 
+/// An accepted WebSocket connection (Boost.Beast's websocket). Thread-safe.
+class ws_channel {
+ public:
+  virtual ~ws_channel() = default;
+  /// Queues one text frame. False once the connection is closed.
+  virtual bool send(std::string text) = 0;
+  virtual bool open() const = 0;
+  /// Closes the connection (a normal close frame after what was queued).
+  virtual void close() = 0;
+};
+
+/// Called once the WebSocket handshake is done; returns the handler of the
+/// client's text frames (called on an io thread, one frame at a time).
+using ws_fn = std::function<std::function<void(std::string)>(std::shared_ptr<ws_channel>)>;
+
 struct http_response {
   unsigned status = 200;
   std::string body;
@@ -50,6 +65,9 @@ struct http_response {
   stream_fn stream = nullptr;
   /// Extra headers for a plain (not streamed) answer, e.g. ETag, Cache-Control.
   std::vector<std::pair<std::string, std::string>> headers = {};
+  /// When set (and the request asked for a WebSocket upgrade), the server
+  /// completes the handshake instead of answering, and hands over the channel.
+  ws_fn websocket = nullptr;
 };
 
 /// Answers a request. Thread-safe; call it exactly once.

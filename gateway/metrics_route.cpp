@@ -54,6 +54,17 @@ constexpr std::string_view patterns[] = {
     "/api/v1/tokens/{id}",
     "/api/v1/audit",
     "/api/v1/admin/log-level",
+    "/api/v1/ai/chat",
+    "/api/v1/ai/confirm",
+    "/api/v1/ai/conversations",
+    "/api/v1/ai/conversations/{id}/messages",
+    "/api/v1/ai/ws",
+    "/api/v1/instances/{id}/analysis",
+    "/api/v1/ai/analyze/{instance_id}",
+    "/api/v1/ai/advice",
+    "/api/v1/ai/task-draft",
+    "/api/v1/ai/tasks/{id}/duration",
+    "/api/v1/ai/trends",
 };
 constexpr std::string_view other = "other";
 

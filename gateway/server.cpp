@@ -10,6 +10,7 @@
 
 #include <boost/asio.hpp>
 #include <boost/beast.hpp>
+#include <boost/beast/websocket.hpp>
 
 #include "proto/errors.hpp"
 
@@ -18,6 +19,7 @@ namespace aisched::gateway {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 
 namespace {
@@ -60,6 +62,94 @@ std::string error_body(const char* code, const std::string& message) {
   return std::string("{\"error\":{\"code\":\"") + code + "\",\"message\":\"" + message +
          "\",\"field\":\"\"}}";
 }
+
+/// A WebSocket connection after the upgrade: text frames in, queued text
+/// frames out, all on the connection's strand.
+class ws_session : public std::enable_shared_from_this<ws_session> {
+ public:
+  ws_session(beast::tcp_stream stream, const std::atomic<bool>& stopping)
+      : ws_(std::move(stream)), stopping_(stopping) {}
+
+  void start(std::shared_ptr<http::request<http::string_body>> req, ws_fn on_open) {
+    beast::get_lowest_layer(ws_).expires_never();  // the websocket keeps its own timeouts
+    ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    ws_.async_accept(*req, [self = shared_from_this(), req, on_open](beast::error_code ec) {
+      if (ec) return;
+      self->on_text_ = on_open(std::make_shared<channel>(self));
+      self->read();
+    });
+  }
+
+ private:
+  class channel : public ws_channel {
+   public:
+    explicit channel(std::shared_ptr<ws_session> s) : s_(std::move(s)) {}
+    bool send(std::string text) override {
+      if (!open()) return false;
+      asio::post(s_->ws_.get_executor(), [s = s_, text = std::move(text)]() mutable {
+        s->frames_.push_back(std::move(text));
+        s->pump();
+      });
+      return true;
+    }
+    bool open() const override { return !s_->gone_ && !s_->stopping_; }
+    void close() override {
+      asio::post(s_->ws_.get_executor(), [s = s_] {
+        s->closing_ = true;
+        s->pump();
+      });
+    }
+
+   private:
+    std::shared_ptr<ws_session> s_;
+  };
+
+  void read() {
+    ws_.async_read(buf_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) {
+        self->gone_ = true;
+        self->on_text_ = nullptr;  // lets the route's state go
+        return;
+      }
+      auto text = beast::buffers_to_string(self->buf_.data());
+      self->buf_.consume(self->buf_.size());
+      if (self->on_text_) self->on_text_(std::move(text));
+      self->read();
+    });
+  }
+
+  void pump() {
+    if (writing_ || gone_) return;
+    if (frames_.empty()) {
+      if (!closing_ || close_sent_) return;
+      close_sent_ = true;
+      ws_.async_close(websocket::close_code::normal,
+                      [self = shared_from_this()](beast::error_code) { self->gone_ = true; });
+      return;
+    }
+    writing_ = true;
+    auto data = std::make_shared<std::string>(std::move(frames_.front()));
+    frames_.pop_front();
+    ws_.text(true);
+    ws_.async_write(asio::buffer(*data), [self = shared_from_this(), data](beast::error_code ec, size_t) {
+      self->writing_ = false;
+      if (ec) {
+        self->gone_ = true;
+        self->frames_.clear();
+        return;
+      }
+      self->pump();
+    });
+  }
+
+  websocket::stream<beast::tcp_stream> ws_;
+  const std::atomic<bool>& stopping_;
+  beast::flat_buffer buf_;
+  std::function<void(std::string)> on_text_;
+  std::deque<std::string> frames_;  // strand only
+  bool writing_ = false, closing_ = false, close_sent_ = false;
+  std::atomic<bool> gone_{false};
+};
 
 class session : public std::enable_shared_from_this<session> {
  public:
@@ -122,6 +212,9 @@ class session : public std::enable_shared_from_this<session> {
       return write_and_close(431, error_body("invalid_argument", "request headers too large"));
     if (ec) return write_and_close(400, error_body("invalid_argument", "malformed HTTP request"));
     auto msg = parser_->release();
+    upgrade_.reset();
+    if (websocket::is_upgrade(msg))
+      upgrade_ = std::make_shared<http::request<http::string_body>>(msg);
     keep_alive_ = msg.keep_alive();
     version_ = msg.version();
     http_request req;
@@ -147,6 +240,14 @@ class session : public std::enable_shared_from_this<session> {
   }
 
   void write(http_response r) {
+    if (r.websocket) {
+      if (!upgrade_)
+        return write_and_close(400, error_body("invalid_argument",
+                                               "this route needs a WebSocket upgrade request"));
+      // The connection now belongs to the WebSocket session.
+      return std::make_shared<ws_session>(std::move(stream_), stopping_)
+          ->start(upgrade_, std::move(r.websocket));
+    }
     if (r.stream) return write_stream(std::move(r));
     auto res = std::make_shared<http::response<http::string_body>>();
     res->version(version_);
@@ -245,6 +346,7 @@ class session : public std::enable_shared_from_this<session> {
   beast::tcp_stream stream_;
   beast::flat_buffer buf_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  std::shared_ptr<http::request<http::string_body>> upgrade_;  // the request asked for a WebSocket
   const server_options& opts_;
   const handler_fn& handler_;
   std::atomic<int>& in_flight_;

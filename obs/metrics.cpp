@@ -49,6 +49,7 @@ struct state {
   prometheus::Registry registry;
   metrics m;
   Family<prometheus::Counter>* requests = nullptr;
+  Family<prometheus::Counter>* ai_requests = nullptr;
   Family<prometheus::Histogram>* durations = nullptr;
 
   state() {
@@ -133,6 +134,10 @@ struct state {
     m.alerts_ok = counter(&alerts.Add({{"result", "ok"}}));
     m.alerts_retried = counter(&alerts.Add({{"result", "retried"}}));
     m.alerts_failed = counter(&alerts.Add({{"result", "failed"}}));
+    auto& tokens = counters("ai_tokens_total", "Tokens the LLM provider counted, by type");
+    m.ai_prompt_tokens = counter(&tokens.Add({{"type", "prompt"}}));
+    m.ai_completion_tokens = counter(&tokens.Add({{"type", "completion"}}));
+    ai_requests = &counters("ai_requests_total", "LLM requests, by feature and result");
 
     requests = &counters("gateway_requests_total",
                          "HTTP requests answered, by route pattern and status code");
@@ -168,6 +173,10 @@ metrics& get() { return process_state().m; }
 
 std::string serialize() {
   return prometheus::TextSerializer().Serialize(process_state().registry.Collect());
+}
+
+counter ai_requests(const std::string& feature, const std::string& result) {
+  return counter(&process_state().ai_requests->Add({{"feature", feature}, {"result", result}}));
 }
 
 // -- gateway routes ----------------------------------------------------------

@@ -103,6 +103,9 @@ struct metrics {
   /// alerts_sent_total{result}: webhook POSTs of run_failed alerts: ok (2xx),
   /// retried (failed, another attempt follows), failed (gave up).
   counter alerts_ok, alerts_retried, alerts_failed;
+  // -- ai ----------------------------------------------------------------------
+  /// ai_tokens_total{type}: tokens the LLM provider reported as used.
+  counter ai_prompt_tokens, ai_completion_tokens;
 };
 
 /// The process's metrics, created on first use (thread-safe). Never destroyed,
@@ -111,6 +114,12 @@ metrics& get();
 
 /// Everything registered, in the Prometheus text exposition format 0.0.4.
 std::string serialize();
+
+/// ai_requests_total{feature,result}: one LLM request of `feature` ("chat",
+/// "analysis", ...) that ended with `result` ("ok", "fallback", "error",
+/// "rate_limited"). Thread-safe; looks the series up on each call (LLM
+/// requests are seconds apart, not a hot path).
+counter ai_requests(const std::string& feature, const std::string& result);
 
 /// The gateway's series of one route pattern ("/api/v1/tasks/{id}"), for
 /// gateway_requests_total{route,code} and gateway_request_duration_seconds{route}.

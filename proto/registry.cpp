@@ -4,6 +4,7 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/to_string.hpp>
 
+#include "proto/analysis.hpp"
 #include "proto/commands.hpp"
 #include "proto/errors.hpp"
 #include "proto/interfaces.hpp"
@@ -60,6 +61,7 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<load_history>("aisched.load_history");
   cfg.add_message_type<actor_summary>("aisched.actor_summary");
   cfg.add_message_type<node_summary>("aisched.node_summary");
+  cfg.add_message_type<failure_analysis>("aisched.failure_analysis");
   // Actor handles that travel between nodes.
   cfg.add_message_type<worker_actor>("aisched.worker_actor");
   cfg.add_message_type<worker_proxy_actor>("aisched.worker_proxy_actor");
@@ -69,6 +71,7 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<commit_listener_actor>("aisched.commit_listener_actor");
   cfg.add_message_type<inspector_actor>("aisched.inspector_actor");
   cfg.add_message_type<inspectable_actor>("aisched.inspectable_actor");
+  cfg.add_message_type<analysis_actor>("aisched.analysis_actor");
   cfg.add_error_category(caf::atom("aisched"),
                          [](uint8_t code, caf::atom_value, const caf::message& ctx) {
                            return std::string("aisched_error(") +

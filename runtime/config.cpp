@@ -159,6 +159,30 @@ parse_outcome parse_command_line(int argc, char** argv) {
   std::vector<std::string> labels;
   app.add_option("--worker-label", labels, "label of the built-in worker, KEY=VALUE (repeatable)")
       ->envname("AISCHED_WORKER_LABELS")->delimiter(',');
+  auto& llm = cfg.llm;
+  app.add_option("--llm-endpoint", llm.endpoint,
+                 "AI agent: OpenAI-compatible base URL (…/v1; /chat/completions is appended)")
+      ->envname("AISCHED_LLM_ENDPOINT");
+  app.add_option("--llm-api-key", llm.api_key,
+                 "AI agent: bearer key of the endpoint (prefer the environment or config file)")
+      ->envname("AISCHED_LLM_API_KEY");
+  app.add_option("--llm-model", llm.model, "AI agent: model name")->envname("AISCHED_LLM_MODEL");
+  app.add_option("--llm-fallback-endpoint", llm.fallback_endpoint,
+                 "AI agent: endpoint tried when the primary fails (connect error, timeout, 5xx, 429)")
+      ->envname("AISCHED_LLM_FALLBACK_ENDPOINT");
+  app.add_option("--llm-fallback-api-key", llm.fallback_api_key, "AI agent: key of the fallback")
+      ->envname("AISCHED_LLM_FALLBACK_API_KEY");
+  app.add_option("--llm-fallback-model", llm.fallback_model,
+                 "AI agent: model of the fallback (default: the primary's)")
+      ->envname("AISCHED_LLM_FALLBACK_MODEL");
+  double llm_timeout = 60, llm_connect_timeout = 5;
+  app.add_option("--llm-timeout", llm_timeout, "AI agent: seconds one model request may take")
+      ->envname("AISCHED_LLM_TIMEOUT")->capture_default_str()->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--llm-connect-timeout", llm_connect_timeout, "AI agent: connect timeout, seconds")
+      ->envname("AISCHED_LLM_CONNECT_TIMEOUT")->capture_default_str()->check(CLI::Range(0.1, 600.0));
+  app.add_option("--llm-requests-per-minute", llm.requests_per_minute,
+                 "AI agent: model requests per minute (0 = unlimited)")
+      ->envname("AISCHED_LLM_REQUESTS_PER_MINUTE")->capture_default_str()->check(CLI::Range(0.0, 1e6));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -198,6 +222,8 @@ parse_outcome parse_command_line(int argc, char** argv) {
       out.exit_code = 2;
       return out;
     }
+  llm.timeout = std::chrono::milliseconds(static_cast<int64_t>(llm_timeout * 1000));
+  llm.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(llm_connect_timeout * 1000));
   if (roles != "all") {
     cfg.roles.clear();
     size_t i = 0;

@@ -10,6 +10,8 @@
 
 #include <caf/expected.hpp>
 
+#include "actors/llm_agent/llm_client.hpp"
+
 namespace aisched::runtime {
 
 struct host_port {
@@ -51,6 +53,7 @@ struct config {
   unsigned token_ttl_seconds = 3600;
   std::vector<std::string> alert_webhooks;  // run_failed alerts are POSTed here
   int64_t load_sample_interval_ms = 30'000;  // worker load history sampling (leader)
+  llm::llm_config llm;  // the AI agent's model; empty endpoint: AI routes answer llm_not_configured
   uint64_t snapshot_every = 10'000;  // raft: compact after this many applied entries (advanced)  // worker nodes: how long SIGTERM waits for runs to finish
 };
 

@@ -14,8 +14,11 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/alerter/alerter_actor.hpp"
+#include "actors/ai_features/analysis_actor.hpp"
+#include "actors/ai_features/llm_judge.hpp"
 #include "actors/backpressure/backpressure_actor.hpp"
 #include "actors/endpoint/endpoint_actor.hpp"
+#include "actors/llm_agent/llm_agent_actor.hpp"
 #include "actors/inspector/inspector_actor.hpp"
 #include "actors/load_sampler/load_sampler_actor.hpp"
 #include "actors/raft/raft_actor.hpp"
@@ -24,6 +27,7 @@
 #include "actors/trigger/trigger_actor.hpp"
 #include "actors/worker/registrar_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
+#include "gateway/ai_routes.hpp"
 #include "gateway/api.hpp"
 #include "gateway/auth_routes.hpp"
 #include "gateway/metrics_route.hpp"
@@ -146,6 +150,14 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto pressure = sys.spawn(backpressure::backpressure_actor_impl, store, router, trigger, limits);
   caf::anon_send(raft, proto::subscribe_atom::value,
                  caf::actor_cast<proto::commit_listener_actor>(pressure));
+  // The node's model client (shared by the AI agent and the AI features), and
+  // failure analyses: stored here, automatic on the leader when a model is configured.
+  auto llm_client = std::make_shared<llm::llm_client>(cfg.llm);
+  ai::analysis_options analysis_opts;
+  analysis_opts.judge = ai::make_llm_judge(llm_client);
+  auto analysis = sys.spawn<caf::detached>(ai::analysis_actor_impl, db, store, analysis_opts);
+  caf::anon_send(raft, proto::subscribe_atom::value,
+                 caf::actor_cast<proto::commit_listener_actor>(analysis));
   // Observability (leader only): worker load history and failure alerts.
   load_sampler::sampler_options sampling;
   sampling.interval = cfg.load_sample_interval_ms;
@@ -190,7 +202,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
                    caf::actor_cast<caf::actor>(sampler), caf::actor_cast<caf::actor>(alerts),
                    caf::actor_cast<caf::actor>(router), caf::actor_cast<caf::actor>(local_worker),
                    local_registrar,
-                   caf::actor_cast<caf::actor>(pressure),
+                   caf::actor_cast<caf::actor>(pressure), caf::actor_cast<caf::actor>(analysis),
                    caf::actor_cast<caf::actor>(raft), caf::actor_cast<caf::actor>(store)})
       if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   };
@@ -200,6 +212,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
                                               {"trigger", trigger}, {"retry", retrier},
                                               {"router", router}, {"backpressure", pressure},
                                               {"load_sampler", sampler}, {"alerter", alerts},
+                                              {"analysis", analysis},
                                               {"worker", local_worker}});
   auto endpoint = sys.spawn(endpoint::endpoint_actor_impl, router,
                             caf::actor_cast<caf::actor>(raft_node), trigger, http_addr, inspector);
@@ -215,8 +228,25 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   log::info("cluster listening", {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)},
                                   {"transport", cfg.tls_cert.empty() ? "tcp" : "tls"}});
 
+  // The AI agent (gateway nodes): its tools call the REST handler in-process,
+  // which itself routes /api/v1/ai to the agent, so the handler is handed over
+  // once built.
+  llm::llm_agent_actor agent;
   if (http) {
+    auto tools_api = std::make_shared<gateway::handler_fn>();
+    llm::llm_agent_options aopts;
+    aopts.client = llm_client;
+    aopts.db = db;
+    aopts.api = tools_api;
+    agent = sys.spawn<caf::detached>(llm::llm_agent_impl, aopts);
+    auto ai = std::make_shared<gateway::ai_context>();
+    ai->sys = &sys;
+    ai->agent = agent;
+    ai->client = llm_client;
     gateway::api_context api{&sys, raft, store, trigger, router, pressure, cfg.node_id, http_addr};
+    api.ai = ai;
+    api.analysis = analysis;
+    api.judge = analysis_opts.judge;
     api.reads.task = [db, sm](const std::string& tenant, uint64_t id) {
       return sm->get_task(tenant, id);
     };
@@ -229,7 +259,14 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
       log::warn("AUTHENTICATION IS OFF on a non-loopback HTTP address: anyone who can reach "
                 "it is admin; start with --auth and --auth-secret-file",
                 {{"http_addr", http_addr}});
-    late->set(gateway::with_metrics(gateway::make_api(std::move(api))));
+    auto handler = gateway::make_api(std::move(api));
+    *tools_api = handler;  // the agent's tools re-enter the REST API with the caller's token
+    late->set(gateway::with_metrics(handler));
+    if (cfg.llm.configured())
+      log::info("ai agent ready", {{"llm_endpoint", cfg.llm.endpoint}, {"model", cfg.llm.model},
+                                   {"fallback", cfg.llm.fallback_endpoint}});
+    else
+      log::info("ai agent without a model: set AISCHED_LLM_ENDPOINT and AISCHED_LLM_MODEL");
   }
   log::info("node started", {{"version", AISCHED_VERSION}});
 
@@ -240,6 +277,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   sys.middleman().unpublish(endpoint, *cluster_port);
   caf::anon_send_exit(endpoint, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(inspector, caf::exit_reason::user_shutdown);
+  if (agent) caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
   stop_actors();
   sys.await_all_actors_done();
   if (auto err = db->flush()) log::warn("flush on shutdown failed", {{"error", view(err).message}});

@@ -30,6 +30,8 @@ const char* column_name(column c) {
     case column::meta: return "meta";
     case column::auth: return "auth";
     case column::audit: return "audit";
+    case column::ai_conversations: return "ai_conversations";
+    case column::ai_analysis: return "ai_analysis";
   }
   return "?";
 }

@@ -33,8 +33,12 @@ enum class column : uint8_t {
   meta,                // "applied_index", "next_task_id", "schema_version"
   auth,                // "u/"+name -> user, "t/"+id -> api_token, "h/"+sha256 hex -> token id
   audit,               // tenant, NUL, big-endian log index, big-endian u32 -> audit_entry
+  ai_conversations,    // node-local, not replicated nor in snapshots: the AI agent's
+                       // conversations and messages (actors/llm_agent/conversation_store)
+  ai_analysis,         // "tenant/instance id" -> encoded proto::failure_analysis (node-local,
+                       // not replicated: not in snapshots; see actors/ai_features)
 };
-constexpr size_t column_count = 9;
+constexpr size_t column_count = 11;
 
 /// Name of a column family as stored on disk.
 const char* column_name(column c);

@@ -1,0 +1,78 @@
+// The agent's conversations in the node's RocksDB (column ai_conversations,
+// node-local: not replicated, not in raft snapshots). Keys: "c/<id>" the
+// conversation, "m/<id>/<seq be64>" its messages in order, "p/<id>/<action>"
+// destructive calls waiting for the user. Values are JSON. Blocking (RocksDB
+// writes): used by the detached llm_agent actor only. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/expected.hpp>
+
+#include "actors/llm_agent/agent_loop.hpp"
+#include "proto/time.hpp"
+
+namespace aisched::storage {
+class rocks;
+}
+
+namespace aisched::llm {
+
+struct conversation {
+  std::string id;
+  std::string tenant;
+  std::string subject;  // who started it ("" with auth disabled)
+  std::string title;    // the first user message, cut short
+  unix_ms created_at = 0;
+  unix_ms updated_at = 0;
+  uint64_t messages = 0;
+};
+
+struct stored_message {
+  uint64_t seq = 0;
+  unix_ms at = 0;
+  chat_message msg;
+};
+
+/// How much history is replayed to the model: the most recent messages up to
+/// both bounds, starting at a user message (never an orphan tool result).
+struct history_bounds {
+  size_t max_messages = 40;
+  size_t max_chars = 24'000;
+};
+
+class conversation_store {
+ public:
+  explicit conversation_store(std::shared_ptr<storage::rocks> db);
+
+  /// A new conversation owned by `tenant`/`subject`.
+  caf::expected<conversation> create(const std::string& tenant, const std::string& subject,
+                                     const std::string& first_message);
+  /// errc::not_found when absent.
+  caf::expected<conversation> get(const std::string& id);
+  /// Appends messages in order and updates the conversation's counters.
+  caf::error append(conversation& c, const std::vector<chat_message>& msgs);
+  /// The tenant's conversations, most recently updated first.
+  caf::expected<std::vector<conversation>> list(const std::string& tenant, size_t limit);
+  /// All messages in order (at most `limit`, the oldest first).
+  caf::expected<std::vector<stored_message>> messages(const std::string& id, size_t limit);
+  /// The tail replayed to the model.
+  caf::expected<std::vector<chat_message>> recent(const std::string& id, history_bounds b);
+
+  caf::error put_pending(const std::string& id, const pending_action& a);
+  /// Removes and returns a pending action; errc::not_found if there is none.
+  caf::expected<pending_action> take_pending(const std::string& id, const std::string& action_id);
+
+ private:
+  std::shared_ptr<storage::rocks> db_;
+};
+
+/// The JSON shapes the API answers with.
+std::string to_json_text(const conversation& c);
+std::string to_json_text(const stored_message& m);
+
+}  // namespace aisched::llm

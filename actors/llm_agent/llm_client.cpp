@@ -1,0 +1,449 @@
+// The OpenAI-compatible client; see llm_client.hpp.
+#include "actors/llm_agent/llm_client.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include <boost/json.hpp>
+#include <curl/curl.h>
+
+#include "actors/backpressure/pressure.hpp"
+#include "obs/metrics.hpp"
+#include "proto/errors.hpp"
+#include "proto/time.hpp"
+
+namespace aisched::llm {
+
+namespace json = boost::json;
+
+// -- request and answer codecs -----------------------------------------------
+
+namespace {
+
+json::object message_json(const chat_message& m) {
+  json::object o;
+  o["role"] = m.role;
+  if (m.role == "assistant" && !m.tool_calls.empty() && m.content.empty())
+    o["content"] = nullptr;
+  else
+    o["content"] = m.content;
+  if (!m.tool_calls.empty()) {
+    json::array calls;
+    for (auto& c : m.tool_calls)
+      calls.push_back(json::object{{"id", c.id},
+                                   {"type", "function"},
+                                   {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+    o["tool_calls"] = std::move(calls);
+  }
+  if (!m.tool_call_id.empty()) o["tool_call_id"] = m.tool_call_id;
+  if (!m.name.empty()) o["name"] = m.name;
+  return o;
+}
+
+std::string str(const json::object& o, const char* key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+uint64_t u64(const json::object& o, const char* key) {
+  auto* v = o.if_contains(key);
+  if (!v) return 0;
+  if (v->is_uint64()) return v->get_uint64();
+  if (v->is_int64() && v->get_int64() >= 0) return static_cast<uint64_t>(v->get_int64());
+  return 0;
+}
+
+void read_usage(const json::object& o, token_usage& u) {
+  if (auto* usage = o.if_contains("usage"); usage && usage->is_object()) {
+    u.prompt_tokens = u64(usage->get_object(), "prompt_tokens");
+    u.completion_tokens = u64(usage->get_object(), "completion_tokens");
+  }
+}
+
+const json::object* first_choice(const json::object& o) {
+  auto* choices = o.if_contains("choices");
+  if (!choices || !choices->is_array() || choices->get_array().empty()) return nullptr;
+  return choices->get_array()[0].if_object();
+}
+
+}  // namespace
+
+std::string request_body(const chat_request& req, const std::string& model) {
+  json::object o;
+  o["model"] = model;
+  json::array msgs;
+  for (auto& m : req.messages) msgs.push_back(message_json(m));
+  o["messages"] = std::move(msgs);
+  if (!req.tools.empty()) {
+    json::array tools;
+    for (auto& t : req.tools) {
+      json::error_code ec;
+      auto params = json::parse(t.parameters, ec);
+      if (ec || !params.is_object()) params = json::object{{"type", "object"}};
+      tools.push_back(json::object{
+          {"type", "function"},
+          {"function",
+           {{"name", t.name}, {"description", t.description}, {"parameters", std::move(params)}}}});
+    }
+    o["tools"] = std::move(tools);
+  }
+  o["stream"] = req.stream;
+  if (req.stream) o["stream_options"] = {{"include_usage", true}};
+  if (req.temperature >= 0) o["temperature"] = req.temperature;
+  if (req.max_tokens > 0) o["max_tokens"] = req.max_tokens;
+  if (req.json_object) o["response_format"] = {{"type", "json_object"}};
+  return json::serialize(o);
+}
+
+caf::expected<completion> parse_completion(const std::string& body) {
+  json::error_code ec;
+  auto v = json::parse(body, ec);
+  if (ec || !v.is_object())
+    return make_error(errc::invalid_argument, "the LLM answer is not JSON: " + body.substr(0, 200));
+  auto& o = v.get_object();
+  auto* choice = first_choice(o);
+  if (!choice) return make_error(errc::invalid_argument, "the LLM answer has no choices");
+  completion out;
+  out.model = str(o, "model");
+  out.finish_reason = str(*choice, "finish_reason");
+  read_usage(o, out.usage);
+  auto* msg = choice->if_contains("message");
+  if (!msg || !msg->is_object()) return make_error(errc::invalid_argument, "the LLM answer has no message");
+  auto& m = msg->get_object();
+  out.content = str(m, "content");
+  out.reasoning_content = str(m, "reasoning_content");
+  if (auto* calls = m.if_contains("tool_calls"); calls && calls->is_array()) {
+    for (auto& c : calls->get_array()) {
+      if (!c.is_object()) continue;
+      tool_call tc;
+      tc.id = str(c.get_object(), "id");
+      if (auto* f = c.get_object().if_contains("function"); f && f->is_object()) {
+        tc.name = str(f->get_object(), "name");
+        tc.arguments = str(f->get_object(), "arguments");
+      }
+      out.tool_calls.push_back(std::move(tc));
+    }
+  }
+  return out;
+}
+
+// -- streaming ----------------------------------------------------------------
+
+bool stream_accumulator::feed(std::string_view bytes) {
+  buffer_.append(bytes.data(), bytes.size());
+  size_t start = 0;
+  for (;;) {
+    auto nl = buffer_.find('\n', start);
+    if (nl == std::string::npos) break;
+    std::string_view l(buffer_.data() + start, nl - start);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    start = nl + 1;
+    if (!line(l)) {
+      buffer_.erase(0, start);
+      return false;
+    }
+  }
+  buffer_.erase(0, start);
+  return true;
+}
+
+bool stream_accumulator::line(std::string_view l) {
+  if (l.substr(0, 5) != "data:") return true;  // event:, id:, comments, blank separators
+  l.remove_prefix(5);
+  while (!l.empty() && l.front() == ' ') l.remove_prefix(1);
+  if (l == "[DONE]") {
+    done_ = true;
+    return true;
+  }
+  json::error_code ec;
+  auto v = json::parse(l, ec);
+  if (ec || !v.is_object()) {
+    error_ = "unreadable stream chunk: " + std::string(l.substr(0, 200));
+    return false;
+  }
+  auto& o = v.get_object();
+  if (o.contains("error")) {
+    error_ = "provider error in stream: " + json::serialize(o.at("error")).substr(0, 300);
+    return false;
+  }
+  if (auto m = str(o, "model"); !m.empty()) out_.model = m;
+  read_usage(o, out_.usage);
+  auto* choice = first_choice(o);
+  if (!choice) return true;  // the usage-only chunk
+  if (auto f = str(*choice, "finish_reason"); !f.empty()) out_.finish_reason = f;
+  auto* delta = choice->if_contains("delta");
+  if (!delta || !delta->is_object()) return true;
+  auto& d = delta->get_object();
+  stream_delta piece{str(d, "content"), str(d, "reasoning_content")};
+  out_.content += piece.content;
+  out_.reasoning_content += piece.reasoning_content;
+  if (on_delta_ && (!piece.content.empty() || !piece.reasoning_content.empty())) on_delta_(piece);
+  if (auto* calls = d.if_contains("tool_calls"); calls && calls->is_array()) {
+    for (auto& c : calls->get_array()) {
+      if (!c.is_object()) continue;
+      auto& co = c.get_object();
+      // Providers send `index` on every piece of a call and the id and name
+      // only on its first; without an index, a piece with an id starts a call.
+      int index = -1;
+      if (auto* i = co.if_contains("index"); i && i->is_number()) index = static_cast<int>(i->to_number<int64_t>());
+      auto id = str(co, "id");
+      size_t slot = out_.tool_calls.size();
+      for (size_t k = 0; k < tool_index_.size(); ++k)
+        if (index >= 0 && tool_index_[k] == index) slot = k;
+      if (index < 0 && id.empty() && !out_.tool_calls.empty()) slot = out_.tool_calls.size() - 1;
+      if (slot == out_.tool_calls.size()) {
+        out_.tool_calls.emplace_back();
+        tool_index_.push_back(index);
+      }
+      auto& tc = out_.tool_calls[slot];
+      if (!id.empty()) tc.id = id;
+      if (auto* f = co.if_contains("function"); f && f->is_object()) {
+        tc.name += str(f->get_object(), "name");
+        tc.arguments += str(f->get_object(), "arguments");
+      }
+    }
+  }
+  return true;
+}
+
+completion stream_accumulator::result() const { return out_; }
+
+// -- transport ------------------------------------------------------------------
+
+namespace {
+
+struct target {
+  std::string endpoint, api_key, model;
+};
+
+struct attempt_outcome {
+  caf::expected<completion> result{completion{}};
+  bool retryable = false;  // connect error, timeout, 5xx, 429
+  bool streamed_any = false;
+};
+
+struct transfer {
+  bool stream = false;
+  CURL* curl = nullptr;
+  std::string body;   // plain answers and error bodies
+  stream_accumulator* acc = nullptr;
+  bool parse_failed = false;
+  const std::atomic<bool>* stopping = nullptr;
+};
+
+size_t on_bytes(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<transfer*>(user);
+  long status = 0;
+  curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+  std::string_view bytes(data, size * n);
+  if (t->stream && status >= 200 && status < 300) {
+    if (!t->acc->feed(bytes)) t->parse_failed = true;
+  } else if (t->body.size() < (8u << 20)) {
+    t->body.append(bytes);
+  }
+  return size * n;
+}
+
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<transfer*>(user);
+  return t->stopping && t->stopping->load() ? 1 : 0;
+}
+
+std::string base_url(std::string e) {
+  while (!e.empty() && e.back() == '/') e.pop_back();
+  if (e.size() >= 17 && e.compare(e.size() - 17, 17, "/chat/completions") == 0) return e;
+  return e + "/chat/completions";
+}
+
+attempt_outcome attempt(const llm_config& cfg, const target& to, const chat_request& req,
+                        const delta_fn& on_delta, const std::atomic<bool>& stopping) {
+  attempt_outcome out;
+  bool streamed = false;
+  stream_accumulator acc([&](const stream_delta& d) {
+    streamed = true;
+    if (on_delta) on_delta(d);
+  });
+  transfer t;
+  t.stream = req.stream;
+  t.acc = &acc;
+  t.stopping = &stopping;
+  CURL* c = curl_easy_init();
+  if (!c) {
+    out.result = make_error(errc::unavailable, "curl_easy_init failed");
+    return out;
+  }
+  t.curl = c;
+  auto body = request_body(req, to.model);
+  auto url = base_url(to.endpoint);
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  if (req.stream) headers = curl_slist_append(headers, "Accept: text/event-stream");
+  if (!to.api_key.empty())
+    headers = curl_slist_append(headers, ("Authorization: Bearer " + to.api_key).c_str());
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_POST, 1L);
+  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
+  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(cfg.timeout.count()));
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(cfg.connect_timeout.count()));
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_bytes);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
+  auto rc = curl_easy_perform(c);
+  long status = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(c);
+  out.streamed_any = streamed;
+  auto where = " (" + to.endpoint + ", model " + to.model + ")";
+  if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && status >= 200 && status < 300)) {
+    out.retryable = rc != CURLE_ABORTED_BY_CALLBACK;
+    out.result = make_error(errc::unavailable, std::string("LLM request failed: ") +
+                                                   curl_easy_strerror(rc) + where);
+    return out;
+  }
+  if (status < 200 || status >= 300) {
+    out.retryable = status >= 500 || status == 429;
+    out.result = make_error(errc::unavailable, "LLM answered HTTP " + std::to_string(status) +
+                                                   where + ": " + t.body.substr(0, 300));
+    return out;
+  }
+  if (!req.stream) {
+    out.result = parse_completion(t.body);
+    return out;
+  }
+  if (t.parse_failed) {
+    out.result = make_error(errc::invalid_argument, acc.error() + where);
+    return out;
+  }
+  acc.feed("\n");  // a last line without its newline
+  out.result = acc.result();
+  return out;
+}
+
+}  // namespace
+
+// -- the client -------------------------------------------------------------------
+
+struct llm_client::impl {
+  std::mutex mtx;
+  std::condition_variable cv;
+  std::deque<std::function<void()>> jobs;
+  std::vector<std::thread> threads;
+  std::atomic<bool> stopping{false};
+  backpressure::token_bucket bucket;
+  std::mutex bucket_mtx;
+
+  explicit impl(const llm_config& cfg)
+      : bucket(cfg.requests_per_minute / 60.0, std::max(1.0, cfg.requests_per_minute), now_ms()) {}
+
+  void run() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(mtx);
+        cv.wait(lock, [&] { return stopping.load() || !jobs.empty(); });
+        if (jobs.empty()) return;
+        job = std::move(jobs.front());
+        jobs.pop_front();
+      }
+      job();
+    }
+  }
+
+  /// Waits (on a client thread) for a token, at most `limit`; false if none came.
+  bool admit(std::chrono::milliseconds limit) {
+    auto deadline = now_ms() + limit.count();
+    for (;;) {
+      duration_ms wait = 0;
+      {
+        std::lock_guard<std::mutex> lock(bucket_mtx);
+        if (bucket.unlimited() || bucket.take(1, now_ms()) == 1) return true;
+        wait = std::max<duration_ms>(bucket.wait_ms(now_ms()), 10);
+      }
+      if (stopping || now_ms() + wait > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<duration_ms>(wait, 200)));
+    }
+  }
+};
+
+llm_client::llm_client(llm_config cfg) : cfg_(std::move(cfg)), impl_(new impl(cfg_)) {
+  for (unsigned i = 0; i < std::max(1u, cfg_.threads); ++i)
+    impl_->threads.emplace_back([this] { impl_->run(); });
+}
+
+llm_client::~llm_client() {
+  std::deque<std::function<void()>> left;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mtx);
+    impl_->stopping = true;
+    left.swap(impl_->jobs);
+  }
+  impl_->cv.notify_all();
+  for (auto& t : impl_->threads) t.join();
+  for (auto& job : left) job();  // they see `stopping` and fail fast
+}
+
+caf::expected<completion> llm_client::complete(const chat_request& req, const delta_fn& on_delta) {
+  auto& m = obs::get();
+  if (!configured())
+    return make_error(errc::unavailable, "llm_not_configured", "no LLM endpoint and model are configured");
+  if (impl_->stopping) return make_error(errc::unavailable, "the LLM client is shutting down");
+  if (!impl_->admit(cfg_.timeout)) {
+    obs::ai_requests(req.feature, "rate_limited").inc();
+    return make_error(errc::unavailable, "LLM requests-per-minute limit reached (" +
+                                             std::to_string(cfg_.requests_per_minute) + ")");
+  }
+  auto count = [&](const completion& c) {
+    m.ai_prompt_tokens.inc(static_cast<double>(c.usage.prompt_tokens));
+    m.ai_completion_tokens.inc(static_cast<double>(c.usage.completion_tokens));
+  };
+  target primary{cfg_.endpoint, cfg_.api_key, cfg_.model};
+  auto first = attempt(cfg_, primary, req, on_delta, impl_->stopping);
+  if (first.result) {
+    count(*first.result);
+    obs::ai_requests(req.feature, "ok").inc();
+    return first.result;
+  }
+  bool has_fallback = !cfg_.fallback_endpoint.empty() || !cfg_.fallback_model.empty();
+  if (!has_fallback || !first.retryable || first.streamed_any || impl_->stopping) {
+    obs::ai_requests(req.feature, "error").inc();
+    return first.result;
+  }
+  target fallback{cfg_.fallback_endpoint.empty() ? cfg_.endpoint : cfg_.fallback_endpoint,
+                  cfg_.fallback_api_key.empty() ? cfg_.api_key : cfg_.fallback_api_key,
+                  cfg_.fallback_model.empty() ? cfg_.model : cfg_.fallback_model};
+  auto second = attempt(cfg_, fallback, req, on_delta, impl_->stopping);
+  if (!second.result) {
+    obs::ai_requests(req.feature, "error").inc();
+    return make_error(errc::unavailable, view(first.result.error()).message + "; fallback: " +
+                                             view(second.result.error()).message);
+  }
+  second.result->used_fallback = true;
+  count(*second.result);
+  obs::ai_requests(req.feature, "fallback").inc();
+  return second.result;
+}
+
+void llm_client::complete_async(chat_request req, delta_fn on_delta, completion_fn done) {
+  auto job = [this, req = std::move(req), on_delta = std::move(on_delta),
+              done = std::move(done)] { done(complete(req, on_delta)); };
+  {
+    std::lock_guard<std::mutex> lock(impl_->mtx);
+    if (!impl_->stopping) {
+      impl_->jobs.push_back(std::move(job));
+      impl_->cv.notify_one();
+      return;
+    }
+  }
+  job();
+}
+
+}  // namespace aisched::llm

@@ -1,0 +1,42 @@
+// The AI chat routes under /api/v1/ai (issue #8 part 4): chat and confirm as
+// Server-Sent Events, conversations and their messages. They hand each turn to
+// the node's llm_agent actor with the caller's identity and Authorization
+// header (tools re-enter the REST API with it), and stream its events.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/llm_agent/llm_agent_actor.hpp"
+#include "gateway/http.hpp"
+
+namespace caf {
+class actor_system;
+}
+
+namespace aisched::gateway {
+
+struct ai_context {
+  caf::actor_system* sys = nullptr;
+  llm::llm_agent_actor agent;
+  std::shared_ptr<llm::llm_client> client;
+  std::chrono::milliseconds timeout{10'000};
+};
+
+/// Serves /api/v1/ai/chat, /api/v1/ai/confirm, /api/v1/ai/conversations and
+/// /api/v1/ai/conversations/{id}/messages (`seg` is the split path). Without a
+/// context (no agent on this node) or without an LLM configured, chat and
+/// confirm answer 503 `llm_not_configured`.
+void ai_routes(const std::shared_ptr<ai_context>& ctx, const http_request& req,
+               const std::vector<std::string>& seg, const reply_fn& reply);
+
+/// Who asks: with auth disabled, tenant "default". (The auth branch resolves
+/// the principal from the Authorization header; its tenant goes here.)
+llm::caller caller_of(const http_request& req);
+
+/// One Server-Sent Event: `event: NAME` and `data: DATA`.
+std::string sse_event(const llm::agent_event& e);
+
+}  // namespace aisched::gateway
