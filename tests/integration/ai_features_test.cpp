@@ -19,15 +19,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-int64_t create_task(uint16_t port, const std::string& body) {
-  auto r = http_call(port, "POST", "/api/v1/tasks", body);
-  if (r.status != 201) {
-    ADD_FAILURE() << "create failed (" << r.status << "): " << r.body << "\nfor " << body;
-    return 0;
-  }
-  return num(parse(r).as_object(), "id");
-}
-
 /// Triggers task `id` and waits for its run to end; returns the run.
 json::object run_to_end(uint16_t port, int64_t id) {
   auto r = http_call(port, "POST", "/api/v1/tasks/" + std::to_string(id) + "/trigger");

@@ -182,16 +182,6 @@ struct resume_on_exit {
   ~resume_on_exit() { resume(); }
 };
 
-/// Creates a task; returns its id, or 0 after recording a failure.
-int64_t create_task(uint16_t port, const std::string& body) {
-  auto r = http_call(port, "POST", "/api/v1/tasks", body);
-  if (r.status != 201) {
-    ADD_FAILURE() << "create failed (" << r.status << "): " << r.body << "\nfor " << body;
-    return 0;
-  }
-  return num(parse(r).as_object(), "id");
-}
-
 /// One run, as listed.
 struct run {
   std::string id, state;

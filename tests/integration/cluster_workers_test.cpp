@@ -129,16 +129,6 @@ std::string worker_status(uint16_t port, const std::string& id) {
 
 std::string workers_dump(uint16_t port) { return http_call(port, "GET", "/api/v1/workers").body; }
 
-/// Creates a task; returns its id, or 0 after recording a failure.
-int64_t create_task(uint16_t port, const std::string& body) {
-  auto r = http_call(port, "POST", "/api/v1/tasks", body);
-  if (r.status != 201) {
-    ADD_FAILURE() << "create failed (" << r.status << "): " << r.body << "\nfor " << body;
-    return 0;
-  }
-  return num(parse(r).as_object(), "id");
-}
-
 /// Triggers task `id` now; returns the ids of the instances it created. A node
 /// answers 503 (nothing fired) until its trigger actor leads and has rebuilt its
 /// state, which may be after /healthz and task creation already work: retry that.

@@ -22,12 +22,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-int64_t create_task(uint16_t port, const std::string& body) {
-  auto r = http_call(port, "POST", "/api/v1/tasks", body);
-  EXPECT_EQ(r.status, 201u) << r.body << "\nfor " << body;
-  return r.status == 201 ? num(parse(r).as_object(), "id") : 0;
-}
-
 /// Triggers task `id` and returns the id of its (first) run.
 std::string trigger(uint16_t port, int64_t id) {
   auto r = http_call(port, "POST", "/api/v1/tasks/" + std::to_string(id) + "/trigger");

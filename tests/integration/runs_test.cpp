@@ -31,16 +31,6 @@ namespace {
 
 using instance_fn = std::function<bool(const json::object&)>;
 
-/// Creates a task; returns its id, or 0 after recording a failure.
-int64_t create_task(uint16_t port, const std::string& body) {
-  auto r = http_call(port, "POST", "/api/v1/tasks", body);
-  if (r.status != 201) {
-    ADD_FAILURE() << "create failed (" << r.status << "): " << r.body << "\nfor " << body;
-    return 0;
-  }
-  return num(parse(r).as_object(), "id");
-}
-
 /// Triggers task `id` now; returns the ids of the instances it created.
 std::vector<std::string> trigger(uint16_t port, int64_t id) {
   auto r = http_call(port, "POST", "/api/v1/tasks/" + std::to_string(id) + "/trigger");

@@ -22,6 +22,7 @@
 #include "proto/errors.hpp"
 #include "storage/keys.hpp"
 #include "storage/rocks.hpp"
+#include "support/test_dir.hpp"
 
 namespace aisched {
 void PrintTo(errc x, std::ostream* os) { *os << to_string(x); }
@@ -72,24 +73,7 @@ void expect_same_state(const hard_state& got, const hard_state& want) {
 
 errc code_of(const caf::error& err) { return view(err).code; }
 
-/// A fresh, uniquely named directory for one test ("" if none can be made).
-/// RocksDB syncs on open and on synced writes; on a busy disk that dominates the
-/// runtime, so tmpfs is preferred unless TMPDIR says otherwise (no test here
-/// simulates power loss).
-fs::path make_test_dir(const std::string& prefix) {
-  static std::atomic<int> counter{0};
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const auto name = prefix + info->name() + "-" + std::to_string(::getpid()) + "-" +
-                    std::to_string(counter++) + "-" + std::to_string(std::random_device{}());
-  std::vector<fs::path> bases;
-  if (!std::getenv("TMPDIR")) bases.emplace_back("/dev/shm");
-  bases.push_back(fs::temp_directory_path());
-  for (const auto& base : bases) {
-    std::error_code ec;
-    if (fs::create_directories(base / name, ec)) return base / name;
-  }
-  return {};
-}
+using aisched::test::make_test_dir;
 
 class raft_log_test : public ::testing::Test {
  protected:

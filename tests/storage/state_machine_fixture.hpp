@@ -27,6 +27,7 @@
 #include "proto/errors.hpp"
 #include "proto/types.hpp"
 #include "storage/rocks.hpp"
+#include "support/test_dir.hpp"
 
 namespace aisched {
 inline void PrintTo(errc x, std::ostream* os) { *os << to_string(x); }
@@ -73,24 +74,7 @@ inline run_result report(std::string id, instance_state s, unix_ms at = t0) {
 
 inline errc code_of(const caf::error& err) { return view(err).code; }
 
-/// A fresh, uniquely named directory for one test ("" if none can be made).
-/// RocksDB syncs on open and on synced writes; on a busy disk that dominates the
-/// runtime, so tmpfs is preferred unless TMPDIR says otherwise (no test here
-/// simulates power loss).
-inline fs::path make_test_dir(const std::string& prefix) {
-  static std::atomic<int> counter{0};
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const auto name = prefix + info->name() + "-" + std::to_string(::getpid()) + "-" +
-                    std::to_string(counter++) + "-" + std::to_string(std::random_device{}());
-  std::vector<fs::path> bases;
-  if (!std::getenv("TMPDIR")) bases.emplace_back("/dev/shm");
-  bases.push_back(fs::temp_directory_path());
-  for (const auto& base : bases) {
-    std::error_code ec;
-    if (fs::create_directories(base / name, ec)) return base / name;
-  }
-  return {};
-}
+using aisched::test::make_test_dir;
 
 class state_machine_test : public ::testing::Test {
  protected:

@@ -82,4 +82,15 @@ inline uint16_t free_port() {
   return port;
 }
 
+/// Creates a task from the JSON `body` on the node at `port`; returns its id, or
+/// 0 after recording a test failure that shows the answer.
+inline int64_t create_task(uint16_t port, const std::string& body) {
+  auto r = http_call(port, "POST", "/api/v1/tasks", body);
+  if (r.status != 201) {
+    ADD_FAILURE() << "create failed (" << r.status << "): " << r.body << "\nfor " << body;
+    return 0;
+  }
+  return num(parse(r).as_object(), "id");
+}
+
 }  // namespace aisched::test
