@@ -22,6 +22,7 @@
 #include "gateway/ai_routes.hpp"
 #include "gateway/openapi.hpp"
 #include "gateway/cluster_view.hpp"
+#include "gateway/dag_route.hpp"
 #include "gateway/console.hpp"
 #include "gateway/output_stream.hpp"
 #include "gateway/peers.hpp"
@@ -153,7 +154,7 @@ class api {
     if (is_auth_resource(res)) return auth_routes(*gate_, req, seg, reply);
     if (res == "tasks") return tasks(req, seg, reply);
     if (res == "events" && seg.size() == 4 && m == "POST") return publish_event(req, seg[3], reply);
-    if (res == "dag" && seg.size() == 3 && m == "GET") return dag(req.who.tenant, reply);
+    if (res == "dag" && seg.size() == 3 && m == "GET") return dag_route(ctx_, req.who.tenant, reply);
     if (res == "instances") return instances(req, seg, reply);
     if (is_load_history(seg)) return load_history_route(ctx_, req, seg, reply);
     if (res == "workers") return workers(req, seg, reply);
@@ -517,53 +518,6 @@ class api {
                    return json_response(200, json::object{{"instances", std::move(items)}});
                  },
                  backfill_atom::value, req.who.tenant, id, from, to);
-  }
-
-  /// GET /api/v1/dag: every task as a node with its latest run state, and an
-  /// edge per dependency (upstream -> downstream).
-  void dag(const std::string& tenant, reply_fn& reply) {
-    struct acc {
-      json::array nodes, edges;
-    };
-    auto ctx = ctx_;
-    auto out = std::make_shared<acc>();
-    ctx.sys->spawn([ctx, out, reply, tenant](caf::event_based_actor* self) {
-      auto next = std::make_shared<std::function<void(uint64_t)>>();
-      *next = [=](uint64_t after) {
-        task_query q;
-        q.tenant = tenant;
-        q.after_id = after;
-        q.limit = 1000;
-        self->request(ctx.store, ctx.timeout, scan_atom::value, q)
-            .then(
-                [=](schedule_page& p) {
-                  for (size_t i = 0; i < p.tasks.size(); ++i) {
-                    auto& t = p.tasks[i];
-                    auto& rt = p.runtimes[i];
-                    out->nodes.push_back(json::object{
-                        {"id", t.id},
-                        {"name", t.name},
-                        {"paused", t.paused},
-                        {"last_slot", rt.last_slot ? json::value(format_rfc3339(rt.last_slot))
-                                                   : json::value(nullptr)},
-                        {"last_state", rt.last_instance_id.empty()
-                                           ? json::value(nullptr)
-                                           : json::value(std::string(name_of(rt.last_state)))}});
-                    for (auto up : t.depends_on)
-                      out->edges.push_back(json::object{{"from", up}, {"to", t.id}});
-                  }
-                  if (!p.next_cursor.empty() && !p.tasks.empty()) return (*next)(p.tasks.back().id);
-                  reply(json_response(200, json::object{{"nodes", std::move(out->nodes)},
-                                                        {"edges", std::move(out->edges)}}));
-                  *next = nullptr;  // break the self-reference
-                },
-                [=](caf::error& e) {
-                  reply(error_response(e));
-                  *next = nullptr;
-                });
-      };
-      (*next)(0);
-    });
   }
 
   // -- helpers ---------------------------------------------------------------

@@ -528,3 +528,43 @@ TEST(runs, instance_list_filters_by_slot_time_range) {
   EXPECT_EQ(reversed.status, 400u) << reversed.body;
   EXPECT_EQ(str(parse(reversed).at("error").as_object(), "field"), "until") << reversed.body;
 }
+
+TEST(runs, dag_route_shows_dependencies_and_latest_states) {
+  temp_dir dir;
+  node_process node(dir.path() + "/data");
+  ASSERT_TRUE(serving(node)) << tail(node.log());
+  auto port = node.http_port();
+  auto up = create_task(port, R"({"name":"extract","command":"true"})");
+  ASSERT_NE(up, 0);
+  auto down = create_task(port, R"({"name":"load","command":"true","depends_on":[)" +
+                                    std::to_string(up) + "]}");
+  ASSERT_NE(down, 0);
+  trigger(port, up);
+
+  json::value dag;
+  auto node_of = [&](int64_t id) -> json::object {
+    for (auto& n : dag.at("nodes").as_array())
+      if (n.at("id").to_number<int64_t>() == id) return n.as_object();
+    return {};
+  };
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto r = http_call(port, "GET", "/api/v1/dag");
+        if (r.status != 200) return false;
+        dag = parse(r);
+        auto a = node_of(up);
+        return a.contains("last_state") && a.at("last_state") == "success";
+      },
+      10s))
+      << "the triggered upstream run should show as its latest state: " << json::serialize(dag)
+      << "\n"
+      << tail(node.log());
+  // The downstream fires with its own schedule's slots once their upstream runs
+  // succeed; a manual-only downstream has never run.
+  EXPECT_TRUE(node_of(down).at("last_state").is_null()) << json::serialize(dag);
+  EXPECT_EQ(str(node_of(up), "name"), "extract");
+  auto& edges = dag.at("edges").as_array();
+  ASSERT_EQ(edges.size(), 1u) << json::serialize(dag);
+  EXPECT_EQ(edges[0].at("from").to_number<int64_t>(), up);
+  EXPECT_EQ(edges[0].at("to").to_number<int64_t>(), down);
+}

@@ -1,0 +1,62 @@
+// GET /api/v1/dag; see dag_route.hpp.
+#include "gateway/dag_route.hpp"
+
+#include <functional>
+#include <memory>
+
+#include <boost/json.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+
+#include "proto/json.hpp"
+
+namespace aisched::gateway {
+
+namespace json = boost::json;
+using namespace proto;
+
+void dag_route(const api_context& ctx, const std::string& tenant, reply_fn& reply) {
+  struct acc {
+    json::array nodes, edges;
+  };
+  auto out = std::make_shared<acc>();
+  ctx.sys->spawn([ctx, out, reply, tenant](caf::event_based_actor* self) {
+    auto next = std::make_shared<std::function<void(uint64_t)>>();
+    *next = [=](uint64_t after) {
+      task_query q;
+      q.tenant = tenant;
+      q.after_id = after;
+      q.limit = 1000;
+      self->request(ctx.store, ctx.timeout, scan_atom::value, q)
+          .then(
+              [=](schedule_page& p) {
+                for (size_t i = 0; i < p.tasks.size(); ++i) {
+                  auto& t = p.tasks[i];
+                  auto& rt = p.runtimes[i];
+                  out->nodes.push_back(json::object{
+                      {"id", t.id},
+                      {"name", t.name},
+                      {"paused", t.paused},
+                      {"last_slot", rt.last_slot ? json::value(format_rfc3339(rt.last_slot))
+                                                 : json::value(nullptr)},
+                      {"last_state", rt.last_instance_id.empty()
+                                         ? json::value(nullptr)
+                                         : json::value(std::string(name_of(rt.last_state)))}});
+                  for (auto up : t.depends_on)
+                    out->edges.push_back(json::object{{"from", up}, {"to", t.id}});
+                }
+                if (!p.next_cursor.empty() && !p.tasks.empty()) return (*next)(p.tasks.back().id);
+                reply(json_response(200, json::object{{"nodes", std::move(out->nodes)},
+                                                      {"edges", std::move(out->edges)}}));
+                *next = nullptr;  // break the self-reference
+              },
+              [=](caf::error& e) {
+                reply(error_response(e));
+                *next = nullptr;
+              });
+    };
+    (*next)(0);
+  });
+}
+
+}  // namespace aisched::gateway
