@@ -5,13 +5,21 @@
 //   run's output shows "hi"; a running run's output arrives live; the overview
 //   charts move; pausing it in the list is what the API then reports; an edit
 //   with a bad time zone names the field, a good one saves;
-// - against routes mocked in the browser (auth, AI, load history, analysis are
-//   other branches' routes): a 401 shows the login page and the token is sent
-//   afterwards; the AI chat renders text, tool cards and a confirmation; worker
-//   load history and a failed run's analysis badge show; logout.
-// Screenshots go to --artifacts (console.png, console-overview.png, console-chat.png).
+// - against a real second node with --auth (--auth-url, --admin-password): the
+//   console shows the login page, a wrong password is refused, the admin signs
+//   in (whoami in the header), a task created through the form shows up as an
+//   ok "task.create" of that task id in the audit page next to the refused
+//   login; logout shows the login page again;
+// - against routes mocked in the browser, with the real routes' shapes (the node
+//   here has no LLM and its load samples come every 30 s): a 401 shows the login
+//   page and the token is sent afterwards; the AI chat renders text, tool cards
+//   and a confirmation; worker load history and a failed run's analysis badge
+//   show; logout.
+// Screenshots go to --artifacts (console.png, console-overview.png,
+// console-chat.png, console-audit.png).
 //
-//   node console.spec.mjs --url http://127.0.0.1:PORT --modules DIR --artifacts DIR [--chromium PATH]
+//   node console.spec.mjs --url http://127.0.0.1:PORT --auth-url http://127.0.0.1:PORT2
+//        --admin-password PW --modules DIR --artifacts DIR [--chromium PATH]
 // Exit codes: 0 passed, 1 failed, 77 Chromium cannot start here (the caller skips).
 import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
@@ -53,8 +61,17 @@ async function mockedAuthAndChat(browser) {
     }
     if (auth !== 'Bearer test-token') return json(401, { error: { code: 'unauthenticated', message: 'token required', field: '' } });
     seen.bearer++;
-    if (url.pathname === '/api/v1/auth/whoami') return json(200, { subject: 'alice', role: 'operator', tenant: 'default', authenticated: true });
-    if (url.pathname === '/api/v1/ai/conversations') return json(200, { items: [{ conversation_id: 'c1', title: 'earlier chat', updated_at: '2026-11-30T10:00:00Z' }] });
+    if (url.pathname === '/api/v1/auth/whoami')
+      return json(200, { subject: 'alice', tenant: 'default', role: 'operator', authenticated: true, auth_enabled: true });
+    if (url.pathname === '/api/v1/ai/conversations')
+      return json(200, { items: [{ id: 'c1', tenant: 'default', subject: 'alice', title: 'earlier chat',
+        created_at: '2026-11-30T09:00:00Z', updated_at: '2026-11-30T10:00:00Z', messages: 2 }] });
+    if (url.pathname === '/api/v1/ai/conversations/c1/messages')
+      return json(200, { conversation_id: 'c1', items: [
+        { role: 'user', content: 'what failed today?', seq: 0, at: '2026-11-30T09:00:00Z' },
+        { role: 'assistant', content: '', tool_calls: [{ id: 'call_1_0', name: 'list_runs', arguments: { state: 'failed' } }], seq: 1, at: '2026-11-30T09:00:01Z' },
+        { role: 'tool', content: '{"items":[]}', tool_call_id: 'call_1_0', name: 'list_runs', seq: 2, at: '2026-11-30T09:00:02Z' },
+        { role: 'assistant', content: 'Nothing failed today.', seq: 3, at: '2026-11-30T09:00:03Z' }] });
     if (url.pathname === '/api/v1/ai/chat') {
       seen.chat = req.postDataJSON();
       return route.fulfill({ status: 200, contentType: 'text/event-stream', body: sse([
@@ -97,7 +114,11 @@ async function mockedAuthAndChat(browser) {
 
   step('the AI chat renders text, tool cards and a confirmation');
   await page.goto(`${base}/#/chat`);
-  await page.locator('#conversations li', { hasText: 'earlier chat' }).waitFor();
+  await page.locator('#conversations li[data-conversation="c1"]', { hasText: 'earlier chat' }).waitFor();
+  await page.click('#conversations li[data-conversation="c1"] a');
+  await page.locator('.tool-card[data-tool="list_runs"]', { hasText: 'failed' }).waitFor();
+  await page.locator('.msg.assistant', { hasText: 'Nothing failed today.' }).waitFor();
+  await page.click('text=New conversation');
   await page.fill('#chat-form textarea', 'pause everything tagged zone=eu');
   await page.press('#chat-form textarea', 'Enter');
   await page.locator('.msg.assistant', { hasText: 'Pausing the eu tasks.' }).waitFor();
@@ -128,6 +149,57 @@ async function mockedAuthAndChat(browser) {
   await page.click('#logout');
   await page.locator('#login-form').waitFor();
   if (await page.evaluate(() => sessionStorage.getItem('aisched.token'))) throw new Error('token kept after logout');
+  await context.close();
+}
+
+/// Login and the audit log against a real node started with --auth: the admin
+/// signs in through the login page, creates a task through the form, and finds
+/// its creation (and the refused login before it) in the audit page.
+async function realAuthAndAudit(browser) {
+  const authBase = args['auth-url'];
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on('pageerror', (e) => errors.push(`page error (auth node): ${e.message}`));
+
+  step('auth node: the console shows the login page; a wrong password is refused');
+  const anonymous = await fetch(`${authBase}/api/v1/tasks`);
+  if (anonymous.status !== 401) throw new Error(`the auth node answered ${anonymous.status} without a token`);
+  await page.goto(`${authBase}/#/tasks`);
+  await page.locator('#login-form').waitFor();
+  await page.fill('input[name=username]', 'admin');
+  await page.fill('input[name=password]', 'wrong-password');
+  await page.click('#login-form button[type=submit]');
+  await page.locator('#login-error', { hasText: 'Wrong username or password' }).waitFor();
+
+  step('auth node: the admin signs in');
+  await page.fill('input[name=password]', args['admin-password']);
+  await page.click('#login-form button[type=submit]');
+  await page.locator('#whoami', { hasText: 'admin · admin · default' }).waitFor();
+  await page.locator('#tasks, main p.muted').first().waitFor();
+  if (await page.isHidden('#logout')) throw new Error('no logout button with auth on');
+
+  step('auth node: a task created through the form appears in the audit page');
+  await page.goto(`${authBase}/#/tasks/new`);
+  await page.locator('#task-form').waitFor();
+  await page.fill('#f-name', `e2e-audited-${process.pid}`);
+  await page.fill('#f-command', 'echo audited');
+  await page.click('#save-task');
+  await page.waitForURL(/#\/tasks\/\d+$/);
+  const taskId = page.url().match(/#\/tasks\/(\d+)$/)[1];
+  await page.goto(`${authBase}/#/audit`);
+  // The recorder batches entries through raft; the page polls every 5 s.
+  const created = page.locator(`#audit tr[data-action="task.create"][data-target="${taskId}"][data-result="ok"]`);
+  await created.waitFor({ timeout: 30_000 });
+  const text = await created.textContent();
+  if (!/admin/.test(text) || !/default/.test(text)) throw new Error(`audit row without subject or tenant: ${text}`);
+  await page.locator('#audit tr[data-action="auth.login"][data-target="admin"][data-result="unauthenticated"]').first().waitFor();
+  await page.locator('#audit tr[data-action="auth.login"][data-target="admin"][data-result="ok"]').first().waitFor();
+  await page.screenshot({ path: path.join(artifacts, 'console-audit.png'), fullPage: true });
+
+  step('auth node: logging out shows the login page');
+  await page.click('#logout');
+  await page.locator('#login-form').waitFor();
   await context.close();
 }
 
@@ -234,6 +306,7 @@ try {
   await page.locator('#runs tr[data-state="success"]').first().waitFor();
   await page.screenshot({ path: path.join(artifacts, 'console.png'), fullPage: true });
 
+  await realAuthAndAudit(browser);
   await mockedAuthAndChat(browser);
 
   if (errors.length) throw new Error(`script errors in the console:\n${errors.join('\n')}`);
