@@ -6,7 +6,10 @@
 // conversation_id {conversation_id}, text {delta}, tool_call {id, name,
 // arguments}, tool_result {id, name, ok, result}, confirmation_required
 // {action_id, name, arguments, summary}, done {conversation_id, rounds}, error
-// {code, message}. "AI agent not available" when the node has no LLM (503
+// {code, message}; `arguments` is the model's JSON text, `result` JSON. A
+// destructive call comes as tool_call, then confirmation_required (its
+// action_id ends with the call's id), and its tool_result only in the confirm
+// stream. "AI agent not available" when the node has no LLM (503
 // llm_not_configured) or no AI routes (404).
 import { get, stream } from './api.js';
 import { h, fill, time } from './ui.js';
@@ -54,7 +57,7 @@ export default function chat(view) {
         if ((m.role === 'user' || m.role === 'assistant') && m.content)
           log.append(h('div', { class: `msg ${m.role}` }, m.content));
         for (const c of m.tool_calls || [])
-          log.append(h('div', { class: 'tool-card', 'data-tool': c.name }, h('b', {}, `⚙ ${c.name}`), h('pre', {}, pretty(c.arguments))));
+          log.append(h('div', { class: 'tool-card', 'data-tool': c.name }, h('b', {}, `⚙ ${c.name}`), h('pre', {}, pretty(parsed(c.arguments)))));
         if (m.role === 'tool')
           log.append(h('div', { class: 'tool-card', 'data-tool': m.name }, h('b', {}, `result of ${m.name}`), h('pre', {}, pretty(parsed(m.content)))));
       }
@@ -73,18 +76,24 @@ export default function chat(view) {
         text.append(d.delta);
       } else if (name === 'tool_call') {
         const card = h('div', { class: 'tool-card pending', 'data-tool': d.name }, h('b', {}, `⚙ ${d.name}`),
-          h('pre', {}, pretty(d.arguments)), h('div', { class: 'tool-result muted' }, 'running…'));
+          h('pre', {}, pretty(parsed(d.arguments))), h('div', { class: 'tool-result muted' }, 'running…'));
         cards.set(d.id, card);
         log.append(card);
         text = null;  // text after a tool call starts a new bubble
       } else if (name === 'tool_result') {
         let card = cards.get(d.id);
-        if (!card) { card = h('div', { class: 'tool-card' }, h('b', {}, `⚙ ${d.name}`), h('div', { class: 'tool-result' })); log.append(card); }
+        // A confirmed action's result comes without a tool_call before it.
+        if (!card) { card = h('div', { class: 'tool-card', 'data-tool': d.name }, h('b', {}, `⚙ ${d.name}`), h('div', { class: 'tool-result' })); log.append(card); }
         card.classList.remove('pending');
         card.classList.add(d.ok ? 'ok' : 'failed');
         fill(card.querySelector('.tool-result'), h('span', { class: `badge ${d.ok ? 'state-success' : 'state-failed'}` }, d.ok ? 'ok' : 'error'),
           h('pre', {}, pretty(d.result)));
       } else if (name === 'confirmation_required') {
+        for (const [id, card] of cards)
+          if (d.action_id.endsWith(id) && card.classList.contains('pending')) {
+            card.classList.remove('pending');
+            fill(card.querySelector('.tool-result'), 'awaiting confirmation');
+          }
         log.append(confirmCard(d));
       } else if (name === 'error') {
         log.append(h('p', { class: 'error' }, `${d.code}: ${d.message}`));
@@ -109,7 +118,7 @@ export default function chat(view) {
     fill(buttons, h('button', { type: 'button', class: 'danger', onclick: () => decide(true) }, 'Confirm'),
       h('button', { type: 'button', class: 'secondary', onclick: () => decide(false) }, 'Cancel'));
     return h('div', { class: 'tool-card confirm' }, h('b', {}, `Confirm ${d.name}?`), h('p', {}, d.summary),
-      h('pre', {}, pretty(d.arguments)), buttons);
+      h('pre', {}, pretty(parsed(d.arguments))), buttons);
   };
 
   form.addEventListener('submit', async (ev) => {
