@@ -77,7 +77,7 @@ function loginPage() {
     const data = Object.fromEntries(new FormData(form));
     try {
       const r = await api('POST', '/api/v1/auth/login', { username: data.username, password: data.password });
-      setToken(r.token);
+      setToken(r.token);  // the answer: {token, expires_at, role, tenant}
       await showWhoami();
       route();
     } catch (e) {
@@ -87,14 +87,17 @@ function loginPage() {
   fill(main, form);
 }
 
+/// GET /api/v1/auth/whoami answers {subject, tenant, role, authenticated,
+/// auth_enabled}; with auth on and no token it is a 401 (the login page).
 async function showWhoami() {
   const who = document.getElementById('whoami');
-  document.getElementById('logout').hidden = !token();
   try {
     const p = await api('GET', '/api/v1/auth/whoami');
-    fill(who, `${p.subject || p.username || 'anonymous'} · ${p.role || ''} · ${p.tenant || ''}`);
+    document.getElementById('logout').hidden = !p.auth_enabled;
+    fill(who, p.auth_enabled ? `${p.subject} · ${p.role} · ${p.tenant}` : 'auth off');
   } catch (_) {
-    fill(who, token() ? '' : 'auth off');  // 404 until auth exists; 401 shows the login page
+    document.getElementById('logout').hidden = true;
+    fill(who);
   }
 }
 

@@ -2,12 +2,21 @@
 // /api/v1/ai/chat and renders the Server-Sent Events as they arrive — text
 // deltas, tool-call cards (name, arguments, then the result), and a
 // confirm/cancel card for a destructive call (POST /api/v1/ai/confirm, which
-// answers with the same stream). "AI agent not available" while the routes 404.
+// answers with the same stream). Events (gateway/ai_routes.cpp, llm_agent):
+// conversation_id {conversation_id}, text {delta}, tool_call {id, name,
+// arguments}, tool_result {id, name, ok, result}, confirmation_required
+// {action_id, name, arguments, summary}, done {conversation_id, rounds}, error
+// {code, message}; `arguments` is the model's JSON text, `result` JSON. A
+// destructive call comes as tool_call, then confirmation_required (its
+// action_id ends with the call's id), and its tool_result only in the confirm
+// stream. "AI agent not available" when the node has no LLM (503
+// llm_not_configured) or no AI routes (404).
 import { get, stream } from './api.js';
 import { h, fill, time } from './ui.js';
 
 let conversationId = null;  // kept across visits
 
+const parsed = (text) => { try { return JSON.parse(text); } catch (_) { return text; } };
 const pretty = (v) => (typeof v === 'string' ? v : JSON.stringify(v, null, 2));
 
 export default function chat(view) {
@@ -21,6 +30,7 @@ export default function chat(view) {
     h('aside', { class: 'card' }, h('button', { type: 'button', onclick: () => { conversationId = null; fill(log); } }, 'New conversation'), list),
     h('section', { class: 'card chat-main' }, log, form)));
 
+  const unavailableError = (e) => e.status === 404 || e.code === 'llm_not_configured';
   const notAvailable = () => {
     fill(unavailable, 'AI agent not available');
     box.disabled = send.disabled = true;
@@ -29,13 +39,11 @@ export default function chat(view) {
   const loadList = async () => {
     try {
       const r = await get('/api/v1/ai/conversations', view.signal);
-      const items = r.items || r.conversations || [];
-      fill(list, items.map((c) => {
-        const id = c.conversation_id || c.id;
-        return h('li', { class: id === conversationId ? 'active' : '' }, h('a', { href: '#/chat', onclick: (e) => { e.preventDefault(); open(id); } },
-          c.title || c.summary || id), h('div', { class: 'muted' }, time(c.updated_at || c.created_at)));
-      }));
-    } catch (e) { if (e.status === 404) notAvailable(); }
+      // {items: [{id, tenant, subject, title, created_at, updated_at, messages}]}
+      fill(list, r.items.map((c) => h('li', { class: c.id === conversationId ? 'active' : '', 'data-conversation': c.id },
+        h('a', { href: '#/chat', onclick: (e) => { e.preventDefault(); open(c.id); } }, c.title || c.id),
+        h('div', { class: 'muted' }, time(c.updated_at)))));
+    } catch (e) { if (unavailableError(e)) notAvailable(); }
   };
 
   const open = async (id) => {
@@ -43,11 +51,15 @@ export default function chat(view) {
     fill(log);
     try {
       const r = await get(`/api/v1/ai/conversations/${encodeURIComponent(id)}/messages`, view.signal);
-      for (const m of r.items || r.messages || []) {
-        if (m.role === 'user' || m.role === 'assistant')
-          log.append(h('div', { class: `msg ${m.role}` }, m.content || ''));
-        else if (m.role === 'tool')
-          log.append(h('div', { class: 'tool-card' }, h('b', {}, `tool ${m.name || ''}`), h('pre', {}, pretty(m.content))));
+      // {conversation_id, items: [{seq, at, role, content, tool_calls?, tool_call_id?, name?}]};
+      // a tool message's content is the result as JSON text.
+      for (const m of r.items) {
+        if ((m.role === 'user' || m.role === 'assistant') && m.content)
+          log.append(h('div', { class: `msg ${m.role}` }, m.content));
+        for (const c of m.tool_calls || [])
+          log.append(h('div', { class: 'tool-card', 'data-tool': c.name }, h('b', {}, `⚙ ${c.name}`), h('pre', {}, pretty(parsed(c.arguments)))));
+        if (m.role === 'tool')
+          log.append(h('div', { class: 'tool-card', 'data-tool': m.name }, h('b', {}, `result of ${m.name}`), h('pre', {}, pretty(parsed(m.content)))));
       }
     } catch (e) { log.append(h('p', { class: 'error' }, e.message)); }
     loadList();
@@ -61,31 +73,37 @@ export default function chat(view) {
       if (name === 'conversation_id') conversationId = d.conversation_id;
       else if (name === 'text') {
         if (!text) { text = h('div', { class: 'msg assistant' }); log.append(text); }
-        text.append(d.delta || '');
+        text.append(d.delta);
       } else if (name === 'tool_call') {
         const card = h('div', { class: 'tool-card pending', 'data-tool': d.name }, h('b', {}, `⚙ ${d.name}`),
-          h('pre', {}, pretty(d.arguments)), h('div', { class: 'tool-result muted' }, 'running…'));
+          h('pre', {}, pretty(parsed(d.arguments))), h('div', { class: 'tool-result muted' }, 'running…'));
         cards.set(d.id, card);
         log.append(card);
         text = null;  // text after a tool call starts a new bubble
       } else if (name === 'tool_result') {
         let card = cards.get(d.id);
-        if (!card) { card = h('div', { class: 'tool-card' }, h('b', {}, `⚙ ${d.name}`), h('div', { class: 'tool-result' })); log.append(card); }
+        // A confirmed action's result comes without a tool_call before it.
+        if (!card) { card = h('div', { class: 'tool-card', 'data-tool': d.name }, h('b', {}, `⚙ ${d.name}`), h('div', { class: 'tool-result' })); log.append(card); }
         card.classList.remove('pending');
         card.classList.add(d.ok ? 'ok' : 'failed');
         fill(card.querySelector('.tool-result'), h('span', { class: `badge ${d.ok ? 'state-success' : 'state-failed'}` }, d.ok ? 'ok' : 'error'),
           h('pre', {}, pretty(d.result)));
       } else if (name === 'confirmation_required') {
+        for (const [id, card] of cards)
+          if (d.action_id.endsWith(id) && card.classList.contains('pending')) {
+            card.classList.remove('pending');
+            fill(card.querySelector('.tool-result'), 'awaiting confirmation');
+          }
         log.append(confirmCard(d));
       } else if (name === 'error') {
-        log.append(h('p', { class: 'error' }, `${d.code || 'error'}: ${d.message || ''}`));
+        log.append(h('p', { class: 'error' }, `${d.code}: ${d.message}`));
       }
       log.scrollTop = log.scrollHeight;
     };
     try {
       await stream('POST', path, body, onEvent, view.signal);
     } catch (e) {
-      if (e.status === 404) notAvailable();
+      if (unavailableError(e)) notAvailable();
       else if (e.name !== 'AbortError') log.append(h('p', { class: 'error' }, e.message));
     }
     loadList();
@@ -99,8 +117,8 @@ export default function chat(view) {
     };
     fill(buttons, h('button', { type: 'button', class: 'danger', onclick: () => decide(true) }, 'Confirm'),
       h('button', { type: 'button', class: 'secondary', onclick: () => decide(false) }, 'Cancel'));
-    return h('div', { class: 'tool-card confirm' }, h('b', {}, `Confirm ${d.name}?`), h('p', {}, d.summary || ''),
-      h('pre', {}, pretty(d.arguments)), buttons);
+    return h('div', { class: 'tool-card confirm' }, h('b', {}, `Confirm ${d.name}?`), h('p', {}, d.summary),
+      h('pre', {}, pretty(parsed(d.arguments))), buttons);
   };
 
   form.addEventListener('submit', async (ev) => {

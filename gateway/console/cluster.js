@@ -1,5 +1,6 @@
 // Cluster members (raft role, term, commit and applied index, reachable) and
-// the audit log (GET /api/v1/audit; "not available" until that route exists).
+// the audit log (GET /api/v1/audit: {items: [{at, subject, tenant, action,
+// target, result, via, node}], next_cursor}; admins only).
 import { get } from './api.js';
 import { h, fill, time, problem } from './ui.js';
 
@@ -30,13 +31,14 @@ export function audit(view) {
   view.every(5000, async () => {
     try {
       const r = await get('/api/v1/audit?limit=200', view.signal);
-      const items = r.items || [];
+      const items = r.items;
       fill(box, items.length === 0 ? h('p', { class: 'muted' }, 'No entries') : h('table', { id: 'audit' },
-        h('thead', {}, h('tr', {}, ['Time', 'Who', 'Tenant', 'Action', 'Target', 'Result', 'Via'].map((x) => h('th', {}, x)))),
-        h('tbody', {}, items.map((a) => h('tr', {},
-          h('td', {}, time(a.at || a.time)), h('td', {}, a.subject || a.who || '—'), h('td', {}, a.tenant || '—'),
-          h('td', {}, a.action), h('td', { class: 'mono' }, a.target || '—'), h('td', {}, a.result || '—'),
-          h('td', {}, a.via || '—'))))));
+        h('thead', {}, h('tr', {}, ['Time', 'Who', 'Tenant', 'Action', 'Target', 'Result', 'Via', 'Node'].map((x) => h('th', {}, x)))),
+        h('tbody', {}, items.map((a) => h('tr', { 'data-action': a.action, 'data-target': a.target, 'data-result': a.result },
+          h('td', {}, time(a.at)), h('td', {}, a.subject), h('td', {}, a.tenant),
+          h('td', {}, a.action), h('td', { class: 'mono' }, a.target || '—'),
+          h('td', {}, h('span', { class: `badge ${a.result === 'ok' ? 'state-success' : 'state-failed'}` }, a.result)),
+          h('td', {}, a.via || '—'), h('td', { class: 'mono' }, a.node || '—'))))));
     } catch (e) { if (e.name !== 'AbortError') fill(box, problem(e, 'Audit log')); }
   });
 }

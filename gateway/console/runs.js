@@ -11,6 +11,8 @@ const RETRY_MISSING_MS = 30000;  // an analysis may be computed a little after t
 const analyses = new Map();  // instance id -> {value: analysis or null, at}
 
 /// The analysis badge of a failed run, or nothing while there is none (404).
+/// The answer: {instance_id, source, summary, severity, categories, root_cause,
+/// fix, confidence, analyzed_at?, llm_error?, llm_not_configured?}.
 async function analysisBadge(id, signal) {
   const known = analyses.get(id);
   if (!known || (known.value === null && Date.now() - known.at > RETRY_MISSING_MS)) {
@@ -24,7 +26,7 @@ async function analysisBadge(id, signal) {
   const a = analyses.get(id).value;
   if (!a) return null;
   return h('span', { class: `badge severity-${a.severity}`, title: `${a.summary || ''}\nroot cause: ${a.root_cause || '?'}\nfix: ${a.fix || '?'}` },
-    `${a.severity || 'analysis'} · ${(a.categories || []).join(', ') || a.source}`);
+    `${a.severity} · ${a.categories.join(', ') || a.source}`);
 }
 
 export function taskRuns(view) {

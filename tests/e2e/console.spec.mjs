@@ -5,13 +5,25 @@
 //   run's output shows "hi"; a running run's output arrives live; the overview
 //   charts move; pausing it in the list is what the API then reports; an edit
 //   with a bad time zone names the field, a good one saves;
-// - against routes mocked in the browser (auth, AI, load history, analysis are
-//   other branches' routes): a 401 shows the login page and the token is sent
-//   afterwards; the AI chat renders text, tool cards and a confirmation; worker
-//   load history and a failed run's analysis badge show; logout.
-// Screenshots go to --artifacts (console.png, console-overview.png, console-chat.png).
+// - against a real second node with --auth (--auth-url, --admin-password): the
+//   console shows the login page, a wrong password is refused, the admin signs
+//   in (whoami in the header), a task created through the form shows up as an
+//   ok "task.create" of that task id in the audit page next to the refused
+//   login; the AI chat (scripted LLM, tests/support/scripted_llm.py) streams a
+//   tool call and an answer, a delete waits for Confirm, runs, and is audited
+//   with via ai-agent; the conversation is listed and its history reloads;
+//   logout shows the login page again;
+// - against routes mocked in the browser, with the real routes' shapes (login as
+//   a non-admin, chat events including a confirmation, an earlier
+//   conversation's messages, and load history, which the node samples only
+//   every 30 s): a 401 shows the login page and the token is sent afterwards;
+//   the chat renders; worker load history shows; a failed run shows the real
+//   analysis badge (rule engine, not mocked); logout.
+// Screenshots go to --artifacts (console.png, console-overview.png,
+// console-chat.png, console-audit.png, console-chat-real.png).
 //
-//   node console.spec.mjs --url http://127.0.0.1:PORT --modules DIR --artifacts DIR [--chromium PATH]
+//   node console.spec.mjs --url http://127.0.0.1:PORT --auth-url http://127.0.0.1:PORT2
+//        --admin-password PW --modules DIR --artifacts DIR [--chromium PATH]
 // Exit codes: 0 passed, 1 failed, 77 Chromium cannot start here (the caller skips).
 import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
@@ -53,22 +65,32 @@ async function mockedAuthAndChat(browser) {
     }
     if (auth !== 'Bearer test-token') return json(401, { error: { code: 'unauthenticated', message: 'token required', field: '' } });
     seen.bearer++;
-    if (url.pathname === '/api/v1/auth/whoami') return json(200, { subject: 'alice', role: 'operator', tenant: 'default', authenticated: true });
-    if (url.pathname === '/api/v1/ai/conversations') return json(200, { items: [{ conversation_id: 'c1', title: 'earlier chat', updated_at: '2026-11-30T10:00:00Z' }] });
+    if (url.pathname === '/api/v1/auth/whoami')
+      return json(200, { subject: 'alice', tenant: 'default', role: 'operator', authenticated: true, auth_enabled: true });
+    if (url.pathname === '/api/v1/ai/conversations')
+      return json(200, { items: [{ id: 'c1', tenant: 'default', subject: 'alice', title: 'earlier chat',
+        created_at: '2026-11-30T09:00:00Z', updated_at: '2026-11-30T10:00:00Z', messages: 2 }] });
+    if (url.pathname === '/api/v1/ai/conversations/c1/messages')
+      return json(200, { conversation_id: 'c1', items: [
+        { role: 'user', content: 'what failed today?', seq: 0, at: '2026-11-30T09:00:00Z' },
+        { role: 'assistant', content: '', tool_calls: [{ id: 'call_1_0', name: 'list_runs', arguments: '{"state":"failed"}' }], seq: 1, at: '2026-11-30T09:00:01Z' },
+        { role: 'tool', content: '{"items":[]}', tool_call_id: 'call_1_0', name: 'list_runs', seq: 2, at: '2026-11-30T09:00:02Z' },
+        { role: 'assistant', content: 'Nothing failed today.', seq: 3, at: '2026-11-30T09:00:03Z' }] });
     if (url.pathname === '/api/v1/ai/chat') {
       seen.chat = req.postDataJSON();
       return route.fulfill({ status: 200, contentType: 'text/event-stream', body: sse([
         ['conversation_id', { conversation_id: 'c1' }],
         ['text', { delta: 'Pausing the ' }], ['text', { delta: 'eu tasks.' }],
-        ['tool_call', { id: 't1', name: 'pause_task', arguments: { task_id: 7 } }],
+        ['tool_call', { id: 't1', name: 'pause_task', arguments: '{"task_id":7}' }],
         ['tool_result', { id: 't1', name: 'pause_task', ok: true, result: { paused: true } }],
-        ['confirmation_required', { action_id: 'a1', name: 'delete_task', arguments: { task_id: 9 }, summary: 'Delete task 9 (db-old)' }],
+        ['tool_call', { id: 't2', name: 'delete_task', arguments: '{"task_id":9}' }],
+        ['confirmation_required', { action_id: 'a1-t2', name: 'delete_task', arguments: '{"task_id":9}', summary: 'Delete task 9 (db-old)' }],
         ['done', { conversation_id: 'c1', rounds: 2 }]]) });
     }
     if (url.pathname === '/api/v1/ai/confirm') {
       seen.confirm = req.postDataJSON();
       return route.fulfill({ status: 200, contentType: 'text/event-stream', body: sse([
-        ['tool_result', { id: 'a1', name: 'delete_task', ok: true, result: { deleted: 9 } }],
+        ['tool_result', { id: 'a1-t2', name: 'delete_task', ok: true, result: {} }],
         ['text', { delta: 'Deleted task 9.' }], ['done', { conversation_id: 'c1', rounds: 3 }]]) });
     }
     if (url.pathname === '/api/v1/workers/load-history') {
@@ -76,9 +98,6 @@ async function mockedAuthAndChat(browser) {
       const items = [90, 60, 30, 0].map((ago, i) => ({ at: at(ago), load: i, max_load: 4, cpu_percent: 10 * i, memory_percent: 20 }));
       return json(200, { workers: Object.fromEntries(workerIds.map((id) => [id, items])) });
     }
-    if (url.pathname.endsWith('/analysis'))
-      return json(200, { instance_id: url.pathname.split('/')[4], source: 'rules', summary: 'command not found',
-        severity: 'high', categories: ['command_not_found'], root_cause: 'exit 127', fix: 'install it', confidence: 0.9 });
     return route.continue();
   });
 
@@ -97,16 +116,21 @@ async function mockedAuthAndChat(browser) {
 
   step('the AI chat renders text, tool cards and a confirmation');
   await page.goto(`${base}/#/chat`);
-  await page.locator('#conversations li', { hasText: 'earlier chat' }).waitFor();
+  await page.locator('#conversations li[data-conversation="c1"]', { hasText: 'earlier chat' }).waitFor();
+  await page.click('#conversations li[data-conversation="c1"] a');
+  await page.locator('.tool-card[data-tool="list_runs"]', { hasText: 'failed' }).waitFor();
+  await page.locator('.msg.assistant', { hasText: 'Nothing failed today.' }).waitFor();
+  await page.click('text=New conversation');
   await page.fill('#chat-form textarea', 'pause everything tagged zone=eu');
   await page.press('#chat-form textarea', 'Enter');
   await page.locator('.msg.assistant', { hasText: 'Pausing the eu tasks.' }).waitFor();
   await page.locator('.tool-card.ok[data-tool="pause_task"]', { hasText: 'paused' }).waitFor();
+  await page.locator('.tool-card[data-tool="delete_task"]', { hasText: 'awaiting confirmation' }).waitFor();
   const confirmCard = page.locator('.tool-card.confirm', { hasText: 'Delete task 9' });
   await confirmCard.locator('button', { hasText: 'Confirm' }).click();
   await page.locator('.msg.assistant', { hasText: 'Deleted task 9.' }).waitFor();
   if (seen.chat.message !== 'pause everything tagged zone=eu') throw new Error(`chat body: ${JSON.stringify(seen.chat)}`);
-  if (JSON.stringify(seen.confirm) !== JSON.stringify({ conversation_id: 'c1', action_id: 'a1', approve: true }))
+  if (JSON.stringify(seen.confirm) !== JSON.stringify({ conversation_id: 'c1', action_id: 'a1-t2', approve: true }))
     throw new Error(`confirm body: ${JSON.stringify(seen.confirm)}`);
   await page.screenshot({ path: path.join(artifacts, 'console-chat.png'), fullPage: true });
 
@@ -114,7 +138,7 @@ async function mockedAuthAndChat(browser) {
   await page.goto(`${base}/#/workers`);
   await page.locator('.worker .worker-history svg.chart').first().waitFor();
 
-  step('a failed run shows its analysis badge');
+  step('a failed run shows its analysis badge (the real rule engine\'s)');
   const created = await fetch(`${base}/api/v1/tasks`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ name: `e2e-fails-${process.pid}`, kind: 'shell', command: 'exit 127',
       retry: { policy: 'fixed', max_attempts: 1, interval: '1s' } }) });
@@ -128,6 +152,90 @@ async function mockedAuthAndChat(browser) {
   await page.click('#logout');
   await page.locator('#login-form').waitFor();
   if (await page.evaluate(() => sessionStorage.getItem('aisched.token'))) throw new Error('token kept after logout');
+  await context.close();
+}
+
+/// Login and the audit log against a real node started with --auth: the admin
+/// signs in through the login page, creates a task through the form, and finds
+/// its creation (and the refused login before it) in the audit page.
+async function realAuthAndAudit(browser) {
+  const authBase = args['auth-url'];
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on('pageerror', (e) => errors.push(`page error (auth node): ${e.message}`));
+
+  step('auth node: the console shows the login page; a wrong password is refused');
+  const anonymous = await fetch(`${authBase}/api/v1/tasks`);
+  if (anonymous.status !== 401) throw new Error(`the auth node answered ${anonymous.status} without a token`);
+  await page.goto(`${authBase}/#/tasks`);
+  await page.locator('#login-form').waitFor();
+  await page.fill('input[name=username]', 'admin');
+  await page.fill('input[name=password]', 'wrong-password');
+  await page.click('#login-form button[type=submit]');
+  await page.locator('#login-error', { hasText: 'Wrong username or password' }).waitFor();
+
+  step('auth node: the admin signs in');
+  await page.fill('input[name=password]', args['admin-password']);
+  await page.click('#login-form button[type=submit]');
+  await page.locator('#whoami', { hasText: 'admin · admin · default' }).waitFor();
+  await page.locator('#tasks, main p.muted').first().waitFor();
+  if (await page.isHidden('#logout')) throw new Error('no logout button with auth on');
+
+  step('auth node: a task created through the form appears in the audit page');
+  await page.goto(`${authBase}/#/tasks/new`);
+  await page.locator('#task-form').waitFor();
+  await page.fill('#f-name', `e2e-audited-${process.pid}`);
+  await page.fill('#f-command', 'echo audited');
+  await page.click('#save-task');
+  await page.waitForURL(/#\/tasks\/\d+$/);
+  const taskId = page.url().match(/#\/tasks\/(\d+)$/)[1];
+  await page.goto(`${authBase}/#/audit`);
+  // The recorder batches entries through raft; the page polls every 5 s.
+  const created = page.locator(`#audit tr[data-action="task.create"][data-target="${taskId}"][data-result="ok"]`);
+  await created.waitFor({ timeout: 30_000 });
+  const text = await created.textContent();
+  if (!/admin/.test(text) || !/default/.test(text)) throw new Error(`audit row without subject or tenant: ${text}`);
+  await page.locator('#audit tr[data-action="auth.login"][data-target="admin"][data-result="unauthenticated"]').first().waitFor();
+  await page.locator('#audit tr[data-action="auth.login"][data-target="admin"][data-result="ok"]').first().waitFor();
+  await page.screenshot({ path: path.join(artifacts, 'console-audit.png'), fullPage: true });
+
+  step('auth node: the AI chat (scripted LLM) streams a tool call and an answer');
+  if (taskId !== '1') throw new Error(`the scripted LLM deletes task 1, the form created task ${taskId}`);
+  await page.goto(`${authBase}/#/chat`);
+  await page.fill('#chat-form textarea', 'how many workers are online?');
+  await page.press('#chat-form textarea', 'Enter');
+  await page.locator('.tool-card.ok[data-tool="query_workers"]').waitFor();
+  await page.locator('.msg.assistant', { hasText: 'One worker is online.' }).waitFor();
+
+  step('auth node: a delete waits for Confirm, then runs');
+  await page.locator('#chat-form button[type=submit]:not([disabled])').waitFor();
+  await page.fill('#chat-form textarea', 'delete task 1');
+  await page.press('#chat-form textarea', 'Enter');
+  const confirmCard = page.locator('.tool-card.confirm', { hasText: 'delete_task' });
+  await confirmCard.waitFor();
+  await page.locator('.tool-card[data-tool="delete_task"]', { hasText: 'awaiting confirmation' }).waitFor();
+  if ((await fetch(`${authBase}/api/v1/tasks/1`, { headers: { Authorization: `Bearer ${await page.evaluate(() => sessionStorage.getItem('aisched.token'))}` } })).status !== 200)
+    throw new Error('task 1 is gone before the confirmation');
+  await confirmCard.locator('button', { hasText: 'Confirm' }).click();
+  await page.locator('.tool-card.ok[data-tool="delete_task"]').waitFor();
+  await page.locator('.msg.assistant', { hasText: 'Deleted task 1.' }).waitFor();
+  await page.screenshot({ path: path.join(artifacts, 'console-chat-real.png'), fullPage: true });
+
+  step('auth node: the delete is audited as the agent\'s; the conversation\'s history reloads');
+  await page.goto(`${authBase}/#/audit`);
+  await page.locator('#audit tr[data-action="task.delete"][data-target="1"][data-result="ok"]', { hasText: 'ai-agent' })
+    .waitFor({ timeout: 30_000 });
+  await page.goto(`${authBase}/#/chat`);
+  const conv = page.locator('#conversations li', { hasText: 'how many workers are online?' });
+  await conv.locator('a').click();
+  await page.locator('.msg.user', { hasText: 'delete task 1' }).waitFor();
+  await page.locator('.tool-card[data-tool="query_workers"]').first().waitFor();
+  await page.locator('.msg.assistant', { hasText: 'Deleted task 1.' }).waitFor();
+
+  step('auth node: logging out shows the login page');
+  await page.click('#logout');
+  await page.locator('#login-form').waitFor();
   await context.close();
 }
 
@@ -234,6 +342,7 @@ try {
   await page.locator('#runs tr[data-state="success"]').first().waitFor();
   await page.screenshot({ path: path.join(artifacts, 'console.png'), fullPage: true });
 
+  await realAuthAndAudit(browser);
   await mockedAuthAndChat(browser);
 
   if (errors.length) throw new Error(`script errors in the console:\n${errors.join('\n')}`);

@@ -1,9 +1,12 @@
 // The web console in a real browser: starts a real `aisched` node (all roles,
-// built-in worker), installs playwright-core into build/e2e when it is missing,
+// built-in worker) and a second one with --auth and a scripted LLM
+// (tests/support/scripted_llm.py; login, the audit log and the AI chat are
+// checked against it), installs playwright-core into build/e2e when it is missing,
 // and runs tests/e2e/console.spec.mjs against the node in headless Chromium.
 // Skipped, loudly, only when Chromium cannot start on this machine (the spec
 // exits 77 then).
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -11,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "support/node_process.hpp"
+#include "support/scripted_llm.hpp"
 
 using namespace aisched::test;
 using namespace std::chrono_literals;
@@ -19,6 +23,12 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int chromium_unavailable = 77;
+constexpr const char* admin_password = "console-admin-password-1";
+
+std::string write_file(const std::string& path, const std::string& content) {
+  std::ofstream(path) << content << "\n";
+  return path;
+}
 
 /// Installs the pinned playwright-core next to build/e2e/package.json once.
 bool install_driver() {
@@ -36,16 +46,33 @@ TEST(console_e2e_test, create_run_follow_and_pause_a_task_in_the_browser) {
   node_process node(dir.path() + "/n1");
   ASSERT_TRUE(node.running()) << node.log();
   auto url = "http://127.0.0.1:" + std::to_string(node.http_port());
+  // The spec's chat on the auth node: a read-only tool call, then a delete of
+  // task 1 (the first task created there, through the form) that waits for
+  // the Confirm button.
+  scripted_llm llm(dir.path(), {scripted_llm::call("w1", "query_workers", "{}"),
+                                scripted_llm::say("One worker is online."),
+                                scripted_llm::call("d1", "delete_task", R"({"task_id":1})"),
+                                scripted_llm::say("Deleted task 1.")});
+  node_process auth_node(dir.path() + "/auth",
+                         {"--auth", "--auth-secret-file",
+                          write_file(dir.path() + "/secret", "console-e2e-secret-0123456789abcdef"),
+                          "--admin-password-file", write_file(dir.path() + "/admin", admin_password),
+                          "--llm-endpoint", llm.endpoint(), "--llm-model", "scripted",
+                          "--llm-api-key", "sk-test", "--llm-timeout", "10"});
+  ASSERT_TRUE(auth_node.running()) << auth_node.log();
+  auto auth_url = "http://127.0.0.1:" + std::to_string(auth_node.http_port());
 
-  auto r = run_command({AISCHED_NODE, AISCHED_E2E_SPEC, "--url", url, "--modules", AISCHED_E2E_DIR,
+  auto r = run_command({AISCHED_NODE, AISCHED_E2E_SPEC, "--url", url, "--auth-url", auth_url,
+                        "--admin-password", admin_password, "--modules", AISCHED_E2E_DIR,
                         "--artifacts", AISCHED_ARTIFACTS, "--chromium", AISCHED_CHROMIUM},
-                       240s);
+                       300s);
   if (r.exit_code == chromium_unavailable)
     GTEST_SKIP() << "\n!!! Chromium cannot start here: the console browser test is SKIPPED !!!\n"
                  << r.err;
   ASSERT_EQ(r.exit_code, 0) << "console.spec.mjs failed:\n"
                             << r.out << r.err << "\nnode log:\n"
-                            << node.log();
+                            << node.log() << "\nauth node log:\n"
+                            << auth_node.log();
   std::cout << r.out;
 
   // The API agrees with what the browser did: the task exists, ran, and is paused.
