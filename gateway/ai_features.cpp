@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <charconv>
 #include <functional>
+#include <set>
 #include <memory>
 
 #include <boost/json.hpp>
@@ -49,6 +50,7 @@ void run_steps(std::shared_ptr<std::vector<step>> steps, size_t i, std::function
 
 /// What the steps gather, shared by them.
 struct gathered {
+  std::vector<load_sample> load;  // worker load history samples, when asked for
   std::string tenant;  // the caller's: every fact is scoped to it
   std::vector<worker> workers;
   bool have_pressure = false;
@@ -78,6 +80,27 @@ step workers_step(bridge self, const api_context& ctx, std::shared_ptr<gathered>
             },
             [=](caf::error& e) {
               g->notes.emplace_back("workers unavailable: " + view(e).message);
+              next();
+            });
+  };
+}
+
+/// The worker load history samples between `from` and `to` (all workers; the
+/// caller keeps those of its tenant's workers).
+step load_step(bridge self, const api_context& ctx, std::shared_ptr<gathered> g, unix_ms from,
+               unix_ms to) {
+  return [=](std::function<void()> next) {
+    load_query q;
+    q.since = from;
+    q.until = to;
+    self->request(ctx.store, ctx.timeout, load_history_atom::value, q)
+        .then(
+            [=](load_history& h) {
+              g->load = std::move(h.items);
+              next();
+            },
+            [=](caf::error& e) {
+              g->notes.emplace_back("load history unavailable: " + view(e).message);
               next();
             });
   };
@@ -504,6 +527,7 @@ void trends(const api_context& ctx, http_request& req, reply_fn reply) {
     steps->push_back(workers_step(self, ctx, g));
     steps->push_back(pressure_step(self, ctx, g));
     add_finished_runs(*steps, self, ctx, g, from);
+    steps->push_back(load_step(self, ctx, g, from, to));
     run_steps(steps, 0, [=] {
       constexpr size_t n = 12;
       std::vector<ai::run_outcome> outcomes;
@@ -520,25 +544,43 @@ void trends(const api_context& ctx, http_request& req, reply_fn reply) {
           if (hi > lo) busy[i] += double(hi - lo) / 1000.0;
         }
       }
+      // Utilization per slice from the sampled worker load (of this tenant's
+      // workers): the direction of load comes from it when there are samples.
+      std::set<std::string> own;
+      for (auto& w : g->workers) own.insert(w.id);
+      std::vector<double> used(slices.size(), 0), capacity(slices.size(), 0);
+      for (auto& sample : g->load) {
+        if (!own.count(sample.worker_id)) continue;
+        for (size_t i = 0; i < slices.size(); ++i)
+          if (sample.at >= slices[i].start && sample.at < slices[i].end) {
+            used[i] += sample.load;
+            capacity[i] += sample.max_load;
+          }
+      }
       json::array items;
-      std::vector<std::pair<double, double>> load_pts, fail_pts;
+      std::vector<std::pair<double, double>> load_pts, fail_pts, util_pts;
       uint64_t runs = 0, failures = 0;
       for (size_t i = 0; i < slices.size(); ++i) {
         auto& s = slices[i];
         runs += s.runs;
         failures += s.failures;
         load_pts.emplace_back(double(i), busy[i]);
+        auto utilization = capacity[i] > 0 ? json::value(used[i] / capacity[i]) : json::value(nullptr);
+        if (capacity[i] > 0) util_pts.emplace_back(double(i), used[i] / capacity[i]);
         if (s.runs) fail_pts.emplace_back(double(i), s.failure_rate());
         items.push_back(json::object{{"start", format_rfc3339(s.start)},
                                      {"end", format_rfc3339(s.end)},
                                      {"runs", s.runs},
                                      {"failures", s.failures},
                                      {"failure_rate", s.failure_rate()},
-                                     {"busy_seconds", busy[i]}});
+                                     {"busy_seconds", busy[i]},
+                                     {"utilization", utilization}});
       }
       auto workers = worker_facts(g->workers);
       ai::trend_facts f;
-      f.load_direction = runs ? ai::direction(load_pts, 0.2, 1.0) : "unknown";
+      const bool sampled = util_pts.size() >= 2;
+      if (sampled) f.load_direction = ai::direction(util_pts, 0.2, 0.05);
+      else f.load_direction = runs ? ai::direction(load_pts, 0.2, 1.0) : "unknown";
       f.failure_direction = ai::direction(fail_pts, 0.2, 0.01);
       f.failure_rate = runs ? double(failures) / double(runs) : 0;
       f.runs = runs;
@@ -557,11 +599,8 @@ void trends(const api_context& ctx, http_request& req, reply_fn reply) {
           {"failure_rate", f.failure_rate},
           {"failure_direction", f.failure_direction},
           {"load_direction", f.load_direction},
-          {"load_source", "run_time"},
-          {"load_history",
-           "not used: worker load history (GET /api/v1/workers/load-history) is not "
-           "available in this build; load direction is computed from the run time workers "
-           "spent per slice"},
+          {"load_source", sampled ? "worker_load_history" : "run_time"},
+          {"load_samples", g->load.size()},
           {"utilization", f.utilization},
           {"workers", worker_facts_json(workers)},
           {"backlog", f.backlog},
