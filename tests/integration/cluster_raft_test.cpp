@@ -326,7 +326,7 @@ TEST(cluster_raft, leader_failover_loses_no_task_and_doubles_no_slot) {
   ASSERT_NE(leader, none) << "no agreed leader\n" << g.dump();
 
   std::vector<int64_t> ids;
-  for (int i = 0; i < 50; ++i) {
+  for (int i = 0; i < 200; ++i) {
     auto id =
         create_task(g.port((leader + 1 + i) % 3), R"({"name":"every-)" + std::to_string(i) +
                                                       R"(","kind":"noop","schedule":"@every 1s"})");
