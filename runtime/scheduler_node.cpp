@@ -239,6 +239,8 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     aopts.db = db;
     aopts.api = tools_api;
     agent = sys.spawn<caf::detached>(llm::llm_agent_impl, aopts);
+    caf::anon_send(inspector, proto::enroll_atom::value, std::string("llm_agent"),
+                   caf::actor_cast<proto::inspectable_actor>(agent));
     auto ai = std::make_shared<gateway::ai_context>();
     ai->sys = &sys;
     ai->agent = agent;

@@ -9,6 +9,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/inspector/counted.hpp"
 #include "actors/llm_agent/tool_runner.hpp"
 #include "proto/errors.hpp"
 
@@ -97,6 +98,7 @@ caf::expected<conversation> owned(conversation_store& store, const std::string& 
 
 uint64_t start_turn(self_ptr self, std::shared_ptr<turn> t) {
   auto id = self->state.next_turn++;
+  ++self->state.turns_started;
   // Action ids stay unique within a conversation across turns and restarts.
   t->loop.set_ids(t->conv.id, "a" + std::to_string(t->conv.messages) + "-");
   t->sink.send({"conversation_id", json::serialize(json::object{{"conversation_id", t->conv.id}})});
@@ -108,7 +110,14 @@ uint64_t start_turn(self_ptr self, std::shared_ptr<turn> t) {
 
 llm_agent_actor::behavior_type llm_agent_impl(self_ptr self, llm_agent_options opts) {
   self->state.store = std::make_unique<conversation_store>(opts.db);
-  return {
+  return inspector::counted(self, {
+      [=](proto::inspect_atom) {
+        auto& st = self->state;
+        return inspector::summary_of(
+            self, {{"model", opts.client && opts.client->configured() ? "configured" : "none"},
+                   {"turns_running", std::to_string(st.turns.size())},
+                   {"turns_started", std::to_string(st.turns_started)}});
+      },
       [=](chat_atom, std::shared_ptr<chat_job> job) {
         auto& store = *self->state.store;
         if (!opts.client || !opts.client->configured())
@@ -178,7 +187,7 @@ llm_agent_actor::behavior_type llm_agent_impl(self_ptr self, llm_agent_options o
         if (i == self->state.turns.end()) return;
         drive(self, opts, id, i->second->loop.on_tool_result(call_id, ok, result));
       },
-  };
+  });
 }
 
 }  // namespace aisched::llm

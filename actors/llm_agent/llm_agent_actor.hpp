@@ -20,10 +20,12 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include "actors/inspector/activity.hpp"
 #include "actors/llm_agent/agent_loop.hpp"
 #include "actors/llm_agent/conversation_store.hpp"
 #include "actors/llm_agent/llm_client.hpp"
 #include "gateway/http.hpp"
+#include "proto/inspection.hpp"
 
 namespace aisched::llm {
 
@@ -87,7 +89,8 @@ using llm_agent_actor = caf::typed_actor<
     /// (tenant, conversation id, limit) -> `{"conversation_id","items":[...]}` JSON.
     caf::replies_to<messages_atom, std::string, std::string, uint64_t>::with<std::string>,
     caf::reacts_to<llm_reply_atom, uint64_t, std::shared_ptr<llm_outcome>>,
-    caf::reacts_to<tool_reply_atom, uint64_t, std::string, bool, std::string>>;
+    caf::reacts_to<tool_reply_atom, uint64_t, std::string, bool, std::string>,
+    proto::inspect_signature>;
 
 struct llm_agent_options {
   std::shared_ptr<llm_client> client;
@@ -106,6 +109,8 @@ struct llm_agent_state {
   std::unique_ptr<conversation_store> store;
   std::map<uint64_t, std::shared_ptr<turn>> turns;
   uint64_t next_turn = 1;
+  uint64_t turns_started = 0;
+  inspector::activity activity;
   static inline const char* name = "llm_agent";
 };
 

@@ -83,14 +83,16 @@ TEST(inspect, lists_the_actors_of_a_scheduler_node_with_their_state) {
     return r.exit_code == 0 && actors.count("trigger") && detail(actors["trigger"], "tasks") == "1";
   })) << "exit " << r.exit_code << "\n" << r.out << r.err;
 
+  // Every actor of DESIGN §2 a node with all roles runs, plus the observability ones.
   for (auto name : {"inspector", "raft", "store", "trigger", "retry", "router", "backpressure",
-                    "worker", "endpoint"}) {
+                    "worker", "endpoint", "llm_agent", "analysis", "alerter", "load_sampler"}) {
     ASSERT_EQ(actors.count(name), 1u) << name << " missing:\n" << r.out;
     auto& a = actors[name];
     EXPECT_TRUE(a.at("responsive").as_bool()) << name << ": " << str(a, "error");
     EXPECT_GE(num(a, "handled"), 1) << name;
     EXPECT_GE(num(a, "mailbox"), 0) << name;
   }
+  EXPECT_EQ(detail(actors["llm_agent"], "model"), "none") << "no LLM is configured here";
   auto& raft = actors["raft"];
   EXPECT_EQ(detail(raft, "role"), "leader");
   EXPECT_GE(std::stoll(detail(raft, "term")), 1);
