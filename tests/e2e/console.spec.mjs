@@ -11,7 +11,9 @@
 //   ok "task.create" of that task id in the audit page next to the refused
 //   login; the AI chat (scripted LLM, tests/support/scripted_llm.py) streams a
 //   tool call and an answer, a delete waits for Confirm, runs, and is audited
-//   with via ai-agent; the conversation is listed and its history reloads;
+//   with via ai-agent; a create_task and a pause_task in two tool rounds show
+//   ok cards and the answer, and the API then has task "from-chat" paused;
+//   the conversation is listed and its history reloads;
 //   logout shows the login page again;
 // - against routes mocked in the browser, with the real routes' shapes (login as
 //   a non-admin, chat events including a confirmation, an earlier
@@ -220,6 +222,20 @@ async function realAuthAndAudit(browser) {
   await confirmCard.locator('button', { hasText: 'Confirm' }).click();
   await page.locator('.tool-card.ok[data-tool="delete_task"]').waitFor();
   await page.locator('.msg.assistant', { hasText: 'Deleted task 1.' }).waitFor();
+
+  step('auth node: the chat creates a task and pauses it in two tool rounds');
+  await page.locator('#chat-form button[type=submit]:not([disabled])').waitFor();
+  await page.fill('#chat-form textarea', 'create a noop task from-chat every hour and pause it');
+  await page.press('#chat-form textarea', 'Enter');
+  await page.locator('.tool-card.ok[data-tool="create_task"]', { hasText: 'from-chat' }).waitFor();
+  await page.locator('.tool-card.ok[data-tool="pause_task"] .badge.state-success').waitFor();
+  await page.locator('.msg.assistant', { hasText: 'Created from-chat and paused it.' }).waitFor();
+  const adminToken = await page.evaluate(() => sessionStorage.getItem('aisched.token'));
+  const listed = await (await fetch(`${authBase}/api/v1/tasks?name=from-chat`,
+    { headers: { Authorization: `Bearer ${adminToken}` } })).json();
+  const fromChat = (listed.items || []).filter((t) => t.name === 'from-chat');
+  if (fromChat.length !== 1 || fromChat[0].id !== 2 || fromChat[0].paused !== true || fromChat[0].kind !== 'noop')
+    throw new Error(`the API does not show task 2 "from-chat" paused: ${JSON.stringify(listed)}`);
   await page.screenshot({ path: path.join(artifacts, 'console-chat-real.png'), fullPage: true });
 
   step('auth node: the delete is audited as the agent\'s; the conversation\'s history reloads');

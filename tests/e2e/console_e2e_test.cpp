@@ -46,13 +46,19 @@ TEST(console_e2e_test, create_run_follow_and_pause_a_task_in_the_browser) {
   node_process node(dir.path() + "/n1");
   ASSERT_TRUE(node.running()) << node.log();
   auto url = "http://127.0.0.1:" + std::to_string(node.http_port());
-  // The spec's chat on the auth node: a read-only tool call, then a delete of
+  // The spec's chat on the auth node: a read-only tool call; a delete of
   // task 1 (the first task created there, through the form) that waits for
-  // the Confirm button.
-  scripted_llm llm(dir.path(), {scripted_llm::call("w1", "query_workers", "{}"),
-                                scripted_llm::say("One worker is online."),
-                                scripted_llm::call("d1", "delete_task", R"({"task_id":1})"),
-                                scripted_llm::say("Deleted task 1.")});
+  // the Confirm button; then a create and a pause of the new task 2 in two
+  // tool rounds (task ids are never reused, so the created task is 2).
+  scripted_llm llm(dir.path(),
+                   {scripted_llm::call("w1", "query_workers", "{}"),
+                    scripted_llm::say("One worker is online."),
+                    scripted_llm::call("d1", "delete_task", R"({"task_id":1})"),
+                    scripted_llm::say("Deleted task 1."),
+                    scripted_llm::call("c1", "create_task",
+                                       R"({"name":"from-chat","kind":"noop","schedule":"@every 1h"})"),
+                    scripted_llm::call("p1", "pause_task", R"({"task_id":2})"),
+                    scripted_llm::say("Created from-chat and paused it.")});
   node_process auth_node(dir.path() + "/auth",
                          {"--auth", "--auth-secret-file",
                           write_file(dir.path() + "/secret", "console-e2e-secret-0123456789abcdef"),
