@@ -214,11 +214,23 @@ TEST(obs_node, a_final_failure_posts_one_alert_retried_until_the_webhook_accepts
   EXPECT_EQ(m.value("alerts_sent_total", {{"result", "retried"}}).value_or(-1), 1);
   EXPECT_EQ(m.value("alerts_sent_total", {{"result", "failed"}}).value_or(-1), 0);
 
-  // A success alerts nobody.
+  // A success alerts nobody. The alerter handles commits in order, so the alert
+  // of a later final failure is the barrier: once it arrived, a wrong alert for
+  // the success would have been sent too.
   auto fine = create_task(port, R"({"name":"fine","kind":"shell","command":"true"})");
   ASSERT_EQ(str(await_end(port, trigger(port, fine)), "state"), "success");
-  std::this_thread::sleep_for(300ms);  // a wrong alert would be on its way by now
-  EXPECT_EQ(hook.requests().size(), 2u);
+  auto last = create_task(port, R"({"name":"last","kind":"shell","command":"exit 4"})");
+  auto last_run = trigger(port, last);
+  ASSERT_EQ(str(await_end(port, last_run), "state"), "failed") << tail(node.log());
+  auto alerted = [&](const std::string& instance) {
+    for (auto& q : hook.requests())
+      if (str(json::parse(q.body).as_object(), "instance_id") == instance) return true;
+    return false;
+  };
+  ASSERT_TRUE(eventually([&] { return alerted(last_run); }, 20s)) << tail(node.log());
+  for (auto& q : hook.requests())
+    EXPECT_NE(str(json::parse(q.body).as_object(), "task_name"), "fine") << q.body;
+  EXPECT_EQ(hook.requests().size(), 3u);
 }
 
 TEST(obs_node, worker_load_is_sampled_and_queryable_by_time_range) {
