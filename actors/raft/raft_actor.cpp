@@ -43,6 +43,16 @@ long long ms_since(std::chrono::steady_clock::time_point t) {
       .count();
 }
 
+/// Answers the forwarded proposals this member has now applied (or received
+/// in a snapshot).
+void release_forwarded(raft_state& st) {
+  auto applied = st.sm->applied_index();
+  while (!st.forwarded.empty() && st.forwarded.begin()->first <= applied) {
+    auto node = st.forwarded.extract(st.forwarded.begin());
+    node.mapped().first.deliver(std::move(node.mapped().second));
+  }
+}
+
 caf::error not_leader(const raft_state& st) {
   auto hint = st.member->leader();
   return make_error(errc::not_leader, "leader",
@@ -327,6 +337,7 @@ void process_ready(self_ptr self) {
         st.last_applied_term = e.term;
       }
     }
+    release_forwarded(st);
     st.member->advance(rd);
     // Tell the leader-only actors who leads. A new leader's view of the state
     // is complete once an entry of its own term (its no-op) has been applied.
@@ -475,10 +486,20 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
           if (leader_term_of(cmd) != 0) return not_leader(st);
           // Not the leader: hand the proposal to the leader, transparently.
           auto p = st.peers.find(st.member->leader());
-          if (p != st.peers.end() && p->second.handle)
-            return self->delegate(caf::actor_cast<proto::raft_actor>(p->second.handle),
-                                  propose_atom::value, std::move(cmd));
-          return not_leader(st);
+          if (p == st.peers.end() || !p->second.handle) return not_leader(st);
+          auto rp = self->make_response_promise<applied>();
+          self->request(caf::actor_cast<proto::raft_actor>(p->second.handle), forward_timeout,
+                        propose_atom::value, std::move(cmd))
+              .then(
+                  [=](applied& a) mutable {
+                    auto& st = self->state;
+                    if (st.sm->applied_index() >= a.index)
+                      rp.deliver(std::move(a));
+                    else
+                      st.forwarded.emplace(a.index, std::make_pair(rp, std::move(a)));
+                  },
+                  [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+          return rp;
         }
         auto index = st.member->propose(std::move(cmd));
         if (!index) return index.error();

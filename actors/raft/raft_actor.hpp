@@ -141,6 +141,11 @@ struct raft_state {
   std::shared_ptr<core> member;
   std::map<std::string, peer> peers;
   std::map<uint64_t, waiter> waiting;  // log index -> the local proposal's promise
+  /// Proposals this follower forwarded to the leader, by log index: answered
+  /// once this member has applied them too, so a client that wrote through this
+  /// node reads its write here (a token it just created works here at once).
+  std::multimap<uint64_t, std::pair<caf::typed_response_promise<proto::applied>, proto::applied>>
+      forwarded;
   bool flush_scheduled = false;
   std::vector<proto::commit_listener_actor> listeners;
   proto::leadership told;            // what listeners were told last
