@@ -88,6 +88,10 @@ TEST(auth_roles, table_gives_each_route_its_minimum_role_and_audit_action) {
       {"POST", "/api/v1/tokens", role::admin, "token.create"},
       {"DELETE", "/api/v1/tokens/tok_1", role::admin, "token.revoke"},
       {"GET", "/api/v1/audit", role::admin, ""},
+      {"GET", "/api/v1/admin/log-level", role::viewer, ""},
+      {"PUT", "/api/v1/admin/log-level", role::admin, "admin.log_level"},
+      {"POST", "/api/v1/ai/confirm", role::viewer, ""},  // the confirmed tool call is checked itself
+      {"GET", "/api/v1/ai/advice", role::viewer, ""},
       // Unlisted: reads need viewer, anything else admin (closed until listed).
       {"POST", "/api/v1/something-new", role::admin, ""},
       {"DELETE", "/api/v1/instances/7-1-0", role::admin, ""},
