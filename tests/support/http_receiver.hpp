@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/loopback.hpp"
+
 namespace aisched::test {
 
 class http_receiver {
@@ -47,18 +49,7 @@ class http_receiver {
   };
 
   explicit http_receiver(std::vector<int> statuses = {200}) : statuses_(std::move(statuses)) {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) throw std::runtime_error("socket failed");
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd_, 64) != 0 ||
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      close(fd_);
-      throw std::runtime_error("bind/listen failed");
-    }
-    port_ = ntohs(addr.sin_port);
+    fd_ = listen_loopback(64, port_);
     thread_ = std::thread([this] { serve(); });
   }
 

@@ -2,6 +2,7 @@
 // codes, the request it sends (method, body, headers, run identity), connection
 // errors, timeouts and cancellation.
 #include "actors/worker/executor_fixture.hpp"
+#include "support/loopback.hpp"
 
 namespace aisched::worker {
 namespace {
@@ -16,19 +17,7 @@ class http_stub {
  public:
   http_stub(int status, std::string body, bool hang = false)
       : status_(status), body_(std::move(body)), hang_(hang) {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) throw std::runtime_error("socket failed");
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof addr;
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd_, 8) != 0 ||
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      close(fd_);
-      throw std::runtime_error("bind/listen failed");
-    }
-    port_ = ntohs(addr.sin_port);
+    fd_ = test::listen_loopback(8, port_);
     thread_ = std::thread([this] { serve(); });
   }
 
