@@ -1,7 +1,7 @@
 // The pure Raft state machine; see core.hpp for the contract. Sections follow
 // a member's life: restore, time, the message dispatcher, elections, the
-// follower side of replication, the leader side, the log, and the ready/advance
-// hand-off to the driver. Paper references: Ongaro & Ousterhout, "In Search of
+// follower side of replication, the leader side, and the ready/advance
+// hand-off to the driver (the log itself: core_log.cpp). Paper references: Ongaro & Ousterhout, "In Search of
 // an Understandable Consensus Algorithm" (§5.x, Figure 8) and Ongaro's thesis
 // (§9.6 pre-vote, §6.2 check-quorum); flow control follows etcd-raft.
 #include "actors/raft/core.hpp"
@@ -12,15 +12,9 @@
 #include <cstdlib>
 #include <utility>
 
+#include "actors/raft/core_assert.hpp"
 #include "proto/errors.hpp"
 
-// A broken invariant aborts with a message, in release builds too (TigerStyle):
-// a member that runs on past one can silently lose committed data. Local to
-// this file; `fail` prints the member's id, term and role.
-#define AISCHED_RAFT_ASSERT(cond, what)       \
-  do {                                        \
-    if (!(cond)) fail(#cond, what, __LINE__); \
-  } while (false)
 
 namespace aisched::raft {
 
@@ -558,69 +552,6 @@ bool core::maybe_commit() {
   if (index <= commit_ || term_at(index) != term_) return false;
   commit_to(index);
   return true;
-}
-
-// -- the log -----------------------------------------------------------------
-
-uint64_t core::last_term() const { return log_.empty() ? snap_.term : log_.back().term; }
-
-std::optional<uint64_t> core::term_at(uint64_t index) const {
-  if (index == snap_.index) return snap_.term;
-  if (index < snap_.index || index > last_index()) return std::nullopt;
-  return log_[index - snap_.index - 1].term;
-}
-
-const proto::log_entry& core::entry_at(uint64_t index) const {
-  AISCHED_RAFT_ASSERT(index > snap_.index && index <= last_index(), "entry outside the log");
-  return log_[index - snap_.index - 1];
-}
-
-std::vector<proto::log_entry> core::slice(uint64_t from, uint64_t to) const {
-  std::vector<proto::log_entry> out;
-  if (from > to) return out;
-  AISCHED_RAFT_ASSERT(from > snap_.index && to <= last_index(), "slice outside the log");
-  out.reserve(to - from + 1);
-  auto begin = log_.begin() + static_cast<std::ptrdiff_t>(from - snap_.index - 1);
-  out.assign(begin, begin + static_cast<std::ptrdiff_t>(to - from + 1));
-  return out;
-}
-
-void core::append_local(proto::log_entry e) {
-  AISCHED_RAFT_ASSERT(e.index == last_index() + 1, "appended entry does not continue the log");
-  AISCHED_RAFT_ASSERT(e.term >= last_term(),
-                      "appended entry has a lower term than its predecessor");
-  AISCHED_RAFT_ASSERT(e.term <= term_, "appended entry from a future term");
-  log_.push_back(std::move(e));
-}
-
-void core::truncate_local(uint64_t from) {
-  AISCHED_RAFT_ASSERT(from > commit_, "truncating committed entries");
-  AISCHED_RAFT_ASSERT(from > snap_.index && from <= last_index(), "truncating outside the log");
-  log_.erase(log_.begin() + static_cast<std::ptrdiff_t>(from - snap_.index - 1), log_.end());
-  // The driver must drop the stale suffix only if some of it was handed out.
-  if (from < unstable_) {
-    truncate_from_ = truncate_from_ ? std::min(*truncate_from_, from) : from;
-    unstable_ = from;
-  }
-}
-
-void core::commit_to(uint64_t index) {
-  if (index <= commit_) return;  // the commit index never moves back
-  AISCHED_RAFT_ASSERT(index <= last_index(), "commit index beyond the log");
-  commit_ = index;
-}
-
-void core::compact(uint64_t index) {
-  AISCHED_RAFT_ASSERT(index <= applied_, "compacting entries that are not applied");
-  if (index <= snap_.index) return;
-  AISCHED_RAFT_ASSERT(index < unstable_, "compacting entries that are not persisted");
-  auto term = entry_at(index).term;
-  log_.erase(log_.begin(), log_.begin() + static_cast<std::ptrdiff_t>(index - snap_.index));
-  snap_ = snapshot_meta{index, term};
-}
-
-void core::peer_restarted(const std::string& peer) {
-  if (auto it = progress_.find(peer); it != progress_.end()) it->second.forget_match();
 }
 
 // -- ready / advance ---------------------------------------------------------
