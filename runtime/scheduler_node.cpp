@@ -156,8 +156,12 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   ai::analysis_options analysis_opts;
   analysis_opts.judge = ai::make_llm_judge(llm_client);
   auto analysis = sys.spawn<caf::detached>(ai::analysis_actor_impl, db, store, analysis_opts);
-  caf::anon_send(raft, proto::subscribe_atom::value,
-                 caf::actor_cast<proto::commit_listener_actor>(analysis));
+  // Every commit is copied to each listener on the hot path, so the analysis
+  // actor and the alerter listen only when they have work to do: a model for
+  // automatic analyses, webhooks for alerts. On-demand analyses need no commits.
+  if (cfg.llm.configured())
+    caf::anon_send(raft, proto::subscribe_atom::value,
+                   caf::actor_cast<proto::commit_listener_actor>(analysis));
   // Observability (leader only): worker load history and failure alerts.
   load_sampler::sampler_options sampling;
   sampling.interval = cfg.load_sample_interval_ms;
@@ -167,10 +171,12 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   alerting.node_id = cfg.node_id;
   auto alert_pool = std::make_shared<worker::run_pool>(2);
   auto alerts = sys.spawn(alerter::alerter_actor_impl, store, alerting, alert_pool);
-  if (!cfg.alert_webhooks.empty())
+  if (!cfg.alert_webhooks.empty()) {
     log::info("alert webhooks configured", {{"count", std::to_string(cfg.alert_webhooks.size())}});
-  for (auto listener : {caf::actor_cast<proto::commit_listener_actor>(alerts),
-                        caf::actor_cast<proto::commit_listener_actor>(trigger),
+    caf::anon_send(raft, proto::subscribe_atom::value,
+                   caf::actor_cast<proto::commit_listener_actor>(alerts));
+  }
+  for (auto listener : {caf::actor_cast<proto::commit_listener_actor>(trigger),
                         caf::actor_cast<proto::commit_listener_actor>(retrier),
                         caf::actor_cast<proto::commit_listener_actor>(router)})
     caf::anon_send(raft, proto::subscribe_atom::value, listener);
