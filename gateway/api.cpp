@@ -25,8 +25,8 @@
 #include "gateway/dag_route.hpp"
 #include "gateway/console.hpp"
 #include "gateway/output_stream.hpp"
-#include "gateway/peers.hpp"
 #include "gateway/report_route.hpp"
+#include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
 #include "proto/json.hpp"
 #include "proto/validate.hpp"
@@ -580,7 +580,7 @@ class api {
                   auto p = std::find_if(s.peers.begin(), s.peers.end(),
                                         [&](const peer_status& x) { return x.id == s.leader_id; });
                   if (p == s.peers.end()) return reply(error_response(original));
-                  reach_endpoint(self, p->address, ctx.timeout,
+                  proto::reach_endpoint(self, p->address, ctx.timeout,
                                  [=](caf::expected<endpoint_actor> ep) {
                                    if (!ep) return reply(error_response(ep.error()));
                                    self->request(*ep, ctx.timeout, trigger_atom::value)

@@ -10,7 +10,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 
-#include "gateway/peers.hpp"
+#include "proto/cluster_link.hpp"
 #include "proto/json.hpp"
 
 namespace aisched::gateway {
@@ -87,7 +87,7 @@ void cluster_view(const api_context& ctx, reply_fn reply) {
                   answered(std::nullopt);
                   continue;
                 }
-                reach_endpoint(self, p.address, std::chrono::seconds(1),
+                proto::reach_endpoint(self, p.address, std::chrono::seconds(1),
                                [=](caf::expected<endpoint_actor> ep) {
                                  if (!ep) return answered(std::nullopt);
                                  self->request(*ep, std::chrono::seconds(1),

@@ -7,7 +7,9 @@
 // plain connection would let it be the gap the cluster secret is meant to close.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <caf/expected.hpp>
@@ -47,5 +49,16 @@ void forget_member(caf::actor_system& sys, const std::string& address);
 /// The endpoint of the member at `address` over the existing connection;
 /// invalid if there is none.
 endpoint_actor known_member(caf::actor_system& sys, const std::string& address);
+
+// -- reaching another node's endpoint -----------------------------------------
+
+using endpoint_fn = std::function<void(caf::expected<endpoint_actor>)>;
+
+/// Calls `then` from `self` with the endpoint published at `address`
+/// ("host:port"): the known member's over its existing connection, else a new
+/// connection (TLS when configured); or with an `unavailable` error naming the
+/// address. CAF keeps one connection per node, so asking again is cheap.
+void reach_endpoint(caf::event_based_actor* self, const std::string& address,
+                    std::chrono::milliseconds timeout, endpoint_fn then);
 
 }  // namespace aisched::proto

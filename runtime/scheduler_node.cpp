@@ -181,7 +181,8 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
                         caf::actor_cast<proto::commit_listener_actor>(router)})
     caf::anon_send(raft, proto::subscribe_atom::value, listener);
 
-  // The built-in worker.
+  // The built-in worker (registered with the leader's router once the
+  // endpoint below is up: it finds the leader through it).
   std::shared_ptr<worker::run_pool> pool;
   proto::worker_actor local_worker;
   caf::actor local_registrar;
@@ -192,13 +193,6 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     wcfg.exec.scratch_root = cfg.data_dir + "/runs";
     wcfg.outbox_dir = cfg.data_dir + "/worker-outbox";
     local_worker = sys.spawn(worker::worker_actor_impl, wcfg, pool);
-    proto::worker info;
-    info.id = wcfg.id;
-    info.protocol = proto::worker_protocol::native;
-    info.address = cfg.cluster.host + ":" + std::to_string(cfg.cluster.port);
-    info.labels = cfg.worker_labels;
-    info.max_load = static_cast<uint32_t>(cfg.worker_slots);
-    local_registrar = sys.spawn(worker::local_registrar_impl, router, info, local_worker);
   }
   auto stop_actors = [&] {
     if (pool) pool->stop();  // cancels running attempts, joins the run threads
@@ -233,6 +227,20 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   }
   log::info("cluster listening", {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)},
                                   {"transport", cfg.tls_cert.empty() ? "tcp" : "tls"}});
+  if (local_worker) {
+    worker::registrar_options ropts;
+    ropts.seeds = {cfg.cluster.host + ":" + std::to_string(*cluster_port)};
+    for (auto& p : cfg.peers)
+      if (p.id != cfg.node_id) ropts.seeds.push_back(p.addr.host + ":" + std::to_string(p.addr.port));
+    ropts.own_endpoint = endpoint;
+    ropts.info.id = cfg.node_id;
+    ropts.info.protocol = proto::worker_protocol::native;
+    ropts.info.address = ropts.seeds.front();
+    ropts.info.labels = cfg.worker_labels;
+    ropts.info.max_load = static_cast<uint32_t>(cfg.worker_slots);
+    ropts.worker = local_worker;
+    local_registrar = sys.spawn(worker::registrar_actor_impl, std::move(ropts));
+  }
 
   // The AI agent (gateway nodes): its tools call the REST handler in-process,
   // which itself routes /api/v1/ai to the agent, so the handler is handed over

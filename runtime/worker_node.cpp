@@ -84,7 +84,11 @@ int run_worker_node(const config& cfg, sigset_t& signals) {
   info.protocol = proto::worker_protocol::native;
   info.labels = cfg.worker_labels;
   info.max_load = static_cast<uint32_t>(cfg.worker_slots);
-  auto registrar = sys.spawn(worker::registrar_actor_impl, cfg.join.host, cfg.join.port, info, w);
+  worker::registrar_options ropts;
+  ropts.seeds = {cfg.join.host + ":" + std::to_string(cfg.join.port)};
+  ropts.info = info;
+  ropts.worker = w;
+  auto registrar = sys.spawn(worker::registrar_actor_impl, std::move(ropts));
   // An endpoint without router or raft on the cluster address, for aisched-inspect.
   auto inspector = spawn_inspector(sys, cfg, {{"worker", w}});
   auto endpoint = sys.spawn(endpoint::endpoint_actor_impl, proto::router_actor{},

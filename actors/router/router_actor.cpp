@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -12,6 +13,7 @@
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
 #include "obs/metrics.hpp"
 #include "runtime/log.hpp"
+#include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
 #include "storage/store_scan.hpp"
 
@@ -352,6 +354,66 @@ void rebuild(self_ptr self, uint64_t epoch) {
   });
 }
 
+/// The leader's router, for a follower: the worker registry lives on the
+/// leader only, so a follower hands registry requests (from its gateway) on.
+/// Found through this node's raft (who leads, at which address) and the
+/// leader's endpoint over the raft connection; cached until leadership moves.
+void with_leader_router(self_ptr self, std::function<void(caf::expected<router_actor>)> then) {
+  auto& st = self->state;
+  if (st.leader_router) return then(st.leader_router);
+  auto epoch = st.epoch;
+  self->request(st.raft, request_timeout, raft_status_atom::value)
+      .then(
+          [=](raft_status& s) {
+            auto p = std::find_if(s.peers.begin(), s.peers.end(),
+                                  [&](const peer_status& x) { return x.id == s.leader_id; });
+            if (s.leader_id.empty() || p == s.peers.end())
+              return then(make_error(errc::unavailable, "leader", "no leader elected yet"));
+            auto ep = proto::known_member(self->system(), p->address);
+            if (!ep)
+              return then(make_error(errc::unavailable, "leader",
+                                     "leader " + s.leader_id + " is not connected to this member"));
+            self->request(ep, request_timeout, handles_atom::value)
+                .then(
+                    [=](router_actor& r, caf::actor&) {
+                      if (epoch == self->state.epoch) self->state.leader_router = r;
+                      then(r);
+                    },
+                    [=](caf::error& e) { then(std::move(e)); });
+          },
+          [=](caf::error& e) { then(std::move(e)); });
+}
+
+/// Answers `xs...` with the leader router's reply.
+template <class Result, class... Ts>
+caf::result<Result> forward_to_leader(self_ptr self, Ts... xs) {
+  auto rp = self->make_response_promise<Result>();
+  with_leader_router(self, [=](caf::expected<router_actor> r) mutable {
+    if (!r) {
+      rp.deliver(std::move(r.error()));
+      return;
+    }
+    self->request(*r, request_timeout, xs...)
+        .then([=](Result& x) mutable { rp.deliver(std::move(x)); },
+              [=](caf::error& e) mutable {
+                self->state.leader_router = nullptr;  // perhaps no longer the leader's
+                rp.deliver(std::move(e));
+              });
+  });
+  return rp;
+}
+
+/// Forgets every worker: the registry belongs to the leader, and workers
+/// register again with whoever leads next.
+void forget_workers(self_ptr self) {
+  auto& st = self->state;
+  stop_proxies(self);
+  for (auto& w : st.workers)
+    if (w.handle) self->demonitor(w.handle.address());
+  st.workers.clear();
+  workers_changed(self);
+}
+
 /// The router's part of aisched-inspect: leadership, each worker as
 /// "status load/max" (drained: by an operator), the queue and the tokens left.
 std::map<std::string, std::string> details_of(self_ptr self) {
@@ -403,8 +465,9 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         st.orphans.clear();
         st.tasks.clear();
         for (auto& w : st.workers) w.c.reserved = 0;
+        st.leader_router = nullptr;
         stop_proxies(self);
-        if (!l.leading) return;
+        if (!l.leading) return forget_workers(self);
         start_proxies(self);
         rebuild(self, st.epoch);
       },
@@ -422,6 +485,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
       },
       [=](register_atom, proto::worker& info, worker_actor handle) {
         auto& st = self->state;
+        if (!st.leading) return;  // its registrar finds the leader and registers there
         if (auto* known = find_worker(st, info.id); known && known->handle == handle) {
           // A periodic re-registration of the same worker: a heartbeat.
           known->info.last_heartbeat = now_ms();
@@ -444,7 +508,9 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         adopt_orphans(self, w.info.id);
         schedule_dispatch(self);
       },
-      [=](register_atom, proto::worker& info) -> proto::worker {
+      [=](register_atom, proto::worker& info) -> caf::result<proto::worker> {
+        if (!self->state.leading)
+          return forward_to_leader<proto::worker>(self, register_atom::value, std::move(info));
         info.protocol = worker_protocol::http;
         auto& w = upsert_worker(self, std::move(info));
         w.handle = nullptr;
@@ -454,7 +520,8 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         schedule_dispatch(self);
         return w.info;
       },
-      [=](heartbeat_atom, const worker_heartbeat& hb) -> bool {
+      [=](heartbeat_atom, const worker_heartbeat& hb) -> caf::result<bool> {
+        if (!self->state.leading) return forward_to_leader<bool>(self, heartbeat_atom::value, hb);
         auto* w = find_worker(self->state, hb.id);
         if (!w) return false;  // unknown (e.g. after a leader change): register again
         w->c.reported = hb.load;
@@ -467,6 +534,8 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         return true;
       },
       [=](drain_atom, const std::string& id, bool drain) -> caf::result<proto::worker> {
+        if (!self->state.leading)
+          return forward_to_leader<proto::worker>(self, drain_atom::value, id, drain);
         auto* w = find_worker(self->state, id);
         if (!w) return make_error(errc::not_found, "id", "no worker '" + id + "'");
         w->drained = drain;
@@ -476,6 +545,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         return info;
       },
       [=](remove_atom, const std::string& id) -> caf::result<bool> {
+        if (!self->state.leading) return forward_to_leader<bool>(self, remove_atom::value, id);
         // Its runs in flight keep their deadline: the retry actor times them out
         // and they run again elsewhere, so removing a worker loses no run.
         auto& ws = self->state.workers;
@@ -493,6 +563,8 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
       [=](output_atom, const std::string& instance_id,
           const caf::actor& follower) -> caf::result<bool> {
         auto& st = self->state;
+        if (!st.leading)
+          return forward_to_leader<bool>(self, output_atom::value, instance_id, follower);
         auto i = st.assigned.find(instance_id);
         auto* w = i == st.assigned.end() ? nullptr : find_worker(st, i->second);
         if (!w || !w->handle) return false;  // not running here, or an HTTP worker
@@ -518,7 +590,8 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         auto* w = find_worker(self->state, r.worker_id);
         if (w && w->proxy) self->send(w->proxy, report_atom::value, std::move(r));
       },
-      [=](list_workers_atom) {
+      [=](list_workers_atom) -> caf::result<worker_list> {
+        if (!self->state.leading) return forward_to_leader<worker_list>(self, list_workers_atom::value);
         worker_list out;
         for (auto& w : self->state.workers) {
           auto info = w.info;

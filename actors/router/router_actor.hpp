@@ -1,7 +1,8 @@
-// The router actor: the leader's worker registry and dispatcher. It keeps the
-// registered workers (native CAF workers, monitored) with a worker_proxy per
-// worker while leading, a cache of task definitions, and the queue of pending
-// instances. It picks a worker per run (labels, strategy, capacity), commits a
+// The router actor: the leader's worker registry and dispatcher. While leading
+// it keeps the registered workers (native CAF workers, monitored) with a
+// worker_proxy per worker; a follower's router keeps none and hands the
+// registry requests of its gateway to the leader's router. It also keeps a
+// cache of task definitions and the queue of pending instances. It picks a worker per run (labels, strategy, capacity), commits a
 // `dispatch` batch through raft, then hands each run to its worker's proxy.
 // Capacity is reserved at dispatch and released when a run ends or waits to
 // retry; a run that fits no worker stays pending until one frees up.
@@ -48,6 +49,7 @@ struct router_state {
   bool ready = false;
   uint64_t term = 0;
   uint64_t epoch = 0;
+  proto::router_actor leader_router;  // a follower's cache of the leader's router
   std::vector<worker_entry> workers;
   std::unordered_map<uint64_t, proto::task> tasks;
   std::deque<proto::instance> queue;               // pending runs to place

@@ -1,6 +1,7 @@
 // Behaviour of the registrar; see registrar_actor.hpp.
 #include "actors/worker/registrar_actor.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -16,126 +17,186 @@ using namespace proto;
 namespace {
 
 using self_ptr = caf::stateful_actor<registrar_state>*;
-using connect_atom = caf::connect_atom;
 using reconnect_atom = caf::atom_constant<caf::atom("reconnect")>;
 
-constexpr auto connect_timeout = std::chrono::seconds(3);
-constexpr auto retry_after = std::chrono::seconds(1);
-constexpr auto heartbeat_every = std::chrono::seconds(5);
+constexpr auto ask_timeout = std::chrono::seconds(3);
+constexpr auto retry_after = std::chrono::milliseconds(500);
+constexpr auto tick_every = std::chrono::seconds(1);  // the leadership check
+constexpr uint32_t heartbeat_ticks = 5;               // a registration every 5 s
+constexpr int max_hops = 3;  // "ask X, X names the leader Y, ask Y ..." at most this often
 
 /// Registering again is the heartbeat (idempotent at the router); it carries
 /// the machine's load and whether the worker drains.
 void send_heartbeat(self_ptr self) {
   auto& st = self->state;
-  st.info.cpu_percent = st.stats.cpu_percent();
-  st.info.memory_percent = host_stats::memory_percent();
-  self->send(st.router, register_atom::value, st.info, st.worker);
+  st.info().cpu_percent = st.stats.cpu_percent();
+  st.info().memory_percent = host_stats::memory_percent();
+  self->send(st.router, register_atom::value, st.info(), st.opts.worker);
 }
 
 /// Says once per distinct reason why the cluster cannot be reached (wrong
-/// address, scheduler down, TLS credentials rejected: CAF reports a refused
+/// address, no leader yet, TLS credentials rejected: CAF reports a refused
 /// handshake only to us), so an operator sees it without a line a second.
-void report_unreachable(self_ptr self, const std::string& why) {
+void report_unreachable(self_ptr self, const std::string& address, const std::string& why) {
   auto& st = self->state;
-  if (why == st.last_error) return;
-  st.last_error = why;
-  std::fprintf(stderr, "registrar %s: cannot register with the cluster at %s:%u: %s; retrying\n",
-               st.info.id.c_str(), st.host.c_str(), unsigned(st.port), why.c_str());
+  auto line = address + ": " + why;
+  if (line == st.last_error) return;
+  st.last_error = line;
+  std::fprintf(stderr, "registrar %s: cannot register with the cluster at %s; retrying\n",
+               st.info().id.c_str(), line.c_str());
 }
 
+void unbind(self_ptr self) {
+  auto& st = self->state;
+  if (st.router) self->demonitor(st.router.address());
+  st.router = nullptr;
+  st.leader = nullptr;
+}
+
+/// Gives up on this attempt; the next one asks the next member known.
 void retry_later(self_ptr self) {
-  self->state.router = nullptr;
-  self->delayed_send(self, retry_after, reconnect_atom::value, ++self->state.generation);
+  auto& st = self->state;
+  unbind(self);
+  st.next_seed = (st.next_seed + 1) % st.opts.seeds.size();
+  self->delayed_send(self, retry_after, reconnect_atom::value, ++st.generation);
 }
 
-void connect(self_ptr self) {
+/// Remembers the members a status names, so the leader can be found again
+/// from any of them when the one joined first is gone.
+void learn(self_ptr self, const raft_status& s) {
   auto& st = self->state;
-  auto gen = ++st.generation;
-  auto mm = proto::cluster_connector(self->system());  // TLS when configured
-  self->request(mm, connect_timeout, connect_atom::value, st.host, st.port)
+  auto& seeds = st.opts.seeds;
+  for (auto& p : s.peers) {
+    if (p.address.empty() || std::find(seeds.begin(), seeds.end(), p.address) != seeds.end())
+      continue;
+    if (st.opts.own_endpoint && p.id == st.info().id) continue;  // ourselves, under another name
+    seeds.push_back(p.address);
+  }
+}
+
+void bind(self_ptr self, endpoint_actor leader, router_actor router) {
+  auto& st = self->state;
+  st.last_error.clear();
+  st.leader = std::move(leader);
+  st.router = std::move(router);
+  st.ticks = 0;
+  self->monitor(st.router);
+  send_heartbeat(self);
+  // Unacknowledged reports of the worker go to this router now.
+  self->send(st.opts.worker, subscribe_atom::value, caf::actor_cast<caf::actor>(st.router));
+}
+
+void ask(self_ptr self, uint64_t gen, endpoint_actor ep, const std::string& address, int hops);
+
+/// Reaches the member at `address` (this node's own endpoint without dialing).
+void reach(self_ptr self, uint64_t gen, const std::string& address, int hops) {
+  auto& st = self->state;
+  if (st.opts.own_endpoint && address == st.opts.seeds.front())
+    return ask(self, gen, st.opts.own_endpoint, address, hops);
+  proto::reach_endpoint(self, address, std::chrono::duration_cast<std::chrono::milliseconds>(ask_timeout),
+                        [=](caf::expected<endpoint_actor> ep) {
+                          if (gen != self->state.generation) return;
+                          if (!ep) {
+                            report_unreachable(self, address, self->system().render(ep.error()));
+                            return retry_later(self);
+                          }
+                          ask(self, gen, std::move(*ep), address, hops);
+                        });
+}
+
+/// Acts on what the member at `address` says about leadership: registers
+/// there if it leads, else follows it to the leader it names.
+void follow(self_ptr self, uint64_t gen, endpoint_actor ep, const std::string& address, int hops,
+            const raft_status& s) {
+  learn(self, s);
+  if (s.role == "leader") {
+    self->request(ep, ask_timeout, handles_atom::value)
+        .then(
+            [=](router_actor router, caf::actor&) {
+              if (gen == self->state.generation) bind(self, ep, std::move(router));
+            },
+            [=](caf::error& e) {
+              if (gen != self->state.generation) return;
+              report_unreachable(self, address, self->system().render(e));
+              retry_later(self);
+            });
+    return;
+  }
+  auto p = std::find_if(s.peers.begin(), s.peers.end(),
+                        [&](const peer_status& x) { return x.id == s.leader_id; });
+  if (p == s.peers.end() || p->address.empty() || hops >= max_hops) {
+    report_unreachable(self, address,
+                       s.leader_id.empty() ? "no leader elected yet"
+                                           : "its leader " + s.leader_id + " cannot be reached");
+    return retry_later(self);
+  }
+  reach(self, gen, p->address, hops + 1);
+}
+
+void ask(self_ptr self, uint64_t gen, endpoint_actor ep, const std::string& address, int hops) {
+  self->request(ep, ask_timeout, raft_status_atom::value)
       .then(
-          [=](const caf::node_id&, caf::strong_actor_ptr& ptr,
-              const std::set<std::string>& ifs) {
-            if (gen != self->state.generation) return;
-            if (!ptr || !self->system().assignable<endpoint_actor>(ifs)) {
-              report_unreachable(self, "no endpoint published there");
-              return retry_later(self);
-            }
-            auto ep = caf::actor_cast<endpoint_actor>(std::move(ptr));
-            self->request(ep, connect_timeout, handles_atom::value)
-                .then(
-                    [=](router_actor router, caf::actor&) {
-                      if (gen != self->state.generation) return;
-                      auto& st = self->state;
-                      st.last_error.clear();
-                      st.router = router;
-                      self->monitor(router);
-                      send_heartbeat(self);
-                      // Unacknowledged reports of the worker go to this router now.
-                      self->send(st.worker, subscribe_atom::value,
-                                 caf::actor_cast<caf::actor>(router));
-                      self->delayed_send(self, heartbeat_every, caf::tick_atom::value, gen);
-                    },
-                    [=](caf::error& e) {
-                      if (gen != self->state.generation) return;
-                      report_unreachable(self, self->system().render(e));
-                      retry_later(self);
-                    });
+          [=](raft_status& s) {
+            if (gen == self->state.generation) follow(self, gen, ep, address, hops, s);
           },
           [=](caf::error& e) {
             if (gen != self->state.generation) return;
-            report_unreachable(self, self->system().render(e));
+            report_unreachable(self, address, self->system().render(e));
             retry_later(self);
+          });
+}
+
+void find_leader(self_ptr self) {
+  auto& st = self->state;
+  reach(self, ++st.generation, st.opts.seeds[st.next_seed], 0);
+}
+
+/// Once a second while registered: a heartbeat every few ticks, and a check
+/// that the endpoint registered with still leads.
+void check(self_ptr self) {
+  auto& st = self->state;
+  if (!st.router) return;
+  if (++st.ticks >= heartbeat_ticks) {
+    st.ticks = 0;
+    send_heartbeat(self);
+  }
+  auto gen = st.generation;
+  auto leader = st.leader;
+  self->request(leader, ask_timeout, raft_status_atom::value)
+      .then(
+          [=](raft_status& s) {
+            if (gen != self->state.generation || s.role == "leader") return;
+            // Deposed: the member that led knows (or will know) who leads now.
+            unbind(self);
+            auto next = ++self->state.generation;
+            follow(self, next, leader, "the former leader", 0, s);
+          },
+          [=](caf::error&) {
+            if (gen == self->state.generation) retry_later(self);
           });
 }
 
 }  // namespace
 
-caf::behavior registrar_actor_impl(self_ptr self, std::string host, uint16_t port, proto::worker info,
-                                   worker_actor worker) {
-  auto& st = self->state;
-  st.host = std::move(host);
-  st.port = port;
-  st.info = std::move(info);
-  st.worker = std::move(worker);
+caf::behavior registrar_actor_impl(self_ptr self, registrar_options opts) {
+  self->state.opts = std::move(opts);
+  if (self->state.opts.seeds.empty()) self->state.opts.seeds.emplace_back();
   self->set_down_handler([=](const caf::down_msg& dm) {
     if (self->state.router && dm.source == self->state.router.address()) retry_later(self);
   });
-  connect(self);
+  find_leader(self);
+  self->delayed_send(self, tick_every, caf::tick_atom::value);
   return {
       [=](reconnect_atom, uint64_t gen) {
-        if (gen == self->state.generation) connect(self);
+        if (gen == self->state.generation) find_leader(self);
       },
-      [=](caf::tick_atom, uint64_t gen) {
-        auto& st = self->state;
-        if (gen != st.generation || !st.router) return;
-        send_heartbeat(self);
-        self->delayed_send(self, heartbeat_every, caf::tick_atom::value, gen);
+      [=](caf::tick_atom) {
+        check(self);
+        self->delayed_send(self, tick_every, caf::tick_atom::value);
       },
       [=](drain_atom) {
-        self->state.info.status = worker_status::draining;
+        self->state.info().status = worker_status::draining;
         if (self->state.router) send_heartbeat(self);
-      },
-  };
-}
-
-caf::behavior local_registrar_impl(self_ptr self, router_actor router, proto::worker info,
-                                   worker_actor worker) {
-  auto& st = self->state;
-  st.router = std::move(router);
-  st.info = std::move(info);
-  st.worker = std::move(worker);
-  send_heartbeat(self);
-  self->send(st.worker, subscribe_atom::value, caf::actor_cast<caf::actor>(st.router));
-  self->delayed_send(self, heartbeat_every, caf::tick_atom::value, st.generation);
-  return {
-      [=](caf::tick_atom, uint64_t gen) {
-        send_heartbeat(self);
-        self->delayed_send(self, heartbeat_every, caf::tick_atom::value, gen);
-      },
-      [=](drain_atom) {
-        self->state.info.status = worker_status::draining;
-        send_heartbeat(self);
       },
   };
 }
