@@ -15,6 +15,7 @@
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
 #include "storage/auth_state.hpp"
+#include "storage/batch_ctx.hpp"
 #include "storage/keys.hpp"
 #include "storage/load_history.hpp"
 #include "storage/rocks.hpp"
@@ -31,12 +32,6 @@ constexpr std::string_view schema_key = "schema_version";
 constexpr std::string_view instance_counts_key = "instance_counts";  // one u64 per state
 
 using state_counts = state_machine::state_counts;
-
-/// What one apply() call changed, for metrics; published once the batch is written.
-struct batch_effects {
-  std::array<int64_t, std::tuple_size_v<state_counts>> instances{};  // per-state delta
-  uint64_t created = 0, updated = 0, deleted = 0, paused = 0, resumed = 0;
-};
 
 bool tenant_matches(std::string_view want, const std::string& have) {
   return want.empty() || want == have;
@@ -61,113 +56,6 @@ bool legal_transition(instance_state from, instance_state to) {
       return false;  // terminal
   }
 }
-
-/// The writes of one apply() call, with an overlay so later entries of the same
-/// batch see what earlier ones wrote.
-class batch_ctx {
- public:
-  explicit batch_ctx(rocks& db) : db_(db) {}
-
-  caf::expected<std::optional<task>> read_task(uint64_t id) {
-    auto key = keys::task(id);
-    if (auto i = tasks_.find(key); i != tasks_.end()) return i->second;
-    return read<task>(column::tasks, key);
-  }
-
-  void put_task(const task& t) {
-    auto key = keys::task(t.id);
-    tasks_[key] = t;
-    batch_.Put(db_.cf(column::tasks), key, encode(t));
-  }
-
-  void delete_task(uint64_t id) {
-    auto key = keys::task(id);
-    tasks_[key] = std::nullopt;
-    batch_.Delete(db_.cf(column::tasks), key);
-    batch_.Delete(db_.cf(column::task_state), key);
-    runtimes_.erase(key);
-  }
-
-  caf::expected<task_runtime> read_runtime(uint64_t id) {
-    auto key = keys::task(id);
-    if (auto i = runtimes_.find(key); i != runtimes_.end()) return i->second;
-    auto r = read<task_runtime>(column::task_state, key);
-    if (!r) return r.error();
-    if (*r) return **r;
-    task_runtime fresh;
-    fresh.task_id = id;
-    return fresh;
-  }
-
-  void put_runtime(const task_runtime& r) {
-    auto key = keys::task(r.task_id);
-    runtimes_[key] = r;
-    batch_.Put(db_.cf(column::task_state), key, encode(r));
-  }
-
-  caf::expected<std::optional<instance>> read_instance(const std::string& key) {
-    if (auto i = instances_.find(key); i != instances_.end()) return i->second;
-    return read<instance>(column::instances, key);
-  }
-
-  /// Writes `x`, keeping the state index in step with its state.
-  void put_instance(const std::string& key, const instance& x,
-                    std::optional<instance_state> old_state) {
-    if (old_state && *old_state != x.state)
-      batch_.Delete(db_.cf(column::instances_by_state),
-                    keys::state_index(static_cast<uint8_t>(*old_state), key));
-    if (!old_state || *old_state != x.state) {
-      batch_.Put(db_.cf(column::instances_by_state),
-                 keys::state_index(static_cast<uint8_t>(x.state), key), "");
-      if (old_state) effects_.instances[static_cast<size_t>(*old_state)] -= 1;
-      effects_.instances[static_cast<size_t>(x.state)] += 1;
-    }
-    instances_[key] = x;
-    batch_.Put(db_.cf(column::instances), key, encode(x));
-  }
-
-  void put_meta(std::string_view key, uint64_t value) {
-    batch_.Put(db_.cf(column::meta), key, keys::u64(value));
-  }
-
-  /// The task a create with this idempotency key made (0: none yet).
-  caf::expected<uint64_t> read_created_by(const std::string& key) {
-    if (auto i = created_by_.find(key); i != created_by_.end()) return i->second;
-    auto raw = db_.get(column::meta, key);
-    if (!raw) return raw.error();
-    if (!*raw) return uint64_t{0};
-    if ((*raw)->size() != 8) return make_error(errc::corrupted, "idempotency record has a bad size");
-    return keys::get_u64(**raw, 0);
-  }
-
-  void put_created_by(const std::string& key, uint64_t task_id) {
-    created_by_[key] = task_id;
-    put_meta(key, task_id);
-  }
-
-  rocksdb::WriteBatch& batch() { return batch_; }
-  batch_effects& effects() { return effects_; }
-  rocks& db() { return db_; }
-
- private:
-  template <class T>
-  caf::expected<std::optional<T>> read(column c, const std::string& key) {
-    auto raw = db_.get(c, key);
-    if (!raw) return raw.error();
-    if (!*raw) return std::optional<T>{};
-    auto x = decode<T>(**raw);
-    if (!x) return x.error();
-    return std::optional<T>{std::move(*x)};
-  }
-
-  rocks& db_;
-  rocksdb::WriteBatch batch_;
-  batch_effects effects_;
-  std::map<std::string, std::optional<task>> tasks_;
-  std::map<std::string, task_runtime> runtimes_;
-  std::map<std::string, std::optional<instance>> instances_;
-  std::map<std::string, uint64_t> created_by_;
-};
 
 /// Applies one command against `ctx`. Returns the command's effect or the error
 /// that rejects it; `next_task_id` is advanced by create_task.
@@ -594,6 +482,10 @@ void publish_mutations(const batch_effects& fx) {
 
 }  // namespace
 
+state_machine::state_machine(rocks& db) : db_(db), cache_(std::make_unique<apply_cache>()) {}
+
+state_machine::~state_machine() = default;
+
 caf::expected<std::unique_ptr<state_machine>> state_machine::open(rocks& db) {
   auto version = read_meta(db, schema_key, 0);
   if (!version) return version.error();
@@ -618,6 +510,7 @@ caf::error state_machine::reload() {
   if (!next) return next.error();
   auto counts = load_counts(db_);
   if (!counts) return counts.error();
+  cache_->clear();  // the state may have been replaced underneath
   applied_index_ = *applied;
   next_task_id_ = *next;
   instance_counts_ = *counts;
@@ -629,7 +522,7 @@ caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
     const std::vector<log_entry>& entries) {
   std::vector<caf::expected<applied>> results;
   results.reserve(entries.size());
-  batch_ctx ctx(db_);
+  batch_ctx ctx(db_, *cache_);
   auth_applier auth(db_, ctx.batch());
   uint64_t applied_to = applied_index_.load();
   uint64_t next_task_id = next_task_id_;
@@ -674,7 +567,9 @@ caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
     ctx.batch().Put(db_.cf(column::meta), instance_counts_key, encode_counts(counts));
   // Not synced: the raft log holds these entries durably, and a restart replays
   // whatever this write lost (the applied index moves in the same batch).
+  ctx.finish();
   if (auto err = db_.write(ctx.batch(), false)) return err;
+  ctx.written();
   applied_index_ = applied_to;
   next_task_id_ = next_task_id;
   instance_counts_ = counts;

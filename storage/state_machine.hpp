@@ -20,12 +20,14 @@
 namespace aisched::storage {
 
 class rocks;
+struct apply_cache;
 
 /// Schema version written on first open; a mismatch refuses to start.
 constexpr uint64_t schema_version = 1;
 
 class state_machine {
  public:
+  ~state_machine();
   /// Loads the applied index and counters from `db`, which must outlive this.
   static caf::expected<std::unique_ptr<state_machine>> open(rocks& db);
 
@@ -69,9 +71,10 @@ class state_machine {
   const state_counts& instance_counts() const { return instance_counts_; }
 
  private:
-  explicit state_machine(rocks& db) : db_(db) {}
+  explicit state_machine(rocks& db);
 
   rocks& db_;
+  std::unique_ptr<apply_cache> cache_;  // the applying thread's (storage/apply_cache.hpp)
   std::atomic<uint64_t> applied_index_{0};
   uint64_t next_task_id_ = 1;
   state_counts instance_counts_{};

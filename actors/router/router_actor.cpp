@@ -27,6 +27,7 @@ using self_ptr = router_actor::stateful_pointer<router_state>;
 
 constexpr auto request_timeout = std::chrono::seconds(10);
 constexpr size_t max_batch = 4096;  // runs placed per dispatch proposal
+constexpr size_t scan_limit = 4 * max_batch;  // queued runs looked at per dispatch round
 
 router_state::worker_entry* find_worker(router_state& st, const std::string& id) {
   for (auto& w : st.workers)
@@ -182,10 +183,18 @@ void dispatch(self_ptr self) {
   if (!st.leading || !st.ready || st.queue.empty() || st.load.level == pressure_level::red) return;
   std::vector<candidate> cands;
   for (auto& w : st.workers) cands.push_back(w.c);
+  // Free slots over the online workers: once they are taken nothing else fits,
+  // so the rest of the queue is not looked at (a backlog far larger than the
+  // workers' capacity would otherwise be rescanned on every finished run).
+  uint64_t free_slots = 0;
+  for (auto& c : cands)
+    if (c.status == worker_status::online && c.has_capacity()) free_slots += c.max_load - c.load();
+  if (free_slots == 0) return;  // a finished run or a new worker wakes us
   auto now = now_ms();
   proto::dispatch cmd{st.term, now, {}};
   // The dispatch rate limit: at most this many runs leave now.
-  auto budget = st.bucket->take(std::min<uint64_t>(st.queue.size(), max_batch), now);
+  auto budget =
+      st.bucket->take(std::min<uint64_t>({st.queue.size(), max_batch, free_slots}), now);
   obs::get().dispatch_tokens.set(st.bucket->tokens(now));
   if (budget == 0) {
     if (!st.waiting_for_tokens) {
@@ -195,14 +204,12 @@ void dispatch(self_ptr self) {
     }
     return;
   }
-  std::deque<instance> keep;
-  while (!st.queue.empty()) {
+  std::deque<instance> skipped;  // no fitting worker now: they stay pending, in order
+  size_t looked_at = 0;
+  while (!st.queue.empty() && cmd.entries.size() < budget && free_slots > 0 &&
+         looked_at++ < scan_limit) {
     auto x = std::move(st.queue.front());
     st.queue.pop_front();
-    if (cmd.entries.size() >= budget) {
-      keep.push_back(std::move(x));
-      continue;
-    }
     auto t = st.tasks.find(x.task_id);
     if (t == st.tasks.end()) {
       // The task was deleted: nothing to run it with.
@@ -215,16 +222,20 @@ void dispatch(self_ptr self) {
     auto choice =
         pick(t->second.route, t->second.labels, cands, t->first, st.rr, st.rng(), &st.ring, x.shard);
     if (!choice) {
-      keep.push_back(std::move(x));  // no fitting worker now: stays pending
+      skipped.push_back(std::move(x));
       continue;
     }
     auto& w = st.workers[*choice];
     cands[*choice].reserved += 1;
+    free_slots -= 1;
     reserve(st, w, x.id);
     st.queued.erase(x.id);
     cmd.entries.push_back(dispatch_entry{x.id, w.info.id});
   }
-  st.queue = std::move(keep);
+  while (!skipped.empty()) {
+    st.queue.push_front(std::move(skipped.back()));
+    skipped.pop_back();
+  }
   if (cmd.entries.empty()) return;
   auto epoch = st.epoch;
   auto entries = cmd.entries;

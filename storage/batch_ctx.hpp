@@ -1,0 +1,187 @@
+// The writes of one state-machine apply() call (storage/state_machine.cpp):
+// a RocksDB WriteBatch with an overlay so later commands of the batch read what
+// earlier ones wrote, in front of the apply cache and the database. Internal
+// to the state machine; only its applying thread uses either.
+#pragma once
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include <caf/expected.hpp>
+#include <rocksdb/write_batch.h>
+
+#include "proto/codec.hpp"
+#include "proto/errors.hpp"
+#include "proto/types.hpp"
+#include "storage/apply_cache.hpp"
+#include "storage/keys.hpp"
+#include "storage/rocks.hpp"
+#include "storage/state_machine.hpp"
+
+namespace aisched::storage {
+
+/// What one apply() call changed, for metrics; published once the batch is written.
+struct batch_effects {
+  std::array<int64_t, std::tuple_size_v<state_machine::state_counts>> instances{};  // per-state delta
+  uint64_t created = 0, updated = 0, deleted = 0, paused = 0, resumed = 0;
+};
+
+
+/// The writes of one apply() call, with an overlay so later entries of the same
+/// batch see what earlier ones wrote. Records are written once per batch, with
+/// their last value (finish()): a run that is dispatched, starts and ends
+/// within one batch costs one instance write and one state-index move, not
+/// three of each.
+class batch_ctx {
+ public:
+  batch_ctx(rocks& db, apply_cache& cache) : db_(db), cache_(cache) {}
+
+  caf::expected<std::optional<proto::task>> read_task(uint64_t id) {
+    auto key = keys::task(id);
+    if (auto i = tasks_.find(key); i != tasks_.end()) return i->second;
+    if (auto i = cache_.tasks.find(id); i != cache_.tasks.end()) return i->second;
+    auto t = read<proto::task>(column::tasks, key);
+    if (t) cache_.tasks.emplace(id, *t);
+    return t;
+  }
+
+  void put_task(const proto::task& t) { tasks_[keys::task(t.id)] = t; }
+
+  /// Deletes the task and its runtime facts (task ids are never reused).
+  void delete_task(uint64_t id) {
+    auto key = keys::task(id);
+    tasks_[key] = std::nullopt;
+    proto::task_runtime fresh;  // what read_runtime answers for a task that never fired
+    fresh.task_id = id;
+    runtimes_[key] = fresh;
+  }
+
+  caf::expected<proto::task_runtime> read_runtime(uint64_t id) {
+    auto key = keys::task(id);
+    if (auto i = runtimes_.find(key); i != runtimes_.end()) return i->second;
+    if (auto i = cache_.runtimes.find(id); i != cache_.runtimes.end()) return i->second;
+    auto r = read<proto::task_runtime>(column::task_state, key);
+    if (!r) return r.error();
+    proto::task_runtime out;
+    if (*r) {
+      out = std::move(**r);
+    } else {
+      out.task_id = id;
+    }
+    cache_.runtimes.emplace(id, out);
+    return out;
+  }
+
+  void put_runtime(const proto::task_runtime& r) { runtimes_[keys::task(r.task_id)] = r; }
+
+  caf::expected<std::optional<proto::instance>> read_instance(const std::string& key) {
+    if (auto i = instances_.find(key); i != instances_.end()) return i->second;
+    if (auto i = cache_.instances.find(key); i != cache_.instances.end()) return {i->second};
+    auto x = read<proto::instance>(column::instances, key);
+    if (x && *x && !is_terminal((*x)->state)) cache_.instances.emplace(key, **x);
+    return x;
+  }
+
+  /// Writes `x`, whose state was `old_state` (none: a new instance); the state
+  /// index follows at finish().
+  void put_instance(const std::string& key, const proto::instance& x,
+                    std::optional<proto::instance_state> old_state) {
+    if (!old_state || *old_state != x.state) {
+      if (old_state) effects_.instances[static_cast<size_t>(*old_state)] -= 1;
+      effects_.instances[static_cast<size_t>(x.state)] += 1;
+    }
+    // The state the database holds: the one before this batch's first write.
+    index_from_.emplace(key, old_state);
+    instances_[key] = x;
+  }
+
+  void put_meta(std::string_view key, uint64_t value) {
+    batch_.Put(db_.cf(column::meta), key, keys::u64(value));
+  }
+
+  /// The proto::task a create with this idempotency key made (0: none yet).
+  caf::expected<uint64_t> read_created_by(const std::string& key) {
+    if (auto i = created_by_.find(key); i != created_by_.end()) return i->second;
+    auto raw = db_.get(column::meta, key);
+    if (!raw) return raw.error();
+    if (!*raw) return uint64_t{0};
+    if ((*raw)->size() != 8) return make_error(errc::corrupted, "idempotency record has a bad size");
+    return keys::get_u64(**raw, 0);
+  }
+
+  void put_created_by(const std::string& key, uint64_t task_id) {
+    created_by_[key] = task_id;
+    put_meta(key, task_id);
+  }
+
+  /// Puts every record's last value of this batch into the WriteBatch; call
+  /// once, before writing it.
+  void finish() {
+    auto* cf_tasks = db_.cf(column::tasks);
+    auto* cf_state = db_.cf(column::task_state);
+    for (auto& [key, t] : tasks_) {
+      if (t) {
+        batch_.Put(cf_tasks, key, proto::encode(*t));
+      } else {
+        batch_.Delete(cf_tasks, key);
+        batch_.Delete(cf_state, key);
+      }
+    }
+    for (auto& [key, r] : runtimes_) {
+      auto t = tasks_.find(key);
+      if (t == tasks_.end() || t->second) batch_.Put(cf_state, key, proto::encode(r));
+    }
+    auto* cf_index = db_.cf(column::instances_by_state);
+    for (auto& [key, x] : instances_) {
+      if (!x) continue;
+      batch_.Put(db_.cf(column::instances), key, proto::encode(*x));
+      auto from = index_from_.at(key);
+      if (from && *from == x->state) continue;
+      if (from) batch_.Delete(cf_index, keys::state_index(static_cast<uint8_t>(*from), key));
+      batch_.Put(cf_index, keys::state_index(static_cast<uint8_t>(x->state), key), "");
+    }
+  }
+
+  /// After the batch is written: the cache takes what it changed.
+  void written() {
+    for (auto& [key, t] : tasks_) cache_.tasks[keys::get_u64(key)] = t;
+    for (auto& [key, r] : runtimes_) cache_.runtimes[keys::get_u64(key)] = r;
+    for (auto& [key, x] : instances_) {
+      if (x && !is_terminal(x->state))
+        cache_.instances[key] = *x;
+      else
+        cache_.instances.erase(key);
+    }
+    cache_.trim();
+  }
+
+  rocksdb::WriteBatch& batch() { return batch_; }
+  batch_effects& effects() { return effects_; }
+  rocks& db() { return db_; }
+
+ private:
+  template <class T>
+  caf::expected<std::optional<T>> read(column c, const std::string& key) {
+    auto raw = db_.get(c, key);
+    if (!raw) return raw.error();
+    if (!*raw) return std::optional<T>{};
+    auto x = proto::decode<T>(**raw);
+    if (!x) return x.error();
+    return std::optional<T>{std::move(*x)};
+  }
+
+  rocks& db_;
+  apply_cache& cache_;
+  rocksdb::WriteBatch batch_;
+  batch_effects effects_;
+  std::map<std::string, std::optional<proto::task>> tasks_;
+  std::map<std::string, proto::task_runtime> runtimes_;
+  std::map<std::string, std::optional<proto::instance>> instances_;
+  std::map<std::string, std::optional<proto::instance_state>> index_from_;  // by instance key
+  std::map<std::string, uint64_t> created_by_;
+};
+
+}  // namespace aisched::storage
