@@ -9,6 +9,7 @@
 #include <caf/sum_type.hpp>
 
 #include <caf/actor_system.hpp>
+#include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
@@ -322,8 +323,12 @@ void process_ready(self_ptr self) {
       for (size_t i = 0; i < rd.committed.size(); ++i) {
         auto& e = rd.committed[i];
         auto& r = (*results)[i];
-        if (r && r->index != 0)
-          for (auto& l : st.listeners) self->send(l, committed_atom::value, *r);
+        if (r && r->index != 0 && !st.listeners.empty()) {
+          // One message for every listener, shared copy-on-write (they read it
+          // only): an `applied` can carry thousands of instances.
+          auto msg = caf::make_message(committed_atom::value, *r);
+          for (auto& l : st.listeners) caf::anon_send(caf::actor_cast<caf::actor>(l), msg);
+        }
         auto w = st.waiting.find(e.index);
         if (w != st.waiting.end()) {
           if (w->second.term != e.term)

@@ -165,6 +165,38 @@ void report(const options& o, const json::object& r) {
   }
 }
 
+/// The counters throughput reads from a node's /metrics: what its leader
+/// fired and dispatched, and the runs committed as successful.
+struct run_counters {
+  double fired = 0, dispatched = 0, succeeded = 0;
+  bool ok = false;
+};
+
+/// The value of the sample `series` (name plus labels, as written) in `text`.
+std::optional<double> sample(const std::string& text, const std::string& series) {
+  for (size_t at = text.find(series); at != std::string::npos; at = text.find(series, at + 1)) {
+    if (at != 0 && text[at - 1] != '\n') continue;
+    auto end = at + series.size();
+    if (end >= text.size() || text[end] != ' ') continue;
+    return std::strtod(text.c_str() + end + 1, nullptr);
+  }
+  return std::nullopt;
+}
+
+run_counters scrape(http_client& c) {
+  run_counters out;
+  auto r = c.call("GET", "/metrics");
+  if (r.status != 200) return out;
+  auto f = sample(r.body, R"(scheduler_slots_total{outcome="fired"})");
+  auto d = sample(r.body, R"(scheduler_dispatch_total{result="ok"})");
+  auto s = sample(r.body, R"(scheduler_instances{state="success"})");
+  out.ok = f && d && s;
+  out.fired = f.value_or(0);
+  out.dispatched = d.value_or(0);
+  out.succeeded = s.value_or(0);
+  return out;
+}
+
 int burst(const options& o) {
   auto due = (now_ms() / 1000 + static_cast<unix_ms>(o.lead_s) + 1) * 1000;
   std::vector<std::string> docs;
@@ -175,12 +207,22 @@ int burst(const options& o) {
   if (now_ms() >= due)
     std::fprintf(stderr, "warning: creating took longer than --lead; tasks fired late\n");
   std::set<uint64_t> set(ids.begin(), ids.end());
-  // Wait (bounded) until every run succeeded.
+  // Wait (bounded) until every run succeeded. The node's success gauge is
+  // cheap to poll; listing the runs is not (it would load the node being
+  // measured), so they are listed only once the gauge says they may be done.
+  http_client probe(o.server);
+  auto before = scrape(probe);
   std::vector<run_view> runs;
   auto deadline = std::max(now_ms(), due) + 120'000;
   while (now_ms() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::this_thread::sleep_for(std::chrono::milliseconds(before.ok ? 50 : 500));
     if (now_ms() < due) continue;
+    if (before.ok) {
+      auto now = scrape(probe);
+      progress("done", static_cast<size_t>(std::max(0.0, now.succeeded - before.succeeded)),
+               ids.size());
+      if (now.ok && now.succeeded - before.succeeded < static_cast<double>(ids.size())) continue;
+    }
     runs = fetch_runs(o, set, "success");
     progress("done", runs.size(), ids.size());
     if (runs.size() >= ids.size()) break;
@@ -260,38 +302,6 @@ int steady(const options& o) {
                    {"fire_lateness", to_json(summarize(late))}};
   report(o, out);
   return duplicates == 0 && seen.size() == expected ? 0 : 1;
-}
-
-/// The counters throughput reads from a node's /metrics: what its leader
-/// fired and dispatched, and the runs committed as successful.
-struct run_counters {
-  double fired = 0, dispatched = 0, succeeded = 0;
-  bool ok = false;
-};
-
-/// The value of the sample `series` (name plus labels, as written) in `text`.
-std::optional<double> sample(const std::string& text, const std::string& series) {
-  for (size_t at = text.find(series); at != std::string::npos; at = text.find(series, at + 1)) {
-    if (at != 0 && text[at - 1] != '\n') continue;
-    auto end = at + series.size();
-    if (end >= text.size() || text[end] != ' ') continue;
-    return std::strtod(text.c_str() + end + 1, nullptr);
-  }
-  return std::nullopt;
-}
-
-run_counters scrape(http_client& c) {
-  run_counters out;
-  auto r = c.call("GET", "/metrics");
-  if (r.status != 200) return out;
-  auto f = sample(r.body, R"(scheduler_slots_total{outcome="fired"})");
-  auto d = sample(r.body, R"(scheduler_dispatch_total{result="ok"})");
-  auto s = sample(r.body, R"(scheduler_instances{state="success"})");
-  out.ok = f && d && s;
-  out.fired = f.value_or(0);
-  out.dispatched = d.value_or(0);
-  out.succeeded = s.value_or(0);
-  return out;
 }
 
 int throughput(const options& o) {
