@@ -145,13 +145,14 @@ class batch_ctx {
     }
   }
 
-  /// After the batch is written: the cache takes what it changed.
+  /// After the batch is written: the cache takes what it changed (moved out:
+  /// the context is done).
   void written() {
-    for (auto& [key, t] : tasks_) cache_.tasks[keys::get_u64(key)] = t;
-    for (auto& [key, r] : runtimes_) cache_.runtimes[keys::get_u64(key)] = r;
+    for (auto& [key, t] : tasks_) cache_.tasks[keys::get_u64(key)] = std::move(t);
+    for (auto& [key, r] : runtimes_) cache_.runtimes[keys::get_u64(key)] = std::move(r);
     for (auto& [key, x] : instances_) {
       if (x && !is_terminal(x->state))
-        cache_.instances[key] = *x;
+        cache_.instances[key] = std::move(*x);
       else
         cache_.instances.erase(key);
     }
