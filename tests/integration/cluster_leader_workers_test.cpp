@@ -1,8 +1,9 @@
 // Workers follow the leader of a three-member group: a worker node that joins a
 // follower registers with the leader and runs its tasks; it keeps running them
 // when the member it joined dies, and moves to the new leader when the leader
-// dies. Every member's gateway lists the leader's workers, and a follower's
-// built-in worker takes runs too. Every process is started by the harness in
+// dies. Every member's gateway lists the leader's workers, external HTTP
+// workers register, heartbeat, drain and leave through any member, and a
+// follower's built-in worker takes runs too. Every process is started by the harness in
 // tests/support/ on free loopback ports with temporary dirs and killed by pid;
 // all waiting is polling with deadlines.
 #include <gtest/gtest.h>
@@ -125,4 +126,32 @@ TEST(cluster_leader_workers, followers_built_in_workers_take_runs) {
   for (size_t i = 0; i < 3; ++i)
     EXPECT_TRUE(eventually([&] { return ran_on_after(g.port(leader), id, g.id(i), 0); }, 15s))
         << "no run on " << g.id(i) << "'s built-in worker\n" << g.dump();
+}
+
+TEST(cluster_leader_workers, external_workers_register_through_any_member) {
+  temp_dir dir;
+  raft_group g(dir.path(), 3, {"--roles", "scheduler,gateway"});
+  ASSERT_TRUE(g.all_running()) << g.dump();
+  auto leader = g.await_leader({0, 1, 2});
+  ASSERT_NE(leader, none) << g.dump();
+  auto f1 = (leader + 1) % 3, f2 = (leader + 2) % 3;
+
+  // Registered through one follower, kept alive through the other: the leader holds it.
+  auto r = http_call(g.port(f1), "POST", "/api/v1/workers",
+                     R"({"id":"h1","callback_url":"http://127.0.0.1:9/","max_load":4})");
+  ASSERT_EQ(r.status, 201) << r.body << "\n" << g.dump();
+  EXPECT_EQ(online_workers(g.port(leader)), std::set<std::string>{"h1"});
+  r = http_call(g.port(f2), "POST", "/api/v1/workers/h1/heartbeat", R"({"load":1})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  r = http_call(g.port(f2), "POST", "/api/v1/workers/nobody/heartbeat", R"({"load":1})");
+  EXPECT_EQ(r.status, 404) << "an unknown worker is told to register again: " << r.body;
+
+  // Drained and removed through a follower as well.
+  r = http_call(g.port(f2), "POST", "/api/v1/workers/h1/drain");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(online_workers(g.port(leader)).empty()) << "h1 should be draining";
+  r = http_call(g.port(f1), "DELETE", "/api/v1/workers/h1");
+  EXPECT_EQ(r.status, 204) << r.body;
+  r = http_call(g.port(leader), "GET", "/api/v1/workers");
+  EXPECT_EQ(r.body.find("\"h1\""), std::string::npos) << r.body;
 }
