@@ -17,6 +17,7 @@ PACKAGES="
   librapidcheck-dev
   libssl-dev openssl
   libjwt-dev libargon2-dev
+  libjemalloc-dev
   curl tzdata python3
   nodejs chromium
   prometheus
