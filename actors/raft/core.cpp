@@ -189,11 +189,14 @@ void core::step(const message& m) {
   if (m.from == id() || sender_of(m.body) != m.from) return;
   auto t = term_of(m.body);
   auto* vreq = caf::get_if<vote_request>(&m.body);
-  // Campaigns of non-voters (as far as this member knows) are ignored: a
-  // removed member that never learnt of its removal must not disrupt the
-  // group with ever higher terms (thesis §4.2.3). Anything else from a
-  // non-member is fine: a new member hears from a leader it does not know.
-  if (vreq != nullptr && !is_voter(m.from)) return;
+  // A removed member that never learnt of its removal campaigns with ever
+  // higher terms: while a leader is heard from, campaigns of non-members are
+  // ignored (thesis §4.2.3; with check_quorum every campaign is, below).
+  // Without a leader they are heard: this member's view may be stale (a
+  // joiner knows nobody) and refusing could leave the group without one.
+  // Anything else from a non-member is fine: a new member hears from a
+  // leader it does not know.
+  if (vreq != nullptr && in_lease() && proto::find_member(members_, m.from) == nullptr) return;
   auto* vresp = caf::get_if<vote_response>(&m.body);
   bool from_leader = caf::holds_alternative<append_request>(m.body) ||
                      caf::holds_alternative<snapshot_request>(m.body);
