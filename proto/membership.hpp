@@ -59,4 +59,17 @@ typename Inspector::result_type inspect(Inspector& f, set_membership& x) {
   return f(caf::meta::type_name("aisched.set_membership"), x.members);
 }
 
+/// An operator's request to the raft actor (POST / DELETE
+/// /api/v1/cluster/members): add `member` as a learner, or remove the member
+/// with `member.id`. The leader turns it into a `set_membership`; a learner is
+/// promoted by the leader itself once it has caught up.
+struct membership_change {
+  bool add = true;
+  member_info member;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, membership_change& x) {
+  return f(caf::meta::type_name("aisched.membership_change"), x.add, x.member);
+}
+
 }  // namespace aisched::proto

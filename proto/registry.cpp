@@ -52,6 +52,7 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<worker_list>("aisched.worker_list");
   cfg.add_message_type<pressure_status>("aisched.pressure_status");
   cfg.add_message_type<member_info>("aisched.member_info");
+  cfg.add_message_type<membership_change>("aisched.membership_change");
   cfg.add_message_type<user>("aisched.user");
   cfg.add_message_type<api_token>("aisched.api_token");
   cfg.add_message_type<audit_entry>("aisched.audit_entry");
