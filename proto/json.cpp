@@ -330,7 +330,6 @@ json::value to_json(const raft_status& s) {
   o["last_log_index"] = s.last_log_index;
   o["http_addr"] = s.http_addr;
   o["voter"] = s.voter;
-  if (!s.voter && s.role == "follower") o["role"] = "learner";
   return o;
 }
 

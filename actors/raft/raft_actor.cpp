@@ -379,6 +379,12 @@ raft_status status_of(const raft_state& st) {
   s.applied_index = st.sm->applied_index();
   s.last_log_index = st.member->last_index();
   s.voter = st.member->is_voter(st.opts.node_id);
+  if (!s.voter && st.member->current_role() == role::follower) {
+    auto& members = st.member->membership();
+    s.role = proto::find_member(members, st.opts.node_id) != nullptr ? "learner"
+             : members.empty()                                       ? "joining"
+                                                                     : "removed";
+  }
   for (auto& m : st.member->membership()) {
     if (m.id == st.opts.node_id) continue;
     uint64_t match = 0;
@@ -412,9 +418,11 @@ std::map<std::string, std::string> details_of(const raft_state& st) {
 }
 
 /// Hands a request to the leader; answers with the leader's answer once this
-/// member has applied the entry too (so the client reads its write here).
+/// member has applied the entry too (so the client reads its write here), or
+/// at once unless `wait_local` (a member asking for its own removal may never
+/// receive the entry).
 template <class... Ts>
-caf::result<applied> forward_to_leader(self_ptr self, Ts&&... xs) {
+caf::result<applied> forward_to_leader(self_ptr self, bool wait_local, Ts&&... xs) {
   auto& st = self->state;
   auto p = st.peers.find(st.member->leader());
   if (p == st.peers.end() || !p->second.handle) return not_leader(st);
@@ -424,7 +432,7 @@ caf::result<applied> forward_to_leader(self_ptr self, Ts&&... xs) {
       .then(
           [=](applied& a) mutable {
             auto& st = self->state;
-            if (st.sm->applied_index() >= a.index)
+            if (!wait_local || st.sm->applied_index() >= a.index)
               rp.deliver(std::move(a));
             else
               st.forwarded.emplace(a.index, std::make_pair(rp, std::move(a)));
@@ -536,14 +544,14 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
           // forwarded: a deposed leader's late decisions must not reach the log.
           if (leader_term_of(cmd) != 0) return not_leader(st);
           // Not the leader: hand the proposal to the leader, transparently.
-          return forward_to_leader(self, propose_atom::value, std::move(cmd));
+          return forward_to_leader(self, true, propose_atom::value, std::move(cmd));
         }
         return await_commit(self, st.member->propose(std::move(cmd)));
       },
       [=](change_members_atom, membership_change& change) -> caf::result<applied> {
         auto& st = self->state;
         if (st.member->current_role() != role::leader)
-          return forward_to_leader(self, change_members_atom::value, std::move(change));
+          return forward_to_leader(self, false, change_members_atom::value, std::move(change));
         return await_commit(self, propose_change(*st.member, change));
       },
       [=](flush_atom) {

@@ -142,6 +142,7 @@ TEST(cluster_members, a_joined_node_gets_every_task_and_a_removed_leader_is_repl
                                               std::vector<std::string>{"--node-id", "n4", "--join"},
                                               20s, ms[3].cluster_addr());
   ASSERT_TRUE(ms[3].proc->running()) << dump(ms);
+  EXPECT_EQ(ask_cluster(ms[3].http()).self_role, "joining") << dump(ms);
   auto follower = (leader + 1) % 3;
   // Bad input names the field.
   auto bad = http_call(ms[follower].http(), "POST", "/api/v1/cluster/members",
@@ -180,7 +181,8 @@ TEST(cluster_members, a_joined_node_gets_every_task_and_a_removed_leader_is_repl
       << "no new leader among the remaining members\n"
       << dump(ms);
   EXPECT_NE(leader, old);
-  EXPECT_NE(ask_cluster(ms[old].http()).self_role, "leader") << dump(ms);
+  EXPECT_TRUE(eventually([&] { return ask_cluster(ms[old].http()).self_role == "removed"; }, 5s))
+      << dump(ms);
   ASSERT_NE(create_task(ms[rest[0]].http(), R"({"name":"after-removal","kind":"noop"})"), 0)
       << dump(ms);
 
