@@ -1,6 +1,7 @@
 // Membership changes on real `aisched` processes: three scheduler nodes (`--peers`)
 // hold tasks; a fourth started empty with `--join` is added with POST
-// /api/v1/cluster/members, receives every task and becomes a voter; then the
+// /api/v1/cluster/members, receives every task (by a snapshot: the log was
+// compacted) and becomes a voter; then the
 // current leader is removed with DELETE /api/v1/cluster/members/{id}: the
 // remaining members elect a new leader, writes still commit, and the removed
 // node no longer counts for the quorum. Every process is started by the harness
@@ -126,7 +127,10 @@ TEST(cluster_members, a_joined_node_gets_every_task_and_a_removed_leader_is_repl
   }
   for (size_t i = 0; i < 3; ++i)
     ms[i].proc = std::make_unique<node_process>(
-        dir.path() + "/" + ms[i].id, std::vector<std::string>{"--node-id", ms[i].id, "--peers", peers},
+        dir.path() + "/" + ms[i].id,
+        // Compacting after 20 entries makes n4 catch up by a snapshot, which
+        // must carry the membership.
+        std::vector<std::string>{"--node-id", ms[i].id, "--peers", peers, "--snapshot-every", "20"},
         20s, ms[i].cluster_addr());
   int leader = -1;
   ASSERT_TRUE(eventually([&] { return (leader = agreed_leader(ms, {0, 1, 2})) >= 0; }, 15s))
@@ -162,6 +166,7 @@ TEST(cluster_members, a_joined_node_gets_every_task_and_a_removed_leader_is_repl
       20s))
       << "n4 did not get every task and become a voter\n"
       << dump(ms);
+  EXPECT_NE(ms[3].proc->log().find("installed snapshot"), std::string::npos) << dump(ms);
   auto again = http_call(ms[follower].http(), "POST", "/api/v1/cluster/members", body, 15s);
   EXPECT_EQ(again.status, 409u) << again.body;
 
