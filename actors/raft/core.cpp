@@ -298,8 +298,12 @@ void core::start_election(bool pre_vote) {
     return;
   }
   auto term = pre_vote ? term_ + 1 : term_;
+  // Learners are asked too, though their answers do not count: one may have
+  // been promoted by entries we lack, and only this request tells it our
+  // term (a stale campaign of its own is dropped unanswered), without which it
+  // could trail our term forever and never win the votes it needs.
   for (auto& peer : members_)
-    if (peer.voter && peer.id != id())
+    if (peer.id != id())
       send(peer.id, vote_request{term, id(), last_index(), last_term(), pre_vote});
 }
 

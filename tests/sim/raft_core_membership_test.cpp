@@ -68,6 +68,27 @@ TEST(raft_membership, a_learner_neither_campaigns_nor_counts_for_commits) {
   EXPECT_EQ(g["n1"].commit_index(), commit);
 }
 
+TEST(raft_membership, campaigns_reach_learners_but_only_voters_count) {
+  group g{3, no_auto_promote};
+  g.elect("n1");
+  g.add_joiner("n4");
+  ASSERT_TRUE(g["n1"].add_learner(learner("n4")));
+  g.deliver_all();
+  g.crash("n1");
+  g["n2"].campaign();
+  // A learner may have been promoted by entries n2 lacks: it hears n2's term.
+  auto asked = g.take([](const message& m) { return caf::holds_alternative<vote_request>(m.body); });
+  std::set<std::string> to;
+  for (auto& m : asked) to.insert(m.to);
+  EXPECT_EQ(to, (std::set<std::string>{"n1", "n3", "n4"}));
+  // n2 and the learner are no majority of {n1, n2, n3}.
+  for (auto& m : asked)
+    if (m.to == "n4") g.deliver(m);
+  g.process_all();
+  for (auto& m : g.take([](const message& m) { return m.from == "n4"; })) g.deliver(m);
+  EXPECT_NE(g["n2"].current_role(), role::leader);
+}
+
 TEST(raft_membership, one_change_at_a_time) {
   group g{3, no_auto_promote};
   g.elect("n1");
