@@ -133,7 +133,7 @@ void core::tick() {
     return;
   }
   if (++election_elapsed_ >= randomized_timeout_) {
-    if (is_voter(id()))
+    if (can_campaign())
       campaign();
     else
       election_elapsed_ = cfg_.election_ticks;  // a non-voter never campaigns; stay out of lease
@@ -246,7 +246,7 @@ void core::step(const message& m) {
 // -- elections ---------------------------------------------------------------
 
 void core::campaign() {
-  if (role_ == role::leader || !is_voter(id())) return;
+  if (role_ == role::leader || !can_campaign()) return;
   if (cfg_.pre_vote)
     become_pre_candidate();
   else
@@ -289,8 +289,8 @@ void core::become_candidate() {
 }
 
 void core::start_election(bool pre_vote) {
-  votes_[id()] = true;
-  if (quorum() == 1) {  // a group of one wins at once
+  votes_[id()] = true;  // counts only if this member votes (it may be campaigning to leave)
+  if (quorum() == 1 && is_voter(id())) {  // a group of one wins at once
     if (pre_vote)
       become_candidate();
     else

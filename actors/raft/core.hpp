@@ -377,6 +377,10 @@ class core {
   /// index <= last_index().
   proto::membership membership_at(uint64_t index) const;
   bool is_voter(const std::string& member) const { return proto::is_voter(members_, member); }
+  /// Whether this member may start an election: it votes in membership(), or
+  /// that membership removes it but is not committed yet (it may hold entries
+  /// the others need, and must be able to lead until the change commits).
+  bool can_campaign() const;
 
   /// Aborts with a message if an internal invariant is broken (cheap: O(members)).
   void check_invariants() const;

@@ -62,6 +62,11 @@ void core::on_membership_entry(const proto::log_entry& e) {
   sync_progress();
 }
 
+bool core::can_campaign() const {
+  if (is_voter(id())) return true;
+  return members_index_ > commit_ && proto::is_voter(membership_at(members_index_ - 1), id());
+}
+
 size_t core::voter_count() const {
   return static_cast<size_t>(
       std::count_if(members_.begin(), members_.end(), [](auto& m) { return m.voter; }));

@@ -413,7 +413,11 @@ std::map<std::string, std::string> details_of(const raft_state& st) {
                                        {"listeners", std::to_string(st.listeners.size())}};
   for (auto& p : s.peers)
     d["peer." + p.id] = "match=" + std::to_string(p.match_index) +
-                        (p.reachable ? " reachable" : " unreachable");
+                        (p.reachable ? " reachable" : " unreachable") + (p.voter ? "" : " learner");
+  std::string members;
+  for (auto& m : st.member->membership())
+    members += (members.empty() ? "" : ",") + m.id + (m.voter ? "" : "(learner)");
+  d["members"] = members + " @" + std::to_string(st.member->membership_index());
   return d;
 }
 

@@ -209,3 +209,14 @@ TEST(cluster_members, a_joined_node_gets_every_task_and_a_removed_leader_is_repl
       15s);
   EXPECT_TRUE(written) << dump(ms);
 }
+
+TEST(cluster_members, join_without_an_address_refuses_other_peers_and_shows_in_help) {
+  temp_dir dir;
+  auto bad = run_command({AISCHED_BINARY, "--node-id", "n5", "--join", "--peers",
+                          "n1=127.0.0.1:7401,n5=127.0.0.1:7405", "--data-dir", dir.path() + "/n5"},
+                         10s);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--join"), std::string::npos) << bad.err;
+  auto help = run_command({AISCHED_BINARY, "--help"}, 10s);
+  EXPECT_NE(help.out.find("--join alone"), std::string::npos) << help.out;
+}

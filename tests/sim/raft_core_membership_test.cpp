@@ -188,6 +188,35 @@ TEST(raft_membership, a_removed_leader_leads_until_the_change_commits_then_steps
   EXPECT_EQ(g["n1"].term(), term);
 }
 
+TEST(raft_membership, a_member_whose_removal_is_uncommitted_may_still_campaign) {
+  // n1 appended its own removal and went down before anyone else got it: its
+  // log is the most up to date, so the group may need it to lead once more.
+  group g{3};
+  proto::membership without_n1{{"n2", true, "", ""}, {"n3", true, "", ""}};
+  g.restore("n1", {1, "n1", 1},
+            {entry(1, 1), proto::log_entry{2, 1, proto::command{proto::set_membership{without_n1}}}});
+  g.restore("n2", {1, "n1", 1}, {entry(1, 1)});
+  g.restore("n3", {1, "n1", 1}, {entry(1, 1)});
+  EXPECT_FALSE(g["n1"].is_voter("n1"));
+  EXPECT_TRUE(g["n1"].can_campaign());
+  // n2 and n3 cannot reach each other, and n1 refuses them its vote: only n1
+  // can lead, counting the votes of its membership {n2, n3}.
+  g.cut("n2", "n3");
+  for (int i = 0; i < 100 && g["n2"].commit_index() < 2; ++i) g.tick_all();
+  EXPECT_EQ(g["n1"].current_role(), role::follower) << "stepped down once its removal committed";
+  g.heal();
+  g.tick_all(60);
+  int leaders = 0;
+  for (auto id : {"n2", "n3"}) {
+    EXPECT_GE(g[id].commit_index(), 2u) << id;
+    EXPECT_EQ(g[id].membership(), without_n1) << id;
+    leaders += g[id].current_role() == role::leader;
+  }
+  EXPECT_EQ(leaders, 1);
+  EXPECT_EQ(g["n1"].current_role(), role::follower);
+  EXPECT_FALSE(g["n1"].can_campaign()) << "its removal committed";
+}
+
 TEST(raft_membership, truncating_a_conflicting_suffix_reverts_the_membership) {
   group g{3};
   proto::membership four{{"n1", true, "", ""}, {"n2", true, "", ""}, {"n3", true, "", ""},

@@ -701,6 +701,7 @@ class simulation {
     uint64_t last_term;
     const member* m;
     proto::membership members;  // the member's own view
+    bool can_campaign;
 
     std::optional<uint64_t> term_at(uint64_t i) const {
       if (m->c) return m->c->term_at(i);
@@ -718,13 +719,15 @@ class simulation {
 
   log_view view_of(const member& m) const {
     if (m.c) return {m.c->snapshot().index, m.c->last_index(), m.c->last_term(), &m,
-                     m.c->membership()};
+                     m.c->membership(), m.c->can_campaign()};
     auto& d = m.d;
     auto last_term = d.log.empty() ? d.snap.term : d.log.back().term;
     auto base = d.snap.members;
     if (base.empty())
       for (auto& id : config_for(m.id).peers) base.push_back(proto::member_info{id, true, "", ""});
-    return {d.snap.index, d.last_index(), last_term, &m, latest_membership(d.log, base)};
+    auto commit = std::max({d.hard.commit, d.sm_index, d.snap.index});  // as a restart computes it
+    return {d.snap.index, d.last_index(), last_term, &m, latest_membership(d.log, base),
+            could_campaign(d.log, d.snap.index, base, commit, m.id)};
   }
 
   void check_electable() {
@@ -751,7 +754,7 @@ class simulation {
         // (members ignore non-members only while they hear from a leader:
         // not counted on).
         auto& self = lacking.m->id;
-        if (!proto::is_voter(lacking.members, self)) continue;
+        if (!lacking.can_campaign) continue;
         size_t votes = 0;  // members whose vote its log would win, itself included
         size_t voters = 0;
         for (auto& voter : views) {

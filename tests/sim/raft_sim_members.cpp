@@ -14,6 +14,19 @@ proto::membership latest_membership(const std::vector<proto::log_entry>& entries
   return base;
 }
 
+bool could_campaign(const std::vector<proto::log_entry>& entries, uint64_t base_index,
+                    const proto::membership& base, uint64_t commit, const std::string& id) {
+  auto latest = latest_membership(entries, base);
+  if (proto::is_voter(latest, id)) return true;
+  for (size_t i = entries.size(); i-- > 0;) {
+    if (!caf::holds_alternative<proto::set_membership>(entries[i].cmd)) continue;
+    if (base_index + 1 + i <= commit) return false;
+    std::vector<proto::log_entry> before(entries.begin(), entries.begin() + static_cast<long>(i));
+    return proto::is_voter(latest_membership(before, base), id);
+  }
+  return false;  // the membership is the snapshot's: committed
+}
+
 change_outcome propose_random_change(core& leader, const std::vector<std::string>& all_ids,
                                      size_t min_voters, uint64_t roll_kind, uint64_t roll_pick) {
   auto& members = leader.membership();

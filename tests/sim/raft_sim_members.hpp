@@ -18,6 +18,12 @@ namespace aisched::raft::sim {
 proto::membership latest_membership(const std::vector<proto::log_entry>& entries,
                                     const proto::membership& base);
 
+/// Whether member `id` could campaign after restarting from a durable log of
+/// `entries` after a snapshot base (`base_index`, `base`) with commit index
+/// `commit`: raft::core::can_campaign() of the restored member.
+bool could_campaign(const std::vector<proto::log_entry>& entries, uint64_t base_index,
+                    const proto::membership& base, uint64_t commit, const std::string& id);
+
 /// What a random change did, for traces and stats.
 struct change_outcome {
   bool proposed = false;
