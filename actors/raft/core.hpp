@@ -304,7 +304,8 @@ class core {
 
   /// Whether a leader may append `next` now (thesis §4.1 and its fix):
   /// `errc::version_conflict` while an earlier change is uncommitted,
-  /// `errc::unavailable` until the leader committed an entry of its term,
+  /// `errc::unavailable` until the leader committed an entry of its term or
+  /// while a learner to promote lags more than promote_gap entries behind,
   /// `errc::invalid_argument` unless `next` differs from the current
   /// membership by exactly one added learner, one promoted learner or one
   /// removed member, and keeps a voter.

@@ -121,6 +121,14 @@ caf::error core::check_membership_change(const proto::membership& next) const {
       if (old->voter || !m.voter || old->cluster_addr != m.cluster_addr ||
           old->http_addr != m.http_addr)
         return invalid("member " + m.id + " may only change from learner to voter");
+      // A voter far behind would hold up every commit that needs it (§4.2.1).
+      auto pr = progress_.find(m.id);
+      auto match = pr == progress_.end() ? 0 : pr->second.match;
+      if (match + cfg_.promote_gap < last_index())
+        return make_error(errc::unavailable, "members",
+                          "learner " + m.id + " has not caught up yet (it holds " +
+                              std::to_string(match) + " of " + std::to_string(last_index()) +
+                              " entries)");
       ++promoted;
     }
   }

@@ -89,6 +89,25 @@ TEST(raft_membership, campaigns_reach_learners_but_only_voters_count) {
   EXPECT_NE(g["n2"].current_role(), role::leader);
 }
 
+TEST(raft_membership, a_lagging_learner_is_not_promoted) {
+  group g{3, [](config& cfg) {
+    cfg.auto_promote = false;
+    cfg.promote_gap = 2;
+  }};
+  g.elect("n1");
+  g.add_joiner("n4");
+  g.cut("n1", "n4");
+  ASSERT_TRUE(g["n1"].add_learner(learner("n4")));
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(g["n1"].propose(cmd("k" + std::to_string(i))));
+  g.deliver_all();
+  auto res = g["n1"].promote("n4");
+  ASSERT_FALSE(res);
+  EXPECT_EQ(code_of(res.error()), errc::unavailable);
+  g.heal();
+  g.tick_all(3);
+  EXPECT_TRUE(g["n1"].promote("n4")) << "caught up now";
+}
+
 TEST(raft_membership, one_change_at_a_time) {
   group g{3, no_auto_promote};
   g.elect("n1");

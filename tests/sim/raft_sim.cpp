@@ -499,7 +499,16 @@ class simulation {
     // window of appends per round trip (a batch of 1 with a window of 1 over
     // a slow network takes that long, and should).
     uint64_t backlog = 0;
-    for (auto& m : members_) backlog = std::max(backlog, m.c->last_index() - m.c->commit_index());
+    uint64_t max_last = 0;
+    uint64_t min_commit = ~uint64_t{0};
+    for (auto& m : members_) {
+      backlog = std::max(backlog, m.c->last_index() - m.c->commit_index());
+      max_last = std::max(max_last, m.c->last_index());
+      min_commit = std::min(min_commit, m.c->commit_index());
+    }
+    // Membership changes can make a lagging member needed for commits (a
+    // removal leaves it in the majority): count what the furthest behind lacks.
+    if (prof_.membership > 0) backlog = max_last - std::min(min_commit, max_last);
     auto per_round_trip = prof_.cfg.max_entries_per_append * prof_.cfg.max_inflight_appends;
     auto bound = liveness_bound_ +
                  static_cast<int>((backlog / per_round_trip + 1) * (2 * prof_.max_delay + 1));
