@@ -214,8 +214,15 @@ void core::step(const message& m) {
     }
     // A granted pre-vote echoes the term we would campaign in; we move there
     // only when we actually campaign.
-    if (vresp == nullptr || !vresp->pre_vote || !vresp->granted)
+    if (vresp == nullptr || !vresp->pre_vote || !vresp->granted) {
+      // A campaign moves our term but restarts our timeout only if we grant
+      // the vote (on_vote_request): a candidate that cannot win (a removed
+      // member that never learnt it, whose log is behind) would otherwise
+      // keep every member that could from ever timing out.
+      auto elapsed = election_elapsed_;
       become_follower(t, from_leader ? m.from : std::string{});
+      if (vreq != nullptr) election_elapsed_ = elapsed;
+    }
   } else if (t < term_) {
     // A stale sender. Refuse with our term (§5.1) so that a deposed leader or
     // a lagging pre-candidate catches up: under check-quorum nothing else

@@ -287,3 +287,32 @@ TEST(raft_membership, snapshots_and_restarts_keep_the_membership) {
 
 }  // namespace
 }  // namespace aisched::raft
+
+namespace aisched::raft {
+namespace {
+
+using namespace testing_support;
+
+TEST(raft_membership, a_refused_campaign_moves_the_term_but_not_the_timeout) {
+  // A removed member that never learnt of it campaigns again and again with a
+  // log that is behind; the members that could win must still time out.
+  config cfg;
+  cfg.id = "n1";
+  cfg.peers = {"n1", "n2", "n3"};
+  cfg.pre_vote = false;
+  cfg.check_quorum = false;
+  core c{cfg, hard_state{1, "", 1}, snapshot_meta{}, {entry(1, 1)}, 1, 7};
+  for (int i = 0; i < 3; ++i) c.tick();
+  auto refused = payloads_of<vote_response>(answer(c, vote_request{5, "n2", 0, 0, false}, "n2"));
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_FALSE(refused[0].granted);
+  EXPECT_EQ(c.term(), 5u);
+  EXPECT_EQ(c.election_elapsed(), 3);
+  auto granted = payloads_of<vote_response>(answer(c, vote_request{6, "n3", 1, 1, false}, "n3"));
+  ASSERT_EQ(granted.size(), 1u);
+  EXPECT_TRUE(granted[0].granted);
+  EXPECT_EQ(c.election_elapsed(), 0) << "a granted vote restarts it";
+}
+
+}  // namespace
+}  // namespace aisched::raft
