@@ -692,6 +692,7 @@ class simulation {
                std::to_string(i));
       } else if (i == committed_.size() + 1) {
         committed_.push_back(rec);
+        committed_by_term_.push_back(c.term());
         if (probes_.count(rec.second) > 0) live_ = true;
       } else {
         fail(m.id + ": commit index skips entries nobody committed");
@@ -780,9 +781,12 @@ class simulation {
   }
 
   void check_leader_completeness(member& m) {
-    // Every entry committed so far is in the new leader's log (§5.4.3).
+    // Every entry committed in an earlier term is in the new leader's log
+    // (§5.4.3). A leader of an older term may still win after a newer leader
+    // committed (a late vote grant): those commits are not its business.
     auto& c = *m.c;
     for (uint64_t i = c.snapshot().index + 1; i <= committed_.size(); ++i) {
+      if (committed_by_term_[i - 1] >= c.term()) continue;
       auto t = c.term_at(i);
       if (!t || *t != committed_[i - 1].first)
         fail("leader completeness: " + m.id + ", leader of term " + std::to_string(c.term()) +
@@ -809,6 +813,9 @@ class simulation {
   std::map<uint64_t, std::string> leaders_;  // term -> leader
   std::map<std::pair<uint64_t, uint64_t>, std::pair<uint64_t, std::string>> logged_;
   std::vector<std::pair<uint64_t, std::string>> committed_;  // index - 1 -> (term, key)
+  // index - 1 -> the term of the member that first showed the commit (at or
+  // after the term in which the entry was committed)
+  std::vector<uint64_t> committed_by_term_;
   std::set<std::string> probes_;
   std::set<uint64_t> probed_terms_;
   bool live_ = false;
