@@ -21,6 +21,7 @@
 #include "gateway/ai_features.hpp"
 #include "gateway/ai_routes.hpp"
 #include "gateway/openapi.hpp"
+#include "gateway/cluster_members.hpp"
 #include "gateway/cluster_view.hpp"
 #include "gateway/dag_route.hpp"
 #include "gateway/console.hpp"
@@ -147,6 +148,7 @@ class api {
       return reply(json_response(
           200, json::object{{"version", AISCHED_VERSION}, {"node_id", ctx_.node_id}}));
     if (res == "cluster" && seg.size() == 3 && m == "GET") return cluster_view(ctx_, reply);
+    if (cluster_member_routes(ctx_, req, seg, reply)) return;  // gateway/cluster_members.cpp
     if (res == "openapi.json" && seg.size() == 3 && m == "GET")
       return reply(http_response{200, std::string(openapi_document()), "application/json"});
     if (res == "schedules" && seg.size() == 4 && seg[3] == "next" && m == "GET")

@@ -25,7 +25,7 @@ constexpr std::optional<role> open = std::nullopt;
 
 /// THE table: every route that is open or needs more than viewer. The first
 /// matching row wins. README "Authentication" documents the same rules.
-constexpr std::array<route_rule, 31> rules{{
+constexpr std::array<route_rule, 33> rules{{
     // Open: health checks, the console's files, metrics scraping and logging in.
     {"GET", "/healthz", open, ""},
     {"GET", "/metrics", open, ""},
@@ -61,6 +61,8 @@ constexpr std::array<route_rule, 31> rules{{
     {"DELETE", "/api/v1/tokens/{id}", admin, "token.revoke"},
     {"GET", "/api/v1/audit", admin, ""},
     {"PUT", "/api/v1/admin/log-level", admin, "admin.log_level"},
+    {"POST", "/api/v1/cluster/members", admin, "cluster.add_member"},
+    {"DELETE", "/api/v1/cluster/members/{id}", admin, "cluster.remove_member"},
 }};
 
 constexpr route_rule read_default{"GET", "", viewer, ""};

@@ -50,6 +50,11 @@ json::value cluster_json(const gather& g) {
       m["self"] = false;
     }
     m["address"] = p.address;
+    // Whether it votes, as this member's membership says (a learner that
+    // answered may not know yet that it was promoted).
+    m["voter"] = p.voter;
+    auto role = m["role"].is_string() ? std::string(m["role"].as_string()) : std::string{};
+    if (!p.voter && (role == "follower" || role == "unknown")) m["role"] = "learner";
     if (s.role == "leader") m["match_index"] = p.match_index;
     members.push_back(std::move(m));
   }

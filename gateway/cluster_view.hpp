@@ -1,5 +1,6 @@
 // GET /api/v1/cluster: the leader, and each member's own status (role, term,
-// commit / applied index, HTTP address) asked from it over the cluster port; a
+// commit / applied index, HTTP address) asked from it over the cluster port,
+// learners (members added at runtime that do not vote yet) included; a
 // member that does not answer within a second is listed as unreachable with
 // what this member knows of it. Reads on any member are served from its own
 // state machine (possibly a little behind the leader); writes are forwarded

@@ -23,6 +23,8 @@ constexpr std::string_view patterns[] = {
     "/metrics",
     "/api/v1/version",
     "/api/v1/cluster",
+    "/api/v1/cluster/members",
+    "/api/v1/cluster/members/{id}",
     "/api/v1/schedules/next",
     "/api/v1/tasks",
     "/api/v1/tasks/{id}",

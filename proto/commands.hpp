@@ -13,6 +13,7 @@
 #include <caf/variant.hpp>
 
 #include "proto/auth_types.hpp"
+#include "proto/membership.hpp"
 #include "proto/types.hpp"
 
 namespace aisched::proto {
@@ -241,7 +242,7 @@ typename Inspector::result_type inspect(Inspector& f, record_audit& x) {
 
 using command = caf::variant<noop, create_task, update_task, delete_task, set_paused, fire,
                              dispatch, report_results, retry, cancel, put_user, delete_user,
-                             put_token, delete_token, record_audit, record_load>;
+                             put_token, delete_token, record_audit, record_load, set_membership>;
 
 /// One entry of the replicated log.
 struct log_entry {

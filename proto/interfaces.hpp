@@ -21,6 +21,7 @@ namespace aisched::proto {
 
 using propose_atom = caf::atom_constant<caf::atom("propose")>;
 using raft_status_atom = caf::atom_constant<caf::atom("rstatus")>;
+using change_members_atom = caf::atom_constant<caf::atom("chmembers")>;
 using get_task_atom = caf::atom_constant<caf::atom("gettask")>;
 using list_tasks_atom = caf::atom_constant<caf::atom("lsttasks")>;
 using get_instance_atom = caf::atom_constant<caf::atom("getinst")>;
@@ -63,11 +64,12 @@ struct peer_status {
   std::string address;  // its cluster address
   bool reachable = false;
   uint64_t match_index = 0;  // the leader's view of its log (0 on followers)
+  bool voter = true;         // false: a learner (replicated to, does not vote)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, peer_status& x) {
   return f(caf::meta::type_name("aisched.peer_status"), x.id, x.address, x.reachable,
-           x.match_index);
+           x.match_index, x.voter);
 }
 
 /// What the raft actor reports about itself (GET /api/v1/cluster).
@@ -81,11 +83,12 @@ struct raft_status {
   uint64_t last_log_index = 0;
   std::vector<peer_status> peers;  // the other members
   std::string http_addr;           // this member's gateway (set by its endpoint; "" if none)
+  bool voter = true;               // false: a learner, or not (or no longer) a member
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, raft_status& x) {
   return f(caf::meta::type_name("aisched.raft_status"), x.node_id, x.role, x.leader_id, x.term,
-           x.commit_index, x.applied_index, x.last_log_index, x.peers, x.http_addr);
+           x.commit_index, x.applied_index, x.last_log_index, x.peers, x.http_addr, x.voter);
 }
 
 /// Tells leader-only actors (trigger, retry, router, backpressure) whether this
@@ -160,6 +163,7 @@ using commit_listener_actor =
 /// `subscribe` registers a commit listener (told the current leadership at once).
 /// `flush` is internal: the actor sends it to itself to batch queued proposals.
 using raft_actor = caf::typed_actor<caf::replies_to<propose_atom, command>::with<applied>,
+                                    caf::replies_to<change_members_atom, membership_change>::with<applied>,
                                     caf::replies_to<raft_status_atom>::with<raft_status>,
                                     caf::reacts_to<subscribe_atom, commit_listener_actor>,
                                     caf::reacts_to<flush_atom>, inspect_signature>;

@@ -329,6 +329,7 @@ json::value to_json(const raft_status& s) {
   o["applied_index"] = s.applied_index;
   o["last_log_index"] = s.last_log_index;
   o["http_addr"] = s.http_addr;
+  o["voter"] = s.voter;
   return o;
 }
 

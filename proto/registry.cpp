@@ -16,7 +16,8 @@ const char* command_name(const command& cmd) {
   static constexpr const char* names[] = {"noop",  "create_task", "update_task", "delete_task",
                                           "set_paused", "fire", "dispatch", "report_results",
                                           "retry", "cancel", "put_user", "delete_user",
-                                          "put_token", "delete_token", "record_audit", "record_load"};
+                                          "put_token", "delete_token", "record_audit", "record_load",
+                                          "set_membership"};
   return names[cmd.index()];
 }
 
@@ -50,6 +51,8 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<schedule_page>("aisched.schedule_page");
   cfg.add_message_type<worker_list>("aisched.worker_list");
   cfg.add_message_type<pressure_status>("aisched.pressure_status");
+  cfg.add_message_type<member_info>("aisched.member_info");
+  cfg.add_message_type<membership_change>("aisched.membership_change");
   cfg.add_message_type<user>("aisched.user");
   cfg.add_message_type<api_token>("aisched.api_token");
   cfg.add_message_type<audit_entry>("aisched.audit_entry");

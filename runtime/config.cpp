@@ -129,8 +129,14 @@ parse_outcome parse_command_line(int argc, char** argv) {
                  "(e.g. n1=127.0.0.1:7401,n2=127.0.0.1:7402,n3=127.0.0.1:7403)")
       ->envname("AISCHED_PEERS");
   std::string join;
-  app.add_option("--join", join, "worker nodes: a scheduler node's cluster HOST:PORT")
-      ->envname("AISCHED_JOIN");
+  auto* join_opt =
+      app.add_option("--join", join,
+                     "worker nodes: a scheduler node's cluster HOST:PORT. Scheduler nodes: "
+                     "--join alone starts this node empty, to be added to a running cluster "
+                     "with POST /api/v1/cluster/members (no --peers, or --peers naming only "
+                     "this node; keep --join on restarts)")
+          ->envname("AISCHED_JOIN")
+          ->expected(0, 1);
   app.add_option("--tls-cert", cfg.tls_cert,
                  "cluster TLS: this node's certificate (PEM), signed by the --tls-ca")
       ->envname("AISCHED_TLS_CERT");
@@ -267,6 +273,15 @@ parse_outcome parse_command_line(int argc, char** argv) {
     }
     if (!self_listed) {
       std::cerr << "aisched: --peers must list this node (--node-id " << cfg.node_id << ")\n";
+      out.exit_code = 2;
+      return out;
+    }
+  }
+  if (join_opt->count() > 0 && join.empty()) {
+    cfg.join_group = true;
+    if (!cfg.roles.count("scheduler") || cfg.peers.size() > 1) {
+      std::cerr << "aisched: --join without an address joins a scheduler node to a running "
+                   "cluster: it needs the scheduler role and no --peers besides this node\n";
       out.exit_code = 2;
       return out;
     }

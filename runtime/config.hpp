@@ -31,6 +31,10 @@ struct config {
   host_port http{"127.0.0.1", 8080};
   host_port cluster{"127.0.0.1", 7400};
   host_port join;  // worker nodes: a scheduler node's cluster address
+  /// Scheduler nodes: `--join` without an address. Start empty, as a member
+  /// that a running group adds (POST /api/v1/cluster/members); never campaign
+  /// before the leader has made it a voter.
+  bool join_group = false;
   std::vector<member_address> peers;  // all scheduler members incl. this one (empty: alone)
   std::set<std::string> roles{"scheduler", "worker", "gateway"};
   std::string log_level = "info";

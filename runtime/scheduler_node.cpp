@@ -99,6 +99,8 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   ropts_raft.snapshot_every = cfg.snapshot_every;
   for (auto& p : cfg.peers)
     if (p.id != cfg.node_id) ropts_raft.peers.push_back({p.id, p.addr.host, p.addr.port});
+  ropts_raft.join = cfg.join_group;
+  ropts_raft.cluster_addr = cfg.cluster.host + ":" + std::to_string(cfg.cluster.port);
   auto parts = raft::open_member(*db, *sm, ropts_raft);
   if (!parts) return fail("cannot restore the raft member", parts.error());
   auto raft_log = parts->log;

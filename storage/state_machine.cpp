@@ -18,6 +18,7 @@
 #include "storage/batch_ctx.hpp"
 #include "storage/keys.hpp"
 #include "storage/load_history.hpp"
+#include "storage/membership_store.hpp"
 #include "storage/rocks.hpp"
 
 namespace aisched::storage {
@@ -254,6 +255,11 @@ class applier {
 
   caf::expected<applied> operator()(const record_load& c) {
     write_load_samples(ctx_.db(), ctx_.batch(), c);
+    return done();
+  }
+
+  caf::expected<applied> operator()(const set_membership& c) {
+    write_membership(ctx_.db(), ctx_.batch(), c.members);
     return done();
   }
 

@@ -39,7 +39,8 @@ caf::error validate(const config& cfg) {
     return make_error(errc::invalid_argument, field, msg);
   };
   if (cfg.id.empty()) return bad("id", "the member id must not be empty");
-  if (std::find(cfg.peers.begin(), cfg.peers.end(), cfg.id) == cfg.peers.end())
+  // No peers: a member that joins a running group and learns it from the leader.
+  if (!cfg.peers.empty() && std::find(cfg.peers.begin(), cfg.peers.end(), cfg.id) == cfg.peers.end())
     return bad("peers", "the members must include this member's id");
   for (size_t i = 0; i < cfg.peers.size(); ++i) {
     if (cfg.peers[i].empty()) return bad("peers", "member ids must not be empty");
@@ -107,6 +108,8 @@ core::core(raft::config cfg, hard_state hard, snapshot_meta snap, std::vector<pr
   AISCHED_RAFT_ASSERT(snap_.index <= applied, "the state machine is behind the snapshot");
   AISCHED_RAFT_ASSERT(applied <= last_index(), "applied index beyond the restored log");
   AISCHED_RAFT_ASSERT(hard.commit <= last_index(), "restored commit index beyond the log");
+  if (snap_.members.empty()) snap_.members = initial_membership();
+  recompute_membership();
   // Whatever was applied or compacted was committed, whether or not the hard
   // state recorded the commit index at the time.
   commit_ = std::max({hard.commit, applied, snap_.index});
@@ -129,7 +132,12 @@ void core::tick() {
     tick_leader();
     return;
   }
-  if (++election_elapsed_ >= randomized_timeout_) campaign();
+  if (++election_elapsed_ >= randomized_timeout_) {
+    if (can_campaign())
+      campaign();
+    else
+      election_elapsed_ = cfg_.election_ticks;  // a non-voter never campaigns; stay out of lease
+  }
 }
 
 void core::tick_leader() {
@@ -150,15 +158,16 @@ void core::tick_leader() {
   if (heartbeat_elapsed_ >= cfg_.heartbeat_ticks) {
     heartbeat_elapsed_ = 0;
     broadcast_heartbeats();
+    maybe_promote();
   }
 }
 
 bool core::quorum_active() {
   // Also starts the next round: recent_active means "heard from within the
   // last election timeout".
-  size_t active = 1;  // this leader
+  size_t active = is_voter(id()) ? 1 : 0;  // a leader being removed does not count
   for (auto& [peer, pr] : progress_) {
-    if (pr.recent_active) ++active;
+    if (pr.recent_active && is_voter(peer)) ++active;
     pr.recent_active = false;
   }
   return active >= quorum();
@@ -177,11 +186,17 @@ void core::reset_randomized_timeout() {
 
 void core::step(const message& m) {
   AISCHED_RAFT_ASSERT(m.to == id(), "message addressed to another member");
-  if (m.from == id() || sender_of(m.body) != m.from ||
-      std::find(cfg_.peers.begin(), cfg_.peers.end(), m.from) == cfg_.peers.end())
-    return;  // not from a peer of this group
+  if (m.from == id() || sender_of(m.body) != m.from) return;
   auto t = term_of(m.body);
   auto* vreq = caf::get_if<vote_request>(&m.body);
+  // A removed member that never learnt of its removal campaigns with ever
+  // higher terms: while a leader is heard from, campaigns of non-members are
+  // ignored (thesis §4.2.3; with check_quorum every campaign is, below).
+  // Without a leader they are heard: this member's view may be stale (a
+  // joiner knows nobody) and refusing could leave the group without one.
+  // Anything else from a non-member is fine: a new member hears from a
+  // leader it does not know.
+  if (vreq != nullptr && in_lease() && proto::find_member(members_, m.from) == nullptr) return;
   auto* vresp = caf::get_if<vote_response>(&m.body);
   bool from_leader = caf::holds_alternative<append_request>(m.body) ||
                      caf::holds_alternative<snapshot_request>(m.body);
@@ -199,8 +214,15 @@ void core::step(const message& m) {
     }
     // A granted pre-vote echoes the term we would campaign in; we move there
     // only when we actually campaign.
-    if (vresp == nullptr || !vresp->pre_vote || !vresp->granted)
+    if (vresp == nullptr || !vresp->pre_vote || !vresp->granted) {
+      // A campaign moves our term but restarts our timeout only if we grant
+      // the vote (on_vote_request): a candidate that cannot win (a removed
+      // member that never learnt it, whose log is behind) would otherwise
+      // keep every member that could from ever timing out.
+      auto elapsed = election_elapsed_;
       become_follower(t, from_leader ? m.from : std::string{});
+      if (vreq != nullptr) election_elapsed_ = elapsed;
+    }
   } else if (t < term_) {
     // A stale sender. Refuse with our term (§5.1) so that a deposed leader or
     // a lagging pre-candidate catches up: under check-quorum nothing else
@@ -231,7 +253,7 @@ void core::step(const message& m) {
 // -- elections ---------------------------------------------------------------
 
 void core::campaign() {
-  if (role_ == role::leader) return;
+  if (role_ == role::leader || !can_campaign()) return;
   if (cfg_.pre_vote)
     become_pre_candidate();
   else
@@ -274,8 +296,8 @@ void core::become_candidate() {
 }
 
 void core::start_election(bool pre_vote) {
-  votes_[id()] = true;
-  if (quorum() == 1) {  // a group of one wins at once
+  votes_[id()] = true;  // counts only if this member votes (it may be campaigning to leave)
+  if (quorum() == 1 && is_voter(id())) {  // a group of one wins at once
     if (pre_vote)
       become_candidate();
     else
@@ -283,8 +305,13 @@ void core::start_election(bool pre_vote) {
     return;
   }
   auto term = pre_vote ? term_ + 1 : term_;
-  for (auto& peer : cfg_.peers)
-    if (peer != id()) send(peer, vote_request{term, id(), last_index(), last_term(), pre_vote});
+  // Learners are asked too, though their answers do not count: one may have
+  // been promoted by entries we lack, and only this request tells it our
+  // term (a stale campaign of its own is dropped unanswered), without which it
+  // could trail our term forever and never win the votes it needs.
+  for (auto& peer : members_)
+    if (peer.id != id())
+      send(peer.id, vote_request{term, id(), last_index(), last_term(), pre_vote});
 }
 
 void core::on_vote_request(const vote_request& r) {
@@ -318,7 +345,8 @@ void core::poll(const vote_response& r) {
   votes_.emplace(r.from, r.granted);                    // the first answer of each member counts
   size_t granted = 0;
   size_t rejected = 0;
-  for (auto& [peer, yes] : votes_) ++(yes ? granted : rejected);
+  for (auto& [peer, yes] : votes_)
+    if (is_voter(peer)) ++(yes ? granted : rejected);
   if (granted >= quorum()) {
     if (pre)
       become_candidate();
@@ -340,11 +368,7 @@ void core::become_leader() {
   reset(term_);
   role_ = role::leader;
   leader_ = id();
-  for (auto& peer : cfg_.peers) {
-    if (peer == id()) continue;
-    auto& pr = progress_[peer];
-    pr.next = last_index() + 1;
-  }
+  sync_progress();
   // A no-op of the new term lets entries of earlier terms commit (§5.4.2):
   // they may only commit together with an entry of the leader's own term.
   append_local(proto::log_entry{last_index() + 1, term_, proto::command{proto::noop{}}});
@@ -430,7 +454,8 @@ void core::on_snapshot_request(const snapshot_request& r) {
   }
   // Everything we hold above commit_ is uncommitted and replaced.
   log_.clear();
-  snap_ = snapshot_meta{r.last_index, r.last_term};
+  snap_ = snapshot_meta{r.last_index, r.last_term, r.members};
+  recompute_membership();
   commit_ = r.last_index;
   handed_commit_ = r.last_index;  // the state machine jumps; nothing in between is applied
   pending_snapshot_ = snap_;
@@ -447,6 +472,8 @@ caf::expected<uint64_t> core::propose(proto::command cmd) {
                                             ? "no leader known in term " + std::to_string(term_)
                                             : "the leader is " + leader_);
   }
+  if (auto* x = caf::get_if<proto::set_membership>(&cmd))
+    if (auto err = check_membership_change(x->members)) return err;
   append_local(proto::log_entry{last_index() + 1, term_, std::move(cmd)});
   for (auto& [peer, pr] : progress_) send_append(peer, false);
   maybe_commit();  // a group of one commits at once
@@ -471,7 +498,7 @@ bool core::send_append(const std::string& peer, bool send_if_empty) {
 
 void core::send_snapshot(const std::string& peer) {
   progress_.at(peer).become_snapshot(snap_.index);
-  send(peer, snapshot_request{term_, id(), snap_.index, snap_.term});
+  send(peer, snapshot_request{term_, id(), snap_.index, snap_.term, snap_.members});
 }
 
 void core::send_heartbeat(const std::string& peer) {
@@ -522,6 +549,7 @@ void core::on_append_response(const append_response& r) {
         (pr.state == progress_state::snapshot && pr.match >= pr.pending_snapshot))
       pr.become_replicate();
     bool committed = maybe_commit();
+    if (role_ != role::leader) return;  // it was removed and stepped down
     while (send_append(r.from, false)) {
       // fill the pipeline
     }
@@ -541,16 +569,20 @@ void core::on_append_response(const append_response& r) {
 }
 
 bool core::maybe_commit() {
+  // Only voters count; a leader that is being removed does not count itself.
   std::vector<uint64_t> matches;
-  matches.reserve(cfg_.peers.size());
-  matches.push_back(last_index());  // this leader
-  for (auto& [peer, pr] : progress_) matches.push_back(pr.match);
+  matches.reserve(members_.size());
+  if (is_voter(id())) matches.push_back(last_index());
+  for (auto& [peer, pr] : progress_)
+    if (is_voter(peer)) matches.push_back(pr.match);
+  if (matches.size() < quorum()) return false;
   std::sort(matches.begin(), matches.end(), std::greater<>{});
   auto index = matches[quorum() - 1];  // held by a majority
   // Only an entry of the current term commits by counting replicas; earlier
   // ones commit with it (§5.4.2, Figure 8).
   if (index <= commit_ || term_at(index) != term_) return false;
   commit_to(index);
+  step_down_if_removed();
   return true;
 }
 
@@ -615,8 +647,12 @@ void core::check_invariants() const {
   switch (role_) {
     case role::leader:
       AISCHED_RAFT_ASSERT(leader_ == id() && voted_for_ == id(), "a leader leads and votes itself");
-      AISCHED_RAFT_ASSERT(progress_.size() + 1 == cfg_.peers.size(), "a leader tracks every peer");
+      AISCHED_RAFT_ASSERT(progress_.size() + (proto::find_member(members_, id()) ? 1 : 0) ==
+                              members_.size(),
+                          "a leader tracks every other member");
       for (auto& [peer, pr] : progress_) {
+        AISCHED_RAFT_ASSERT(proto::find_member(members_, peer) != nullptr,
+                            "a leader tracks a non-member");
         AISCHED_RAFT_ASSERT(pr.match < pr.next && pr.next <= last_index() + 1,
                             "progress out of range");
         AISCHED_RAFT_ASSERT(pr.inflight.size() <= cfg_.max_inflight_appends,

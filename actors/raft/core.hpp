@@ -43,9 +43,12 @@ namespace aisched::raft {
 // -- configuration and durable state -----------------------------------------
 
 struct config {
-  /// This member's id ("n1", ...); must be one of `peers`.
+  /// This member's id ("n1", ...); must be one of `peers` unless they are empty.
   std::string id;
-  /// All members of the group, including this one. Static for the group's life.
+  /// The voters the group was started with, including this one: the
+  /// membership until a snapshot or a `set_membership` entry in the log says
+  /// otherwise. Empty for a member that joins a running group: it waits as a
+  /// non-voter until the leader's appends (or snapshot) tell it the membership.
   std::vector<std::string> peers;
   /// Base election timeout in ticks; the actual timeout is drawn per term from
   /// [election_ticks, 2 * election_ticks). Also the leader's check-quorum period
@@ -64,6 +67,11 @@ struct config {
   size_t max_entries_per_append = 1024;
   /// Most unacknowledged appends per follower in replicate state.
   size_t max_inflight_appends = 4;
+  /// A leader promotes a learner to voter by itself once the learner's log is
+  /// within `promote_gap` entries of its own (thesis §4.2.1: a new server
+  /// votes only once caught up, so it cannot stall commits).
+  bool auto_promote = true;
+  uint64_t promote_gap = 1024;
 };
 
 /// Returns an `errc::invalid_argument` error naming the first bad field of
@@ -88,13 +96,16 @@ typename Inspector::result_type inspect(Inspector& f, hard_state& x) {
 
 /// The base of a compacted log: entries up to `index` (whose term was `term`)
 /// live only in the state machine. {0, 0} means nothing was compacted.
+/// `members` is the membership in effect at `index`; empty means the initial
+/// one (config::peers), as for logs compacted before memberships could change.
 struct snapshot_meta {
   uint64_t index = 0;
   uint64_t term = 0;
+  proto::membership members;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, snapshot_meta& x) {
-  return f(caf::meta::type_name("aisched.raft.snapshot_meta"), x.index, x.term);
+  return f(caf::meta::type_name("aisched.raft.snapshot_meta"), x.index, x.term, x.members);
 }
 
 enum class role : uint8_t { follower, pre_candidate, candidate, leader };
@@ -181,11 +192,12 @@ struct snapshot_request {
   std::string leader;
   uint64_t last_index = 0;
   uint64_t last_term = 0;
+  proto::membership members;  // the membership at last_index (explicit, never empty)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, snapshot_request& x) {
   return f(caf::meta::type_name("aisched.raft.snapshot_request"), x.term, x.leader, x.last_index,
-           x.last_term);
+           x.last_term, x.members);
 }
 
 /// caf::variant rather than std::variant: CAF 0.17 can only serialize the
@@ -272,8 +284,32 @@ class core {
 
   /// Appends `cmd` to the log if this member leads and returns its index (the
   /// entry commits later, or never if leadership is lost first). Otherwise
-  /// `errc::not_leader`; leader() is the hint ("" if unknown).
+  /// `errc::not_leader`; leader() is the hint ("" if unknown). A
+  /// `set_membership` must also pass check_membership_change().
   caf::expected<uint64_t> propose(proto::command cmd);
+
+  // -- membership changes (core_membership.cpp) -------------------------------
+
+  /// Proposes adding `m` as a learner. Fails like check_membership_change(),
+  /// or with `errc::already_exists` if the id is taken.
+  caf::expected<uint64_t> add_learner(proto::member_info m);
+
+  /// Proposes promoting learner `id` to voter (`errc::not_found` if no such
+  /// learner).
+  caf::expected<uint64_t> promote(const std::string& id);
+
+  /// Proposes removing member `id` (`errc::not_found` if no such member). A
+  /// leader that removes itself leads until the entry commits, then steps down.
+  caf::expected<uint64_t> remove_member(const std::string& id);
+
+  /// Whether a leader may append `next` now (thesis §4.1 and its fix):
+  /// `errc::version_conflict` while an earlier change is uncommitted,
+  /// `errc::unavailable` until the leader committed an entry of its term or
+  /// while a learner to promote lags more than promote_gap entries behind,
+  /// `errc::invalid_argument` unless `next` differs from the current
+  /// membership by exactly one added learner, one promoted learner or one
+  /// removed member, and keeps a voter.
+  caf::error check_membership_change(const proto::membership& next) const;
 
   /// Starts an election now, as if the election timeout had fired (pre-vote
   /// first when enabled). A group of one leads at once: call this after
@@ -332,6 +368,21 @@ class core {
   int randomized_election_timeout() const { return randomized_timeout_; }
   int election_elapsed() const { return election_elapsed_; }
 
+  /// The membership in effect: the latest in the log, else the snapshot's,
+  /// else the initial one. Entries take effect when appended (thesis §4.1).
+  const proto::membership& membership() const { return members_; }
+  /// Index of the entry that set membership() (the snapshot index or 0 if
+  /// none in the log); uncommitted while above commit_index().
+  uint64_t membership_index() const { return members_index_; }
+  /// The membership in effect at `index`. REQUIRES: snapshot().index <=
+  /// index <= last_index().
+  proto::membership membership_at(uint64_t index) const;
+  bool is_voter(const std::string& member) const { return proto::is_voter(members_, member); }
+  /// Whether this member may start an election: it votes in membership(), or
+  /// that membership removes it but is not committed yet (it may hold entries
+  /// the others need, and must be able to lead until the change commits).
+  bool can_campaign() const;
+
   /// Aborts with a message if an internal invariant is broken (cheap: O(members)).
   void check_invariants() const;
 
@@ -362,7 +413,17 @@ class core {
   void broadcast_heartbeats();
   bool maybe_commit();
   bool quorum_active();
-  size_t quorum() const { return cfg_.peers.size() / 2 + 1; }
+  size_t voter_count() const;
+  size_t quorum() const { return voter_count() / 2 + 1; }
+
+  // -- membership (core_membership.cpp) --------------------------------------
+
+  proto::membership initial_membership() const;
+  void recompute_membership();
+  void on_membership_entry(const proto::log_entry& e);
+  void sync_progress();
+  void maybe_promote();
+  void step_down_if_removed();
 
   // -- log -------------------------------------------------------------------
 
@@ -396,8 +457,12 @@ class core {
   std::string leader_;
 
   // the log: entries after snap_, all in memory
-  snapshot_meta snap_;
+  snapshot_meta snap_;  // snap_.members is explicit once set (see recompute_membership)
   std::deque<proto::log_entry> log_;
+
+  // the membership in effect and the index of the entry that set it
+  proto::membership members_;
+  uint64_t members_index_ = 0;
 
   // timers (in ticks)
   int election_elapsed_ = 0;

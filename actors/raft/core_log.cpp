@@ -40,12 +40,15 @@ void core::append_local(proto::log_entry e) {
                       "appended entry has a lower term than its predecessor");
   AISCHED_RAFT_ASSERT(e.term <= term_, "appended entry from a future term");
   log_.push_back(std::move(e));
+  on_membership_entry(log_.back());
 }
 
 void core::truncate_local(uint64_t from) {
   AISCHED_RAFT_ASSERT(from > commit_, "truncating committed entries");
   AISCHED_RAFT_ASSERT(from > snap_.index && from <= last_index(), "truncating outside the log");
   log_.erase(log_.begin() + static_cast<std::ptrdiff_t>(from - snap_.index - 1), log_.end());
+  // A membership entry of the removed suffix no longer applies (thesis §4.1).
+  if (members_index_ >= from) recompute_membership();
   // The driver must drop the stale suffix only if some of it was handed out.
   if (from < unstable_) {
     truncate_from_ = truncate_from_ ? std::min(*truncate_from_, from) : from;
@@ -64,8 +67,9 @@ void core::compact(uint64_t index) {
   if (index <= snap_.index) return;
   AISCHED_RAFT_ASSERT(index < unstable_, "compacting entries that are not persisted");
   auto term = entry_at(index).term;
+  auto members = membership_at(index);
   log_.erase(log_.begin(), log_.begin() + static_cast<std::ptrdiff_t>(index - snap_.index));
-  snap_ = snapshot_meta{index, term};
+  snap_ = snapshot_meta{index, term, std::move(members)};
 }
 
 void core::peer_restarted(const std::string& peer) {

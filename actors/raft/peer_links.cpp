@@ -91,8 +91,11 @@ void connect(self_ptr self, const std::string& id) {
 bool accept_hello(self_ptr self, const std::string& id, const caf::actor& raft,
                   const caf::actor& endpoint) {
   auto& st = self->state;
-  auto p = st.peers.find(id);
-  if (p == st.peers.end() || !raft || dials(st.opts.node_id, id)) return false;
+  if (!raft || dials(st.opts.node_id, id)) return false;
+  // An unknown dialer is a member this one has not heard of yet: a member
+  // that joins learns the membership only from the leader, over this link.
+  auto p = st.peers.try_emplace(id).first;
+  if (p->second.addr.id.empty()) p->second.addr.id = id;
   auto handle = caf::actor_cast<node_actor>(raft);
   if (p->second.handle == handle) return true;
   if (p->second.handle) {
@@ -102,7 +105,7 @@ bool accept_hello(self_ptr self, const std::string& id, const caf::actor& raft,
   }
   p->second.handle = std::move(handle);
   self->monitor(p->second.handle);
-  if (endpoint)
+  if (endpoint && !p->second.addr.host.empty())
     proto::remember_member(self->system(), address_of(p->second.addr),
                            caf::actor_cast<endpoint_actor>(endpoint));
   std::fprintf(stderr, "raft %s: %s connected\n", st.opts.node_id.c_str(), id.c_str());

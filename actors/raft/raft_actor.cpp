@@ -14,10 +14,12 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/inspector/counted.hpp"
+#include "actors/raft/membership_links.hpp"
 #include "actors/raft/peer_links.hpp"
 #include "obs/metrics.hpp"
 #include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
+#include "storage/membership_store.hpp"
 #include "storage/rocks.hpp"
 #include "storage/snapshot.hpp"
 #include "storage/state_machine.hpp"
@@ -224,7 +226,8 @@ void start_snapshot(self_ptr self, const std::string& peer, const snapshot_reque
   auto& tr = st.sending[peer];
   tr.id = ++st.transfers;
   tr.source = std::shared_ptr<storage::snapshot_export>(std::move(*source));
-  tr.next = snapshot_chunk{peer, st.opts.node_id, req.term, index, *term, 0, false, {}};
+  tr.next = snapshot_chunk{peer, st.opts.node_id, req.term, index, *term, 0, false, {},
+                          st.member->membership_at(index)};
   tr.started = std::chrono::steady_clock::now();
   send_chunk(self, peer);
 }
@@ -232,8 +235,8 @@ void start_snapshot(self_ptr self, const std::string& peer, const snapshot_reque
 /// Steps the core with the snapshot_request that `c` carries, and acts on it.
 void step_snapshot(self_ptr self, const snapshot_chunk& c) {
   auto& st = self->state;
-  st.member->step(message{st.opts.node_id, c.from, snapshot_request{c.term, c.from, c.index,
-                                                                     c.last_term}});
+  st.member->step(message{st.opts.node_id, c.from,
+                          snapshot_request{c.term, c.from, c.index, c.last_term, c.members}});
   process_ready(self);
 }
 
@@ -358,6 +361,7 @@ void process_ready(self_ptr self) {
     self->quit(err);
     return;
   }
+  sync_links(self);
   observe_member(st);
 }
 
@@ -379,12 +383,23 @@ raft_status status_of(const raft_state& st) {
   s.commit_index = st.member->commit_index();
   s.applied_index = st.sm->applied_index();
   s.last_log_index = st.member->last_index();
-  for (auto& [id, p] : st.peers) {
+  s.voter = st.member->is_voter(st.opts.node_id);
+  if (!s.voter && st.member->current_role() == role::follower) {
+    auto& members = st.member->membership();
+    s.role = proto::find_member(members, st.opts.node_id) != nullptr ? "learner"
+             : members.empty()                                       ? "joining"
+                                                                     : "removed";
+  }
+  for (auto& m : st.member->membership()) {
+    if (m.id == st.opts.node_id) continue;
     uint64_t match = 0;
     auto& progress = st.member->peer_progress();
-    if (auto i = progress.find(id); i != progress.end()) match = i->second.match;
-    s.peers.push_back(peer_status{id, address_of(p.addr),
-                                  static_cast<bool>(p.handle), match});
+    if (auto i = progress.find(m.id); i != progress.end()) match = i->second.match;
+    auto p = st.peers.find(m.id);
+    bool linked = p != st.peers.end() && p->second.handle;
+    auto address = p != st.peers.end() && !p->second.addr.host.empty() ? address_of(p->second.addr)
+                                                                        : m.cluster_addr;
+    s.peers.push_back(peer_status{m.id, address, linked, match, m.voter});
   }
   return s;
 }
@@ -403,18 +418,59 @@ std::map<std::string, std::string> details_of(const raft_state& st) {
                                        {"listeners", std::to_string(st.listeners.size())}};
   for (auto& p : s.peers)
     d["peer." + p.id] = "match=" + std::to_string(p.match_index) +
-                        (p.reachable ? " reachable" : " unreachable");
+                        (p.reachable ? " reachable" : " unreachable") + (p.voter ? "" : " learner");
+  std::string members;
+  for (auto& m : st.member->membership())
+    members += (members.empty() ? "" : ",") + m.id + (m.voter ? "" : "(learner)");
+  d["members"] = members + " @" + std::to_string(st.member->membership_index());
   return d;
+}
+
+/// Hands a request to the leader; answers with the leader's answer once this
+/// member has applied the entry too (so the client reads its write here), or
+/// at once unless `wait_local` (a member asking for its own removal may never
+/// receive the entry).
+template <class... Ts>
+caf::result<applied> forward_to_leader(self_ptr self, bool wait_local, Ts&&... xs) {
+  auto& st = self->state;
+  auto p = st.peers.find(st.member->leader());
+  if (p == st.peers.end() || !p->second.handle) return not_leader(st);
+  auto rp = self->make_response_promise<applied>();
+  self->request(caf::actor_cast<proto::raft_actor>(p->second.handle), forward_timeout,
+                std::forward<Ts>(xs)...)
+      .then(
+          [=](applied& a) mutable {
+            auto& st = self->state;
+            if (!wait_local || st.sm->applied_index() >= a.index)
+              rp.deliver(std::move(a));
+            else
+              st.forwarded.emplace(a.index, std::make_pair(rp, std::move(a)));
+          },
+          [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
+/// Answers once the entry at `index` (appended by this leader) commits and applies.
+caf::result<applied> await_commit(self_ptr self, caf::expected<uint64_t> index) {
+  if (!index) return index.error();
+  auto& st = self->state;
+  auto rp = self->make_response_promise<applied>();
+  st.waiting.emplace(*index, raft_state::waiter{st.member->term(), rp});
+  schedule_flush(self);
+  return rp;
 }
 
 }  // namespace
 
 caf::expected<std::unique_ptr<core>> restore(storage::raft_log& log, storage::state_machine& sm,
-                                             const raft_options& opts) {
+                                             const raft_options& opts,
+                                             proto::membership base_members) {
   config cfg;
   cfg.id = opts.node_id;
-  cfg.peers.push_back(opts.node_id);
-  for (auto& p : opts.peers) cfg.peers.push_back(p.id);
+  if (!opts.join) {  // a joiner starts with no members at all
+    cfg.peers.push_back(opts.node_id);
+    for (auto& p : opts.peers) cfg.peers.push_back(p.id);
+  }
   cfg.election_ticks = opts.election_ticks;
   if (auto err = validate(cfg)) return err;
   auto base = log.base();
@@ -439,9 +495,13 @@ caf::expected<std::unique_ptr<core>> restore(storage::raft_log& log, storage::st
     std::random_device rd;
     seed = (uint64_t{rd()} << 32) | rd();
   }
-  auto member = std::make_unique<core>(cfg, hard, snapshot_meta{base.index, base.term},
+  // The initial membership with addresses, so that a member added later can
+  // reach every member from the change that adds it.
+  if (base_members.empty()) base_members = initial_members(opts);
+  auto member = std::make_unique<core>(cfg, hard,
+                                       snapshot_meta{base.index, base.term, std::move(base_members)},
                                        std::move(*entries), applied, seed);
-  if (opts.peers.empty()) member->campaign();  // a group of one leads at once
+  if (opts.peers.empty() && !opts.join) member->campaign();  // a group of one leads at once
   return member;
 }
 
@@ -450,7 +510,11 @@ caf::expected<member_parts> open_member(storage::rocks& db, storage::state_machi
   auto log = storage::raft_log::open(db);
   if (!log) return log.error();
   auto shared_log = std::make_shared<storage::raft_log>(std::move(*log));
-  auto member = restore(*shared_log, sm, opts);
+  // The membership as of the applied index, if one was ever applied (or came
+  // with a snapshot); membership entries after it are in the log.
+  auto base_members = storage::read_membership(db);
+  if (!base_members) return base_members.error();
+  auto member = restore(*shared_log, sm, opts, base_members->value_or(proto::membership{}));
   if (!member) return member.error();
   return member_parts{std::move(opts), std::move(shared_log), std::move(*member)};
 }
@@ -466,8 +530,7 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
   st.sm = std::move(sm);
   st.log = std::move(log);
   st.member = std::move(member);
-  for (auto& p : opts.peers) st.peers[p.id].addr = p;
-  for (auto& p : opts.peers) connect(self, p.id);
+  sync_links(self);  // links to every member of the restored membership
   self->set_down_handler([=](const caf::down_msg& dm) {
     for (auto& [id, p] : self->state.peers)
       if (p.handle && p.handle.address() == dm.source) {
@@ -490,28 +553,15 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
           // forwarded: a deposed leader's late decisions must not reach the log.
           if (leader_term_of(cmd) != 0) return not_leader(st);
           // Not the leader: hand the proposal to the leader, transparently.
-          auto p = st.peers.find(st.member->leader());
-          if (p == st.peers.end() || !p->second.handle) return not_leader(st);
-          auto rp = self->make_response_promise<applied>();
-          self->request(caf::actor_cast<proto::raft_actor>(p->second.handle), forward_timeout,
-                        propose_atom::value, std::move(cmd))
-              .then(
-                  [=](applied& a) mutable {
-                    auto& st = self->state;
-                    if (st.sm->applied_index() >= a.index)
-                      rp.deliver(std::move(a));
-                    else
-                      st.forwarded.emplace(a.index, std::make_pair(rp, std::move(a)));
-                  },
-                  [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
-          return rp;
+          return forward_to_leader(self, true, propose_atom::value, std::move(cmd));
         }
-        auto index = st.member->propose(std::move(cmd));
-        if (!index) return index.error();
-        auto rp = self->make_response_promise<applied>();
-        st.waiting.emplace(*index, raft_state::waiter{st.member->term(), rp});
-        schedule_flush(self);
-        return rp;
+        return await_commit(self, st.member->propose(std::move(cmd)));
+      },
+      [=](change_members_atom, membership_change& change) -> caf::result<applied> {
+        auto& st = self->state;
+        if (st.member->current_role() != role::leader)
+          return forward_to_leader(self, false, change_members_atom::value, std::move(change));
+        return await_commit(self, propose_change(*st.member, change));
       },
       [=](flush_atom) {
         self->state.flush_scheduled = false;

@@ -48,11 +48,12 @@ struct snapshot_chunk {
   uint64_t seq = 0;       // 0, 1, ... within one transfer; 0 starts a new one
   bool last = false;
   std::string data;       // records, format in storage/snapshot.cpp
+  proto::membership members;  // the membership at `index`
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, snapshot_chunk& x) {
   return f(caf::meta::type_name("aisched.raft.snapshot_chunk"), x.to, x.from, x.term, x.index,
-           x.last_term, x.seq, x.last, x.data);
+           x.last_term, x.seq, x.last, x.data, x.members);
 }
 
 /// A follower's answer to a chunk meaning "stop sending, I am done with it".
@@ -88,6 +89,12 @@ struct peer_address {
 struct raft_options {
   std::string node_id = "n1";
   std::vector<peer_address> peers;  // the other members (empty: a group of one)
+  /// This member joins a running group (aisched --join): no initial members;
+  /// it never campaigns and waits for a leader that added it to contact it.
+  bool join = false;
+  /// This member's own cluster address (host:port), recorded in the initial
+  /// membership so that members added later can reach it.
+  std::string cluster_addr;
   duration_ms tick = 50;            // one core tick
   int election_ticks = 10;          // election timeout 10-20 ticks = 0.5-1 s
   /// Compact once this many entries were applied past the last snapshot; the
@@ -140,6 +147,8 @@ struct raft_state {
   std::shared_ptr<storage::raft_log> log;
   std::shared_ptr<core> member;
   std::map<std::string, peer> peers;
+  /// The membership the links were last matched to (membership_links.cpp).
+  proto::membership linked_members;
   std::map<uint64_t, waiter> waiting;  // log index -> the local proposal's promise
   /// Proposals this follower forwarded to the leader, by log index: answered
   /// once this member has applied them too, so a client that wrote through this
@@ -157,9 +166,12 @@ struct raft_state {
 };
 
 /// Restores the member from `db`: hard state and log from the raft log, the
-/// applied index from the state machine. Call before spawning.
+/// applied index from the state machine, and `base_members`, the membership
+/// at the applied index (empty: the initial one from `opts`). Call before
+/// spawning.
 caf::expected<std::unique_ptr<core>> restore(storage::raft_log& log, storage::state_machine& sm,
-                                             const raft_options& opts);
+                                             const raft_options& opts,
+                                             proto::membership base_members = {});
 
 /// What raft_actor_impl needs besides the database: the opened log and the
 /// restored member.

@@ -182,6 +182,12 @@ inline auto fields(const record_load& x) {
   return std::make_tuple(x.term, x.at, x.prune_before, x.samples);
 }
 
+inline auto fields(const set_membership& x) {
+  std::vector<std::tuple<std::string, bool, std::string, std::string>> out;
+  for (auto& m : x.members) out.emplace_back(m.id, m.voter, m.cluster_addr, m.http_addr);
+  return out;
+}
+
 /// Expects `a` and `b` to hold the same alternative with the same fields.
 inline void expect_same_command(const command& a, const command& b) {
   ASSERT_EQ(a.index(), b.index());
@@ -227,6 +233,8 @@ inline std::vector<command> every_command() {
   out.emplace_back(record_load{3, t_2026_11_30_07 + 5, t_2026_11_30_07 - 604'800'000,
                                {{"w1", t_2026_11_30_07 + 5, 2, 16, 37, 61},
                                 {"w2", t_2026_11_30_07 + 5, 0, 4, 0, 12}}});
+  out.emplace_back(set_membership{{{"n1", true, "", ""},
+                                   {"n4", false, "127.0.0.1:7404", "127.0.0.1:8084"}}});
   return out;
 }
 

@@ -79,6 +79,13 @@ class group {
                                  seed_for(id));
   }
 
+  /// Adds member `id` as a node joining the running group: no peers, it
+  /// learns the membership from the leader once a change adds it.
+  void add_joiner(const std::string& id) {
+    joiners_.insert(id);
+    members_[id].c = std::make_unique<core>(make_config(id, n_), seed_for(id));
+  }
+
   core& operator[](const std::string& id) { return *members_.at(id).c; }
   member& at(const std::string& id) { return members_.at(id); }
 
@@ -210,7 +217,7 @@ class group {
   config make_config(const std::string& id, size_t n) const {
     config cfg;
     cfg.id = id;
-    cfg.peers = ids(n);
+    cfg.peers = joiners_.count(id) != 0 ? std::vector<std::string>{} : ids(n);
     if (tweak_) tweak_(cfg);
     return cfg;
   }
@@ -219,6 +226,7 @@ class group {
 
   size_t n_ = 0;
   std::function<void(config&)> tweak_;
+  std::set<std::string> joiners_;
   std::map<std::string, member> members_;
   std::deque<message> net_;
   std::set<std::pair<std::string, std::string>> cut_;

@@ -22,6 +22,7 @@
 
 #include "actors/raft/core.hpp"
 #include "proto/errors.hpp"
+#include "tests/sim/raft_sim_members.hpp"
 
 namespace aisched::raft::sim {
 
@@ -99,6 +100,7 @@ struct profile {
   // Snapshots leave at the sender's applied index rather than at the core's
   // compaction base, as the raft actor sends them (it exports the live state).
   bool snapshot_at_applied = false;
+  double membership = 0;  // per chaos event: a leader proposes a membership change
   raft::config cfg;
 
   std::string describe() const {
@@ -106,7 +108,8 @@ struct profile {
     out << "drop=" << drop << " dup=" << dup << " max_delay=" << max_delay << " crash=" << crash
         << " partition=" << partition << " compact=" << compact << " flush=" << flush
         << " leader_bias=" << leader_bias << " tick_skip=" << tick_skip
-        << " snapshot_at_applied=" << snapshot_at_applied
+        << " snapshot_at_applied=" << snapshot_at_applied << " membership=" << membership
+        << " auto_promote=" << cfg.auto_promote << " promote_gap=" << cfg.promote_gap
         << " election_ticks=" << cfg.election_ticks << " heartbeat_ticks=" << cfg.heartbeat_ticks
         << " pre_vote=" << cfg.pre_vote << " check_quorum=" << cfg.check_quorum
         << " max_entries_per_append=" << cfg.max_entries_per_append
@@ -146,6 +149,11 @@ profile draw_profile(rng& r, const options& opts) {
   p.cfg.max_inflight_appends = r.pick(windows);
   p.cfg.pre_vote = r.below(4) != 0;
   p.cfg.check_quorum = r.below(4) != 0;
+  static constexpr double changes[] = {0, 0.003, 0.01, 0.03};
+  static constexpr uint64_t gaps[] = {0, 4, 64};
+  p.membership = r.pick(changes);
+  p.cfg.auto_promote = r.chance(0.5);
+  p.cfg.promote_gap = r.pick(gaps);
   if (opts.pre_vote) p.cfg.pre_vote = *opts.pre_vote;
   if (opts.check_quorum) p.cfg.check_quorum = *opts.check_quorum;
   return p;
@@ -215,7 +223,11 @@ class simulation {
   explicit simulation(const options& opts)
       : opts_(opts), rng_(opts.seed), prof_(draw_profile(rng_, opts)) {
     for (size_t i = 0; i < opts_.nodes; ++i) prof_.cfg.peers.push_back("n" + std::to_string(i + 1));
-    for (auto& id : prof_.cfg.peers) {
+    all_ids_ = prof_.cfg.peers;
+    // Spares start empty and join when a membership change adds them.
+    for (size_t i = 0; prof_.membership > 0 && i < 2; ++i)
+      all_ids_.push_back("n" + std::to_string(opts_.nodes + i + 1));
+    for (auto& id : all_ids_) {
       member m;
       m.id = id;
       m.c = std::make_unique<core>(config_for(id), rng_.next());
@@ -252,6 +264,7 @@ class simulation {
   raft::config config_for(const std::string& id) const {
     auto cfg = prof_.cfg;
     cfg.id = id;
+    if (std::find(cfg.peers.begin(), cfg.peers.end(), id) == cfg.peers.end()) cfg.peers.clear();
     return cfg;
   }
 
@@ -318,6 +331,8 @@ class simulation {
       heal();
     else if (take(prof_.compact * 10))
       compact_random();
+    else if (take(prof_.membership * 10))
+      change_membership();
     else if (take(0.25))
       propose_random();
     else if (take(0.15))
@@ -370,6 +385,20 @@ class simulation {
       ++stats_.proposals;
       trace("%s proposes %s at %llu", m->id.c_str(), key.c_str(),
             static_cast<unsigned long long>(*res));
+    }
+    after_input(*m);
+  }
+
+  void change_membership() {
+    auto* m = random_member([](member& x) { return x.c && x.c->current_role() == role::leader; });
+    if (m == nullptr) return;
+    auto roll_kind = rng_.next();
+    auto out = propose_random_change(*m->c, all_ids_, 2, roll_kind, rng_.next());
+    if (out.what.rfind("refused", 0) == 0) fail(m->id + ": " + out.what);
+    if (out.proposed) {
+      ++stats_.membership_changes;
+      if (out.removes_leader) ++stats_.leader_removals;
+      trace("%s proposes: %s", m->id.c_str(), out.what.c_str());
     }
     after_input(*m);
   }
@@ -470,7 +499,16 @@ class simulation {
     // window of appends per round trip (a batch of 1 with a window of 1 over
     // a slow network takes that long, and should).
     uint64_t backlog = 0;
-    for (auto& m : members_) backlog = std::max(backlog, m.c->last_index() - m.c->commit_index());
+    uint64_t max_last = 0;
+    uint64_t min_commit = ~uint64_t{0};
+    for (auto& m : members_) {
+      backlog = std::max(backlog, m.c->last_index() - m.c->commit_index());
+      max_last = std::max(max_last, m.c->last_index());
+      min_commit = std::min(min_commit, m.c->commit_index());
+    }
+    // Membership changes can make a lagging member needed for commits (a
+    // removal leaves it in the majority): count what the furthest behind lacks.
+    if (prof_.membership > 0) backlog = max_last - std::min(min_commit, max_last);
     auto per_round_trip = prof_.cfg.max_entries_per_append * prof_.cfg.max_inflight_appends;
     auto bound = liveness_bound_ +
                  static_cast<int>((backlog / per_round_trip + 1) * (2 * prof_.max_delay + 1));
@@ -496,7 +534,9 @@ class simulation {
             << " ticks after healing (backlog " << backlog << "; roles:";
         for (auto& m : members_) {
           out << " " << m.id << "=" << to_string(m.c->current_role()) << "@" << m.c->term()
-              << " last " << m.c->last_index() << " commit " << m.c->commit_index();
+              << " last " << m.c->last_index() << " commit " << m.c->commit_index() << " members{";
+          for (auto& x : m.c->membership()) out << x.id << (x.voter ? "" : "(learner)") << ",";
+          out << "}@" << m.c->membership_index();
           for (auto& [peer, pr] : m.c->peer_progress())
             out << " [" << peer << " " << to_string(pr.state) << " match " << pr.match << " next "
                 << pr.next << "]";
@@ -528,6 +568,7 @@ class simulation {
       if (snap != nullptr && prof_.snapshot_at_applied) {
         snap->last_index = m.c->applied_index();  // at or past the base: applied is committed
         snap->last_term = *m.c->term_at(snap->last_index);
+        snap->members = m.c->membership_at(snap->last_index);
       }
       send(std::move(msg));
     }
@@ -651,12 +692,14 @@ class simulation {
                std::to_string(i));
       } else if (i == committed_.size() + 1) {
         committed_.push_back(rec);
+        committed_by_term_.push_back(c.term());
         if (probes_.count(rec.second) > 0) live_ = true;
       } else {
         fail(m.id + ": commit index skips entries nobody committed");
       }
     }
     m.checked_commit = std::max(m.checked_commit, c.commit_index());
+    if (auto what = check_one_uncommitted_change(c, committed_.size()); !what.empty()) fail(what);
     check_electable();
   }
 
@@ -667,6 +710,8 @@ class simulation {
     uint64_t last_index;
     uint64_t last_term;
     const member* m;
+    proto::membership members;  // the member's own view
+    bool can_campaign;
 
     std::optional<uint64_t> term_at(uint64_t i) const {
       if (m->c) return m->c->term_at(i);
@@ -682,11 +727,17 @@ class simulation {
     }
   };
 
-  static log_view view_of(const member& m) {
-    if (m.c) return {m.c->snapshot().index, m.c->last_index(), m.c->last_term(), &m};
+  log_view view_of(const member& m) const {
+    if (m.c) return {m.c->snapshot().index, m.c->last_index(), m.c->last_term(), &m,
+                     m.c->membership(), m.c->can_campaign()};
     auto& d = m.d;
     auto last_term = d.log.empty() ? d.snap.term : d.log.back().term;
-    return {d.snap.index, d.last_index(), last_term, &m};
+    auto base = d.snap.members;
+    if (base.empty())
+      for (auto& id : config_for(m.id).peers) base.push_back(proto::member_info{id, true, "", ""});
+    auto commit = std::max({d.hard.commit, d.sm_index, d.snap.index});  // as a restart computes it
+    return {d.snap.index, d.last_index(), last_term, &m, latest_membership(d.log, base),
+            could_campaign(d.log, d.snap.index, base, commit, m.id)};
   }
 
   void check_electable() {
@@ -709,10 +760,19 @@ class simulation {
       auto term = committed_[i - 1].first;
       for (auto& lacking : views) {
         if (lacking.holds(i, term)) continue;
+        // Campaigns need a majority of the voters in the candidate's own view
+        // (members ignore non-members only while they hear from a leader:
+        // not counted on).
+        auto& self = lacking.m->id;
+        if (!lacking.can_campaign) continue;
         size_t votes = 0;  // members whose vote its log would win, itself included
-        for (auto& voter : views)
+        size_t voters = 0;
+        for (auto& voter : views) {
+          if (!proto::is_voter(lacking.members, voter.m->id)) continue;
+          ++voters;
           if (lacking.at_least_as_up_to_date_as(voter)) ++votes;
-        if (votes >= members_.size() / 2 + 1)
+        }
+        if (votes >= voters / 2 + 1)
           fail("leader completeness at risk: " + lacking.m->id + " lacks committed entry " +
                std::to_string(i) + " (term " + std::to_string(term) + ") but its log is as up" +
                " to date as a quorum's, so it could be elected and overwrite it");
@@ -721,9 +781,12 @@ class simulation {
   }
 
   void check_leader_completeness(member& m) {
-    // Every entry committed so far is in the new leader's log (§5.4.3).
+    // Every entry committed in an earlier term is in the new leader's log
+    // (§5.4.3). A leader of an older term may still win after a newer leader
+    // committed (a late vote grant): those commits are not its business.
     auto& c = *m.c;
     for (uint64_t i = c.snapshot().index + 1; i <= committed_.size(); ++i) {
+      if (committed_by_term_[i - 1] >= c.term()) continue;
       auto t = c.term_at(i);
       if (!t || *t != committed_[i - 1].first)
         fail("leader completeness: " + m.id + ", leader of term " + std::to_string(c.term()) +
@@ -737,6 +800,7 @@ class simulation {
   rng rng_;
   profile prof_;
   std::vector<member> members_;
+  std::vector<std::string> all_ids_;  // initial members, then spares
   std::vector<packet> net_;
   uint64_t now_ = 0;
   size_t step_ = 0;
@@ -749,6 +813,9 @@ class simulation {
   std::map<uint64_t, std::string> leaders_;  // term -> leader
   std::map<std::pair<uint64_t, uint64_t>, std::pair<uint64_t, std::string>> logged_;
   std::vector<std::pair<uint64_t, std::string>> committed_;  // index - 1 -> (term, key)
+  // index - 1 -> the term of the member that first showed the commit (at or
+  // after the term in which the entry was committed)
+  std::vector<uint64_t> committed_by_term_;
   std::set<std::string> probes_;
   std::set<uint64_t> probed_terms_;
   bool live_ = false;

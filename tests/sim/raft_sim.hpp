@@ -49,6 +49,8 @@ struct stats {
   uint64_t snapshots = 0;  // snapshots installed by followers
   uint64_t truncations = 0;
   uint64_t calm_phases = 0;
+  uint64_t membership_changes = 0;  // proposed by leaders (raft_sim_members)
+  uint64_t leader_removals = 0;     // of those, leaders removing themselves
   int max_recovery_ticks = 0;  // worst calm phase: ticks to leader + commit
 };
 

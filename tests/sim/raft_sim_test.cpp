@@ -23,6 +23,8 @@ struct totals {
   uint64_t snapshots = 0;
   uint64_t leaders = 0;
   uint64_t committed = 0;
+  uint64_t membership_changes = 0;
+  uint64_t leader_removals = 0;
   int worst_recovery = 0;
 };
 
@@ -41,6 +43,8 @@ void run_seeds(uint64_t first, uint64_t count, options opts, totals& sum) {
     sum.snapshots += res.stats.snapshots;
     sum.leaders += res.stats.leaders;
     sum.committed += res.stats.committed;
+    sum.membership_changes += res.stats.membership_changes;
+    sum.leader_removals += res.stats.leader_removals;
     sum.worst_recovery = std::max(sum.worst_recovery, res.stats.max_recovery_ticks);
   }
 }
@@ -48,11 +52,13 @@ void run_seeds(uint64_t first, uint64_t count, options opts, totals& sum) {
 void report(const char* name, const totals& t) {
   std::printf(
       "[ %s ] %llu runs, %llu ticks, %llu crashes, %llu snapshots installed, "
-      "%llu leaders, %llu entries committed, worst recovery %d ticks\n",
+      "%llu leaders, %llu entries committed, %llu membership changes (%llu removing the "
+      "leader), worst recovery %d ticks\n",
       name, static_cast<unsigned long long>(t.runs), static_cast<unsigned long long>(t.ticks),
       static_cast<unsigned long long>(t.crashes), static_cast<unsigned long long>(t.snapshots),
       static_cast<unsigned long long>(t.leaders), static_cast<unsigned long long>(t.committed),
-      t.worst_recovery);
+      static_cast<unsigned long long>(t.membership_changes),
+      static_cast<unsigned long long>(t.leader_removals), t.worst_recovery);
 }
 
 // Each run: 5000 chaos events (about 1000-1300 ticks, ~50 crashes, ~10
@@ -67,6 +73,8 @@ TEST(raft_sim, three_members_keep_safety_and_liveness_under_faults) {
   run_seeds(1, 400, opts, t);
   report("3 members", t);
   EXPECT_GT(t.snapshots, 0u) << "no run compacted past a follower and sent it a snapshot";
+  EXPECT_GT(t.membership_changes, 0u) << "no run changed the membership";
+  EXPECT_GT(t.leader_removals, 0u) << "no run removed a leader";
 }
 
 TEST(raft_sim, five_members_keep_safety_and_liveness_under_faults) {

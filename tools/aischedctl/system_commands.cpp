@@ -1,4 +1,5 @@
-// `worker list|drain|undrain|remove`, `cluster status`, `backpressure`, `version`, `cron next`
+// `worker list|drain|undrain|remove`, `cluster status|add-member|remove-member`,
+// `backpressure`, `version`, `cron next`
 // and `event fire`: the routes around the tasks and runs.
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
@@ -70,6 +71,37 @@ int cluster_status(session& s) {
              cell(m, "match_index"), cell(m, "address")});
     t.print(std::cout);
   });
+}
+
+struct member_args {
+  std::string id;
+  std::string cluster_addr;
+  std::string http_addr;
+};
+
+int add_member(session& s, const member_args& a) {
+  json::object body{{"id", a.id}, {"cluster_addr", a.cluster_addr}};
+  if (!a.http_addr.empty()) body["http_addr"] = a.http_addr;
+  json::value answer;
+  if (int rc = s.request("POST", "/api/v1/cluster/members", json::serialize(body), answer))
+    return rc;
+  if (s.json_output())
+    print_json(std::cout, answer);
+  else
+    std::cout << "member " << a.id << " added as a learner at log index " << cell(answer, "index")
+              << "; the leader makes it a voter once it has caught up\n";
+  return exit_ok;
+}
+
+int remove_member(session& s, const std::string& id) {
+  json::value answer;
+  if (int rc = s.request("DELETE", "/api/v1/cluster/members/" + url_encode(id), "", answer))
+    return rc;
+  if (s.json_output())
+    print_json(std::cout, answer);
+  else
+    std::cout << "member " << id << " removed at log index " << cell(answer, "index") << "\n";
+  return exit_ok;
 }
 
 int version(session& s) {
@@ -151,6 +183,16 @@ void add_system_commands(CLI::App& app, action& chosen) {
   cluster->require_subcommand(1);
   cluster->add_subcommand("status", "Leader, term and each member's role and indexes")
       ->callback([&chosen] { chosen = cluster_status; });
+  auto m = std::make_shared<member_args>();
+  auto* add = cluster->add_subcommand(
+      "add-member", "Add a node started with --join as a learner (promoted once caught up)");
+  add->add_option("ID", m->id, "The new node's --node-id")->required();
+  add->add_option("--cluster-addr", m->cluster_addr, "Its --cluster-addr HOST:PORT")->required();
+  add->add_option("--http-addr", m->http_addr, "Its gateway HOST:PORT");
+  add->callback([&chosen, m] { chosen = [m](session& s) { return add_member(s, *m); }; });
+  auto* rm = cluster->add_subcommand("remove-member", "Remove a member (the leader too)");
+  rm->add_option("ID", m->id, "Member id")->required();
+  rm->callback([&chosen, m] { chosen = [m](session& s) { return remove_member(s, m->id); }; });
 
   app.add_subcommand("backpressure", "Backpressure state (green/yellow/red), backlog, worker load")
       ->callback([&chosen] {

@@ -22,9 +22,7 @@ raft_group::raft_group(size_t size, uint64_t snapshot_every)
   for (size_t i = 0; i < size; ++i) {
     member m;
     m.id = "n" + std::to_string(i + 1);
-    std::string tmpl = "/tmp/aisched-raft-group-test-XXXXXX";
-    if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    m.dir = tmpl;
+    m.dir = make_dir();
     members_.push_back(std::move(m));
   }
   for (size_t i = 0; i < size; ++i) start(i);
@@ -44,11 +42,45 @@ raft_group::~raft_group() {
   }
 }
 
+std::string raft_group::make_dir() {
+  std::string tmpl = "/tmp/aisched-raft-group-test-XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  return tmpl;
+}
+
+size_t raft_group::add_joiner() {
+  member m;
+  m.id = "n" + std::to_string(members_.size() + 1);
+  m.dir = make_dir();
+  m.joiner = true;
+  members_.push_back(std::move(m));
+  start(members_.size() - 1);
+  sched.run();
+  return members_.size() - 1;
+}
+
+caf::expected<proto::applied> raft_group::change_members(size_t i,
+                                                         proto::membership_change change) {
+  caf::expected<proto::applied> out{caf::make_error(caf::sec::runtime_error, "no answer")};
+  auto h = self->request(caf::actor_cast<proto::raft_actor>(members_.at(i).raft), caf::infinite,
+                         proto::change_members_atom::value, std::move(change));
+  sched.run();
+  if (self->mailbox().empty()) {
+    ADD_FAILURE() << "raft did not answer";
+    return out;
+  }
+  h.receive([&](proto::applied& a) { out = std::move(a); },
+            [&](caf::error& e) { out = std::move(e); });
+  observe();
+  return out;
+}
+
 raft::raft_options raft_group::options_for(size_t i) const {
   raft::raft_options opts;
   opts.node_id = members_[i].id;
+  opts.join = members_[i].joiner;
   for (auto& m : members_)
-    if (m.id != opts.node_id) opts.peers.push_back({m.id, "127.0.0.1", 0});
+    if (m.id != opts.node_id && !m.joiner && !opts.join) opts.peers.push_back({m.id, "127.0.0.1", 0});
   opts.tick = tick.count();
   opts.snapshot_every = snapshot_every_;
   opts.seed = 1000 + i;  // distinct timeouts, the same in every run
@@ -122,8 +154,10 @@ int raft_group::agreed_leader() {
     leader = static_cast<int>(i);
   }
   if (leader == -1) return -1;
+  auto& members = state(static_cast<size_t>(leader)).member->membership();
   for (size_t i = 0; i < members_.size(); ++i) {
     if (!running(i) || members_[i].frozen || static_cast<int>(i) == leader) continue;
+    if (proto::find_member(members, members_[i].id) == nullptr) continue;  // removed
     if (state(i).member->leader() != members_[leader].id) return -1;
   }
   return leader;

@@ -38,6 +38,7 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
     std::shared_ptr<storage::state_machine> sm;
     raft::node_actor raft;  // invalid while stopped
     bool frozen = false;
+    bool joiner = false;  // started empty (aisched --join), added by a membership change
   };
 
   /// `size` members n1..n<size>, each restored from a fresh directory and
@@ -50,6 +51,15 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   member& at(size_t i) { return members_.at(i); }
   raft::raft_state& state(size_t i) { return deref<member_impl>(members_.at(i).raft).state; }
   bool running(size_t i) const { return static_cast<bool>(members_.at(i).raft); }
+
+  /// Adds and starts a member that joins the running group (aisched --join):
+  /// a fresh directory, no peers, no membership until the leader adds it.
+  /// Returns its index; its id is "n<index + 1>".
+  size_t add_joiner();
+
+  /// Asks member `i` to add or remove a member and delivers messages (no
+  /// timers) until it answers.
+  caf::expected<proto::applied> change_members(size_t i, proto::membership_change change);
 
   /// Kills member `i`'s actor and closes its database; its directory stays.
   void stop(size_t i);
@@ -80,7 +90,7 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   }
 
   /// Index of the one running, unfrozen member that leads and that every other
-  /// such member follows; -1 while there is none.
+  /// such member of its membership follows; -1 while there is none.
   int agreed_leader();
 
   /// Proposes `cmd` through member `i` and delivers messages (no timers) until
@@ -95,6 +105,8 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   raft::raft_options options_for(size_t i) const;
   /// Election safety over every step seen: at most one leader per term.
   void observe();
+
+  std::string make_dir();
 
   uint64_t snapshot_every_;
   std::vector<member> members_;
