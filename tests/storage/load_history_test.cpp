@@ -5,53 +5,22 @@
 // leader-decided commands.
 #include "storage/load_history.hpp"
 
-#include <filesystem>
-#include <random>
+#include "storage/state_machine_fixture.hpp"
 
-#include <gtest/gtest.h>
-#include <unistd.h>
-
-#include "proto/errors.hpp"
-#include "storage/rocks.hpp"
-#include "storage/state_machine.hpp"
-
-namespace aisched::storage {
+namespace aisched::storage::testing_support {
 namespace {
 
-using namespace proto;
-namespace fs = std::filesystem;
-
-constexpr unix_ms t0 = 1'796'022'000'000;  // 2026-11-30T07:00:00Z
 constexpr duration_ms day = 86'400'000;
 
-class load_history_test : public ::testing::Test {
+/// The state machine fixture (a real RocksDB in a fresh directory) plus rounds
+/// of samples and reads of the history.
+class load_history_test : public state_machine_test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("aisched-lh-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()));
-    fs::create_directories(dir_);
-    auto db = rocks::open(dir_.string());
-    ASSERT_TRUE(db) << view(db.error()).message;
-    db_ = std::move(*db);
-    auto sm = state_machine::open(*db_);
-    ASSERT_TRUE(sm) << view(sm.error()).message;
-    sm_ = std::move(*sm);
-  }
-
-  void TearDown() override {
-    sm_.reset();
-    db_.reset();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
   /// One sampling round at `at` of workers w1 (load 1) and w2 (load 2).
   caf::expected<applied> round(unix_ms at, unix_ms prune_before = 0, uint64_t term = 1) {
     record_load c{term, at, prune_before,
                   {{"w1", at, 1, 16, 10, 20}, {"w2", at, 2, 8, 30, 40}}};
-    auto r = sm_->apply({log_entry{sm_->applied_index() + 1, 1, command{c}}});
-    EXPECT_TRUE(r);
-    return r ? r->at(0) : caf::expected<applied>(make_error(errc::internal, "apply failed"));
+    return apply_one(command{c});
   }
 
   load_history read(std::string worker, unix_ms since, unix_ms until, uint32_t limit = 1000) {
@@ -59,10 +28,6 @@ class load_history_test : public ::testing::Test {
     EXPECT_TRUE(h) << view(h.error()).message;
     return h ? *h : load_history{};
   }
-
-  fs::path dir_;
-  std::shared_ptr<rocks> db_;
-  std::unique_ptr<state_machine> sm_;
 };
 
 TEST_F(load_history_test, samples_are_read_by_worker_and_time_range_oldest_first) {
@@ -103,4 +68,4 @@ TEST_F(load_history_test, a_round_of_another_term_is_fenced) {
 }
 
 }  // namespace
-}  // namespace aisched::storage
+}  // namespace aisched::storage::testing_support

@@ -1,7 +1,9 @@
 // A loopback HTTP/1.1 receiver a test owns: one thread on 127.0.0.1 (port
 // chosen by the kernel) that records every request and answers the n-th with
-// statuses[n] (the last status once the list is used up). For webhooks, HTTP
-// tasks and anything else a node calls out to. Stops and joins on destruction.
+// statuses[n] (the last status once the list is used up) and `body`, or, with
+// `hang`, never answers (the connection stays open until destruction). For
+// webhooks, HTTP tasks and anything else a node calls out to. Stops and joins
+// on destruction.
 #pragma once
 
 #include <arpa/inet.h>
@@ -48,7 +50,9 @@ class http_receiver {
     }
   };
 
-  explicit http_receiver(std::vector<int> statuses = {200}) : statuses_(std::move(statuses)) {
+  explicit http_receiver(std::vector<int> statuses = {200}, std::string body = "ok",
+                         bool hang = false)
+      : statuses_(std::move(statuses)), body_(std::move(body)), hang_(hang) {
     fd_ = listen_loopback(64, port_);
     thread_ = std::thread([this] { serve(); });
   }
@@ -56,6 +60,7 @@ class http_receiver {
   ~http_receiver() {
     stop_ = true;
     thread_.join();
+    for (int c : held_) close(c);
     close(fd_);
   }
 
@@ -86,9 +91,13 @@ class http_receiver {
                                    : statuses_[std::min(requests_.size(), statuses_.size() - 1)];
         requests_.push_back(std::move(r));
       }
+      if (hang_) {
+        held_.push_back(c);  // closed by the destructor
+        continue;
+      }
       std::string response = "HTTP/1.1 " + std::to_string(status) +
-                             " Test\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n"
-                             "Connection: close\r\n\r\nok";
+                             " Test\r\nContent-Length: " + std::to_string(body_.size()) +
+                             "\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n" + body_;
       for (size_t sent = 0; sent < response.size();) {
         auto n = send(c, response.data() + sent, response.size() - sent, MSG_NOSIGNAL);
         if (n <= 0) break;
@@ -121,6 +130,9 @@ class http_receiver {
   }
 
   std::vector<int> statuses_;
+  std::string body_;
+  bool hang_ = false;
+  std::vector<int> held_;  // serve thread only
   int fd_ = -1;
   uint16_t port_ = 0;
   std::atomic<bool> stop_{false};

@@ -57,15 +57,18 @@ inline member_view view_of(uint16_t port) {
 
 /// A group of scheduler nodes n1..nN on fixed free cluster ports, each with its own
 /// data dir under `dir`. A member can be killed and restarted on the same data dir
-/// and cluster port; earlier incarnations are kept so that their logs (appended to
+/// and cluster port. `spares` more nodes get an id, a data dir and a port but are
+/// not in `--peers`: start_joiner() starts one with `--join`, for membership
+/// changes. Earlier incarnations are kept so that their logs (appended to
 /// the same file) stay readable until the group is destroyed, which kills them all.
 class raft_group {
  public:
   /// `extra_args` go to every member (e.g. `--roles scheduler,gateway`).
-  raft_group(const std::string& dir, size_t n, std::vector<std::string> extra_args = {})
-      : procs_(n), extra_args_(std::move(extra_args)) {
+  raft_group(const std::string& dir, size_t n, std::vector<std::string> extra_args = {},
+             size_t spares = 0)
+      : procs_(n + spares), joiner_(n + spares, false), extra_args_(std::move(extra_args)) {
     std::set<uint16_t> ports;
-    while (ports.size() < n) {
+    while (ports.size() < n + spares) {
       auto p = free_port();
       if (p == 0) {
         ADD_FAILURE() << "no free port";
@@ -78,7 +81,8 @@ class raft_group {
       ids_.push_back("n" + std::to_string(++i));
       cluster_ports_.push_back(p);
       data_.push_back(dir + "/" + ids_.back());
-      peers_ += (peers_.empty() ? "" : ",") + ids_.back() + "=127.0.0.1:" + std::to_string(p);
+      if (i <= n)
+        peers_ += (peers_.empty() ? "" : ",") + ids_.back() + "=127.0.0.1:" + std::to_string(p);
     }
     for (i = 0; i < n; ++i) start(i);
   }
@@ -97,17 +101,31 @@ class raft_group {
     return true;
   }
   uint16_t cluster_port(size_t i) const { return cluster_ports_.at(i); }
+  std::string cluster_addr(size_t i) const { return "127.0.0.1:" + std::to_string(cluster_port(i)); }
+  /// Member `i`'s log so far ("" if it never started).
+  std::string log(size_t i) const { return procs_.at(i) ? procs_[i]->log() : ""; }
   uint16_t port(size_t i) const { return running(i) ? procs_[i]->http_port() : 0; }
   pid_t pid(size_t i) const { return running(i) ? procs_[i]->pid() : -1; }
 
   /// (Re)starts member `i` on its data dir and cluster port; waits until it serves HTTP.
   void start(size_t i) {
     if (procs_.at(i)) retired_.push_back(std::move(procs_[i]));
-    std::vector<std::string> args{"--node-id", ids_[i], "--peers", peers_};
+    std::vector<std::string> args{"--node-id", ids_[i]};
+    if (joiner_.at(i)) {
+      args.push_back("--join");
+    } else {
+      args.insert(args.end(), {"--peers", peers_});
+    }
     args.insert(args.end(), extra_args_.begin(), extra_args_.end());
     procs_[i] = std::make_unique<node_process>(
         data_.at(i), std::move(args), std::chrono::seconds(20),
         "127.0.0.1:" + std::to_string(cluster_ports_.at(i)));
+  }
+
+  /// Starts spare `i` empty with `--join` (and so on every restart).
+  void start_joiner(size_t i) {
+    joiner_.at(i) = true;
+    start(i);
   }
 
   /// SIGKILLs member `i`; returns its wait status.
@@ -158,8 +176,9 @@ class raft_group {
   std::vector<std::string> ids_, data_;
   std::vector<uint16_t> cluster_ports_;
   std::string peers_;
-  std::vector<std::unique_ptr<node_process>> procs_;
-  std::vector<std::string> extra_args_;    // current incarnation of each member
+  std::vector<std::unique_ptr<node_process>> procs_;    // current incarnation of each member
+  std::vector<bool> joiner_;                            // started with --join
+  std::vector<std::string> extra_args_;                 // for every member
   std::vector<std::unique_ptr<node_process>> retired_;  // earlier (stopped) incarnations
 };
 
