@@ -237,7 +237,7 @@ class api {
       w->tenant = req.who.tenant;
       if (auto err = validate_worker(*w)) return reply(error_response(err));
       return with_own_worker(ctx_, req.who.tenant, w->id, reply, [this, reply, w = *w]() mutable {
-        ask<worker>(ctx_.router, reply, [](worker& x) { return json_response(201, to_json(x)); },
+        ask<worker>(ctx_.router, reply, [](worker& x) { return json_response(201, registration_json(x)); },
                     register_atom::value, std::move(w));
       }, true);
     }
@@ -251,6 +251,8 @@ class api {
         if (!parsed) return reply(error_response(parsed.error()));
         hb = std::move(*parsed);
       }
+      if (auto c = req.headers.find("x-worker-credential"); c != req.headers.end())
+        hb.credential = c->second;
       auto id = seg[3];
       return with_own_worker(ctx_, req.who.tenant, id, reply, [this, reply, id, hb]() mutable {
         ask<bool>(ctx_.router, reply,

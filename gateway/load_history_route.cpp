@@ -1,6 +1,9 @@
 // Worker load history routes; see load_history_route.hpp.
 #include "gateway/load_history_route.hpp"
 
+#include <algorithm>
+#include <set>
+
 #include <boost/json.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
@@ -60,7 +63,8 @@ void load_history_route(const api_context& ctx, const http_request& req,
         make_error(errc::invalid_argument, "since", "since must not be after until")));
   load_query q{seg.size() == 5 ? seg[3] : std::string(), *since, *until, max_samples};
   auto one = seg.size() == 5;
-  ctx.sys->spawn([ctx, q, one, reply](caf::event_based_actor* self) {
+  auto tenant = req.who.tenant;
+  ctx.sys->spawn([ctx, q, one, reply, tenant](caf::event_based_actor* self) {
     auto answer = [=](const load_history& h) {
       json::object o;
       if (one) {
@@ -80,16 +84,34 @@ void load_history_route(const api_context& ctx, const http_request& req,
       if (h.truncated) o["truncated"] = true;
       reply(json_response(200, o));
     };
+    auto show = [=](load_history h) {
+      // With tenants, a caller sees only its own tenant's workers' history.
+      if (!ctx.auth.enabled) return answer(h);
+      self->request(ctx.router, ctx.timeout, list_workers_atom::value)
+          .then(
+              [=](worker_list& l) mutable {
+                std::set<std::string> own;
+                for (auto& w : l.items)
+                  if (w.tenant == tenant) own.insert(w.id);
+                auto& xs = h.items;
+                xs.erase(std::remove_if(xs.begin(), xs.end(),
+                                        [&](const load_sample& s) { return !own.count(s.worker_id); }),
+                         xs.end());
+                answer(h);
+              },
+              [=](caf::error& e) { reply(error_response(e)); });
+    };
     self->request(ctx.store, ctx.timeout, load_history_atom::value, q)
         .then(
             [=](load_history& h) {
-              if (!one || !h.items.empty()) return answer(h);
+              if (!one || !h.items.empty()) return show(std::move(h));
               // No samples: an error only for a worker nobody knows (a new one has none yet).
               self->request(ctx.router, ctx.timeout, list_workers_atom::value)
                   .then(
                       [=](worker_list& l) {
                         for (auto& w : l.items)
-                          if (w.id == q.worker_id) return answer(h);
+                          if (w.id == q.worker_id && (!ctx.auth.enabled || w.tenant == tenant))
+                            return answer(h);
                         reply(error_response(
                             make_error(errc::not_found, "id", "no worker '" + q.worker_id + "'")));
                       },

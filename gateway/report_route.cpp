@@ -1,5 +1,7 @@
 // POST /api/v1/instances/{id}/report: an external worker's report on a run of
-// the caller's tenant, committed as a report_results command (raft actor).
+// the caller's tenant. The worker proves who it is with the credential it was
+// issued at registration (header X-Worker-Credential); the leader's router
+// checks it and commits a report_results command for the attempt it names.
 #include "gateway/report_route.hpp"
 
 #include <boost/json.hpp>
@@ -55,19 +57,32 @@ void report_route(const api_context& ctx, const std::string& id, http_request& r
       return reply(error_response(bad("unknown field")));
     }
   }
-  if (!body->as_object().contains("state"))
-    return reply(error_response(make_error(errc::invalid_argument, "state", "state: required")));
-  report_results c{0, now_ms(), {std::move(r)}};
+  for (auto field : {"state", "worker_id", "attempt"})
+    if (!body->as_object().contains(field))
+      return reply(error_response(
+          make_error(errc::invalid_argument, field, std::string(field) + ": required")));
+  auto cred = req.headers.find("x-worker-credential");
+  if (cred == req.headers.end() || cred->second.empty())
+    return reply(error_response(make_error(errc::forbidden, "X-Worker-Credential",
+                                           "a report needs the worker's credential (header "
+                                           "X-Worker-Credential, issued at registration)")));
+  auto credential = cred->second;
   auto tenant = req.who.tenant;
   ctx.sys->spawn([=](caf::event_based_actor* self) {
     auto commit = [=] {
-      self->request(ctx.raft, ctx.timeout, propose_atom::value, command{c})
+      self->request(ctx.router, ctx.timeout, report_atom::value, r, credential)
           .then([=](applied&) { reply(json_response(200, json::object{{"status", "accepted"}})); },
                 [=](caf::error& e) {
+                  auto err = view(e);
+                  // Another worker's or another attempt's report: refused, the
+                  // run's record stands.
+                  if (err.code == errc::illegal_transition && err.field == "worker_id")
+                    return reply(error_response(
+                        make_error(errc::version_conflict, "worker_id", err.message)));
                   // A report for a run that already ended is acknowledged, changing nothing.
-                  if (view(e).code == errc::illegal_transition)
+                  if (err.code == errc::illegal_transition)
                     return reply(json_response(
-                        200, json::object{{"status", "ignored"}, {"reason", view(e).message}}));
+                        200, json::object{{"status", "ignored"}, {"reason", err.message}}));
                   reply(error_response(e));
                 });
     };

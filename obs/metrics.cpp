@@ -68,6 +68,7 @@ struct state {
     m.slots_missed = counter(&slots.Add({{"outcome", "missed"}}));
     m.slots_buffered = counter(&slots.Add({{"outcome", "buffered"}}));
     m.slots_deduplicated = counter(&slots.Add({{"outcome", "deduplicated"}}));
+    m.slots_deferred = counter(&slots.Add({{"outcome", "deferred"}}));
 
     m.trigger_lateness_seconds =
         histogram(&histograms("scheduler_trigger_lateness_seconds",
@@ -80,6 +81,11 @@ struct state {
                                       "Tokens left in the dispatch rate limiter's bucket (updated "
                                       "on dispatch and each second)")
                                    .Add({}));
+    m.runs_unplaceable = gauge(&gauges("scheduler_runs_unplaceable",
+                                       "Pending runs no registered worker can take now (no worker "
+                                       "of their tenant matches, or all matching ones are "
+                                       "draining or offline); each run's error says why")
+                                    .Add({}));
 
     auto& workers = gauges("scheduler_workers",
                            "Workers registered with this member's router, by status (the "

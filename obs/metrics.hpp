@@ -75,13 +75,15 @@ struct metrics {
   /// changed meanwhile (refused), or whose batch did not commit (error).
   counter dispatch_ok, dispatch_refused, dispatch_error;
   /// scheduler_slots_total{outcome}.
-  counter slots_fired, slots_skipped, slots_missed, slots_buffered, slots_deduplicated;
+  counter slots_fired, slots_skipped, slots_missed, slots_buffered, slots_deduplicated,
+      slots_deferred;
   histogram trigger_lateness_seconds;  ///< scheduler_trigger_lateness_seconds
   gauge backpressure_state;            ///< scheduler_backpressure_state: 0 green, 1 yellow, 2 red
   /// scheduler_workers{status}: the leader's registered workers by status
   /// (online, offline, draining); 0 on followers.
   gauge workers_online, workers_offline, workers_draining;
   gauge dispatch_tokens;               ///< scheduler_dispatch_tokens
+  gauge runs_unplaceable;              ///< scheduler_runs_unplaceable
   /// scheduler_instances{state}, indexed by proto::instance_state.
   std::array<gauge, instance_state_count> instances;
   /// tasks_mutations_total{action}.

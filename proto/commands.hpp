@@ -154,6 +154,19 @@ typename Inspector::result_type inspect(Inspector& f, retry& x) {
   return f(caf::meta::type_name("aisched.retry"), x.term, x.at, x.instance_ids);
 }
 
+/// Says why pending runs wait: no worker of their tenant matches their labels,
+/// every matching worker is draining or offline. Leader-decided; a run that is
+/// no longer pending is left alone. The reason shows as the run's `error`
+/// until it is dispatched ("" clears it).
+struct note_waiting {
+  uint64_t term = 0;
+  std::vector<std::pair<std::string, std::string>> notes;  // instance id, reason
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, note_waiting& x) {
+  return f(caf::meta::type_name("aisched.note_waiting"), x.term, x.notes);
+}
+
 /// Cancels a run that has not finished.
 struct cancel {
   std::string tenant;
@@ -242,7 +255,8 @@ typename Inspector::result_type inspect(Inspector& f, record_audit& x) {
 
 using command = caf::variant<noop, create_task, update_task, delete_task, set_paused, fire,
                              dispatch, report_results, retry, cancel, put_user, delete_user,
-                             put_token, delete_token, record_audit, record_load, set_membership>;
+                             put_token, delete_token, record_audit, record_load, set_membership,
+                             note_waiting>;
 
 /// One entry of the replicated log.
 struct log_entry {
@@ -273,8 +287,9 @@ typename Inspector::result_type inspect(Inspector& f, applied& x) {
 /// Short name of the command's kind, for logs and metrics.
 const char* command_name(const command& cmd);
 
-/// The leader term a leader-decided command (fire, dispatch, report_results,
-/// retry) carries; 0 for client commands. The state machine rejects such a
+/// The leader term a leader-decided command carries (every command with a
+/// `term` member is one: fire, dispatch, report_results, retry, record_load,
+/// note_waiting); 0 for client commands. The state machine rejects such a
 /// command when this is not the term of its log entry (fencing a deposed
 /// leader), and a follower never forwards one.
 uint64_t leader_term_of(const command& cmd);

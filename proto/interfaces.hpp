@@ -265,7 +265,12 @@ typename Inspector::result_type inspect(Inspector& f, worker_list& x) {
 /// instances to workers by labels, strategy and capacity. Native workers
 /// register with their actor handle (and are monitored); external HTTP workers
 /// register over REST and keep themselves online with heartbeats (the reply is
-/// false for an unknown worker, which then registers again). `drain` (true)
+/// false for an unknown worker, which then registers again). Registering an
+/// external worker issues its credential (in the reply only); its heartbeats
+/// and its reports (`report` with the credential, answered with what the
+/// commit changed) must carry it, and a report counts only for the attempt
+/// dispatched to that worker. Workers serve their own tenant's runs, or every
+/// tenant's when `shared`. `drain` (true)
 /// stops new dispatches to a worker while its runs finish, (false) takes it
 /// back; `remove` forgets a worker. `output` subscribes a follower to the live
 /// output of a running instance (see worker_actor; false: not running on a
@@ -277,6 +282,7 @@ using router_actor = commit_listener_actor::extend<
     caf::replies_to<register_atom, worker>::with<worker>,
     caf::replies_to<heartbeat_atom, worker_heartbeat>::with<bool>,
     caf::reacts_to<report_atom, run_result>,
+    caf::replies_to<report_atom, run_result, std::string>::with<applied>,
     caf::replies_to<list_workers_atom>::with<worker_list>,
     caf::replies_to<drain_atom, std::string, bool>::with<worker>,
     caf::replies_to<remove_atom, std::string>::with<bool>,

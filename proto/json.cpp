@@ -316,7 +316,14 @@ json::value to_json(const worker& w) {
   o["status"] = std::string(name_of(w.status));
   o["cpu_percent"] = w.cpu_percent;
   o["memory_percent"] = w.memory_percent;
+  o["shared"] = w.shared;
   return o;
+}
+
+json::value registration_json(const worker& w) {
+  auto v = to_json(w);
+  v.as_object()["credential"] = w.credential;
+  return v;
 }
 
 json::value to_json(const raft_status& s) {

@@ -21,6 +21,9 @@ caf::expected<boost::json::value> parse_json(std::string_view body);
 boost::json::value to_json(const task& t);
 boost::json::value to_json(const instance& x);
 boost::json::value to_json(const worker& w);
+/// A registration's answer: the worker and the credential issued to it (the only
+/// place a credential is ever written; heartbeats and reports must carry it).
+boost::json::value registration_json(const worker& w);
 /// A member's own Raft status, as GET /api/v1/cluster lists each member.
 boost::json::value to_json(const raft_status& s);
 

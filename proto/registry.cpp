@@ -1,33 +1,54 @@
 // Message-type registration; see registry.hpp.
 #include "proto/registry.hpp"
 
+#include <iterator>
+#include <type_traits>
+
 #include <caf/actor_system_config.hpp>
 #include <caf/to_string.hpp>
 
 #include "proto/analysis.hpp"
 #include "proto/commands.hpp"
 #include "proto/errors.hpp"
+
 #include "proto/interfaces.hpp"
 #include "proto/types.hpp"
 
 namespace aisched::proto {
 
-const char* command_name(const command& cmd) {
-  static constexpr const char* names[] = {"noop",  "create_task", "update_task", "delete_task",
-                                          "set_paused", "fire", "dispatch", "report_results",
-                                          "retry", "cancel", "put_user", "delete_user",
-                                          "put_token", "delete_token", "record_audit", "record_load",
-                                          "set_membership"};
-  return names[cmd.index()];
-}
+namespace {
+
+/// Whether command type T is decided by a leader: it carries the `term` of
+/// the leader that proposed it (detected, so a new command cannot forget it).
+template <class T, class = void>
+struct carries_term : std::false_type {};
+template <class T>
+struct carries_term<T, std::void_t<decltype(std::declval<T&>().term)>> : std::true_type {};
+
+template <class>
+struct alternatives;
+template <class... Ts>
+struct alternatives<caf::variant<Ts...>> : std::integral_constant<size_t, sizeof...(Ts)> {};
+
+constexpr const char* command_names[] = {
+    "noop",        "create_task",  "update_task",  "delete_task", "set_paused",
+    "fire",        "dispatch",     "report_results", "retry",     "cancel",
+    "put_user",    "delete_user",  "put_token",    "delete_token", "record_audit",
+    "record_load", "set_membership", "note_waiting"};
+static_assert(std::size(command_names) == alternatives<command>::value,
+              "every command needs a name, in the order of the variant");
+
+}  // namespace
+
+const char* command_name(const command& cmd) { return command_names[cmd.index()]; }
 
 uint64_t leader_term_of(const command& cmd) {
-  if (auto c = caf::get_if<fire>(&cmd)) return c->term;
-  if (auto c = caf::get_if<dispatch>(&cmd)) return c->term;
-  if (auto c = caf::get_if<report_results>(&cmd)) return c->term;
-  if (auto c = caf::get_if<retry>(&cmd)) return c->term;
-  if (auto c = caf::get_if<record_load>(&cmd)) return c->term;
-  return 0;
+  return caf::visit(
+      [](const auto& c) -> uint64_t {
+        if constexpr (carries_term<std::decay_t<decltype(c)>>::value) return c.term;
+        else return 0;
+      },
+      cmd);
 }
 
 void register_types(caf::actor_system_config& cfg) {

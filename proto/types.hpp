@@ -271,9 +271,14 @@ struct worker {
   worker_status status = worker_status::online;
   uint32_t cpu_percent = 0;     // of the worker's machine, at its last heartbeat
   uint32_t memory_percent = 0;  // used memory of the worker's machine
+  bool shared = false;          // takes runs of every tenant, not only its own
+  /// External workers: the secret issued at registration, returned only in
+  /// the registration's answer; heartbeats and reports must carry it.
+  std::string credential;
 
   friend bool operator==(const worker& a, const worker& b) {
-    return a.id == b.id && a.tenant == b.tenant && a.protocol == b.protocol &&
+    return a.id == b.id && a.tenant == b.tenant && a.shared == b.shared &&
+           a.credential == b.credential && a.protocol == b.protocol &&
            a.address == b.address && a.labels == b.labels && a.max_load == b.max_load &&
            a.load == b.load && a.last_heartbeat == b.last_heartbeat && a.status == b.status &&
            a.cpu_percent == b.cpu_percent && a.memory_percent == b.memory_percent;
@@ -283,7 +288,8 @@ struct worker {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker& x) {
   return f(caf::meta::type_name("aisched.worker"), x.id, x.tenant, x.protocol, x.address, x.labels,
-           x.max_load, x.load, x.last_heartbeat, x.status, x.cpu_percent, x.memory_percent);
+           x.max_load, x.load, x.last_heartbeat, x.status, x.cpu_percent, x.memory_percent,
+           x.shared, x.credential);
 }
 
 /// A worker's periodic sign of life: its load (runs it is executing, external
@@ -295,12 +301,13 @@ struct worker_heartbeat {
   uint32_t cpu_percent = 0;
   uint32_t memory_percent = 0;
   bool draining = false;
+  std::string credential;  // external workers: issued at registration
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_heartbeat& x) {
   return f(caf::meta::type_name("aisched.worker_heartbeat"), x.id, x.load, x.cpu_percent,
-           x.memory_percent, x.draining);
+           x.memory_percent, x.draining, x.credential);
 }
 
 /// One worker's load at one sample instant of the leader's load history

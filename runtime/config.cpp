@@ -165,6 +165,12 @@ parse_outcome parse_command_line(int argc, char** argv) {
   std::vector<std::string> labels;
   app.add_option("--worker-label", labels, "label of the built-in worker, KEY=VALUE (repeatable)")
       ->envname("AISCHED_WORKER_LABELS")->delimiter(',');
+  app.add_option("--worker-tenant", cfg.worker_tenant,
+                 "tenant whose runs this node's worker takes (with --worker-shared: all tenants')")
+      ->envname("AISCHED_WORKER_TENANT")->capture_default_str();
+  app.add_flag("--worker-shared", cfg.worker_shared,
+               "this node's worker takes runs of every tenant, not only --worker-tenant's")
+      ->envname("AISCHED_WORKER_SHARED");
   auto& llm = cfg.llm;
   app.add_option("--llm-endpoint", llm.endpoint,
                  "AI agent: OpenAI-compatible base URL (…/v1; /chat/completions is appended)")

@@ -44,6 +44,10 @@ struct config {
   uint64_t max_backlog = 1000;  // pending + dispatched runs at which pressure is red (x0.9)
   double dispatch_rate = 3000;  // dispatches per second; 0 = unlimited
   std::map<std::string, std::string> worker_labels;
+  // This node's worker takes runs of this tenant only, or of every tenant
+  // when shared (a cluster member: the operator who starts it decides).
+  std::string worker_tenant = "default";
+  bool worker_shared = false;
   unsigned drain_seconds = 30;
   // Cluster TLS (all three or none; runtime/tls.hpp): this node's certificate
   // and key, and the private cluster CA that signs every node's certificate.

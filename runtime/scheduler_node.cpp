@@ -239,6 +239,8 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     ropts.info.protocol = proto::worker_protocol::native;
     ropts.info.address = ropts.seeds.front();
     ropts.info.labels = cfg.worker_labels;
+    ropts.info.tenant = cfg.worker_tenant;
+    ropts.info.shared = cfg.worker_shared;
     ropts.info.max_load = static_cast<uint32_t>(cfg.worker_slots);
     ropts.worker = local_worker;
     local_registrar = sys.spawn(worker::registrar_actor_impl, std::move(ropts));

@@ -83,6 +83,8 @@ int run_worker_node(const config& cfg, sigset_t& signals) {
   info.id = cfg.node_id;
   info.protocol = proto::worker_protocol::native;
   info.labels = cfg.worker_labels;
+  info.tenant = cfg.worker_tenant;
+  info.shared = cfg.worker_shared;
   info.max_load = static_cast<uint32_t>(cfg.worker_slots);
   worker::registrar_options ropts;
   ropts.seeds = {cfg.join.host + ":" + std::to_string(cfg.join.port)};

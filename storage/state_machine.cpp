@@ -195,6 +195,7 @@ class applier {
       transition(e.instance_id, instance_state::dispatched, [&](instance& x) {
         x.worker_id = e.worker_id;
         x.dispatched_at = c.at;
+        x.error.clear();  // a reason it waited (note_waiting) no longer holds
         x.deadline = c.at + timeout_of(x.task_id) + deadline_grace;
       });
     return batch_done(c.entries.size());
@@ -260,6 +261,26 @@ class applier {
 
   caf::expected<applied> operator()(const set_membership& c) {
     write_membership(ctx_.db(), ctx_.batch(), c.members);
+    return done();
+  }
+
+  caf::expected<applied> operator()(const note_waiting& c) {
+    for (auto& [id, reason] : c.notes) {
+      auto ref = keys::parse_instance_id(id);
+      if (!ref) continue;
+      auto key = keys::instance(ref->task_id, ref->slot, ref->shard);
+      auto cur = ctx_.read_instance(key);
+      if (!cur) {
+        storage_error_ = cur.error();
+        break;
+      }
+      // Only a run still waiting: one dispatched meanwhile keeps its record.
+      if (!*cur || (*cur)->state != instance_state::pending || (*cur)->error == reason) continue;
+      auto x = std::move(**cur);
+      x.error = reason;
+      ctx_.put_instance(key, x, x.state);
+      out_.instances.push_back(std::move(x));
+    }
     return done();
   }
 

@@ -8,6 +8,7 @@
 
 #include "actors/inspector/counted.hpp"
 #include "obs/metrics.hpp"
+#include "runtime/log.hpp"
 #include "storage/store_scan.hpp"
 
 namespace aisched::backpressure {
@@ -29,6 +30,12 @@ void reassess(self_ptr self) {
   auto& st = self->state;
   auto p = assess(st.limits, st.backlog.size(), st.worker_load);
   if (p.level == st.current.level && p.delay == st.current.delay) return;
+  if (p.level != st.current.level)
+    log::info("backpressure level changed",
+              {{"actor", "backpressure"},
+               {"pressure", inspector::text(p.level)},
+               {"backlog", std::to_string(st.backlog.size())},
+               {"max_backlog", std::to_string(st.limits.max_backlog)}});
   st.current = p;
   obs::get().backpressure_state.set(static_cast<double>(p.level));
   for (auto& t : st.triggers) self->send(t, pressure_atom::value, p);

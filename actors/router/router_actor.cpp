@@ -29,11 +29,7 @@ constexpr auto request_timeout = std::chrono::seconds(10);
 constexpr size_t max_batch = 4096;  // runs placed per dispatch proposal
 constexpr size_t scan_limit = 4 * max_batch;  // queued runs looked at per dispatch round
 
-router_state::worker_entry* find_worker(router_state& st, const std::string& id) {
-  for (auto& w : st.workers)
-    if (w.info.id == id) return &w;
-  return nullptr;
-}
+worker_entry* find_worker(router_state& st, const std::string& id) { return st.workers.find(id); }
 
 execute_request make_request(const task& t, const instance& x) {
   execute_request r;
@@ -67,7 +63,7 @@ void schedule_dispatch(self_ptr self) {
   auto& st = self->state;
   if (st.dispatch_scheduled || !st.leading || !st.ready) return;
   st.dispatch_scheduled = true;
-  self->send(self, wake_atom::value, uint64_t{0});
+  self->send(self, wake_atom::value, static_cast<uint64_t>(wake_reason::dispatch));
 }
 
 void release(self_ptr self, const std::string& run_id) {
@@ -78,7 +74,7 @@ void release(self_ptr self, const std::string& run_id) {
   st.assigned.erase(i);
 }
 
-void reserve(router_state& st, router_state::worker_entry& w, const std::string& run_id) {
+void reserve(router_state& st, worker_entry& w, const std::string& run_id) {
   st.assigned[run_id] = w.info.id;
   w.c.reserved += 1;
   w.c.uses += 1;
@@ -86,13 +82,13 @@ void reserve(router_state& st, router_state::worker_entry& w, const std::string&
 }
 
 void enqueue(router_state& st, const instance& x) {
-  if (st.assigned.count(x.id) || !st.queued.insert(x.id).second) return;
-  st.queue.push_back(x);
+  if (st.assigned.count(x.id)) return;
+  st.queue.push(x);
 }
 
 void start_proxies(self_ptr self) {
   auto& st = self->state;
-  for (auto& w : st.workers) {
+  for (auto& w : st.workers.entries()) {
     if (w.proxy) continue;
     if (w.info.protocol == worker_protocol::http)
       w.proxy = self->spawn<caf::linked>(worker_proxy::http_worker_proxy_impl, w.info.id,
@@ -105,31 +101,18 @@ void start_proxies(self_ptr self) {
 }
 
 /// Adds or refreshes a worker entry; the old proxy (if any) is replaced.
-router_state::worker_entry& upsert_worker(self_ptr self, proto::worker info) {
+worker_entry& upsert_worker(self_ptr self, proto::worker info) {
   auto& st = self->state;
-  info.last_heartbeat = now_ms();
-  auto* w = find_worker(st, info.id);
-  if (!w) {
-    st.workers.push_back({});
-    w = &st.workers.back();
-    w->c.order = st.next_order++;
-  } else if (w->proxy) {
-    self->unlink_from(w->proxy);
-    self->send_exit(w->proxy, caf::exit_reason::user_shutdown);
-    w->proxy = nullptr;
+  if (auto* old = find_worker(st, info.id); old && old->proxy) {
+    self->unlink_from(old->proxy);
+    self->send_exit(old->proxy, caf::exit_reason::user_shutdown);
+    old->proxy = nullptr;
   }
-  w->info = std::move(info);
-  w->c.id = w->info.id;
-  w->c.labels = w->info.labels;
-  w->c.max_load = std::max<uint32_t>(1, w->info.max_load);
-  w->c.status = worker_status::online;
-  w->draining_itself = w->info.status == worker_status::draining;
-  if (w->drained || w->draining_itself) w->c.status = w->info.status = worker_status::draining;
-  return *w;
+  return st.workers.upsert(std::move(info), now_ms());
 }
 
 void stop_proxies(self_ptr self) {
-  for (auto& w : self->state.workers) {
+  for (auto& w : self->state.workers.entries()) {
     if (w.proxy) {
       self->unlink_from(w.proxy);
       self->send_exit(w.proxy, caf::exit_reason::user_shutdown);
@@ -140,7 +123,7 @@ void stop_proxies(self_ptr self) {
 
 void rebuild_ring(router_state& st) {
   std::vector<std::string> ids;
-  for (auto& w : st.workers)
+  for (auto& w : st.workers.entries())
     if (w.c.status == worker_status::online) ids.push_back(w.info.id);
   st.ring.rebuild(ids);
 }
@@ -151,13 +134,13 @@ void workers_changed(self_ptr self) {
   auto& st = self->state;
   rebuild_ring(st);
   double by_status[3] = {0, 0, 0};  // indexed by worker_status
-  for (auto& w : st.workers) by_status[static_cast<size_t>(w.c.status)] += 1;
+  for (auto& w : st.workers.entries()) by_status[static_cast<size_t>(w.c.status)] += 1;
   obs::get().workers_online.set(by_status[0]);
   obs::get().workers_offline.set(by_status[1]);
   obs::get().workers_draining.set(by_status[2]);
   if (!st.census_to) return;
-  std::vector<const router_state::worker_entry*> online;
-  for (auto& w : st.workers)
+  std::vector<const worker_entry*> online;
+  for (auto& w : st.workers.entries())
     if (w.c.status == worker_status::online) online.push_back(&w);
   std::sort(online.begin(), online.end(),
             [](auto* a, auto* b) { return a->c.order < b->c.order; });
@@ -168,7 +151,7 @@ void workers_changed(self_ptr self) {
 
 /// Moves a worker to `s`; a reachable worker that is drained (by an operator
 /// or itself) is `draining`: its runs finish, nothing new goes there.
-void set_status(self_ptr self, router_state::worker_entry& w, worker_status s) {
+void set_status(self_ptr self, worker_entry& w, worker_status s) {
   if (s == worker_status::online && (w.drained || w.draining_itself)) s = worker_status::draining;
   if (w.c.status == s) return;
   w.c.status = w.info.status = s;
@@ -180,9 +163,11 @@ void set_status(self_ptr self, router_state::worker_entry& w, worker_status s) {
 void dispatch(self_ptr self) {
   auto& st = self->state;
   st.dispatch_scheduled = false;
-  if (!st.leading || !st.ready || st.queue.empty() || st.load.level == pressure_level::red) return;
+  // Backpressure defers firing (the trigger's part), never the drain: only
+  // dispatching lowers the backlog, so holding it at red would hold it forever.
+  if (!st.leading || !st.ready || st.queue.empty()) return;
   std::vector<candidate> cands;
-  for (auto& w : st.workers) cands.push_back(w.c);
+  for (auto& w : st.workers.entries()) cands.push_back(w.c);
   // Free slots over the online workers: once they are taken nothing else fits,
   // so the rest of the queue is not looked at (a backlog far larger than the
   // workers' capacity would otherwise be rescanned on every finished run).
@@ -191,7 +176,6 @@ void dispatch(self_ptr self) {
     if (c.status == worker_status::online && c.has_capacity()) free_slots += c.max_load - c.load();
   if (free_slots == 0) return;  // a finished run or a new worker wakes us
   auto now = now_ms();
-  proto::dispatch cmd{st.term, now, {}};
   // The dispatch rate limit: at most this many runs leave now.
   auto budget =
       st.bucket->take(std::min<uint64_t>({st.queue.size(), max_batch, free_slots}), now);
@@ -200,42 +184,25 @@ void dispatch(self_ptr self) {
     if (!st.waiting_for_tokens) {
       st.waiting_for_tokens = true;
       self->delayed_send(self, std::chrono::milliseconds(std::max<duration_ms>(1, st.bucket->wait_ms(now))),
-                         wake_atom::value, uint64_t{1});
+                         wake_atom::value, static_cast<uint64_t>(wake_reason::tokens_refilled));
     }
     return;
   }
-  std::deque<instance> skipped;  // no fitting worker now: they stay pending, in order
-  size_t looked_at = 0;
-  while (!st.queue.empty() && cmd.entries.size() < budget && free_slots > 0 &&
-         looked_at++ < scan_limit) {
-    auto x = std::move(st.queue.front());
-    st.queue.pop_front();
-    auto t = st.tasks.find(x.task_id);
-    if (t == st.tasks.end()) {
-      // The task was deleted: nothing to run it with.
-      st.queued.erase(x.id);
-      cancel c{"", x.id, now_ms(), "task deleted before the run was dispatched"};
-      self->request(st.raft, request_timeout, propose_atom::value, command{std::move(c)})
-          .then([](applied&) {}, [](caf::error&) {});
-      continue;
-    }
-    auto choice =
-        pick(t->second.route, t->second.labels, cands, t->first, st.rr, st.rng(), &st.ring, x.shard);
-    if (!choice) {
-      skipped.push_back(std::move(x));
-      continue;
-    }
-    auto& w = st.workers[*choice];
-    cands[*choice].reserved += 1;
-    free_slots -= 1;
-    reserve(st, w, x.id);
-    st.queued.erase(x.id);
-    cmd.entries.push_back(dispatch_entry{x.id, w.info.id});
+  st.pick.ring = &st.ring;
+  auto task_of = [&](uint64_t id) -> const task* {
+    auto t = st.tasks.find(id);
+    return t == st.tasks.end() ? nullptr : &t->second;
+  };
+  auto round = place(st.queue, task_of, cands, budget, scan_limit, st.pick);
+  for (auto& id : round.orphaned) {
+    // The task was deleted: nothing to run it with.
+    cancel c{"", id, now_ms(), "task deleted before the run was dispatched"};
+    self->request(st.raft, request_timeout, propose_atom::value, command{std::move(c)})
+        .then([](applied&) {}, [](caf::error&) {});
   }
-  while (!skipped.empty()) {
-    st.queue.push_front(std::move(skipped.back()));
-    skipped.pop_back();
-  }
+  proto::dispatch cmd{st.term, now, std::move(round.placed)};
+  for (auto& e : cmd.entries)
+    if (auto* w = find_worker(st, e.worker_id)) reserve(st, *w, e.instance_id);
   if (cmd.entries.empty()) return;
   auto epoch = st.epoch;
   auto entries = cmd.entries;
@@ -273,7 +240,8 @@ void dispatch(self_ptr self) {
             auto& st = self->state;
             if (epoch != st.epoch) return;
             for (auto& e : entries) release(self, e.instance_id);
-            self->delayed_send(self, std::chrono::milliseconds(200), wake_atom::value, uint64_t{0});
+            self->delayed_send(self, std::chrono::milliseconds(200), wake_atom::value,
+                               static_cast<uint64_t>(wake_reason::dispatch));
           });
   if (!st.queue.empty()) schedule_dispatch(self);
 }
@@ -419,7 +387,7 @@ caf::result<Result> forward_to_leader(self_ptr self, Ts... xs) {
 void forget_workers(self_ptr self) {
   auto& st = self->state;
   stop_proxies(self);
-  for (auto& w : st.workers)
+  for (auto& w : st.workers.entries())
     if (w.handle) self->demonitor(w.handle.address());
   st.workers.clear();
   workers_changed(self);
@@ -433,7 +401,7 @@ std::map<std::string, std::string> details_of(self_ptr self) {
       {"leading", inspector::text(st.leading)},
       {"ready", inspector::text(st.ready)},
       {"term", std::to_string(st.term)},
-      {"workers", std::to_string(st.workers.size())},
+      {"workers", std::to_string(st.workers.entries().size())},
       {"queue", std::to_string(st.queue.size())},
       {"in_flight", std::to_string(st.assigned.size())},
       {"orphans", std::to_string(st.orphans.size())},
@@ -441,11 +409,69 @@ std::map<std::string, std::string> details_of(self_ptr self) {
       {"tokens", st.bucket->unlimited() ? "unlimited"
                                         : std::to_string(static_cast<uint64_t>(
                                               st.bucket->tokens(now_ms())))}};
-  for (auto& w : st.workers)
+  for (auto& w : st.workers.entries())
     d["worker." + w.info.id] = std::string(name_of(w.c.status)) + " " +
                                std::to_string(w.c.load()) + "/" + std::to_string(w.c.max_load) +
                                (w.drained ? " drained" : "");
   return d;
+}
+
+/// Commits why runs wait that no worker can take now (a reason per task,
+/// tenant and labels; runs are looked at from the head of the queue, at most
+/// `scan_limit`). Only changes are committed: a run already noted with the
+/// same reason is not noted again. Counted in scheduler_runs_waiting{reason}.
+void explain_waiting(self_ptr self) {
+  auto& st = self->state;
+  if (!st.leading || !st.ready) return;
+  std::vector<candidate> cands;
+  for (auto& w : st.workers.entries()) cands.push_back(w.c);
+  std::unordered_map<uint64_t, std::string> by_task;
+  note_waiting cmd{st.term, {}};
+  size_t looked_at = 0, waiting = 0;
+  for (auto& x : st.queue.items()) {
+    if (looked_at++ >= scan_limit) break;
+    auto t = st.tasks.find(x.task_id);
+    if (t == st.tasks.end()) continue;
+    auto r = by_task.find(x.task_id);
+    if (r == by_task.end())
+      r = by_task.emplace(x.task_id, why_waiting(x.tenant, t->second.labels, cands)).first;
+    if (!r->second.empty()) ++waiting;
+    auto n = st.noted.find(x.id);
+    auto before = n == st.noted.end() ? x.error : n->second;
+    if (before == r->second) continue;
+    st.noted[x.id] = r->second;
+    cmd.notes.emplace_back(x.id, r->second);
+  }
+  obs::get().runs_unplaceable.set(static_cast<double>(waiting));
+  if (cmd.notes.empty()) return;
+  auto epoch = st.epoch;
+  auto notes = cmd.notes;
+  self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
+      .then([](applied&) {},
+            [=](caf::error&) {
+              // Not committed: say it again at the next tick.
+              if (epoch != self->state.epoch) return;
+              for (auto& [id, _] : notes) self->state.noted.erase(id);
+            });
+}
+
+/// An external worker's report, checked against the registry: the credential
+/// must be the one issued to `r.worker_id`, and the report must name its
+/// attempt (the state machine then refuses it unless that attempt is the
+/// run's current one, dispatched to that worker).
+caf::result<applied> verified_report(self_ptr self, run_result r, const std::string& credential) {
+  auto& st = self->state;
+  if (!st.workers.verify(r.worker_id, credential))
+    return make_error(errc::forbidden, "credential",
+                      "the worker credential does not belong to worker '" + r.worker_id + "'");
+  if (r.attempt == 0)
+    return make_error(errc::invalid_argument, "attempt", "attempt: required");
+  auto rp = self->make_response_promise<applied>();
+  report_results cmd{st.term, now_ms(), {std::move(r)}};
+  self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
+      .then([=](applied& a) mutable { rp.deliver(std::move(a)); },
+            [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
 }
 
 }  // namespace
@@ -459,7 +485,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
       self->state.opts.dispatch_rate, self->state.opts.dispatch_burst, now_ms());
   self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
   self->set_down_handler([=](const caf::down_msg& dm) {
-    for (auto& w : self->state.workers)
+    for (auto& w : self->state.workers.entries())
       if (w.handle && w.handle.address() == dm.source) set_status(self, w, worker_status::offline);
   });
   return inspector::counted(self, {
@@ -471,11 +497,11 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         st.term = l.term;
         st.ready = false;
         st.queue.clear();
-        st.queued.clear();
         st.assigned.clear();
+        st.noted.clear();
         st.orphans.clear();
         st.tasks.clear();
-        for (auto& w : st.workers) w.c.reserved = 0;
+        for (auto& w : st.workers.entries()) w.c.reserved = 0;
         st.leader_router = nullptr;
         stop_proxies(self);
         if (!l.leading) return forget_workers(self);
@@ -487,7 +513,10 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         if (!st.leading) return;
         for (auto& t : a.tasks) st.tasks[t.id] = t;
         for (auto id : a.deleted_tasks) st.tasks.erase(id);
-        for (auto& x : a.instances) observe(self, x);
+        for (auto& x : a.instances) {
+          if (x.state != instance_state::pending) st.noted.erase(x.id);
+          observe(self, x);
+        }
         schedule_dispatch(self);
       },
       [=](pressure_atom, const pressure& p) {
@@ -497,6 +526,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
       [=](register_atom, proto::worker& info, worker_actor handle) {
         auto& st = self->state;
         if (!st.leading) return;  // its registrar finds the leader and registers there
+        info.protocol = worker_protocol::native;
         if (auto* known = find_worker(st, info.id); known && known->handle == handle) {
           // A periodic re-registration of the same worker: a heartbeat.
           known->info.last_heartbeat = now_ms();
@@ -513,6 +543,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         }
         auto& w = upsert_worker(self, std::move(info));
         w.handle = handle;
+        w.credential.clear();  // a cluster member: its link is its proof
         self->monitor(handle);
         workers_changed(self);
         if (self->state.leading) start_proxies(self);
@@ -522,19 +553,30 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
       [=](register_atom, proto::worker& info) -> caf::result<proto::worker> {
         if (!self->state.leading)
           return forward_to_leader<proto::worker>(self, register_atom::value, std::move(info));
+        if (auto* known = find_worker(self->state, info.id); known && known->handle)
+          return make_error(errc::already_exists, "id",
+                            "worker id " + info.id + " is a cluster member's worker");
         info.protocol = worker_protocol::http;
+        info.shared = false;  // only the cluster admin shares a worker
         auto& w = upsert_worker(self, std::move(info));
         w.handle = nullptr;
+        w.credential = make_credential();
         workers_changed(self);
         if (self->state.leading) start_proxies(self);
         adopt_orphans(self, w.info.id);
         schedule_dispatch(self);
-        return w.info;
+        auto reply = w.info;
+        reply.credential = w.credential;  // the one answer that carries it
+        return reply;
       },
       [=](heartbeat_atom, const worker_heartbeat& hb) -> caf::result<bool> {
         if (!self->state.leading) return forward_to_leader<bool>(self, heartbeat_atom::value, hb);
         auto* w = find_worker(self->state, hb.id);
         if (!w) return false;  // unknown (e.g. after a leader change): register again
+        if (w->info.protocol == worker_protocol::http &&
+            !self->state.workers.verify(hb.id, hb.credential))
+          return make_error(errc::forbidden, "credential",
+                            "the worker credential does not belong to worker '" + hb.id + "'");
         w->c.reported = hb.load;
         w->info.load = hb.load;
         w->info.cpu_percent = hb.cpu_percent;
@@ -559,15 +601,14 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         if (!self->state.leading) return forward_to_leader<bool>(self, remove_atom::value, id);
         // Its runs in flight keep their deadline: the retry actor times them out
         // and they run again elsewhere, so removing a worker loses no run.
-        auto& ws = self->state.workers;
-        auto i = std::find_if(ws.begin(), ws.end(), [&](auto& w) { return w.info.id == id; });
-        if (i == ws.end()) return make_error(errc::not_found, "id", "no worker '" + id + "'");
-        if (i->proxy) {
-          self->unlink_from(i->proxy);
-          self->send_exit(i->proxy, caf::exit_reason::user_shutdown);
+        auto* w = find_worker(self->state, id);
+        if (!w) return make_error(errc::not_found, "id", "no worker '" + id + "'");
+        if (w->proxy) {
+          self->unlink_from(w->proxy);
+          self->send_exit(w->proxy, caf::exit_reason::user_shutdown);
         }
-        if (i->handle) self->demonitor(i->handle.address());
-        ws.erase(i);
+        if (w->handle) self->demonitor(w->handle.address());
+        self->state.workers.remove(id);
         workers_changed(self);
         return true;
       },
@@ -589,34 +630,36 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         // External workers that went silent are offline: nothing new goes there,
         // and their in-flight runs time out at their deadline and are retried.
         auto now = now_ms();
-        for (auto& w : self->state.workers)
+        for (auto& w : self->state.workers.entries())
           if (w.info.protocol == worker_protocol::http &&
               now - w.info.last_heartbeat > self->state.opts.heartbeat_timeout)
             set_status(self, w, worker_status::offline);
         obs::get().dispatch_tokens.set(self->state.bucket->tokens(now));  // refills while idle
+        explain_waiting(self);
         self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
       },
       [=](report_atom, run_result& r) {
-        // A worker re-sending a report it never got acknowledged: its proxy commits it.
+        // A native worker re-sending a report it never got acknowledged: its
+        // proxy commits it. (External workers report with their credential.)
         auto* w = find_worker(self->state, r.worker_id);
-        if (w && w->proxy) self->send(w->proxy, report_atom::value, std::move(r));
+        if (w && w->proxy && w->handle) self->send(w->proxy, report_atom::value, std::move(r));
+      },
+      [=](report_atom, run_result& r, const std::string& credential) -> caf::result<applied> {
+        if (!self->state.leading)
+          return forward_to_leader<applied>(self, report_atom::value, std::move(r), credential);
+        return verified_report(self, std::move(r), credential);
       },
       [=](list_workers_atom) -> caf::result<worker_list> {
         if (!self->state.leading) return forward_to_leader<worker_list>(self, list_workers_atom::value);
-        worker_list out;
-        for (auto& w : self->state.workers) {
-          auto info = w.info;
-          info.load = w.c.load();
-          out.items.push_back(std::move(info));
-        }
-        return out;
+        return self->state.workers.list("");
       },
       [=](subscribe_atom, trigger_actor trigger) {
         self->state.census_to = std::move(trigger);
         workers_changed(self);
       },
       [=](wake_atom, uint64_t reason) {
-        if (reason == 1) self->state.waiting_for_tokens = false;  // tokens refilled
+        if (static_cast<wake_reason>(reason) == wake_reason::tokens_refilled)
+          self->state.waiting_for_tokens = false;
         dispatch(self);
       },
   });

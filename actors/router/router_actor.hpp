@@ -1,15 +1,17 @@
 // The router actor: the leader's worker registry and dispatcher. While leading
-// it keeps the registered workers (native CAF workers, monitored) with a
+// it keeps the registered workers (registry.hpp; native CAF workers,
+// monitored, and external HTTP workers with their credential) with a
 // worker_proxy per worker; a follower's router keeps none and hands the
-// registry requests of its gateway to the leader's router. It also keeps a
-// cache of task definitions and the queue of pending instances. It picks a worker per run (labels, strategy, capacity), commits a
+// registry requests of its gateway to the leader's router. It caches task
+// definitions and queues pending runs; placement.hpp decides which worker takes
+// which run (tenant, labels, strategy, capacity); the router commits a
 // `dispatch` batch through raft, then hands each run to its worker's proxy.
 // Capacity is reserved at dispatch and released when a run ends or waits to
-// retry; a run that fits no worker stays pending until one frees up.
+// retry; a run no worker can take stays pending, and the router commits why
+// (`note_waiting`). Backpressure never stops dispatching: only the trigger
+// defers fires.
 #pragma once
 
-#include <deque>
-#include <random>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -19,6 +21,8 @@
 
 #include "actors/backpressure/pressure.hpp"
 #include "actors/inspector/activity.hpp"
+#include "actors/router/placement.hpp"
+#include "actors/router/registry.hpp"
 #include "actors/router/routing.hpp"
 #include "actors/worker/run_pool.hpp"
 #include "proto/interfaces.hpp"
@@ -34,14 +38,6 @@ struct router_options {
 };
 
 struct router_state {
-  struct worker_entry {
-    proto::worker info;
-    proto::worker_actor handle;
-    proto::worker_proxy_actor proxy;  // only while leading
-    candidate c;
-    bool drained = false;          // by an operator (POST /workers/{id}/drain)
-    bool draining_itself = false;  // the worker said so (it is shutting down)
-  };
   proto::raft_actor raft;
   proto::store_actor store;
   proto::trigger_actor census_to;  // told the online workers' labels when they change
@@ -50,16 +46,14 @@ struct router_state {
   uint64_t term = 0;
   uint64_t epoch = 0;
   proto::router_actor leader_router;  // a follower's cache of the leader's router
-  std::vector<worker_entry> workers;
+  worker_registry workers;
   std::unordered_map<uint64_t, proto::task> tasks;
-  std::deque<proto::instance> queue;               // pending runs to place
-  std::unordered_set<std::string> queued;          // ids in `queue`
+  run_queue queue;                                        // pending runs to place
   std::unordered_map<std::string, std::string> assigned;  // run id -> worker id
+  std::unordered_map<std::string, std::string> noted;     // run id -> reason committed
   std::vector<proto::instance> orphans;  // in flight on a worker not registered (yet)
   bool dispatch_scheduled = false;
-  uint64_t rr = 0;
-  uint64_t next_order = 0;
-  std::mt19937_64 rng{42};
+  pick_context pick;
   hash_ring ring;
   proto::pressure load;
   router_options opts;
@@ -68,6 +62,9 @@ struct router_state {
   inspector::activity activity;
   static inline const char* name = "router";
 };
+
+/// Why the router wakes itself (the payload of its wake_atom).
+enum class wake_reason : uint64_t { dispatch = 0, tokens_refilled = 1 };
 
 proto::router_actor::behavior_type router_actor_impl(
     proto::router_actor::stateful_pointer<router_state> self, proto::raft_actor raft,

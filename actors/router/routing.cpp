@@ -43,11 +43,12 @@ std::vector<std::string> hash_ring::walk(uint64_t key) const {
 std::optional<size_t> pick(route_strategy strategy,
                            const std::map<std::string, std::string>& selector,
                            const std::vector<candidate>& workers, uint64_t task_id, uint64_t& rr,
-                           uint64_t rnd, const hash_ring* ring, uint32_t shard) {
+                           uint64_t rnd, const hash_ring* ring, uint32_t shard,
+                           const std::string& tenant) {
   std::vector<size_t> fit;  // qualifying workers, in registration order
   for (size_t i = 0; i < workers.size(); ++i) {
     auto& w = workers[i];
-    if (w.status == proto::worker_status::online && w.has_capacity() &&
+    if (w.status == proto::worker_status::online && w.has_capacity() && w.serves(tenant) &&
         labels_match(selector, w.labels))
       fit.push_back(i);
   }
@@ -94,7 +95,7 @@ std::optional<size_t> pick(route_strategy strategy,
       // the current set (a worker left since the fire) goes to the least loaded.
       std::vector<size_t> members;
       for (size_t i = 0; i < workers.size(); ++i)
-        if (workers[i].status == proto::worker_status::online &&
+        if (workers[i].status == proto::worker_status::online && workers[i].serves(tenant) &&
             labels_match(selector, workers[i].labels))
           members.push_back(i);
       std::sort(members.begin(), members.end(),

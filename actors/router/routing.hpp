@@ -18,6 +18,8 @@ namespace aisched::router {
 /// What routing knows about one worker.
 struct candidate {
   std::string id;
+  std::string tenant = "default";  // the tenant that registered it
+  bool shared = false;             // takes runs of every tenant (cluster admin's choice)
   std::map<std::string, std::string> labels;
   uint32_t max_load = 1;
   uint32_t reserved = 0;      // runs dispatched here and not finished
@@ -29,6 +31,10 @@ struct candidate {
 
   uint32_t load() const { return std::max(reserved, reported); }
   bool has_capacity() const { return load() < max_load; }
+  /// Whether runs of `run_tenant` may go here ("" = any tenant).
+  bool serves(const std::string& run_tenant) const {
+    return shared || run_tenant.empty() || run_tenant == tenant;
+  }
 };
 
 using proto::labels_match;
@@ -64,11 +70,12 @@ class hash_ring {
 /// capacity qualify. Returns the index into `workers`, or nullopt when none fits
 /// (the run then waits). `rr` is the round-robin cursor, `rnd` a random draw.
 /// `broadcast` places shard `shard` on the shard-th matching online worker.
+/// Only workers that serve `tenant` (theirs or shared; "" = any) qualify.
 std::optional<size_t> pick(proto::route_strategy strategy,
                            const std::map<std::string, std::string>& selector,
                            const std::vector<candidate>& workers, uint64_t task_id,
                            uint64_t& rr, uint64_t rnd, const hash_ring* ring,
-                           uint32_t shard = 0);
+                           uint32_t shard = 0, const std::string& tenant = "");
 
 /// 64-bit mix of a string (FNV-1a + finaliser), stable across nodes.
 uint64_t hash_of(const std::string& s);

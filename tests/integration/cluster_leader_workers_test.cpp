@@ -141,7 +141,9 @@ TEST(cluster_leader_workers, external_workers_register_through_any_member) {
                      R"({"id":"h1","callback_url":"http://127.0.0.1:9/","max_load":4})");
   ASSERT_EQ(r.status, 201) << r.body << "\n" << g.dump();
   EXPECT_EQ(online_workers(g.port(leader)), std::set<std::string>{"h1"});
-  r = http_call(g.port(f2), "POST", "/api/v1/workers/h1/heartbeat", R"({"load":1})");
+  auto credential = str(parse(r).as_object(), "credential");
+  r = http_call(g.port(f2), "POST", "/api/v1/workers/h1/heartbeat", R"({"load":1})", 10s,
+                {{"X-Worker-Credential", credential}});
   EXPECT_EQ(r.status, 200) << r.body;
   r = http_call(g.port(f2), "POST", "/api/v1/workers/nobody/heartbeat", R"({"load":1})");
   EXPECT_EQ(r.status, 404) << "an unknown worker is told to register again: " << r.body;

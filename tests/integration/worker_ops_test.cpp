@@ -146,8 +146,20 @@ TEST(worker_ops, external_worker_heartbeat_load_and_removal) {
   auto r = http_call(port, "POST", "/api/v1/workers",
                      R"({"id": "ext", "callback_url": "http://127.0.0.1:9", "max_load": 4})");
   ASSERT_EQ(r.status, 201u) << r.body;
+  // The registration's answer is the one place the worker's credential shows.
+  auto credential = str(parse(r).as_object(), "credential");
+  ASSERT_EQ(credential.size(), 64u) << r.body;
+  EXPECT_EQ(http_call(port, "GET", "/api/v1/workers").body.find(credential), std::string::npos);
+  std::map<std::string, std::string> cred{{"X-Worker-Credential", credential}};
+  // Without it, or with another, a heartbeat is refused.
+  EXPECT_EQ(http_call(port, "POST", "/api/v1/workers/ext/heartbeat", R"({"load": 1})").status,
+            403u);
+  EXPECT_EQ(http_call(port, "POST", "/api/v1/workers/ext/heartbeat", R"({"load": 1})", 10s,
+                      {{"X-Worker-Credential", std::string(64, '0')}})
+                .status,
+            403u);
   r = http_call(port, "POST", "/api/v1/workers/ext/heartbeat",
-                R"({"load": 2, "cpu_percent": 37, "memory_percent": 55})");
+                R"({"load": 2, "cpu_percent": 37, "memory_percent": 55})", 10s, cred);
   ASSERT_EQ(r.status, 200u) << r.body;
   auto w = worker_doc(port, "ext");
   EXPECT_EQ(num(w, "cpu_percent"), 37);
@@ -157,7 +169,7 @@ TEST(worker_ops, external_worker_heartbeat_load_and_removal) {
   r = http_call(port, "POST", "/api/v1/workers/ext/heartbeat", R"({"cpu_percent": 101})");
   EXPECT_EQ(r.status, 400u) << r.body;
   EXPECT_NE(r.body.find(R"("field":"cpu_percent")"), std::string::npos) << r.body;
-  r = http_call(port, "POST", "/api/v1/workers/ext/heartbeat", R"({"draining": true})");
+  r = http_call(port, "POST", "/api/v1/workers/ext/heartbeat", R"({"draining": true})", 10s, cred);
   ASSERT_EQ(r.status, 200u) << r.body;
   EXPECT_EQ(str(worker_doc(port, "ext"), "status"), "draining");
 

@@ -187,6 +187,7 @@ inline auto fields(const set_membership& x) {
   for (auto& m : x.members) out.emplace_back(m.id, m.voter, m.cluster_addr, m.http_addr);
   return out;
 }
+inline auto fields(const note_waiting& x) { return std::make_tuple(x.term, x.notes); }
 
 /// Expects `a` and `b` to hold the same alternative with the same fields.
 inline void expect_same_command(const command& a, const command& b) {
@@ -235,6 +236,8 @@ inline std::vector<command> every_command() {
                                 {"w2", t_2026_11_30_07 + 5, 0, 4, 0, 12}}});
   out.emplace_back(set_membership{{{"n1", true, "", ""},
                                    {"n4", false, "127.0.0.1:7404", "127.0.0.1:8084"}}});
+  out.emplace_back(note_waiting{6, {{"42-1-0", "no worker of tenant acme matches zone=eu"},
+                                    {"42-1-1", ""}}});
   return out;
 }
 

@@ -47,7 +47,7 @@ TEST(codec, instance_worker_and_task_runtime_round_trip) {
 
 TEST(codec, every_command_alternative_round_trips_inside_the_variant) {
   const auto cmds = every_command();
-  ASSERT_EQ(cmds.size(), 17u) << "one sample per alternative of proto::command";
+  ASSERT_EQ(cmds.size(), 18u) << "one sample per alternative of proto::command";
   for (size_t i = 0; i < cmds.size(); ++i) {
     SCOPED_TRACE(command_name(cmds[i]));
     EXPECT_EQ(cmds[i].index(), i);
@@ -443,6 +443,20 @@ TEST(json, worker_reads_registration_and_rejects_unknown_fields) {
   auto bad = worker_from_json(parse(R"({"id": "w1", "tenant": "x"})"));
   ASSERT_FALSE(bad);
   EXPECT_EQ(view(bad.error()).field, "tenant");
+}
+
+TEST(commands, every_leader_decided_command_carries_its_term_for_fencing) {
+  // The leader-decided commands of every_command() carry terms 3..6; client
+  // commands carry none. A new command with a `term` is fenced without a list
+  // to update (proto/registry.cpp detects the member).
+  std::map<std::string, uint64_t> want{{"fire", 3},        {"dispatch", 3},
+                                       {"report_results", 4}, {"retry", 5},
+                                       {"record_load", 3}, {"note_waiting", 6}};
+  for (const auto& cmd : every_command()) {
+    SCOPED_TRACE(command_name(cmd));
+    auto i = want.find(command_name(cmd));
+    EXPECT_EQ(leader_term_of(cmd), i == want.end() ? 0u : i->second);
+  }
 }
 
 }  // namespace

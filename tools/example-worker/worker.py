@@ -29,9 +29,12 @@ def now_rfc3339():
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def post(url, doc, timeout=10):
+def post(url, doc, timeout=10, credential=None):
+    headers = {"Content-Type": "application/json"}
+    if credential:
+        headers["X-Worker-Credential"] = credential
     req = urllib.request.Request(url, data=json.dumps(doc).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+                                 headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return resp.status, resp.read()
@@ -63,6 +66,8 @@ class Worker:
         self.seen = {}  # (instance_id, attempt) -> True: a duplicate delivery runs once
         self.lock = threading.Lock()
         self.load = 0
+        # Issued by the node at registration; heartbeats and reports carry it.
+        self.credential = None
 
     def registration(self, port):
         labels = dict(kv.split("=", 1) for kv in self.args.label)
@@ -74,11 +79,13 @@ class Worker:
         registered = False
         while True:
             if not registered:
-                status, _ = post(self.args.server + "/api/v1/workers", doc)
+                status, body = post(self.args.server + "/api/v1/workers", doc)
                 registered = status == 201
+                if registered:
+                    self.credential = json.loads(body)["credential"]
             else:
                 status, _ = post(f"{self.args.server}/api/v1/workers/{self.args.id}/heartbeat",
-                                 {"load": self.load})
+                                 {"load": self.load}, credential=self.credential)
                 registered = status == 200
             time.sleep(self.args.heartbeat if registered else 0.5)
 
@@ -86,7 +93,7 @@ class Worker:
         report_url = job["report_url"]
         started = now_rfc3339()
         post(report_url, {"worker_id": self.args.id, "attempt": job["attempt"], "state": "running",
-                          "started_at": started})
+                          "started_at": started}, credential=self.credential)
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin",
                "IDEMPOTENCY_KEY": job["idempotency_key"],
                "SHARD_NO": str(job["shard"]), "SHARD_TOTAL": str(job["shards"]),
@@ -112,8 +119,10 @@ class Worker:
                "exit_code": code, "output": output,
                "error": error, "started_at": started, "finished_at": now_rfc3339()}
         for _ in range(60):
-            status, _ = post(report_url, doc)
-            if status in (200, 404):
+            # A new leader issues new credentials: after re-registering, the
+            # report goes out with the new one (403 until then).
+            status, _ = post(report_url, doc, credential=self.credential)
+            if status in (200, 404, 409):
                 break
             time.sleep(0.5)
         with self.lock:

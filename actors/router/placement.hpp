@@ -1,0 +1,72 @@
+// Placement, pure: the queue of pending runs in arrival order, one placement
+// round over it (which run goes to which worker, within the free slots and the
+// dispatch budget), and why a run that no worker can take waits. The router
+// actor feeds it tasks and worker candidates and commits what it decides.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "actors/router/routing.hpp"
+#include "proto/commands.hpp"
+
+namespace aisched::router {
+
+/// Pending runs waiting for a worker, each once, oldest first.
+class run_queue {
+ public:
+  /// Appends `x` unless it is queued already; false then.
+  bool push(const proto::instance& x);
+  bool contains(const std::string& id) const { return ids_.count(id) > 0; }
+  bool empty() const { return items_.empty(); }
+  size_t size() const { return items_.size(); }
+  void clear();
+  const std::deque<proto::instance>& items() const { return items_; }
+
+  /// Takes the oldest run off the queue. Requires !empty().
+  proto::instance pop();
+  /// Puts runs taken off with pop() back at the head, in their order.
+  void put_back(std::deque<proto::instance> runs);
+
+ private:
+  std::deque<proto::instance> items_;
+  std::unordered_set<std::string> ids_;
+};
+
+/// The routing strategies' own state, kept across rounds.
+struct pick_context {
+  uint64_t rr = 0;             // round-robin cursor
+  std::mt19937_64 rng{42};     // random strategy
+  const hash_ring* ring = nullptr;
+};
+
+/// What one round decided. Placed runs have left the queue and hold a slot in
+/// `workers` (the caller's candidates); the rest keep their order.
+struct placement_round {
+  std::vector<proto::dispatch_entry> placed;
+  std::vector<std::string> orphaned;  // runs whose task was deleted: cancel them
+};
+
+/// Places up to `budget` runs from the head of `q`, looking at no more than
+/// `scan_limit` of them. `task_of` answers the task of a run (nullptr if it was
+/// deleted).
+placement_round place(run_queue& q, const std::function<const proto::task*(uint64_t)>& task_of,
+                      std::vector<candidate>& workers, size_t budget, size_t scan_limit,
+                      pick_context& ctx);
+
+/// Why a run of `tenant` with label `selector` cannot be placed on any of
+/// `workers` now — "" when some matching online worker exists (it only waits
+/// for a free slot, which is not worth telling). Otherwise e.g. "no worker of
+/// tenant acme matches zone=eu" or "all matching workers are draining".
+std::string why_waiting(const std::string& tenant,
+                        const std::map<std::string, std::string>& selector,
+                        const std::vector<candidate>& workers);
+
+}  // namespace aisched::router

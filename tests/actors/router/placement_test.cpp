@@ -1,0 +1,144 @@
+// The router's pure parts: placement rounds over the run queue (tenants,
+// capacity, budget, order kept for what waits), why a run waits, and the
+// worker registry's credentials and tenant-scoped listing.
+#include <gtest/gtest.h>
+
+#include "actors/router/placement.hpp"
+#include "actors/router/registry.hpp"
+
+using namespace aisched;
+using namespace aisched::router;
+using proto::instance;
+using proto::task;
+using proto::worker_status;
+
+namespace {
+
+instance run(const std::string& id, uint64_t task_id, const std::string& tenant = "default") {
+  instance x;
+  x.id = id;
+  x.task_id = task_id;
+  x.tenant = tenant;
+  return x;
+}
+
+candidate worker(const std::string& id, const std::string& tenant, uint32_t slots,
+                 bool shared = false) {
+  candidate c;
+  c.id = id;
+  c.tenant = tenant;
+  c.shared = shared;
+  c.max_load = slots;
+  return c;
+}
+
+struct fixture : ::testing::Test {
+  std::map<uint64_t, task> tasks;
+  pick_context ctx;
+  std::function<const task*(uint64_t)> task_of = [this](uint64_t id) -> const task* {
+    auto t = tasks.find(id);
+    return t == tasks.end() ? nullptr : &t->second;
+  };
+  void add_task(uint64_t id, const std::string& tenant,
+                std::map<std::string, std::string> labels = {}) {
+    task t;
+    t.id = id;
+    t.tenant = tenant;
+    t.labels = std::move(labels);
+    tasks[id] = t;
+  }
+};
+
+}  // namespace
+
+TEST_F(fixture, runs_go_only_to_their_tenants_workers_or_shared_ones) {
+  add_task(1, "acme");
+  add_task(2, "bravo");
+  run_queue q;
+  q.push(run("a1", 1, "acme"));
+  q.push(run("b1", 2, "bravo"));
+  q.push(run("a2", 1, "acme"));
+  std::vector<candidate> ws{worker("bravo-w", "bravo", 8)};
+  auto r = place(q, task_of, ws, 100, 100, ctx);
+  ASSERT_EQ(r.placed.size(), 1u);
+  EXPECT_EQ(r.placed[0].instance_id, "b1");
+  EXPECT_EQ(r.placed[0].worker_id, "bravo-w");
+  // acme's runs wait, in their order.
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q.items()[0].id, "a1");
+  EXPECT_EQ(q.items()[1].id, "a2");
+  // A shared worker takes every tenant's runs.
+  ws.push_back(worker("shared", "default", 8, true));
+  r = place(q, task_of, ws, 100, 100, ctx);
+  ASSERT_EQ(r.placed.size(), 2u);
+  for (auto& e : r.placed) EXPECT_EQ(e.worker_id, "shared");
+  EXPECT_TRUE(q.empty());
+}
+
+TEST_F(fixture, a_round_stops_at_the_budget_and_the_free_slots) {
+  add_task(1, "default");
+  run_queue q;
+  for (int i = 0; i < 10; ++i) q.push(run("r" + std::to_string(i), 1));
+  EXPECT_FALSE(q.push(run("r0", 1))) << "a run is queued once";
+  std::vector<candidate> ws{worker("w", "default", 3)};
+  auto r = place(q, task_of, ws, 2, 100, ctx);
+  EXPECT_EQ(r.placed.size(), 2u);
+  r = place(q, task_of, ws, 100, 100, ctx);
+  EXPECT_EQ(r.placed.size(), 1u) << "one slot left";
+  EXPECT_EQ(ws[0].reserved, 3u);
+  EXPECT_EQ(q.size(), 7u);
+  EXPECT_EQ(q.items().front().id, "r3");
+}
+
+TEST_F(fixture, runs_of_deleted_tasks_are_handed_back_for_cancelling) {
+  add_task(1, "default");
+  run_queue q;
+  q.push(run("gone", 99));
+  q.push(run("ok", 1));
+  std::vector<candidate> ws{worker("w", "default", 4)};
+  auto r = place(q, task_of, ws, 10, 10, ctx);
+  EXPECT_EQ(r.orphaned, std::vector<std::string>{"gone"});
+  ASSERT_EQ(r.placed.size(), 1u);
+  EXPECT_FALSE(q.contains("gone"));
+}
+
+TEST(why_waiting, names_the_tenant_and_labels_or_the_workers_state) {
+  std::vector<candidate> ws{worker("w", "acme", 4)};
+  EXPECT_EQ(why_waiting("bravo", {}, ws), "no worker of tenant bravo is registered");
+  EXPECT_EQ(why_waiting("acme", {{"zone", "eu"}}, ws), "no worker of tenant acme matches zone=eu");
+  EXPECT_EQ(why_waiting("acme", {}, ws), "") << "an online match only waits for a slot";
+  ws[0].status = worker_status::draining;
+  EXPECT_EQ(why_waiting("acme", {}, ws), "all matching workers are draining");
+  ws[0].status = worker_status::offline;
+  EXPECT_EQ(why_waiting("acme", {}, ws), "all matching workers are offline");
+  ws[0].reserved = 4;
+  ws[0].status = worker_status::online;
+  EXPECT_EQ(why_waiting("acme", {}, ws), "") << "busy is not a reason";
+}
+
+TEST(worker_registry, credentials_verify_only_for_their_worker) {
+  worker_registry reg;
+  proto::worker a;
+  a.id = "a";
+  a.tenant = "acme";
+  reg.upsert(a, 1).credential = make_credential();
+  proto::worker b;
+  b.id = "b";
+  b.tenant = "bravo";
+  reg.upsert(b, 1).credential = make_credential();
+  auto ca = reg.find("a")->credential, cb = reg.find("b")->credential;
+  EXPECT_EQ(ca.size(), 64u);
+  EXPECT_NE(ca, cb);
+  EXPECT_TRUE(reg.verify("a", ca));
+  EXPECT_FALSE(reg.verify("a", cb));
+  EXPECT_FALSE(reg.verify("a", ""));
+  EXPECT_FALSE(reg.verify("nobody", ca));
+  reg.find("b")->credential.clear();  // a native worker: no credential at all
+  EXPECT_FALSE(reg.verify("b", "")) << "an empty credential never matches";
+  // Listing: a tenant's own workers, credentials never included.
+  auto l = reg.list("acme");
+  ASSERT_EQ(l.items.size(), 1u);
+  EXPECT_EQ(l.items[0].id, "a");
+  EXPECT_TRUE(l.items[0].credential.empty());
+  EXPECT_EQ(reg.list("").items.size(), 2u);
+}
