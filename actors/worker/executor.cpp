@@ -70,6 +70,7 @@ run_result run_process(const execute_request& req, const std::vector<std::string
   spec.env = env;
   spec.dir = dir;
   spec.user = user;
+  spec.namespaces = opts.namespaces;
   // Containers get the runtime's cgroup limit instead (--memory).
   if (req.memory_mb != 0 && req.kind != task_kind::container)
     spec.memory_bytes = static_cast<uint64_t>(req.memory_mb) * 1024 * 1024;

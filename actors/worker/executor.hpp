@@ -21,6 +21,7 @@ struct exec_options {
   std::string scratch_root;           // per-run directories are created below it
   size_t output_cap = 16 * 1024;      // bytes of output tail kept (stdout+stderr)
   run_user user;                      // who shell commands run as (default: the node's user)
+  bool namespaces = true;             // false: never pid/mount namespaces (tests of the fallback)
 };
 
 /// Called with chunks of output as the run writes them (from the running thread).

@@ -58,6 +58,7 @@ struct prepared {
   const run_user* user;  // nullptr or keep: no switch
   pid_t node_pid;
   int devnull, out_w, status_w;  // all >= 10
+  bool namespaces;
 };
 
 void put_status(int fd, const run_status& s) {
@@ -247,7 +248,8 @@ void kill_everything(pid_t init, pid_t run) {
   dfl.sa_handler = SIG_DFL;
   sigaction(SIGCHLD, &dfl, nullptr);  // SIG_IGN would reap the run before we see it
   int mode = 2;                        // 2: pid + mount namespace, 1: pid only, 0: none
-  if (unshare(CLONE_NEWPID | CLONE_NEWNS) != 0) mode = unshare(CLONE_NEWPID) == 0 ? 1 : 0;
+  if (!p.namespaces) mode = 0;
+  else if (unshare(CLONE_NEWPID | CLONE_NEWNS) != 0) mode = unshare(CLONE_NEWPID) == 0 ? 1 : 0;
   pid_t init = -1;
   int alive[2] = {-1, -1};
   if (mode > 0) {
@@ -385,7 +387,7 @@ bool spawn_supervised(const spawn_spec& spec, supervised_run& out, std::string& 
   }
   prepared p{argv.data(), envp.data(), spec.dir.c_str(), spec.memory_bytes, spec.user, getpid(),
              dup_high(open("/dev/null", O_RDWR | O_CLOEXEC)), dup_high(out_pipe[1]),
-             dup_high(status_pipe[1])};
+             dup_high(status_pipe[1]), spec.namespaces};
   auto close_child_ends = [&] {
     for (int fd : {p.devnull, p.out_w, p.status_w})
       if (fd >= 0) close(fd);

@@ -1,6 +1,6 @@
 // Tests for worker::execute_task with real processes and a loopback HTTP stub: exit codes,
-// the minimal environment, the scratch directory, timeouts and cancellation killing the
-// whole process group, the output tail cap, shell-injection safety of the identity fields,
+// the minimal environment, the scratch directory, timeouts and cancellation killing
+// every process of the run (with and without namespaces), the output tail cap, shell-injection safety of the identity fields,
 // container without runtime, and noop (HTTP tasks: executor_http_test).
 // Failure messages name the state instead of dumping its byte.
 #include "actors/worker/executor_fixture.hpp"
@@ -186,6 +186,33 @@ TEST_F(executor_test, processes_left_behind_die_with_a_run_that_succeeded) {
                      " >/dev/null 2>&1 &); echo done"));
   EXPECT_EQ(r.state, instance_state::success) << r.error;
   EXPECT_EQ(r.output, "done\n");
+  EXPECT_TRUE(wait_marker_gone(arg)) << "processes of the run survived its end";
+}
+
+// Without namespaces (a node that may not create them) the supervisor is a subreaper
+// and hunts what it adopts: the same guarantees.
+TEST_F(executor_test, without_namespaces_timeout_kills_every_process_of_the_run) {
+  opts_.namespaces = false;
+  auto arg = unique_sleep_arg();
+  auto req = shell(escaping_children(arg));
+  req.timeout = 500;
+  auto r = run(req);
+  EXPECT_EQ(r.state, instance_state::timed_out);
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL);
+  EXPECT_TRUE(wait_marker_gone(arg)) << "processes of the run survived its timeout";
+}
+
+TEST_F(executor_test, without_namespaces_cancel_and_the_end_kill_every_process) {
+  opts_.namespaces = false;
+  auto arg = unique_sleep_arg();
+  auto start = steady::now();
+  auto r = run(shell(escaping_children(arg)), [&] { return steady::now() >= start + 300ms; });
+  EXPECT_EQ(r.error, "cancelled");
+  EXPECT_TRUE(wait_marker_gone(arg)) << "processes of the run survived the cancel";
+  arg = unique_sleep_arg();
+  r = run(shell("setsid sleep " + arg + " >/dev/null 2>&1 & (setsid sleep " + arg +
+                " >/dev/null 2>&1 &); echo done"));
+  EXPECT_EQ(r.state, instance_state::success) << r.error;
   EXPECT_TRUE(wait_marker_gone(arg)) << "processes of the run survived its end";
 }
 
