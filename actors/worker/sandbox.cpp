@@ -27,6 +27,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 
 #ifndef SYS_close_range
 #define SYS_close_range 436
@@ -355,6 +356,8 @@ std::string prepare_scratch_root(const std::string& path) {
 
 std::string make_run_dir(const std::string& root, const std::string& name, const run_user& user,
                          std::string& error) {
+  std::error_code ec;
+  std::filesystem::create_directories(root, ec);  // normally prepare_scratch_root made it
   std::string tmpl = root + "/" + name + "-XXXXXX";
   if (mkdtemp(tmpl.data()) == nullptr) {  // mode 0700
     error = "cannot create scratch dir: " + std::string(strerror(errno));
