@@ -1,6 +1,8 @@
 // Beast plumbing of the HTTP server; see server.hpp.
 #include "gateway/server.hpp"
 
+#include <fcntl.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -377,6 +379,8 @@ struct server::impl {
   void accept() {
     acceptor->async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
       if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+      // Asio opens sockets without close-on-exec; runs must never inherit a client's.
+      if (!ec) ::fcntl(s.native_handle(), F_SETFD, FD_CLOEXEC);
       if (!ec) std::make_shared<session>(std::move(s), opts, handler, in_flight, stopping)->start();
       accept();
     });
@@ -399,6 +403,7 @@ caf::expected<uint16_t> server::start() {
   tcp::endpoint ep{addr, impl_->opts.port};
   auto& acc = impl_->acceptor.emplace(impl_->ioc);
   acc.open(ep.protocol(), ec);
+  if (!ec) ::fcntl(acc.native_handle(), F_SETFD, FD_CLOEXEC);  // see accept()
   if (!ec) acc.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acc.bind(ep, ec);
   if (!ec) acc.listen(asio::socket_base::max_listen_connections, ec);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -129,12 +130,16 @@ struct execute_request {
   std::string trace_id;
   duration_ms timeout = 0;
   uint32_t memory_mb = 0;  // 0: no cap
+  /// Event placeholder values (AISCHED_EVENT_... -> value): `command` refers to them
+  /// as shell variables, so a value is never parsed as shell code. The worker adds
+  /// them to the run's environment.
+  std::map<std::string, std::string> env;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, execute_request& x) {
   return f(caf::meta::type_name("aisched.execute_request"), x.instance_id, x.task_id, x.kind,
            x.command, x.http, x.image, x.attempt, x.shard, x.shards, x.idempotency_key,
-           x.trace_id, x.timeout, x.memory_mb);
+           x.trace_id, x.timeout, x.memory_mb, x.env);
 }
 
 /// A page of tasks with their runtime facts, for a new leader's rebuild.

@@ -10,8 +10,19 @@ namespace aisched::proto {
 
 namespace {
 
-caf::error bad(const char* field, const std::string& why) {
-  return make_error(errc::invalid_argument, field, std::string(field) + ": " + why);
+caf::error bad(const std::string& field, const std::string& why) {
+  return make_error(errc::invalid_argument, field, field + ": " + why);
+}
+
+/// A header name as it may appear in a field path: CR and LF spelled out.
+std::string printable(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (c == '\r') out += "\\r";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
 }
 
 bool is_http_url(const std::string& url) {
@@ -37,6 +48,10 @@ caf::error validate_task(const task& t) {
                                                  "DELETE", "HEAD", "OPTIONS"};
       if (!methods.count(t.http.method))
         return bad("http.method", "unsupported method '" + t.http.method + "'");
+      // A line break would end the header and start another (or the body): injection.
+      for (auto& [name, value] : t.http.headers)
+        if ((name + value).find_first_of("\r\n") != std::string::npos)
+          return bad("http.headers." + printable(name), "must not contain CR or LF");
       break;
     }
     case task_kind::container:

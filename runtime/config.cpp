@@ -1,8 +1,11 @@
 // Command line, config file and environment parsing; see config.hpp.
 #include "runtime/config.hpp"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -70,7 +73,37 @@ std::string read_auth_settings(config& cfg, const std::string& secret_file,
   return "";
 }
 
+/// Who runs the commands: --run-as USER, else nobody when the node is root (a run
+/// as root owns the node), else the node's own user. "" or why it cannot work.
+std::string resolve_run_as(config& cfg, const std::string& run_as, bool as_node_user) {
+  if (!run_as.empty() && as_node_user) return "--run-as and --run-as-node-user exclude each other";
+  if (as_node_user || (run_as.empty() && geteuid() != 0)) {
+    cfg.run_user = worker::run_user{};
+    return "";
+  }
+  auto why = worker::resolve_run_user(run_as.empty() ? "nobody" : run_as, cfg.run_user);
+  if (!why.empty()) return why;
+  if (cfg.run_user.uid == geteuid()) {
+    cfg.run_user = worker::run_user{};  // that is us: nothing to switch
+    return "";
+  }
+  if (geteuid() != 0)
+    return "--run-as " + run_as + ": switching users needs a node started as root "
+           "(or use --run-as-node-user)";
+  return "";
+}
+
 }  // namespace
+
+void scrub_secret_environment() {
+  for (const char* name : {"AISCHED_AUTH_SECRET", "AISCHED_ADMIN_PASSWORD", "AISCHED_LLM_API_KEY",
+                           "AISCHED_LLM_FALLBACK_API_KEY", "AISCHED_TLS_KEY_PASSWORD"}) {
+    // unsetenv alone leaves the bytes in the initial environment block, which is
+    // what /proc/<pid>/environ shows: blank them first.
+    if (char* v = std::getenv(name)) std::memset(v, 'x', std::strlen(v));
+    unsetenv(name);
+  }
+}
 
 parse_outcome parse_command_line(int argc, char** argv) {
   parse_outcome out;
@@ -162,6 +195,19 @@ parse_outcome parse_command_line(int argc, char** argv) {
                  "(or AISCHED_ADMIN_PASSWORD)");
   app.add_option("--token-ttl-seconds", cfg.token_ttl_seconds, "lifetime of login tokens")
       ->envname("AISCHED_TOKEN_TTL_SECONDS")->capture_default_str()->check(CLI::Range(1, 31'536'000));
+  std::string run_as;
+  bool run_as_node_user = false;
+  app.add_option("--run-as", run_as,
+                 "user (name or uid) that shell commands run as; default: nobody when the "
+                 "node runs as root, else the node's user")
+      ->envname("AISCHED_RUN_AS");
+  app.add_flag("--run-as-node-user", run_as_node_user,
+               "run shell commands as the node's own user (root, if the node is root)")
+      ->envname("AISCHED_RUN_AS_NODE_USER");
+  app.add_option("--scratch-dir", cfg.scratch_dir,
+                 "directory below which each run gets its own scratch directory (HOME), "
+                 "owned by the node's user; default /tmp/aisched-runs-<uid>")
+      ->envname("AISCHED_SCRATCH_DIR");
   std::vector<std::string> labels;
   app.add_option("--worker-label", labels, "label of the built-in worker, KEY=VALUE (repeatable)")
       ->envname("AISCHED_WORKER_LABELS")->delimiter(',');
@@ -327,6 +373,12 @@ parse_outcome parse_command_line(int argc, char** argv) {
     out.exit_code = 2;
     return out;
   }
+  if (auto why = resolve_run_as(cfg, run_as, run_as_node_user); !why.empty()) {
+    std::cerr << "aisched: " << why << "\n";
+    out.exit_code = 2;
+    return out;
+  }
+  if (cfg.scratch_dir.empty()) cfg.scratch_dir = "/tmp/aisched-runs-" + std::to_string(geteuid());
   if (cfg.node_id.empty()) {
     std::cerr << "aisched: --node-id must not be empty\n";
     out.exit_code = 2;

@@ -11,6 +11,7 @@
 #include <caf/expected.hpp>
 
 #include "actors/llm_agent/llm_client.hpp"
+#include "actors/worker/sandbox.hpp"
 
 namespace aisched::runtime {
 
@@ -62,6 +63,10 @@ struct config {
   std::vector<std::string> alert_webhooks;  // run_failed alerts are POSTed here
   int64_t load_sample_interval_ms = 30'000;  // worker load history sampling (leader)
   llm::llm_config llm;  // the AI agent's model; empty endpoint: AI routes answer llm_not_configured
+  // Runs (README "Run isolation"): the user shell commands execute as (resolved at
+  // parse time; keep = the node's own) and the root of their scratch directories.
+  worker::run_user run_user;
+  std::string scratch_dir;  // default /tmp/aisched-runs-<node uid>
   uint64_t snapshot_every = 10'000;  // raft: compact after this many applied entries (advanced)  // worker nodes: how long SIGTERM waits for runs to finish
 };
 
@@ -77,5 +82,10 @@ struct parse_outcome {
 };
 
 parse_outcome parse_command_line(int argc, char** argv);
+
+/// Overwrites and removes the secrets parse_command_line read from the environment
+/// (AISCHED_AUTH_SECRET, ..._PASSWORD, ..._API_KEY), so no later reader of this
+/// process's environment finds them. Call before any thread starts.
+void scrub_secret_environment();
 
 }  // namespace aisched::runtime

@@ -1,6 +1,9 @@
 // The `aisched` binary: parses the configuration, sets up logging and signal
 // handling, and runs a scheduler node (roles scheduler[,worker][,gateway]) or a
 // worker node (`--roles worker --join HOST:PORT`).
+#include <sys/prctl.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <pthread.h>
 
@@ -12,12 +15,37 @@
 
 using namespace aisched;
 
+namespace {
+
+/// Closes the node to its runs: no /proc/<node>/environ, mem or fd for processes of
+/// the same user (PR_SET_DUMPABLE 0; also no core dumps), no secret left in the
+/// environment, the scratch root ready. Returns false when runs cannot be isolated.
+bool harden(const runtime::config& cfg) {
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  runtime::scrub_secret_environment();
+  if (!cfg.roles.count("worker")) return true;
+  if (auto why = worker::prepare_scratch_root(cfg.scratch_dir); !why.empty()) {
+    log::error(why);
+    return false;
+  }
+  const auto& u = cfg.run_user;
+  log::info(u.keep ? std::string("runs execute as the node's user") : "runs execute as user " + u.name,
+            {{"uid", std::to_string(u.keep ? geteuid() : u.uid)},
+             {"scratch_dir", cfg.scratch_dir}});
+  if (u.keep && geteuid() == 0)
+    log::warn("runs execute as root (--run-as-node-user): any task owns this node");
+  return true;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   auto parsed = runtime::parse_command_line(argc, argv);
   if (!parsed.run) return parsed.exit_code;
   log::level lvl = log::level::info;
   log::parse_level(parsed.cfg.log_level, lvl);
   log::init(parsed.cfg.node_id, lvl);
+  if (!harden(parsed.cfg)) return 2;
   // Block the signals before any thread starts (CAF's and Asio's threads
   // inherit the mask); the main thread waits for them with sigwait.
   sigset_t signals;

@@ -192,7 +192,8 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     pool = std::make_shared<worker::run_pool>(cfg.worker_slots);
     worker::worker_config wcfg;
     wcfg.id = cfg.node_id;
-    wcfg.exec.scratch_root = cfg.data_dir + "/runs";
+    wcfg.exec.scratch_root = cfg.scratch_dir;  // prepared by main (harden)
+    wcfg.exec.user = cfg.run_user;
     wcfg.outbox_dir = cfg.data_dir + "/worker-outbox";
     local_worker = sys.spawn(worker::worker_actor_impl, wcfg, pool);
   }

@@ -47,11 +47,13 @@ execute_request make_request(const task& t, const instance& x) {
   r.timeout = t.timeout;
   r.memory_mb = t.memory_mb;
   if (!x.event_name.empty()) {
-    // An event-fired run: its payload lands in the command, URL and body, escaped.
+    // An event-fired run: its payload lands in the command (as variables), URL and body.
     auto sub = [&](const std::string& s, landing where) {
       return substitute(s, x.event_name, x.event_payload, where);
     };
-    r.command = sub(t.command, landing::shell);
+    auto shell = substitute_shell(t.command, x.event_name, x.event_payload);
+    r.command = std::move(shell.command);  // refers to r.env: values never parsed as code
+    r.env = std::move(shell.env);
     r.http.url = sub(t.http.url, landing::url);
     r.http.body = sub(t.http.body, landing::json);
     for (auto& [k, v] : r.http.headers) v = sub(v, landing::text);

@@ -59,107 +59,97 @@ run_result finish(run_result r, instance_state s, int32_t code, std::string erro
   return r;
 }
 
-/// Runs argv in a new process group inside `dir` with `env`; see execute_task.
+/// Runs argv under a supervisor inside `dir` with `env`; see execute_task.
 run_result run_process(const execute_request& req, const std::vector<std::string>& argv,
                        const std::string& dir, const std::vector<std::string>& env,
-                       const exec_options& opts, const cancel_fn& cancelled,
-                       const output_fn& on_output) {
+                       const run_user* user, const exec_options& opts,
+                       const cancel_fn& cancelled, const output_fn& on_output) {
   auto r = base_result(req);
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0)
-    return finish(r, instance_state::failed, -1, std::string("pipe: ") + strerror(errno), "");
-  std::vector<char*> cargv, cenv;
-  for (auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
-  cenv.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return finish(r, instance_state::failed, -1, std::string("fork: ") + strerror(errno), "");
-  }
-  if (pid == 0) {
-    // Child: own process group (so a timeout kills everything it started),
-    // scratch directory, output into the pipe, stdin from /dev/null.
-    setpgid(0, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (chdir(dir.c_str()) != 0) _exit(126);
-    if (req.memory_mb != 0 && req.kind != task_kind::container) {
-      // The run's memory cap: its address space, inherited by what it starts.
-      // (Containers get the runtime's cgroup limit instead, see below.)
-      rlim_t bytes = static_cast<rlim_t>(req.memory_mb) * 1024 * 1024;
-      rlimit limit{bytes, bytes};
-      if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(126);
-    }
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    dup2(fds[1], 1);
-    dup2(fds[1], 2);
-    execve(cargv[0], cargv.data(), cenv.data());
-    _exit(127);
-  }
-  setpgid(pid, pid);  // also from the parent: no race with an early kill
-  close(fds[1]);
+  spawn_spec spec;
+  spec.argv = argv;
+  spec.env = env;
+  spec.dir = dir;
+  spec.user = user;
+  spec.namespaces = opts.namespaces;
+  // Containers get the runtime's cgroup limit instead (--memory).
+  if (req.memory_mb != 0 && req.kind != task_kind::container)
+    spec.memory_bytes = static_cast<uint64_t>(req.memory_mb) * 1024 * 1024;
+  supervised_run run;
+  std::string spawn_error;
+  if (!spawn_supervised(spec, run, spawn_error))
+    return finish(r, instance_state::failed, -1, spawn_error, "");
   tail_buffer out(opts.output_cap);
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(req.timeout > 0 ? req.timeout : 3'600'000);
   bool timed_out = false, killed_by_cancel = false, eof = false, exited = false;
-  int status = 0;
+  bool status_open = true;
+  int32_t code = 0;
+  std::string setup_error;
   // After the shell exits, children it left behind may keep the pipe open; they
-  // get this long to finish writing before the group is killed.
+  // get this long to finish writing before everything of the run is killed.
   constexpr auto linger = std::chrono::milliseconds(200);
   std::chrono::steady_clock::time_point exited_at;
+  std::vector<run_status> records;
   char buf[8192];
   while (!(eof && exited)) {
-    if (!eof) {
-      pollfd p{fds[0], POLLIN, 0};
-      int n = poll(&p, 1, 50);
-      if (n > 0) {
-        auto got = read(fds[0], buf, sizeof buf);
-        if (got > 0) {
-          std::string_view chunk(buf, static_cast<size_t>(got));
-          out.append(chunk);
-          if (on_output) on_output(chunk);
-        } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-          eof = true;
+    pollfd p[2] = {{eof ? -1 : run.output_fd, POLLIN, 0},
+                   {status_open ? run.status_fd : -1, POLLIN, 0}};
+    int n = poll(p, 2, 50);
+    if (n > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+      auto got = read(run.output_fd, buf, sizeof buf);
+      if (got > 0) {
+        std::string_view chunk(buf, static_cast<size_t>(got));
+        out.append(chunk);
+        if (on_output) on_output(chunk);
+      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+        eof = true;
+      }
+    }
+    if (n > 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      status_open = read_status(run.status_fd, records);
+      for (auto& rec : records) {
+        if (rec.kind == run_status::setup_failed && setup_error.empty())
+          setup_error = describe_setup_failure(rec, user);
+        if (rec.kind == run_status::exited && !exited) {
+          exited = true;
+          code = rec.code;
+          exited_at = std::chrono::steady_clock::now();
         }
       }
-    } else {
-      // Output closed but the process still runs (it redirected its output):
-      // keep watching the deadline and cancellation while waiting for it.
-      struct timespec ts{0, 20'000'000};
-      nanosleep(&ts, nullptr);
-    }
-    if (!exited) {
-      auto w = waitpid(pid, &status, WNOHANG);
-      if (w == pid) {
+      records.clear();
+      if (!status_open && !exited) {
+        // The supervisor is gone without a report: it failed to set the run up or
+        // was killed; either way the run is over.
         exited = true;
+        code = setup_error.empty() ? 128 + SIGKILL : 126;
         exited_at = std::chrono::steady_clock::now();
       }
-    } else if (!eof && std::chrono::steady_clock::now() - exited_at > linger) {
-      kill(-pid, SIGKILL);  // leftover children holding the pipe: the run is over
     }
-    if (!exited && !timed_out && !killed_by_cancel) {
+    // Output closed but the process still runs (it redirected its output): the
+    // poll above keeps waiting on the status pipe, the checks below still apply.
+    if (exited && !eof && std::chrono::steady_clock::now() - exited_at > linger)
+      break;  // leftover children holding the pipe: the run is over
+    if (!exited) {
       if (cancelled()) {
         killed_by_cancel = true;
-        kill(-pid, SIGKILL);
-      } else if (std::chrono::steady_clock::now() >= deadline) {
+        break;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
         timed_out = true;
-        kill(-pid, SIGKILL);
+        break;
       }
     }
   }
-  close(fds[0]);
-  // Children that outlived the shell must not survive the run.
-  kill(-pid, SIGKILL);
-  int32_t code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  // Nothing of the run survives it: the supervisor kills what is left, then exits.
+  terminate_supervised(run);
+  close(run.output_fd);
+  close(run.status_fd);
+  if (killed_by_cancel || timed_out) code = 128 + SIGKILL;
   if (killed_by_cancel) return finish(r, instance_state::failed, code, "cancelled", out.take());
   if (timed_out)
     return finish(r, instance_state::timed_out, code,
                   "timed out after " + format_duration(req.timeout), out.take());
+  if (!setup_error.empty()) return finish(r, instance_state::failed, code, setup_error, out.take());
   if (code == 0) return finish(r, instance_state::success, 0, "", out.take());
   std::string error = "exit status " + std::to_string(code);
   if (code == 127) error += " (command not found)";
@@ -182,13 +172,19 @@ run_result run_http(const execute_request& req, const exec_options& opts,
   CURL* c = curl_easy_init();
   if (!c) return finish(r, instance_state::failed, -1, "curl_easy_init failed", "");
   tail_buffer out(opts.output_cap);
+  for (auto& [k, v] : req.http.headers)
+    if ((k + v).find_first_of("\r\n") != std::string::npos)  // tasks stored before validation
+      return finish(r, instance_state::failed, -1,
+                    "http.headers." + k.substr(0, k.find_first_of("\r\n")) +
+                        ": must not contain CR or LF",
+                    "");
   curl_slist* headers = nullptr;
   for (auto& [k, v] : req.http.headers) headers = curl_slist_append(headers, (k + ": " + v).c_str());
   for (auto& kv : run_environment(req, "")) {
     // The run's identity travels as headers too: IDEMPOTENCY_KEY -> Idempotency-Key ...
     auto eq = kv.find('=');
     auto name = kv.substr(0, eq);
-    if (name == "PATH" || name == "HOME") continue;
+    if (name == "PATH" || name == "HOME" || name.rfind("AISCHED_EVENT_", 0) == 0) continue;
     std::string header;
     bool upper = true;
     for (char ch : name) {
@@ -245,7 +241,7 @@ std::string find_in_path(const char* name) {
 }  // namespace
 
 std::vector<std::string> run_environment(const execute_request& req, const std::string& home) {
-  return {
+  std::vector<std::string> env{
       "PATH=/usr/local/bin:/usr/bin:/bin",
       "HOME=" + home,
       "IDEMPOTENCY_KEY=" + req.idempotency_key,
@@ -256,6 +252,10 @@ std::vector<std::string> run_environment(const execute_request& req, const std::
       "TRACE_ID=" + req.trace_id,
       "TASK_ID=" + std::to_string(req.task_id),
   };
+  // Event values, referred to by the command; names never shadow the ones above.
+  for (auto& [name, value] : req.env)
+    if (name.rfind("AISCHED_EVENT_", 0) == 0) env.push_back(name + "=" + value);
+  return env;
 }
 
 run_result execute_task(const execute_request& req, const exec_options& opts,
@@ -271,19 +271,25 @@ run_result execute_task(const execute_request& req, const exec_options& opts,
     case task_kind::container:
       break;
   }
-  // A scratch directory per attempt, removed afterwards. Its name keeps only safe
-  // characters of the id, so no id can point it outside the scratch root.
+  // A scratch directory per attempt, outside the data dir, owned by the run's user,
+  // removed afterwards (by the node, so a run cannot keep it). Its name keeps only
+  // safe characters of the id, so no id can point it outside the scratch root.
   std::string name = "run-";
   for (char c : req.instance_id)
     name += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '_';
-  auto dir = fs::path(opts.scratch_root) / (name + "-" + std::to_string(req.attempt));
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
+  name += "-" + std::to_string(req.attempt);
+  // A container's command runs inside the container; the runtime's client needs the
+  // node's user (its socket), so only shell commands switch users on the host.
+  const run_user* user = req.kind == task_kind::shell ? &opts.user : nullptr;
+  static const run_user node_user;
+  std::string error;
+  auto dir = make_run_dir(opts.scratch_root, name, user ? *user : node_user, error);
+  if (dir.empty()) {
     auto r = base_result(req);
-    return finish(r, instance_state::failed, -1, "cannot create scratch dir: " + ec.message(), "");
+    return finish(r, instance_state::failed, -1, error, "");
   }
-  auto env = run_environment(req, dir.string());
+  std::error_code ec;
+  auto env = run_environment(req, dir);
   std::vector<std::string> argv;
   if (req.kind == task_kind::shell) {
     // The command is the only field that reaches a shell; nothing else is interpolated.
@@ -301,8 +307,10 @@ run_result execute_task(const execute_request& req, const exec_options& opts,
     if (req.memory_mb != 0) argv.push_back("--memory=" + std::to_string(req.memory_mb) + "m");
     for (auto& kv : env)
       if (kv.rfind("PATH=", 0) != 0 && kv.rfind("HOME=", 0) != 0) {
+        // `-e NAME` takes the value from the client's environment (set to `env`):
+        // values stay out of argv, where any local user could read them.
         argv.push_back("-e");
-        argv.push_back(kv);
+        argv.push_back(kv.substr(0, kv.find('=')));
       }
     argv.push_back(req.image);
     if (!req.command.empty()) {
@@ -311,7 +319,7 @@ run_result execute_task(const execute_request& req, const exec_options& opts,
       argv.push_back(req.command);
     }
   }
-  auto r = run_process(req, argv, dir.string(), env, opts, cancelled, on_output);
+  auto r = run_process(req, argv, dir, env, user, opts, cancelled, on_output);
   fs::remove_all(dir, ec);
   return r;
 }

@@ -31,6 +31,9 @@ std::string execute_body(const proto::execute_request& req, const std::string& r
   o["idempotency_key"] = req.idempotency_key;
   o["trace_id"] = req.trace_id;
   o["timeout"] = format_duration(req.timeout);
+  json::object env;  // event values the command refers to as variables
+  for (auto& [k, v] : req.env) env[k] = v;
+  o["env"] = std::move(env);
   o["report_url"] = report_url;
   return json::serialize(o);
 }

@@ -109,18 +109,6 @@ json::object await_state(uint16_t port, const std::string& id, const std::string
       port, id, [&](const json::object& x) { return str(x, "state") == state; }, timeout);
 }
 
-/// The pid a run wrote (one line) into `path`; 0 until the whole line is there.
-pid_t read_pid(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto s = ss.str();
-  if (s.empty() || s.back() != '\n') return 0;
-  return static_cast<pid_t>(std::stol(s));
-}
-
-bool alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
-
 /// Whether `node` runs and serves its API: the node binds (and logs) its HTTP port
 /// before the actors behind it are wired, and answers 503 until they are.
 bool serving(const node_process& node) {
@@ -296,9 +284,9 @@ TEST(runs, timeout_kills_the_run_and_counts_as_an_attempt) {
   node_process node(dir.path() + "/data");
   ASSERT_TRUE(serving(node)) << tail(node.log());
   auto port = node.http_port();
-  auto pid_file = dir.path() + "/pid";
-  auto once = create_task(port, R"({"name":"slow","command":"echo $$ > )" + pid_file +
-                                    R"(; exec sleep 30","timeout":"500ms",
+  auto sleep_arg = unique_sleep_arg(30);
+  auto once = create_task(port, R"({"name":"slow","command":"exec sleep )" + sleep_arg +
+                                    R"(","timeout":"500ms",
       "retry":{"policy":"fixed","max_attempts":1}})");
   auto twice = create_task(port, R"({"name":"slow-twice","command":"exec sleep 30",
       "timeout":"500ms","retry":{"policy":"fixed","interval":"100ms","max_attempts":2}})");
@@ -318,10 +306,7 @@ TEST(runs, timeout_kills_the_run_and_counts_as_an_attempt) {
   EXPECT_LT(elapsed, 10s) << "the 30 s command was not cut off at its 500 ms timeout";
   EXPECT_LT(time_ms(x.at("finished_at")) - time_ms(x.at("started_at")), 5000) << json::serialize(x);
   // The process itself is gone, not just the record.
-  auto pid = read_pid(pid_file);
-  ASSERT_GT(pid, 0) << "the run never wrote its pid";
-  EXPECT_TRUE(eventually([&] { return !alive(pid); }, 5s)) << "pid " << pid << " still runs";
-  if (alive(pid)) kill(pid, SIGKILL);
+  EXPECT_TRUE(all_gone(sleep_arg)) << "the run's sleep still runs";
 
   // A timed-out attempt is an attempt: the second one runs and times out too.
   auto y = await_terminal(port, b[0], 15s);
@@ -334,25 +319,20 @@ TEST(runs, cancel_stops_a_running_run) {
   node_process node(dir.path() + "/data");
   ASSERT_TRUE(serving(node)) << tail(node.log());
   auto port = node.http_port();
-  auto pid_file = dir.path() + "/pid";
-  auto id = create_task(
-      port, R"({"name":"long","command":"echo $$ > )" + pid_file + R"(; exec sleep 30"})");
+  auto sleep_arg = unique_sleep_arg(30);
+  auto id = create_task(port, R"({"name":"long","command":"exec sleep )" + sleep_arg + R"("})");
   ASSERT_NE(id, 0);
   auto ids = trigger(port, id);
   ASSERT_EQ(ids.size(), 1u);
   auto x = await_state(port, ids[0], "running");
   ASSERT_EQ(str(x, "state"), "running") << json::serialize(x) << "\n" << tail(node.log());
-  pid_t pid = 0;
-  ASSERT_TRUE(eventually([&] { return (pid = read_pid(pid_file)) > 0; }, 5s));
-  ASSERT_TRUE(alive(pid));
+  ASSERT_TRUE(eventually([&] { return !pids_with_arg(sleep_arg).empty(); }, 5s));
 
   auto r = http_call(port, "POST", "/api/v1/instances/" + ids[0] + "/cancel");
   ASSERT_EQ(r.status, 200u) << r.body;
   EXPECT_EQ(str(parse(r).as_object(), "state"), "cancelled") << r.body;
 
-  bool gone = eventually([&] { return !alive(pid); }, 5s);
-  EXPECT_TRUE(gone) << "pid " << pid << " still runs after cancel\n" << tail(node.log());
-  if (!gone) kill(pid, SIGKILL);
+  EXPECT_TRUE(all_gone(sleep_arg)) << "the run still runs after cancel\n" << tail(node.log());
   // The killed run's own report does not overwrite the cancellation.
   auto after = get_instance(port, ids[0]);
   EXPECT_EQ(str(after, "state"), "cancelled") << json::serialize(after);
@@ -362,7 +342,7 @@ TEST(runs, cancel_stops_a_running_run) {
 TEST(runs, run_in_flight_at_sigkill_completes_after_restart) {
   temp_dir dir;
   auto data = dir.path() + "/data";
-  auto pids = dir.path() + "/pids";
+  auto sleep_arg = unique_sleep_arg(2);
   int64_t id = 0;
   std::string instance_id;
   {
@@ -370,7 +350,7 @@ TEST(runs, run_in_flight_at_sigkill_completes_after_restart) {
     ASSERT_TRUE(serving(node)) << tail(node.log());
     auto port = node.http_port();
     id = create_task(
-        port, R"({"name":"survivor","command":"echo $$ >> )" + pids + R"(; sleep 2; echo done"})");
+        port, R"({"name":"survivor","command":"sleep )" + sleep_arg + R"(; echo done"})");
     ASSERT_NE(id, 0);
     auto ids = trigger(port, id);
     ASSERT_EQ(ids.size(), 1u);
@@ -394,12 +374,8 @@ TEST(runs, run_in_flight_at_sigkill_completes_after_restart) {
   ASSERT_EQ(task.status, 200u) << task.body;
   EXPECT_EQ(str(parse(task).as_object(), "name"), "survivor");
 
-  // The first incarnation's orphaned run ends by itself within its 2 s; do not
-  // leave it behind if it did not.
-  std::ifstream in(pids);
-  for (long p; in >> p;) {
-    if (!eventually([&] { return !alive(pid_t(p)); }, 5s)) kill(-pid_t(p), SIGKILL);
-  }
+  // The first incarnation's run died with it; the rerun has finished.
+  EXPECT_TRUE(all_gone(sleep_arg));
 }
 
 TEST(runs, labels_route_only_to_matching_workers) {

@@ -151,6 +151,34 @@ TEST(validate, each_broken_rule_is_invalid_argument_naming_its_field) {
   }
 }
 
+TEST(validate, http_header_with_cr_or_lf_is_refused_naming_the_header) {
+  struct header_case {
+    std::string name, value, field;
+  };
+  const header_case cases[] = {
+      {"X-Foo", "a\r\nX-Injected: 1", "http.headers.X-Foo"},
+      {"X-Foo", "a\nb", "http.headers.X-Foo"},
+      {"X-Foo", "a\rb", "http.headers.X-Foo"},
+      {"X-Bad\r\nX-Injected", "1", "http.headers.X-Bad\\r\\nX-Injected"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.field);
+    auto t = valid_shell_task();
+    t.kind = task_kind::http;
+    t.http.url = "http://example.com/hook";
+    t.http.headers = {{"X-Fine", "ok"}, {c.name, c.value}};
+    auto e = view(validate_task(t));
+    EXPECT_EQ(e.code, errc::invalid_argument);
+    EXPECT_EQ(e.field, c.field);
+    EXPECT_NE(e.message.find("CR or LF"), std::string::npos) << e.message;
+  }
+  auto fine = valid_shell_task();
+  fine.kind = task_kind::http;
+  fine.http.url = "http://example.com/hook";
+  fine.http.headers = {{"X-Fine", "tab\tand: colon"}};
+  EXPECT_FALSE(validate_task(fine));
+}
+
 TEST(validate, worker_needs_id_callback_url_and_capacity) {
   worker w;
   w.id = "w1";

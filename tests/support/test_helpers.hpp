@@ -7,9 +7,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
@@ -80,6 +87,57 @@ inline uint16_t free_port() {
     port = ntohs(addr.sin_port);
   ::close(fd);
   return port;
+}
+
+// -- processes of runs ---------------------------------------------------------------
+// A run has its own pid namespace: the pids it sees ($$, $!) are not ours. Tests find
+// its processes by a unique argument instead (`sleep 1000.<digits>`).
+
+/// A `sleep` argument of `seconds` seconds that no other process has.
+inline std::string unique_sleep_arg(int seconds = 1000) {
+  static int counter = 0;
+  return std::to_string(seconds) + "." + std::to_string(100000 + std::random_device{}() % 800000) +
+         std::to_string(counter++);
+}
+
+/// Pids of live (non-zombie) processes that have `arg` as one of their arguments.
+inline std::vector<pid_t> pids_with_arg(const std::string& arg) {
+  namespace fs = std::filesystem;
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/proc", ec)) {
+    auto name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto cmdline = read(e.path() / "cmdline");
+    auto stat = read(e.path() / "stat");
+    auto paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z') continue;
+    for (size_t i = 0; i < cmdline.size();) {
+      auto end = cmdline.find('\0', i);
+      if (end == std::string::npos) end = cmdline.size();
+      if (cmdline.compare(i, end - i, arg) == 0) {
+        out.push_back(static_cast<pid_t>(std::stol(name)));
+        break;
+      }
+      i = end + 1;
+    }
+  }
+  return out;
+}
+
+/// Waits until no process carries `arg`; SIGKILLs the survivors (so they do not
+/// disturb other tests) and returns false if some outlived `timeout`.
+inline bool all_gone(const std::string& arg,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  if (eventually([&] { return pids_with_arg(arg).empty(); }, timeout)) return true;
+  for (auto pid : pids_with_arg(arg)) ::kill(pid, SIGKILL);
+  return false;
 }
 
 /// Creates a task from the JSON `body` on the node at `port`; returns its id, or

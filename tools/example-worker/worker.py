@@ -99,6 +99,8 @@ class Worker:
                "SHARD_NO": str(job["shard"]), "SHARD_TOTAL": str(job["shards"]),
                "SCHEDULE_INSTANCE_ID": job["instance_id"], "ATTEMPT": str(job["attempt"]),
                "TRACE_ID": job["trace_id"], "TASK_ID": str(job["task_id"])}
+        # Event values: the command refers to them as $AISCHED_EVENT_... variables.
+        env.update({k: v for k, v in job.get("env", {}).items() if k.startswith("AISCHED_EVENT_")})
         state, code, output, error = "success", 0, "", ""
         try:
             if job["kind"] == "noop":

@@ -26,6 +26,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -126,6 +127,48 @@ inline std::optional<pid_t> read_pid(const fs::path& file, std::chrono::millisec
     std::this_thread::sleep_for(10ms);
   }
   return std::nullopt;
+}
+
+/// A `sleep` argument no other process has ("30.<random digits>"): processes of a
+/// run are found by it in /proc, since pids inside the run's namespace (`$!`) are
+/// not the node's.
+inline std::string unique_sleep_arg() {
+  static std::atomic<int> counter{0};
+  return "30." + std::to_string(100000 + std::random_device{}() % 800000) +
+         std::to_string(counter++);
+}
+
+/// Pids of live (non-zombie) processes whose argv contains `marker` as an argument.
+inline std::vector<pid_t> pids_with_arg(const std::string& marker) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/proc", ec)) {
+    auto name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto pid = static_cast<pid_t>(std::stol(name));
+    auto cmdline = read_file(e.path() / "cmdline");
+    bool has = false;
+    for (size_t i = 0; i < cmdline.size();) {
+      auto end = cmdline.find('\0', i);
+      if (end == std::string::npos) end = cmdline.size();
+      if (cmdline.compare(i, end - i, marker) == 0) has = true;
+      i = end + 1;
+    }
+    if (has && !process_gone(pid)) out.push_back(pid);
+  }
+  return out;
+}
+
+/// Polls until no process carries `marker`; SIGKILLs the survivors and returns false
+/// if some are still there after `deadline`.
+inline bool wait_marker_gone(const std::string& marker, std::chrono::milliseconds deadline = 2000ms) {
+  auto until = steady::now() + deadline;
+  while (steady::now() < until) {
+    if (pids_with_arg(marker).empty()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  for (auto pid : pids_with_arg(marker)) kill(pid, SIGKILL);  // not left for the next test
+  return false;
 }
 
 inline const cancel_fn never = [] { return false; };

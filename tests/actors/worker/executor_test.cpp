@@ -1,6 +1,6 @@
 // Tests for worker::execute_task with real processes and a loopback HTTP stub: exit codes,
-// the minimal environment, the scratch directory, timeouts and cancellation killing the
-// whole process group, the output tail cap, shell-injection safety of the identity fields,
+// the minimal environment, the scratch directory, timeouts and cancellation killing
+// every process of the run (with and without namespaces), the output tail cap, shell-injection safety of the identity fields,
 // container without runtime, and noop (HTTP tasks: executor_http_test).
 // Failure messages name the state instead of dumping its byte.
 #include "actors/worker/executor_fixture.hpp"
@@ -156,26 +156,64 @@ TEST_F(executor_test, identity_fields_never_reach_a_shell) {
 
 // -- timeout and cancellation ----------------------------------------------------------
 
-TEST_F(executor_test, timeout_kills_the_whole_process_group) {
-  auto bg_pid = tmp_.path() / "bg.pid";
-  auto orphan_pid = tmp_.path() / "orphan.pid";
-  // A background child of the shell, and an orphan whose parent shell has exited.
-  auto req = shell("sh -c 'sleep 30 & echo $! > " + orphan_pid.string() +
-                   "'; sleep 30 & echo $! > " + quoted(bg_pid) + "; sleep 30; wait");
-  req.timeout = 300;
+/// A command that leaves processes carrying `arg` behind in every way a shell can:
+/// a background child, an orphan of an exited subshell, a setsid'd one (own session
+/// and process group) and a double-forked setsid'd one; then it waits.
+std::string escaping_children(const std::string& arg) {
+  return "sh -c 'sleep " + arg + " &'; sleep " + arg + " & setsid sleep " + arg +
+         " & (setsid sh -c 'sleep " + arg + " & exit' &); echo started; sleep " + arg + "; wait";
+}
+
+TEST_F(executor_test, timeout_kills_every_process_of_the_run) {
+  auto arg = unique_sleep_arg();
+  auto req = shell(escaping_children(arg));
+  req.timeout = 500;
   auto start = steady::now();
   auto r = run(req);
   auto took = steady::now() - start;
   EXPECT_EQ(r.state, instance_state::timed_out);
   EXPECT_EQ(r.exit_code, 128 + SIGKILL);
-  EXPECT_EQ(r.error, "timed out after 300ms");
-  EXPECT_GE(ms(took), 250);
+  EXPECT_EQ(r.error, "timed out after 500ms");
+  EXPECT_EQ(r.output, "started\n");
+  EXPECT_GE(ms(took), 450);
   EXPECT_LT(ms(took), 5000);
-  for (auto& file : {bg_pid, orphan_pid}) {
-    auto pid = read_pid(file, 100ms);
-    ASSERT_TRUE(pid) << "no pid in " << file;
-    EXPECT_TRUE(wait_gone(*pid)) << "process " << *pid << " from " << file << " survived";
-  }
+  EXPECT_TRUE(wait_marker_gone(arg)) << "processes of the run survived its timeout";
+}
+
+TEST_F(executor_test, processes_left_behind_die_with_a_run_that_succeeded) {
+  auto arg = unique_sleep_arg();
+  auto r = run(shell("setsid sleep " + arg + " >/dev/null 2>&1 & (setsid sleep " + arg +
+                     " >/dev/null 2>&1 &); echo done"));
+  EXPECT_EQ(r.state, instance_state::success) << r.error;
+  EXPECT_EQ(r.output, "done\n");
+  EXPECT_TRUE(wait_marker_gone(arg)) << "processes of the run survived its end";
+}
+
+// Without namespaces (a node that may not create them) the supervisor is a subreaper
+// and hunts what it adopts: the same guarantees.
+TEST_F(executor_test, without_namespaces_timeout_kills_every_process_of_the_run) {
+  opts_.namespaces = false;
+  auto arg = unique_sleep_arg();
+  auto req = shell(escaping_children(arg));
+  req.timeout = 500;
+  auto r = run(req);
+  EXPECT_EQ(r.state, instance_state::timed_out);
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL);
+  EXPECT_TRUE(wait_marker_gone(arg)) << "processes of the run survived its timeout";
+}
+
+TEST_F(executor_test, without_namespaces_cancel_and_the_end_kill_every_process) {
+  opts_.namespaces = false;
+  auto arg = unique_sleep_arg();
+  auto start = steady::now();
+  auto r = run(shell(escaping_children(arg)), [&] { return steady::now() >= start + 300ms; });
+  EXPECT_EQ(r.error, "cancelled");
+  EXPECT_TRUE(wait_marker_gone(arg)) << "processes of the run survived the cancel";
+  arg = unique_sleep_arg();
+  r = run(shell("setsid sleep " + arg + " >/dev/null 2>&1 & (setsid sleep " + arg +
+                " >/dev/null 2>&1 &); echo done"));
+  EXPECT_EQ(r.state, instance_state::success) << r.error;
+  EXPECT_TRUE(wait_marker_gone(arg)) << "processes of the run survived its end";
 }
 
 TEST_F(executor_test, timeout_applies_after_the_command_closes_its_output) {
@@ -188,20 +226,18 @@ TEST_F(executor_test, timeout_applies_after_the_command_closes_its_output) {
   EXPECT_LT(ms(took), 2000);
 }
 
-TEST_F(executor_test, cancel_kills_the_run_quickly) {
-  auto bg_pid = tmp_.path() / "bg.pid";
+TEST_F(executor_test, cancel_kills_every_process_of_the_run_quickly) {
+  auto arg = unique_sleep_arg();
   auto start = steady::now();
-  auto cancel_at = start + 200ms;
-  auto r = run(shell("sleep 30 & echo $! > " + quoted(bg_pid) + "; sleep 30"),
-               [&] { return steady::now() >= cancel_at; });
+  auto cancel_at = start + 300ms;
+  auto r = run(shell(escaping_children(arg)), [&] { return steady::now() >= cancel_at; });
   auto took = steady::now() - start;
   EXPECT_EQ(r.state, instance_state::failed);
   EXPECT_EQ(r.error, "cancelled");
-  EXPECT_GE(ms(took), 200);
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL);
+  EXPECT_GE(ms(took), 300);
   EXPECT_LT(ms(took), 3000);
-  auto pid = read_pid(bg_pid, 100ms);
-  ASSERT_TRUE(pid);
-  EXPECT_TRUE(wait_gone(*pid)) << "background child " << *pid << " survived the cancel";
+  EXPECT_TRUE(wait_marker_gone(arg)) << "processes of the run survived the cancel";
 }
 
 TEST_F(executor_test, cancel_after_the_command_closes_its_output) {
