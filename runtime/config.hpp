@@ -58,7 +58,10 @@ struct config {
   std::vector<std::string> alert_webhooks;  // run_failed alerts are POSTed here
   int64_t load_sample_interval_ms = 30'000;  // worker load history sampling (leader)
   llm::llm_config llm;  // the AI agent's model; empty endpoint: AI routes answer llm_not_configured
-  uint64_t snapshot_every = 10'000;  // raft: compact after this many applied entries (advanced)  // worker nodes: how long SIGTERM waits for runs to finish
+  uint64_t snapshot_every = 10'000;  // raft: compact after this many applied entries (advanced)
+  /// Test hook (--fault-file, hidden): while this file exists every RocksDB
+  /// write fails with ENOSPC (EIO if the file holds "eio"). Empty: off.
+  std::string fault_file;
 };
 
 /// Parses "host:port" (port 0 allowed: pick a free one).
