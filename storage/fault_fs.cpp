@@ -70,6 +70,18 @@ class fault_fs : public rocksdb::FileSystemWrapper {
 
   const char* Name() const override { return "aisched_fault_fs"; }
 
+  // A full disk also says it is full. RocksDB's SstFileManager polls this to
+  // decide when to resume after ENOSPC; if it tried while writes still fail,
+  // the failed recovery flush would make the error fatal (RocksDB 7.8).
+  rocksdb::IOStatus GetFreeSpace(const std::string& path, const rocksdb::IOOptions& o,
+                                 uint64_t* free, rocksdb::IODebugContext* dbg) override {
+    if (fault_() == fault_kind::no_space) {
+      *free = 0;
+      return rocksdb::IOStatus::OK();
+    }
+    return FileSystemWrapper::GetFreeSpace(path, o, free, dbg);
+  }
+
   rocksdb::IOStatus NewWritableFile(const std::string& f, const rocksdb::FileOptions& o,
                                     std::unique_ptr<rocksdb::FSWritableFile>* r,
                                     rocksdb::IODebugContext* dbg) override {

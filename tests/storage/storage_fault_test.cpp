@@ -61,9 +61,9 @@ caf::error put(rocks& db, const std::string& key, bool sync = true) {
 }
 
 /// Calls recover() until it succeeds (RocksDB's own ENOSPC recovery may hold
-/// it off for a moment) or 5 s pass; returns the last answer.
+/// it off for a moment: it polls every 5 s) or 10 s pass; returns the last answer.
 caf::error recover_soon(rocks& db) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   auto err = db.recover();
   while (err && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
