@@ -24,6 +24,7 @@
 #include "gateway/cluster_members.hpp"
 #include "gateway/cluster_view.hpp"
 #include "gateway/dag_route.hpp"
+#include "gateway/health_route.hpp"
 #include "gateway/console.hpp"
 #include "gateway/output_stream.hpp"
 #include "gateway/report_route.hpp"
@@ -139,8 +140,8 @@ class api {
     auto seg = segments(req.path);
     auto& m = req.method;
     if (is_console_path(req.path)) return serve_console(req, reply);
-    if (seg.size() == 1 && seg[0] == "healthz" && m == "GET")
-      return reply(json_response(200, json::object{{"status", "ok"}}));
+    if (seg.size() == 1 && seg[0] == "healthz" && m == "GET") return healthz(reply);
+    if (seg.size() == 1 && seg[0] == "readyz" && m == "GET") return readyz(ctx_, reply);
     if (seg.size() < 3 || seg[0] != "api" || seg[1] != "v1") return not_found(req, reply);
     const auto& res = seg[2];
     if (serve_ai_feature(ctx_, req, seg, reply)) return;  // gateway/ai_features.cpp
@@ -652,7 +653,9 @@ unsigned http_status(const caf::error& err) {
     case errc::unauthenticated: return 401;
     case errc::forbidden: return 403;
     case errc::not_leader:
-    case errc::unavailable: return 503;
+    case errc::unavailable:
+    case errc::storage_unavailable: return 503;
+    case errc::storage_full: return 507;  // Insufficient Storage
     default: return 500;
   }
 }

@@ -1,4 +1,4 @@
-// REST routes under /api/v1 (plus /healthz): maps each HTTP request to typed
+// REST routes under /api/v1 (plus /healthz and /readyz): maps each HTTP request to typed
 // requests to the raft actor (writes) and the store actor (reads) through a
 // short-lived bridge actor, and maps replies and errors back to JSON.
 #pragma once
@@ -50,6 +50,8 @@ struct api_context {
   proto::analysis_actor analysis;  // failure analyses (gateway/ai_features.cpp)
   ai::judge_fn judge;              // the model for AI judgements; empty: none configured
   point_reads reads;
+  /// Why this node's last storage write failed; "" while it succeeded (/readyz).
+  std::function<std::string()> storage_problem;
   auth_options auth;  // off by default: every request is admin of tenant "default"
 };
 

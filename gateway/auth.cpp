@@ -25,9 +25,10 @@ constexpr std::optional<role> open = std::nullopt;
 
 /// THE table: every route that is open or needs more than viewer. The first
 /// matching row wins. README "Authentication" documents the same rules.
-constexpr std::array<route_rule, 33> rules{{
+constexpr std::array<route_rule, 34> rules{{
     // Open: health checks, the console's files, metrics scraping and logging in.
     {"GET", "/healthz", open, ""},
+    {"GET", "/readyz", open, ""},
     {"GET", "/metrics", open, ""},
     {"GET", "/", open, ""},
     {"GET", "/index.html", open, ""},

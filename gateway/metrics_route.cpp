@@ -20,6 +20,7 @@ constexpr std::string_view patterns[] = {
     "/",  // the web console (gateway/console.cpp), not part of the REST API
     "/console/{asset}",
     "/healthz",
+    "/readyz",
     "/metrics",
     "/api/v1/version",
     "/api/v1/cluster",

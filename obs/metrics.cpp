@@ -123,6 +123,17 @@ struct state {
                     "Time to append a batch of entries to the raft log until it is durable")
              .Add({}, append_buckets));
 
+    auto& write_errors = counters("storage_write_errors_total",
+                                  "RocksDB writes and recovery probes that failed, by kind: "
+                                  "no_space (ENOSPC), io_error (other I/O errors), other");
+    m.storage_errors_no_space = counter(&write_errors.Add({{"kind", "no_space"}}));
+    m.storage_errors_io = counter(&write_errors.Add({{"kind", "io_error"}}));
+    m.storage_errors_other = counter(&write_errors.Add({{"kind", "other"}}));
+    m.storage_healthy = gauge(&gauges("storage_healthy",
+                                      "1 while this node's last RocksDB write succeeded, else 0")
+                                   .Add({}));
+    m.storage_healthy.set(1);
+
     auto& executions =
         counters("worker_executions_total", "Attempts this node's worker finished, by status");
     auto& other = executions.Add({{"status", "other"}});

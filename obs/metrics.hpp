@@ -95,6 +95,12 @@ struct metrics {
   gauge raft_is_leader;  ///< 1 while this member is the raft leader
   histogram raft_append_latency_seconds;  ///< append + fsync of a batch of entries
 
+  // -- storage -----------------------------------------------------------------
+  /// storage_write_errors_total{kind}: failed RocksDB writes (and recovery
+  /// probes) by kind: no_space (ENOSPC), io_error (other I/O errors), other.
+  counter storage_errors_no_space, storage_errors_io, storage_errors_other;
+  gauge storage_healthy;  ///< 1 while the last RocksDB write succeeded, else 0
+
   // -- worker ------------------------------------------------------------------
   /// worker_executions_total{status}, indexed by proto::instance_state (the
   /// final states have their own series; any other shares status="other").

@@ -23,6 +23,8 @@ const char* to_string(errc x) {
     case errc::internal: return "internal";
     case errc::unauthenticated: return "unauthenticated";
     case errc::forbidden: return "forbidden";
+    case errc::storage_full: return "storage_full";
+    case errc::storage_unavailable: return "storage_unavailable";
   }
   return "internal";
 }

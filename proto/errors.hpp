@@ -26,7 +26,16 @@ enum class errc : uint8_t {
   internal,
   unauthenticated,       // no valid credentials (HTTP 401)
   forbidden,             // the caller's role may not do this (HTTP 403)
+  storage_full,          // the disk is full (ENOSPC): writes fail until space returns (HTTP 507)
+  storage_unavailable,   // the disk failed a write (EIO ...): writes fail until it recovers (HTTP 503)
 };
+
+/// Whether `x` says the node cannot persist right now (storage_error,
+/// storage_full, storage_unavailable): a condition to wait out and retry, unlike
+/// `corrupted`, which no retry mends.
+inline bool is_storage_fault(errc x) {
+  return x == errc::storage_error || x == errc::storage_full || x == errc::storage_unavailable;
+}
 
 /// Returns the stable snake_case name of `x`, used as the REST error code.
 const char* to_string(errc x);

@@ -67,7 +67,10 @@ struct config {
   // parse time; keep = the node's own) and the root of their scratch directories.
   worker::run_user run_user;
   std::string scratch_dir;  // default /tmp/aisched-runs-<node uid>
-  uint64_t snapshot_every = 10'000;  // raft: compact after this many applied entries (advanced)  // worker nodes: how long SIGTERM waits for runs to finish
+  uint64_t snapshot_every = 10'000;  // raft: compact after this many applied entries (advanced)
+  /// Test hook (--fault-file, hidden): while this file exists every RocksDB
+  /// write fails with ENOSPC (EIO if the file holds "eio"). Empty: off.
+  std::string fault_file;
 };
 
 /// Parses "host:port" (port 0 allowed: pick a free one).

@@ -1,10 +1,16 @@
 // A scheduler node: opens RocksDB, recovers the raft log into the state
 // machine, spawns raft, store, trigger, retry, router, backpressure and (with
 // the worker role) a built-in worker, serves HTTP and the cluster port, and
-// shuts everything down cleanly on SIGINT/SIGTERM.
+// shuts everything down cleanly on SIGINT/SIGTERM. Crash-only: if an essential
+// actor terminates on its own, the node logs why and exits non-zero.
+#include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <thread>
+
+#include <unistd.h>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -37,6 +43,7 @@
 #include "proto/registry.hpp"
 #include "runtime/log.hpp"
 #include "runtime/node.hpp"
+#include "storage/health.hpp"
 #include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
 #include "storage/store_actor.hpp"
@@ -74,6 +81,47 @@ int fail(const std::string& what, const caf::error& err) {
   return 1;
 }
 
+/// Crash-only supervision of the node's essential actors: one that terminates
+/// while the node is not shutting down leaves a process that answers health
+/// checks but cannot schedule, so the node logs which actor died and why, and
+/// exits with exit_code (a process supervisor restarts it from disk).
+class supervision {
+ public:
+  static constexpr int exit_code = 70;  // EX_SOFTWARE
+
+  explicit supervision(caf::actor_system& sys) : sys_(sys) {}
+
+  /// Watches `a` under `name`; a null handle is ignored.
+  template <class Handle>
+  void watch(const Handle& h, std::string name) {
+    auto a = caf::actor_cast<caf::actor>(h);
+    if (!a) return;
+    a->attach_functor([this, name](const caf::error& reason) { died(name, reason); });
+  }
+
+  /// From now on terminations are the shutdown's own.
+  void stopping() { stopping_ = true; }
+  bool failed() const { return failed_; }
+
+ private:
+  void died(const std::string& name, const caf::error& reason) {
+    if (stopping_ || failed_.exchange(true)) return;
+    log::error("essential actor terminated: the node exits",
+               {{"actor", name}, {"reason", reason ? sys_.render(reason) : "normal exit"}});
+    // Wakes the main thread's sigwait into the ordinary shutdown; should that
+    // hang on a wedged actor, the node still goes down.
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::seconds(15));
+      std::_Exit(exit_code);
+    }).detach();
+    ::kill(::getpid(), SIGTERM);
+  }
+
+  caf::actor_system& sys_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> failed_{false};
+};
+
 /// Whether an HTTP bind address only accepts local clients.
 bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
@@ -88,7 +136,13 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     log::error("cannot create data dir", {{"dir", cfg.data_dir}, {"error", ec.message()}});
     return 1;
   }
-  auto opened = storage::rocks::open(cfg.data_dir);
+  storage::open_options db_opts;
+  if (!cfg.fault_file.empty()) {
+    db_opts.fault = storage::fault_while_file_exists(cfg.fault_file);
+    log::warn("TEST HOOK: storage writes fail while the fault file exists",
+              {{"fault_file", cfg.fault_file}});
+  }
+  auto opened = storage::rocks::open(cfg.data_dir, std::move(db_opts));
   if (!opened) return fail("cannot open database", opened.error());
   std::shared_ptr<storage::rocks> db = std::move(*opened);
   auto sm_opened = storage::state_machine::open(*db);
@@ -111,6 +165,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
 
   auto caf_cfg = make_caf_config(cfg);
   caf::actor_system sys{*caf_cfg};
+  supervision essential{sys};
 
   auto raft_node = sys.spawn<caf::detached>(raft::raft_actor_impl, ropts_raft, db, sm, parts->log,
                                             parts->member);
@@ -274,6 +329,9 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     api.reads.instance = [db, sm](const std::string& tenant, const std::string& id) {
       return sm->get_instance(tenant, id);
     };
+    api.storage_problem = [health = db->health()] {
+      return health->ok() ? std::string{} : health->problem();
+    };
     api.auth = {cfg.auth, cfg.auth_secret, std::chrono::seconds(cfg.token_ttl_seconds)};
     if (cfg.auth && !cfg.admin_password.empty()) gateway::bootstrap_admin(api, cfg.admin_password);
     if (!cfg.auth && !is_loopback(cfg.http.host))
@@ -289,11 +347,25 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     else
       log::info("ai agent without a model: set AISCHED_LLM_ENDPOINT and AISCHED_LLM_MODEL");
   }
+  for (auto& [name, handle] : std::vector<std::pair<std::string, caf::actor>>{
+           {"raft", caf::actor_cast<caf::actor>(raft)},
+           {"store", caf::actor_cast<caf::actor>(store)},
+           {"trigger", caf::actor_cast<caf::actor>(trigger)},
+           {"retry", caf::actor_cast<caf::actor>(retrier)},
+           {"router", caf::actor_cast<caf::actor>(router)},
+           {"backpressure", caf::actor_cast<caf::actor>(pressure)},
+           {"load_sampler", caf::actor_cast<caf::actor>(sampler)},
+           {"alerter", caf::actor_cast<caf::actor>(alerts)},
+           {"endpoint", caf::actor_cast<caf::actor>(endpoint)},
+           {"worker", caf::actor_cast<caf::actor>(local_worker)}})
+    essential.watch(handle, name);
   log::info("node started", {{"version", AISCHED_VERSION}});
 
   int sig = 0;
   sigwait(&signals, &sig);
-  log::info("shutting down", {{"signal", std::to_string(sig)}});
+  essential.stopping();
+  int rc = essential.failed() ? supervision::exit_code : 0;
+  log::info("shutting down", {{"signal", std::to_string(sig)}, {"exit_code", std::to_string(rc)}});
   if (http) http->stop();
   sys.middleman().unpublish(endpoint, *cluster_port);
   caf::anon_send_exit(endpoint, caf::exit_reason::user_shutdown);
@@ -303,7 +375,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   sys.await_all_actors_done();
   if (auto err = db->flush()) log::warn("flush on shutdown failed", {{"error", view(err).message}});
   log::info("stopped");
-  return 0;
+  return rc;
 }
 
 }  // namespace aisched::runtime

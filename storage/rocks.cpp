@@ -1,13 +1,17 @@
-// RocksDB setup and Status conversion; see rocks.hpp.
+// RocksDB setup, Status conversion and write health; see rocks.hpp.
 #include "storage/rocks.hpp"
 
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
+#include "obs/metrics.hpp"
 #include "proto/errors.hpp"
+#include "storage/fault_fs.hpp"
+#include "storage/health.hpp"
 
 namespace aisched::storage {
 
@@ -16,10 +20,65 @@ namespace {
 caf::error to_error(const rocksdb::Status& s, const std::string& what) {
   if (s.ok()) return {};
   if (s.IsCorruption()) return make_error(errc::corrupted, what + ": " + s.ToString());
+  if (s.IsNoSpace())
+    return make_error(errc::storage_full,
+                      what + ": the disk is full (" + s.ToString() +
+                          "); writes resume by themselves once space is freed");
+  if (s.IsIOError())
+    return make_error(errc::storage_unavailable,
+                      what + ": the disk failed (" + s.ToString() +
+                          "); writes resume by themselves once it works again");
   return make_error(errc::storage_error, what + ": " + s.ToString());
 }
 
+/// Records the outcome of a write (or probe) in `h` and the storage metrics.
+caf::error recorded(health& h, caf::error err) {
+  auto& m = obs::get();
+  if (!err) {
+    if (!h.ok()) {
+      h.record_ok();
+      m.storage_healthy.set(1);
+    }
+    return err;
+  }
+  auto v = view(err);
+  switch (v.code) {
+    case errc::storage_full: m.storage_errors_no_space.inc(); break;
+    case errc::storage_unavailable: m.storage_errors_io.inc(); break;
+    default: m.storage_errors_other.inc(); break;
+  }
+  m.storage_healthy.set(0);
+  h.record_failure(v.code, v.message);
+  return err;
+}
+
+constexpr std::string_view probe_key = "storage_probe";  // default family, never read
+
 }  // namespace
+
+errc health::code() const {
+  std::lock_guard<std::mutex> guard(mtx_);
+  return code_;
+}
+
+std::string health::problem() const {
+  std::lock_guard<std::mutex> guard(mtx_);
+  return message_;
+}
+
+void health::record_ok() {
+  std::lock_guard<std::mutex> guard(mtx_);
+  code_ = errc::none;
+  message_.clear();
+  ok_.store(true, std::memory_order_release);
+}
+
+void health::record_failure(errc code, std::string message) {
+  std::lock_guard<std::mutex> guard(mtx_);
+  code_ = code;
+  message_ = std::move(message);
+  ok_.store(false, std::memory_order_release);
+}
 
 const char* column_name(column c) {
   switch (c) {
@@ -38,8 +97,14 @@ const char* column_name(column c) {
   return "?";
 }
 
-caf::expected<std::unique_ptr<rocks>> rocks::open(const std::string& dir) {
+caf::expected<std::unique_ptr<rocks>> rocks::open(const std::string& dir, open_options opts) {
   rocksdb::DBOptions db_opts;
+  std::shared_ptr<rocksdb::Env> fault_env;
+  if (opts.fault) {
+    fault_env = rocksdb::NewCompositeEnv(
+        make_fault_fs(rocksdb::FileSystem::Default(), std::move(opts.fault)));
+    db_opts.env = fault_env.get();
+  }
   db_opts.create_if_missing = true;
   db_opts.create_missing_column_families = true;
   db_opts.max_background_jobs = 2;
@@ -63,6 +128,9 @@ caf::expected<std::unique_ptr<rocks>> rocks::open(const std::string& dir) {
   if (!st.ok()) return to_error(st, "cannot open database in '" + dir + "'");
   std::unique_ptr<rocks> r{new rocks};
   r->dir_ = dir;
+  r->fault_env_ = std::move(fault_env);
+  r->health_ = std::make_shared<storage::health>();
+  obs::get().storage_healthy.set(1);
   r->db_.reset(raw);
   r->default_cf_ = handles[0];
   for (size_t i = 0; i < column_count; ++i) r->handles_[i] = handles[i + 1];
@@ -79,7 +147,24 @@ rocks::~rocks() {
 caf::error rocks::write(rocksdb::WriteBatch& batch, bool sync) {
   rocksdb::WriteOptions opts;
   opts.sync = sync;
-  return to_error(db_->Write(opts, &batch), "write failed");
+  return recorded(*health_, to_error(db_->Write(opts, &batch), "write failed"));
+}
+
+caf::error rocks::recover() {
+  // Resume() clears RocksDB's background error (after a failed write it
+  // refuses all writes) once the cause is gone. It answers Busy while its own
+  // recovery runs (ENOSPC has one): the probe below tells whether writes work.
+  auto st = db_->Resume();
+  if (!st.ok() && st.severity() >= rocksdb::Status::Severity::kFatalError)
+    return recorded(*health_,
+                    make_error(errc::internal, "the database cannot go on after " + st.ToString() +
+                                                   " (RocksDB marks it fatal): only reopening "
+                                                   "it mends that"));
+  rocksdb::WriteBatch probe;
+  probe.Put(default_cf_, probe_key, "");
+  rocksdb::WriteOptions opts;
+  opts.sync = true;
+  return recorded(*health_, to_error(db_->Write(opts, &probe), "write failed"));
 }
 
 caf::expected<std::optional<std::string>> rocks::get(column c, std::string_view key) {

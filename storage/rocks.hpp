@@ -1,10 +1,12 @@
 // One RocksDB database per node with aisched's column families (DESIGN §5).
 // Owns the DB handle; every rocksdb::Status is converted to a caf::error here,
-// once. Thread-safe as RocksDB is: concurrent reads and writes are fine.
+// once (ENOSPC -> storage_full, other I/O errors -> storage_unavailable), and
+// every write's outcome is recorded in health(). Thread-safe as RocksDB is.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,10 +45,27 @@ constexpr size_t column_count = 11;
 /// Name of a column family as stored on disk.
 const char* column_name(column c);
 
+/// What an injected storage fault makes file writes fail with (tests only).
+enum class fault_kind : uint8_t { none, no_space, io_error };
+
+struct open_options {
+  /// Test hook, off (empty) in every normal start: asked before each file
+  /// write RocksDB makes (create, append, sync); while it answers other than
+  /// `none`, that write fails with ENOSPC or EIO (storage/fault_fs.cpp).
+  std::function<fault_kind()> fault;
+};
+
+/// The test hook behind `aisched --fault-file PATH`: writes fail while `path`
+/// exists, with EIO if its first word is "eio", else with ENOSPC.
+std::function<fault_kind()> fault_while_file_exists(std::string path);
+
+class health;
+
 class rocks {
  public:
   /// Opens (creating if needed) the database in `dir` with all column families.
-  static caf::expected<std::unique_ptr<rocks>> open(const std::string& dir);
+  static caf::expected<std::unique_ptr<rocks>> open(const std::string& dir,
+                                                    open_options opts = {});
 
   ~rocks();
   rocks(const rocks&) = delete;
@@ -55,8 +74,24 @@ class rocks {
   rocksdb::DB* db() { return db_.get(); }
   rocksdb::ColumnFamilyHandle* cf(column c) { return handles_[static_cast<size_t>(c)]; }
 
-  /// Writes `batch` atomically; `sync` forces an fsync of the WAL before returning.
+  /// Writes `batch` atomically; `sync` forces an fsync of the WAL before
+  /// returning. A failure is errc::storage_full (no space), storage_unavailable
+  /// (another I/O error) or storage_error, and is recorded in health(); after
+  /// one, RocksDB refuses every write until recover() succeeds.
   caf::error write(rocksdb::WriteBatch& batch, bool sync);
+
+  /// After a failed write: asks RocksDB to resume from its background error,
+  /// then writes and syncs a probe record. Empty error (and health() ok) once
+  /// writes succeed again; else the reason, as write() gives it, or
+  /// errc::internal when RocksDB cannot resume at all (a fatal background
+  /// error, as EIO on the WAL is): only reopening the database mends that, so
+  /// the node exits (crash-only) and its supervisor restarts it. May block on
+  /// a flush: call it from a detached actor or thread.
+  caf::error recover();
+
+  /// The outcome of the last write or recovery probe. Shared, so readers (the
+  /// gateway's /readyz) may keep it beyond this object's lifetime.
+  std::shared_ptr<const storage::health> health() const { return health_; }
 
   /// Point read; nullopt when absent, an error when RocksDB fails.
   caf::expected<std::optional<std::string>> get(column c, std::string_view key);
@@ -72,9 +107,11 @@ class rocks {
  private:
   rocks() = default;
   std::string dir_;
+  std::shared_ptr<void> fault_env_;  // the test hook's Env; declared before db_ to outlive it
   std::unique_ptr<rocksdb::DB> db_;
   std::array<rocksdb::ColumnFamilyHandle*, column_count> handles_{};
   rocksdb::ColumnFamilyHandle* default_cf_ = nullptr;
+  std::shared_ptr<storage::health> health_;
 };
 
 }  // namespace aisched::storage

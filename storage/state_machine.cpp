@@ -572,7 +572,7 @@ caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
       applier a(ctx, auth, e.index, next_task_id);
       r = caf::visit(a, e.cmd);
     }
-    if (!r && view(r.error()).code == errc::storage_error) return r.error();
+    if (!r && is_storage_fault(view(r.error()).code)) return r.error();
     results.push_back(std::move(r));
     applied_to = e.index;
   }

@@ -16,9 +16,12 @@
 #include "actors/inspector/counted.hpp"
 #include "actors/raft/membership_links.hpp"
 #include "actors/raft/peer_links.hpp"
+#include "actors/raft/raft_status.hpp"
 #include "obs/metrics.hpp"
 #include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
+#include "runtime/log.hpp"
+#include "storage/health.hpp"
 #include "storage/membership_store.hpp"
 #include "storage/rocks.hpp"
 #include "storage/snapshot.hpp"
@@ -36,8 +39,13 @@ constexpr auto forward_timeout = std::chrono::seconds(10);
 // One snapshot chunk (<= 1 MiB) is staged in memory on arrival; if its answer
 // takes this long the follower is gone and the core starts over later.
 constexpr auto chunk_timeout = std::chrono::seconds(10);
+// Probes of a failed disk: soon at first (a transient error), then no more
+// than one synced write every couple of seconds while the disk stays full.
+constexpr auto first_retry = std::chrono::milliseconds(100);
+constexpr auto max_retry = std::chrono::milliseconds(2000);
 
 void process_ready(self_ptr self);
+void fail(self_ptr self, const caf::error& err);
 
 /// Milliseconds since `t`, for the one log line a snapshot transfer writes.
 long long ms_since(std::chrono::steady_clock::time_point t) {
@@ -283,11 +291,7 @@ void process_ready(self_ptr self) {
   while (st.member->has_ready()) {
     auto rd = st.member->take_ready();
     if (rd.snapshot) {
-      if (auto err = install_snapshot(self, *rd.snapshot, rd.hard)) {
-        for (auto& [index, w] : st.waiting) w.promise.deliver(err);
-        self->quit(err);  // a member that cannot persist must not take part
-        return;
-      }
+      if (auto err = install_snapshot(self, *rd.snapshot, rd.hard)) return fail(self, err);
     }
     // 1. Persist. Entries and votes must be durable before anyone hears of
     //    them; a commit index alone may lag (it is re-learnt from the leader).
@@ -297,11 +301,8 @@ void process_ready(self_ptr self) {
       bool sync = !rd.entries.empty() || rd.truncate_from || hs.term != st.log->state().term ||
                   hs.voted_for != st.log->state().voted_for;
       auto started = std::chrono::steady_clock::now();
-      if (auto err = st.log->append(rd.entries, hs, rd.truncate_from, sync)) {
-        for (auto& [index, w] : st.waiting) w.promise.deliver(err);
-        self->quit(err);  // a member that cannot persist must not take part
-        return;
-      }
+      if (auto err = st.log->append(rd.entries, hs, rd.truncate_from, sync))
+        return fail(self, err);
       if (!rd.entries.empty())
         obs::get().raft_append_latency_seconds.observe(
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -319,10 +320,7 @@ void process_ready(self_ptr self) {
     // 3. Apply, answer local proposals, tell listeners.
     if (!rd.committed.empty()) {
       auto results = st.sm->apply(rd.committed);
-      if (!results) {
-        self->quit(results.error());
-        return;
-      }
+      if (!results) return fail(self, results.error());
       for (size_t i = 0; i < rd.committed.size(); ++i) {
         auto& e = rd.committed[i];
         auto& r = (*results)[i];
@@ -357,10 +355,7 @@ void process_ready(self_ptr self) {
       tell_listeners(self, leadership{false, term, st.member->leader()});
     }
   }
-  if (auto err = maybe_compact(st)) {
-    self->quit(err);
-    return;
-  }
+  if (auto err = maybe_compact(st)) return fail(self, err);
   sync_links(self);
   observe_member(st);
 }
@@ -373,57 +368,80 @@ void schedule_flush(self_ptr self) {
   self->send(self, flush_atom::value);
 }
 
-/// What GET /api/v1/cluster and aisched-inspect show of this member.
-raft_status status_of(const raft_state& st) {
-  raft_status s;
-  s.node_id = st.opts.node_id;
-  s.role = to_string(st.member->current_role());
-  s.leader_id = st.member->leader();
-  s.term = st.member->term();
-  s.commit_index = st.member->commit_index();
-  s.applied_index = st.sm->applied_index();
-  s.last_log_index = st.member->last_index();
-  s.voter = st.member->is_voter(st.opts.node_id);
-  if (!s.voter && st.member->current_role() == role::follower) {
-    auto& members = st.member->membership();
-    s.role = proto::find_member(members, st.opts.node_id) != nullptr ? "learner"
-             : members.empty()                                       ? "joining"
-                                                                     : "removed";
-  }
-  for (auto& m : st.member->membership()) {
-    if (m.id == st.opts.node_id) continue;
-    uint64_t match = 0;
-    auto& progress = st.member->peer_progress();
-    if (auto i = progress.find(m.id); i != progress.end()) match = i->second.match;
-    auto p = st.peers.find(m.id);
-    bool linked = p != st.peers.end() && p->second.handle;
-    auto address = p != st.peers.end() && !p->second.addr.host.empty() ? address_of(p->second.addr)
-                                                                        : m.cluster_addr;
-    s.peers.push_back(peer_status{m.id, address, linked, match, m.voter});
-  }
-  return s;
+// -- storage faults ------------------------------------------------------------
+// A member that cannot persist must not take part: it would acknowledge
+// appends or grant votes it may forget. On a failed write it fences itself
+// (raft_state::fault) and probes storage with backoff; once writes succeed it
+// rebuilds its member from disk, exactly as a restart would, and rejoins.
+
+void schedule_retry(self_ptr self) {
+  auto& st = self->state;
+  self->delayed_send(self, st.retry_delay, storage_retry_atom::value, st.fault_generation);
 }
 
-/// The raft part of aisched-inspect: the status above plus the proposals
-/// waiting for their commit; one "peer.<id>" entry per other member.
-std::map<std::string, std::string> details_of(const raft_state& st) {
-  auto s = status_of(st);
-  std::map<std::string, std::string> d{{"role", s.role},
-                                       {"leader", s.leader_id.empty() ? "-" : s.leader_id},
-                                       {"term", std::to_string(s.term)},
-                                       {"commit_index", std::to_string(s.commit_index)},
-                                       {"applied_index", std::to_string(s.applied_index)},
-                                       {"last_log_index", std::to_string(s.last_log_index)},
-                                       {"waiting_proposals", std::to_string(st.waiting.size())},
-                                       {"listeners", std::to_string(st.listeners.size())}};
-  for (auto& p : s.peers)
-    d["peer." + p.id] = "match=" + std::to_string(p.match_index) +
-                        (p.reachable ? " reachable" : " unreachable") + (p.voter ? "" : " learner");
-  std::string members;
-  for (auto& m : st.member->membership())
-    members += (members.empty() ? "" : ",") + m.id + (m.voter ? "" : "(learner)");
-  d["members"] = members + " @" + std::to_string(st.member->membership_index());
-  return d;
+/// Fences this member after the storage failure `err`.
+void fence(self_ptr self, const caf::error& err) {
+  auto& st = self->state;
+  bool was_leader = st.member->current_role() == role::leader;
+  st.fault = err;
+  ++st.fault_generation;
+  st.retry_delay = first_retry;
+  for (auto& [index, w] : st.waiting) w.promise.deliver(err);
+  st.waiting.clear();
+  // Forwarded proposals committed at the leader: that answer stands.
+  for (auto& [index, f] : st.forwarded) f.first.deliver(std::move(f.second));
+  st.forwarded.clear();
+  st.sending.clear();
+  st.receiving.reset();
+  tell_listeners(self, leadership{false, st.member->term(), ""});
+  obs::get().raft_is_leader.set(0);
+  auto v = view(err);
+  log::error("storage write failed: this member stops taking part in the group (no votes, no "
+             "acks, no proposals) until writes succeed again",
+             {{"error", v.message},
+              {"code", to_string(v.code)},
+              {"role", was_leader ? "leader" : to_string(st.member->current_role())},
+              {"term", std::to_string(st.member->term())}});
+  schedule_retry(self);
+}
+
+/// A failure while processing a ready: storage faults fence this member; any
+/// other error (corruption, a broken invariant) ends the actor, and with it
+/// the node (runtime/scheduler_node.cpp).
+void fail(self_ptr self, const caf::error& err) {
+  if (is_storage_fault(view(err).code)) return fence(self, err);
+  auto& st = self->state;
+  for (auto& [index, w] : st.waiting) w.promise.deliver(err);
+  st.waiting.clear();
+  self->quit(err);
+}
+
+/// The retry timer of a fenced member: probes storage; on success restarts
+/// the member from disk.
+void retry_storage(self_ptr self, uint64_t generation) {
+  auto& st = self->state;
+  if (!st.fault || generation != st.fault_generation) return;
+  auto restored = [&]() -> caf::expected<member_parts> {
+    if (auto err = st.db->recover()) return err;
+    if (auto err = st.sm->reload()) return err;  // as applied on disk
+    return open_member(*st.db, *st.sm, st.opts);
+  }();
+  if (!restored) {
+    if (!is_storage_fault(view(restored.error()).code)) {
+      log::error("storage recovery failed for good", {{"error", view(restored.error()).message}});
+      return self->quit(restored.error());
+    }
+    st.fault = restored.error();
+    st.retry_delay = std::min<std::chrono::milliseconds>(st.retry_delay * 2, max_retry);
+    return schedule_retry(self);
+  }
+  log::info("storage writes succeed again: this member restarts from disk and rejoins",
+            {{"applied_index", std::to_string(st.sm->applied_index())},
+             {"term", std::to_string(restored->log->state().term)}});
+  st.fault = caf::error{};
+  st.log = std::move(restored->log);
+  st.member = std::move(restored->member);
+  schedule_flush(self);  // a group of one has its new election ready
 }
 
 /// Hands a request to the leader; answers with the leader's answer once this
@@ -548,6 +566,7 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
       [=](inspect_atom) { return inspector::summary_of(self, details_of(self->state)); },
       [=](propose_atom, command& cmd) -> caf::result<applied> {
         auto& st = self->state;
+        if (st.fault) return st.fault;  // fenced: storage_full (507) or storage_unavailable
         if (st.member->current_role() != role::leader) {
           // Decisions of a leader (fire, dispatch, ...) carry its term and are never
           // forwarded: a deposed leader's late decisions must not reach the log.
@@ -559,25 +578,31 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
       },
       [=](change_members_atom, membership_change& change) -> caf::result<applied> {
         auto& st = self->state;
+        if (st.fault) return st.fault;
         if (st.member->current_role() != role::leader)
           return forward_to_leader(self, false, change_members_atom::value, std::move(change));
         return await_commit(self, propose_change(*st.member, change));
       },
       [=](flush_atom) {
         self->state.flush_scheduled = false;
-        process_ready(self);
+        if (!self->state.fault) process_ready(self);
       },
       [=](peer_msg_atom, const message& m) {
         auto& st = self->state;
-        // Snapshots arrive only as complete chunk streams (receive_chunk).
-        if (m.to != st.opts.node_id || caf::holds_alternative<snapshot_request>(m.body)) return;
+        // Snapshots arrive only as complete chunk streams (receive_chunk). A
+        // fenced member hears nothing: it could not persist what it answers.
+        if (st.fault || m.to != st.opts.node_id ||
+            caf::holds_alternative<snapshot_request>(m.body))
+          return;
         st.member->step(m);
         schedule_flush(self);
       },
       [=](caf::tick_atom) {
         auto& st = self->state;
-        st.member->tick();
-        process_ready(self);
+        if (!st.fault) {
+          st.member->tick();
+          process_ready(self);
+        }
         self->delayed_send(self, std::chrono::milliseconds(st.opts.tick), caf::tick_atom::value);
       },
       [=](reconnect_atom, const std::string& id) {
@@ -589,8 +614,10 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
       },
       [=](raft_status_atom) { return status_of(self->state); },
       [=](snap_chunk_atom, snapshot_chunk& c) -> caf::result<uint64_t> {
+        if (self->state.fault) return self->state.fault;
         return receive_chunk(self, c);
       },
+      [=](storage_retry_atom, uint64_t generation) { retry_storage(self, generation); },
       [=](subscribe_atom, commit_listener_actor listener) {
         auto& st = self->state;
         self->send(listener, leader_atom::value, st.told);

@@ -33,6 +33,7 @@ using peer_msg_atom = caf::atom_constant<caf::atom("raftmsg")>;
 using reconnect_atom = caf::atom_constant<caf::atom("raftconn")>;
 using snap_chunk_atom = caf::atom_constant<caf::atom("raftsnap")>;
 using hello_atom = caf::atom_constant<caf::atom("rafthello")>;
+using storage_retry_atom = caf::atom_constant<caf::atom("raftretry")>;
 
 /// One piece of a state-machine snapshot, leader -> follower, sent as a
 /// request: the follower answers with the next `seq` it expects, or
@@ -63,7 +64,7 @@ constexpr uint64_t snapshot_complete = ~uint64_t{0};
 /// what members send each other and its own timers.
 using node_actor = proto::raft_actor::extend<
     caf::reacts_to<peer_msg_atom, message>, caf::reacts_to<caf::tick_atom>,
-    caf::reacts_to<reconnect_atom, std::string>,
+    caf::reacts_to<reconnect_atom, std::string>, caf::reacts_to<storage_retry_atom, uint64_t>,
     caf::replies_to<snap_chunk_atom, snapshot_chunk>::with<uint64_t>,
     caf::replies_to<hello_atom, std::string, caf::actor, caf::actor>::with<bool>>;
 
@@ -161,6 +162,15 @@ struct raft_state {
   uint64_t last_applied_term = 0;    // term of the last applied entry
   role observed_role = role::follower;  // role and term the metrics last saw
   uint64_t observed_term = 0;
+  /// Set while this member cannot persist (a RocksDB write failed): it is
+  /// fenced. It answers proposals with this error, drops peer messages (no
+  /// votes, no acks: a leader's followers elect another), tells the listeners
+  /// it does not lead, and probes storage with backoff; once a probe write
+  /// succeeds it restarts its member from what is on disk (a ready that was
+  /// not persisted is lost, as the core's durability contract allows).
+  caf::error fault;
+  uint64_t fault_generation = 0;         // of the retry timer; stale ones are ignored
+  std::chrono::milliseconds retry_delay{0};
   inspector::activity activity;
   static inline const char* name = "raft";
 };

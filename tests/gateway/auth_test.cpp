@@ -48,6 +48,7 @@ TEST(auth_roles, are_ordered_admin_over_operator_over_viewer) {
 TEST(auth_roles, table_gives_each_route_its_minimum_role_and_audit_action) {
   const expect_rule cases[] = {
       {"GET", "/healthz", open, ""},
+      {"GET", "/readyz", open, ""},
       {"GET", "/metrics", open, ""},
       {"GET", "/", open, ""},
       {"GET", "/console/app.js", open, ""},

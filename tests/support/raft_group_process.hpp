@@ -63,7 +63,8 @@ inline member_view view_of(uint16_t port) {
 /// the same file) stay readable until the group is destroyed, which kills them all.
 class raft_group {
  public:
-  /// `extra_args` go to every member (e.g. `--roles scheduler,gateway`).
+  /// `extra_args` go to every member (e.g. `--roles scheduler,gateway`); `{id}`
+  /// in one is replaced by the member's id (a per-member path).
   raft_group(const std::string& dir, size_t n, std::vector<std::string> extra_args = {},
              size_t spares = 0)
       : procs_(n + spares), joiner_(n + spares, false), extra_args_(std::move(extra_args)) {
@@ -116,7 +117,10 @@ class raft_group {
     } else {
       args.insert(args.end(), {"--peers", peers_});
     }
-    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+    for (auto a : extra_args_) {
+      if (auto at = a.find("{id}"); at != std::string::npos) a.replace(at, 4, ids_[i]);
+      args.push_back(std::move(a));
+    }
     procs_[i] = std::make_unique<node_process>(
         data_.at(i), std::move(args), std::chrono::seconds(20),
         "127.0.0.1:" + std::to_string(cluster_ports_.at(i)));

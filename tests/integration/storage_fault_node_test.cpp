@@ -1,0 +1,221 @@
+// Storage faults on real `aisched` nodes, injected through the test hook
+// `--fault-file PATH` (RocksDB writes fail while PATH exists): writes answer
+// 507 storage_full (503 storage_unavailable for EIO) instead of killing the raft
+// actor, /readyz says why while /healthz stays 200, a JSON log line and the
+// storage metrics say what failed, and writes resume by themselves once the
+// fault clears. In a group of three, a leader that cannot persist steps down,
+// the others go on committing, and it rejoins (caught up, ready) afterwards.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include "support/node_process.hpp"
+#include "support/prometheus_text.hpp"
+#include "support/raft_group_process.hpp"
+#include "support/test_helpers.hpp"
+
+using namespace aisched::test;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+const char* a_task = R"({"name":"fault-probe","kind":"noop"})";
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+http_result create_task(uint16_t port) {
+  return http_call(port, "POST", "/api/v1/tasks", a_task, 15s);
+}
+
+std::string error_code(const http_result& r) {
+  boost::system::error_code ec;
+  auto v = json::parse(r.body, ec);
+  if (ec || !v.is_object() || !v.as_object().contains("error")) return "";
+  return str(v.at("error").as_object(), "code");
+}
+
+/// The "reasons" of a /readyz answer, joined by " | ".
+std::string ready_reasons(const http_result& r) {
+  boost::system::error_code ec;
+  auto v = json::parse(r.body, ec);
+  std::string out;
+  if (ec || !v.is_object()) return out;
+  if (auto* rs = v.as_object().if_contains("reasons"); rs && rs->is_array())
+    for (auto& x : rs->as_array())
+      if (x.is_string()) out += (out.empty() ? "" : " | ") + std::string(x.get_string());
+  return out;
+}
+
+/// The first line of `log` that holds every one of `parts` ("" if none).
+std::string log_line(const std::string& log, std::initializer_list<const char*> parts) {
+  size_t at = 0;
+  while (at < log.size()) {
+    auto end = log.find('\n', at);
+    if (end == std::string::npos) end = log.size();
+    auto line = log.substr(at, end - at);
+    bool all = true;
+    for (auto* p : parts) all = all && line.find(p) != std::string::npos;
+    if (all) return line;
+    at = end + 1;
+  }
+  return "";
+}
+
+/// Whether child `pid` has exited (a zombie not yet reaped: its status is kept).
+bool exited(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string pid_field, comm, state;
+  in >> pid_field >> comm >> state;
+  return !in || state == "Z";
+}
+
+std::optional<double> metric(uint16_t port, const std::string& name,
+                             const std::map<std::string, std::string>& labels = {}) {
+  auto r = http_call(port, "GET", "/metrics");
+  if (r.status != 200) return std::nullopt;
+  return parse_prometheus_text(r.body).value(name, labels);
+}
+
+}  // namespace
+
+TEST(storage_fault_node, full_disk_answers_507_readyz_says_why_and_writes_resume) {
+  temp_dir dir;
+  auto fault = dir.path() + "/fault";
+  node_process node(dir.path() + "/data", {"--fault-file", fault});
+  ASSERT_TRUE(node.running());
+  auto port = node.http_port();
+  ASSERT_TRUE(eventually([&] { return create_task(port).status == 201; }, 15s)) << node.log();
+  ASSERT_TRUE(eventually([&] { return http_call(port, "GET", "/readyz").status == 200; }))
+      << http_call(port, "GET", "/readyz").body;
+
+  write_file(fault, "enospc");
+  auto failed = create_task(port);
+  EXPECT_EQ(failed.status, 507u) << failed.body;
+  EXPECT_EQ(error_code(failed), "storage_full") << failed.body;
+  EXPECT_NE(failed.body.find("No space left on device"), std::string::npos) << failed.body;
+  // Still fenced, not dead: every write answers the same, never 503 receiver_down.
+  auto again = create_task(port);
+  EXPECT_EQ(again.status, 507u) << again.body;
+
+  auto ready = http_call(port, "GET", "/readyz");
+  EXPECT_EQ(ready.status, 503u) << ready.body;
+  EXPECT_NE(ready_reasons(ready).find("storage: "), std::string::npos) << ready.body;
+  EXPECT_NE(ready.body.find("No space left on device"), std::string::npos) << ready.body;
+  EXPECT_NE(ready.body.find("\"ready\":false"), std::string::npos) << ready.body;
+  EXPECT_EQ(http_call(port, "GET", "/healthz").status, 200u);
+  EXPECT_EQ(metric(port, "storage_healthy"), 0.0);
+  EXPECT_GE(metric(port, "storage_write_errors_total", {{"kind", "no_space"}}).value_or(0), 1.0);
+  EXPECT_EQ(metric(port, "raft_is_leader"), 0.0);
+  // One JSON error line says what failed.
+  EXPECT_TRUE(eventually([&] {
+    return !log_line(node.log(), {"\"level\":\"error\"", "storage write failed",
+                                  "\"code\":\"storage_full\"", "No space left on device"})
+                .empty();
+  }, 5s)) << tail(node.log());
+
+  std::filesystem::remove(fault);
+  EXPECT_TRUE(eventually([&] { return create_task(port).status == 201; }, 20s))
+      << create_task(port).body << tail(node.log());
+  EXPECT_EQ(http_call(port, "GET", "/readyz").status, 200u) << http_call(port, "GET", "/readyz").body;
+  EXPECT_EQ(metric(port, "storage_healthy"), 1.0);
+  // Every task that answered 201 is there, the refused ones are not.
+  auto list = http_call(port, "GET", "/api/v1/tasks?limit=100");
+  ASSERT_EQ(list.status, 200u);
+  EXPECT_EQ(parse(list).at("items").as_array().size(), 2u) << list.body;
+  int status = node.stop(SIGTERM);
+  ASSERT_TRUE(WIFEXITED(status)) << node.log();
+  EXPECT_EQ(WEXITSTATUS(status), 0) << tail(node.log());
+}
+
+// RocksDB marks an EIO on its WAL fatal (no in-process resume), so the node
+// answers 503 storage_unavailable, then exits non-zero with a log line saying
+// which actor ended and why (crash-only), and a restart on the same data dir
+// serves everything committed before.
+TEST(storage_fault_node, failing_disk_answers_503_then_the_node_exits_and_restarts_whole) {
+  temp_dir dir;
+  auto fault = dir.path() + "/fault";
+  auto data = dir.path() + "/data";
+  {
+    node_process node(data, {"--fault-file", fault});
+    ASSERT_TRUE(node.running());
+    auto port = node.http_port();
+    ASSERT_TRUE(eventually([&] { return create_task(port).status == 201; }, 15s)) << node.log();
+    write_file(fault, "eio");
+    auto failed = create_task(port);
+    EXPECT_EQ(failed.status, 503u) << failed.body;
+    EXPECT_EQ(error_code(failed), "storage_unavailable") << failed.body;
+    EXPECT_NE(failed.body.find("Input/output error"), std::string::npos) << failed.body;
+    // Nobody stops it: it goes down by itself, saying why.
+    EXPECT_TRUE(eventually([&] { return exited(node.pid()); }, 25s)) << tail(node.log());
+    int status = node.stop(SIGKILL);  // reaps it; the SIGKILL only hits one that hung
+    EXPECT_NE(node.log().find("essential actor terminated"), std::string::npos)
+        << tail(node.log());
+    EXPECT_TRUE(WIFEXITED(status)) << tail(node.log());
+    if (WIFEXITED(status)) {
+      EXPECT_EQ(WEXITSTATUS(status), 70) << tail(node.log());
+    }
+    EXPECT_NE(node.log().find("\"actor\":\"raft\""), std::string::npos) << tail(node.log());
+  }
+  std::filesystem::remove(fault);
+  node_process node(data, {"--fault-file", fault});
+  ASSERT_TRUE(node.running());
+  ASSERT_TRUE(eventually([&] { return create_task(node.http_port()).status == 201; }, 15s))
+      << tail(node.log());
+  auto list = http_call(node.http_port(), "GET", "/api/v1/tasks?limit=100");
+  EXPECT_EQ(parse(list).at("items").as_array().size(), 2u) << list.body;
+}
+
+TEST(storage_fault_group, leader_that_cannot_persist_steps_down_and_rejoins) {
+  temp_dir dir;
+  raft_group g(dir.path(), 3, {"--fault-file", dir.path() + "/fault-{id}"});
+  ASSERT_TRUE(g.all_running());
+  auto l = g.await_leader({0, 1, 2});
+  ASSERT_NE(l, none) << g.dump();
+  ASSERT_TRUE(eventually([&] { return create_task(g.port(l)).status == 201; }, 15s)) << g.dump();
+
+  auto fault = dir.path() + "/fault-" + g.id(l);
+  write_file(fault, "enospc");
+  auto failed = create_task(g.port(l));
+  EXPECT_EQ(failed.status, 507u) << failed.body;
+  std::vector<size_t> others;
+  for (size_t i = 0; i < 3; ++i)
+    if (i != l) others.push_back(i);
+  auto next = g.await_leader(others, 15s);
+  ASSERT_NE(next, none) << g.dump();
+  // The group keeps committing without it.
+  for (int i = 0; i < 3; ++i) {
+    auto r = create_task(g.port(next));
+    EXPECT_EQ(r.status, 201u) << r.body;
+  }
+  auto ready = http_call(g.port(l), "GET", "/readyz");
+  EXPECT_EQ(ready.status, 503u) << ready.body;
+  EXPECT_NE(ready_reasons(ready).find("storage: "), std::string::npos) << ready.body;
+  EXPECT_NE(view_of(g.port(l)).role, "leader");
+  EXPECT_EQ(http_call(g.port(l), "GET", "/healthz").status, 200u);
+  EXPECT_EQ(http_call(g.port(next), "GET", "/readyz").status, 200u)
+      << http_call(g.port(next), "GET", "/readyz").body;
+
+  std::filesystem::remove(fault);
+  auto target = view_of(g.port(next)).commit;
+  EXPECT_TRUE(eventually([&] {
+    auto v = view_of(g.port(l));
+    return v.ok && v.applied >= target && !v.leader.empty() &&
+           http_call(g.port(l), "GET", "/readyz").status == 200;
+  }, 20s)) << g.dump();
+  // It serves writes again (forwarded to whoever leads) and reads what it missed.
+  auto r = create_task(g.port(l));
+  EXPECT_EQ(r.status, 201u) << r.body;
+  auto list = http_call(g.port(l), "GET", "/api/v1/tasks?limit=100");
+  ASSERT_EQ(list.status, 200u);
+  EXPECT_EQ(parse(list).at("items").as_array().size(), 5u) << list.body;
+  EXPECT_TRUE(g.all_running());
+}
