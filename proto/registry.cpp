@@ -94,6 +94,7 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<raft_actor>("aisched.raft_actor");
   cfg.add_message_type<commit_listener_actor>("aisched.commit_listener_actor");
   cfg.add_message_type<inspector_actor>("aisched.inspector_actor");
+  cfg.add_message_type<endpoint_actor>("aisched.endpoint_actor");  // the gatekeeper's answer
   cfg.add_message_type<inspectable_actor>("aisched.inspectable_actor");
   cfg.add_message_type<analysis_actor>("aisched.analysis_actor");
   cfg.add_error_category(caf::atom("aisched"),

@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "proto/cluster_link_auth.hpp"
 #include "proto/errors.hpp"
 #include "proto/time.hpp"
 #include "runtime/tls.hpp"
@@ -90,6 +91,22 @@ std::string resolve_run_as(config& cfg, const std::string& run_as, bool as_node_
   if (geteuid() != 0)
     return "--run-as " + run_as + ": switching users needs a node started as root "
            "(or use --run-as-node-user)";
+/// Reads the cluster secret; an error message when the settings cannot work:
+/// a bad secret file, or --auth on a node that talks to others (a group, a
+/// --join node) with neither a secret nor TLS to keep strangers out of it.
+std::string read_cluster_admission(config& cfg, const std::string& file) {
+  if (!file.empty()) {
+    auto secret = proto::cluster_auth::read_secret_file(file);
+    if (!secret) return view(secret.error()).message;
+    cfg.cluster_secret = std::move(*secret);
+  }
+  bool talks_to_others = cfg.peers.size() > 1 || cfg.join_group || !cfg.join.host.empty();
+  if (cfg.auth && talks_to_others && cfg.cluster_secret.empty() && cfg.tls_cert.empty())
+    return "--auth on a node of a cluster (--peers with other members, or --join) needs "
+           "node-to-node authentication, else anyone who reaches the cluster port can join "
+           "or register a worker: give every node --cluster-secret-file FILE (the same file; "
+           "openssl rand -hex 32 > cluster.secret && chmod 600 cluster.secret) or cluster TLS "
+           "(--tls-cert, --tls-key, --tls-ca)";
   return "";
 }
 
@@ -188,6 +205,12 @@ parse_outcome parse_command_line(int argc, char** argv) {
                  "cluster TLS: password of an encrypted --tls-key (prefer the environment "
                  "variable or the config file: arguments are visible to other users)")
       ->envname("AISCHED_TLS_KEY_PASSWORD");
+  std::string cluster_secret_file;
+  app.add_option("--cluster-secret-file", cluster_secret_file,
+                 "file holding the cluster secret (at least 32 bytes, chmod 600), the same on "
+                 "every member and worker node: peers prove they hold it before they are "
+                 "admitted to the cluster port")
+      ->envname("AISCHED_CLUSTER_SECRET_FILE");
   std::string secret_file, admin_file;
   app.add_flag("--auth", cfg.auth,
                "require 'Authorization: Bearer' on the API (roles, tenants, audit)")
@@ -379,6 +402,11 @@ parse_outcome parse_command_line(int argc, char** argv) {
     return out;
   }
   if (auto why = resolve_run_as(cfg, run_as, run_as_node_user); !why.empty()) {
+    std::cerr << "aisched: " << why << "\n";
+    out.exit_code = 2;
+    return out;
+  }
+  if (auto why = read_cluster_admission(cfg, cluster_secret_file); !why.empty()) {
     std::cerr << "aisched: " << why << "\n";
     out.exit_code = 2;
     return out;

@@ -53,6 +53,9 @@ struct config {
   // Cluster TLS (all three or none; runtime/tls.hpp): this node's certificate
   // and key, and the private cluster CA that signs every node's certificate.
   std::string tls_cert, tls_key, tls_ca, tls_key_password;
+  // Cluster admission (README "Cluster admission"): the content of
+  // --cluster-secret-file, the same on every node; "" admits any peer.
+  std::string cluster_secret;
   // Authentication (README "Authentication"): off by default. The secret signs
   // JWTs and must be the same on every node; the admin password creates the
   // first user while there is none.

@@ -24,6 +24,7 @@
 #include "actors/ai_features/llm_judge.hpp"
 #include "actors/backpressure/backpressure_actor.hpp"
 #include "actors/endpoint/endpoint_actor.hpp"
+#include "actors/endpoint/gatekeeper_actor.hpp"
 #include "actors/llm_agent/llm_agent_actor.hpp"
 #include "actors/inspector/inspector_actor.hpp"
 #include "actors/load_sampler/load_sampler_actor.hpp"
@@ -166,6 +167,8 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto caf_cfg = make_caf_config(cfg);
   caf::actor_system sys{*caf_cfg};
   supervision essential{sys};
+  // Before any connection: raft dials peers as soon as it runs.
+  proto::set_cluster_identity(sys, cfg.cluster_secret, "member:" + cfg.node_id);
 
   auto raft_node = sys.spawn<caf::detached>(raft::raft_actor_impl, ropts_raft, db, sm, parts->log,
                                             parts->member);
@@ -276,15 +279,20 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
                             caf::actor_cast<caf::actor>(raft_node), trigger, http_addr, inspector);
   caf::anon_send(inspector, proto::enroll_atom::value, std::string("endpoint"),
                  proto::inspectable_actor{endpoint});
-  auto cluster_port = proto::publish_cluster_endpoint(endpoint, cfg.cluster.port, cfg.cluster.host);
+  // Peers get the endpoint only through the gatekeeper (README "Cluster admission").
+  auto gatekeeper = sys.spawn(endpoint::gatekeeper_actor_impl, endpoint, cfg.cluster_secret);
+  auto cluster_port =
+      proto::publish_cluster_endpoint(gatekeeper, endpoint, cfg.cluster.port, cfg.cluster.host);
   if (!cluster_port) {
     stop_actors();
+    caf::anon_send_exit(gatekeeper, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(endpoint, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(inspector, caf::exit_reason::user_shutdown);
     return fail("cannot listen on cluster address", cluster_port.error());
   }
   log::info("cluster listening", {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)},
-                                  {"transport", cfg.tls_cert.empty() ? "tcp" : "tls"}});
+                                  {"transport", cfg.tls_cert.empty() ? "tcp" : "tls"},
+                                  {"admission", cfg.cluster_secret.empty() ? "open" : "secret"}});
   if (local_worker) {
     worker::registrar_options ropts;
     ropts.seeds = {cfg.cluster.host + ":" + std::to_string(*cluster_port)};
@@ -367,7 +375,8 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   int rc = essential.failed() ? supervision::exit_code : 0;
   log::info("shutting down", {{"signal", std::to_string(sig)}, {"exit_code", std::to_string(rc)}});
   if (http) http->stop();
-  sys.middleman().unpublish(endpoint, *cluster_port);
+  sys.middleman().unpublish(gatekeeper, *cluster_port);
+  caf::anon_send_exit(gatekeeper, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(endpoint, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(inspector, caf::exit_reason::user_shutdown);
   if (agent) caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);

@@ -13,6 +13,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/endpoint/endpoint_actor.hpp"
+#include "actors/endpoint/gatekeeper_actor.hpp"
 #include "actors/raft/raft_actor.hpp"
 #include "actors/worker/registrar_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
@@ -73,6 +74,8 @@ int run_worker_node(const config& cfg, sigset_t& signals) {
   std::filesystem::create_directories(cfg.data_dir, ec);
   auto caf_cfg = make_caf_config(cfg);
   caf::actor_system sys{*caf_cfg};
+  // Before the registrar dials the cluster.
+  proto::set_cluster_identity(sys, cfg.cluster_secret, "worker:" + cfg.node_id);
   auto pool = std::make_shared<worker::run_pool>(cfg.worker_slots);
   worker::worker_config wcfg;
   wcfg.id = cfg.node_id;
@@ -98,10 +101,13 @@ int run_worker_node(const config& cfg, sigset_t& signals) {
                             caf::actor{}, proto::trigger_actor{}, std::string{}, inspector);
   caf::anon_send(inspector, proto::enroll_atom::value, std::string("endpoint"),
                  proto::inspectable_actor{endpoint});
-  auto cluster_port = proto::publish_cluster_endpoint(endpoint, cfg.cluster.port, cfg.cluster.host);
+  auto gatekeeper = sys.spawn(endpoint::gatekeeper_actor_impl, endpoint, cfg.cluster_secret);
+  auto cluster_port =
+      proto::publish_cluster_endpoint(gatekeeper, endpoint, cfg.cluster.port, cfg.cluster.host);
   if (cluster_port)
     log::info("cluster listening",
-              {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)}});
+              {{"addr", cfg.cluster.host + ":" + std::to_string(*cluster_port)},
+               {"admission", cfg.cluster_secret.empty() ? "open" : "secret"}});
   else  // the worker still works; it only cannot be inspected
     log::warn("cannot listen on cluster address", {{"error", view(cluster_port.error()).message}});
   log::info("worker node started", {{"join", cfg.join.host + ":" + std::to_string(cfg.join.port)},
@@ -112,8 +118,9 @@ int run_worker_node(const config& cfg, sigset_t& signals) {
   drain(sys, registrar, w, cfg.drain_seconds, signals);
   log::info("shutting down", {{"signal", std::to_string(sig)}});
   pool->stop();
-  if (cluster_port) sys.middleman().unpublish(endpoint, *cluster_port);
-  for (auto a : {caf::actor_cast<caf::actor>(endpoint), caf::actor_cast<caf::actor>(inspector)})
+  if (cluster_port) sys.middleman().unpublish(gatekeeper, *cluster_port);
+  for (auto a : {caf::actor_cast<caf::actor>(gatekeeper), caf::actor_cast<caf::actor>(endpoint),
+                 caf::actor_cast<caf::actor>(inspector)})
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(registrar, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(w, caf::exit_reason::user_shutdown);

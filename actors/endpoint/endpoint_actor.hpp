@@ -1,6 +1,7 @@
-// The endpoint actor is what a node publishes on its cluster port: other nodes
-// (worker nodes, tools) ask it for the node's actors. It owns nothing but the
-// handles it hands out. A worker node's endpoint has no router or raft (its
+// The endpoint actor is how other nodes (worker nodes, members, tools) get the
+// node's actors; they reach it through the gatekeeper the cluster port
+// publishes (gatekeeper_actor.hpp), which admits them first. It owns nothing
+// but the handles it hands out. A worker node's endpoint has no router or raft (its
 // `handles` answers an error) and serves aisched-inspect only.
 #pragma once
 

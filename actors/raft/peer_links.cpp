@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <set>
 
 #include <caf/actor_system.hpp>
@@ -10,6 +11,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "proto/cluster_link.hpp"
+#include "proto/errors.hpp"
 
 namespace aisched::raft {
 
@@ -49,6 +51,15 @@ void say_hello(self_ptr self, const std::string& id, uint64_t gen, node_actor ra
           });
 }
 
+/// Whether member `self_id` was refused admission by `peer_id` for the first
+/// time (per process: the pair retries every reconnect_after).
+bool first_refusal(const std::string& self_id, const std::string& peer_id) {
+  static std::mutex mtx;
+  static std::set<std::pair<std::string, std::string>> seen;
+  std::lock_guard<std::mutex> guard(mtx);
+  return seen.insert({self_id, peer_id}).second;
+}
+
 }  // namespace
 
 bool dials(const std::string& self_id, const std::string& peer_id) { return self_id < peer_id; }
@@ -69,14 +80,14 @@ void connect(self_ptr self, const std::string& id) {
     if (!raft) return retry();
     return say_hello(self, id, gen, std::move(raft), endpoint_actor{});
   }
-  auto mm = proto::cluster_connector(self->system());  // TLS when configured
-  self->request(mm, connect_timeout, caf::connect_atom::value, addr.host, addr.port)
+  // The dialer passes the peer's gatekeeper (TLS and the cluster secret when
+  // configured); only then do we learn its endpoint and raft actor.
+  auto dialer = proto::spawn_dialer(self->system(), connect_timeout);
+  self->request(dialer, connect_timeout * 2, cluster_dial_atom::value, addr.host, addr.port)
       .then(
-          [=](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {
+          [=](endpoint_actor& ep) {
             auto& p = self->state.peers[id];
             if (gen != p.generation) return;
-            if (!ptr || !self->system().assignable<endpoint_actor>(ifs)) return retry();
-            auto ep = caf::actor_cast<endpoint_actor>(std::move(ptr));
             self->request(ep, connect_timeout, handles_atom::value)
                 .then(
                     [=](router_actor&, caf::actor& raft) {
@@ -85,7 +96,14 @@ void connect(self_ptr self, const std::string& id) {
                     },
                     [=](caf::error&) { retry(); });
           },
-          [=](caf::error&) { retry(); });
+          [=](caf::error& e) {
+            // Refused admission is a configuration error: say so once per peer.
+            auto& me = self->state.opts.node_id;
+            if (view(e).code == errc::unauthenticated && first_refusal(me, id))
+              std::fprintf(stderr, "raft %s: cannot connect to %s: %s\n",
+                           me.c_str(), id.c_str(), view(e).message.c_str());
+            retry();
+          });
 }
 
 bool accept_hello(self_ptr self, const std::string& id, const caf::actor& raft,

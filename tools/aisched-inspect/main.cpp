@@ -1,8 +1,9 @@
 // aisched-inspect: shows the actors running on one aisched node. Connects over
-// CAF to the node's cluster port (its endpoint actor), asks the endpoint for
-// the node's inspector and the inspector for a node_summary; prints it as a
-// table or JSON, once or every --interval with --watch.
-// Exit codes: 0 ok, 1 cannot connect / no answer in time, 2 usage.
+// CAF to the node's cluster port, passes its gatekeeper (proving the cluster
+// secret with --cluster-secret-file), asks the endpoint for the node's
+// inspector and the inspector for a node_summary; prints it as a table or
+// JSON, once or every --interval with --watch.
+// Exit codes: 0 ok, 1 cannot connect / not admitted / no answer in time, 2 usage.
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -18,6 +19,9 @@
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include "proto/cluster_link.hpp"
+#include "proto/cluster_link_auth.hpp"
+#include "proto/errors.hpp"
 #include "proto/inspection.hpp"
 #include "proto/interfaces.hpp"
 #include "proto/registry.hpp"
@@ -28,11 +32,6 @@ using namespace aisched;
 using namespace std::chrono_literals;
 
 namespace {
-
-/// The part of the endpoint interface this tool uses; matches the endpoint of
-/// scheduler and worker nodes alike (CAF checks the published interface holds it).
-using inspector_source =
-    caf::typed_actor<caf::replies_to<proto::inspector_atom>::with<proto::inspector_actor>>;
 
 std::atomic<bool> interrupted{false};
 
@@ -46,6 +45,7 @@ struct options {
   duration_ms interval = 1000;
   duration_ms timeout = 3000;
   uint64_t count = 0;  // --watch: rounds (0: until Ctrl-C)
+  std::string cluster_secret;  // "" without --cluster-secret-file
 };
 
 /// Parses the command line into `opts`; returns the exit code when the tool
@@ -63,6 +63,10 @@ int parse(int argc, char** argv, options& opts) {
   app.add_option("--count", opts.count, "--watch: stop after N rounds (0: never)");
   app.add_option("--timeout", timeout, "how long to wait to connect and for each answer")
       ->capture_default_str();
+  std::string secret_file;
+  app.add_option("--cluster-secret-file", secret_file,
+                 "the cluster secret of a node started with --cluster-secret-file (the same file)")
+      ->envname("AISCHED_CLUSTER_SECRET_FILE");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -90,36 +94,37 @@ int parse(int argc, char** argv, options& opts) {
   opts.interval = *i;
   opts.timeout = *t;
   opts.json = output == "json";
+  if (!secret_file.empty()) {
+    auto secret = proto::cluster_auth::read_secret_file(secret_file);
+    if (!secret) return usage(view(secret.error()).message);
+    opts.cluster_secret = std::move(*secret);
+  }
   return -1;
 }
 
-/// Connects to the node's endpoint and fetches its inspector; the error
-/// message on failure.
+/// Connects to the node, passes its gatekeeper and fetches its inspector.
 caf::expected<proto::inspector_actor> find_inspector(caf::scoped_actor& self,
                                                      const options& opts) {
   auto timeout = std::chrono::milliseconds(opts.timeout);
   caf::expected<proto::inspector_actor> out{caf::sec::runtime_error};
-  // The middleman's connect request, not io::remote_actor: it has a timeout
-  // (remote_actor blocks forever on a port that accepts but never answers).
-  auto mm = self->system().middleman().actor_handle();
-  caf::strong_actor_ptr ptr;
-  std::set<std::string> ifs;
-  self->request(mm, timeout, caf::connect_atom::value, opts.host, opts.port)
-      .receive(
-          [&](const caf::node_id&, caf::strong_actor_ptr& p, std::set<std::string>& i) {
-            ptr = std::move(p);
-            ifs = std::move(i);
-          },
-          [&](caf::error& err) { out = std::move(err); });
-  if (!ptr) return out;
-  if (!self->system().assignable<inspector_source>(ifs))
-    return caf::make_error(caf::sec::unexpected_actor_messaging_interface,
-                           "not an aisched cluster port (or a different version)");
-  auto source = caf::actor_cast<inspector_source>(std::move(ptr));
-  self->request(source, timeout, proto::inspector_atom::value)
+  // The dialer asks the middleman to connect, not io::remote_actor: that has a
+  // timeout (remote_actor blocks forever on a port that accepts but never answers).
+  auto dialer = proto::spawn_dialer(self->system(), timeout);
+  proto::endpoint_actor endpoint;
+  self->request(dialer, timeout * 3, proto::cluster_dial_atom::value, opts.host, opts.port)
+      .receive([&](proto::endpoint_actor& ep) { endpoint = std::move(ep); },
+               [&](caf::error& err) { out = std::move(err); });
+  if (!endpoint) return out;
+  self->request(endpoint, timeout, proto::inspector_atom::value)
       .receive([&](proto::inspector_actor& i) { out = std::move(i); },
                [&](caf::error& err) { out = std::move(err); });
   return out;
+}
+
+/// An error for a person: ours by its message, CAF's as CAF renders it.
+std::string describe(caf::actor_system& sys, const caf::error& err) {
+  if (err.category() == caf::atom("aisched")) return view(err).message;
+  return sys.render(err);
 }
 
 caf::expected<proto::node_summary> fetch(caf::scoped_actor& self,
@@ -165,12 +170,13 @@ int run(const options& opts) {
   cfg.load<caf::io::middleman>();
   proto::register_types(cfg);
   caf::actor_system sys{cfg};
+  proto::set_cluster_identity(sys, opts.cluster_secret, "inspect");
   caf::scoped_actor self{sys};
   auto where = opts.host + ":" + std::to_string(opts.port);
   auto inspector = find_inspector(self, opts);
   if (!inspector) {
     std::cerr << "aisched-inspect: cannot reach the inspector at " << where << ": "
-              << sys.render(inspector.error()) << "\n";
+              << describe(sys, inspector.error()) << "\n";
     return 1;
   }
   for (uint64_t round = 1;; ++round) {
