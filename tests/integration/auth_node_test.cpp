@@ -452,7 +452,8 @@ bool audited_login(uint16_t port, const std::string& admin, const std::string& r
   return eventually([&] {
     auto r = call(port, "GET", "/api/v1/audit?limit=100", admin);
     if (r.status != 200) return false;
-    for (auto& e : parse(r).at("items").as_array())
+    auto page = parse(r);  // kept alive: the loop walks into it
+    for (auto& e : page.at("items").as_array())
       if (str(e.as_object(), "action") == "auth.login" && str(e.as_object(), "result") == result)
         return true;
     return false;
