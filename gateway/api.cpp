@@ -647,6 +647,8 @@ unsigned http_status(const caf::error& err) {
     case errc::invalid_argument: return 400;
     case errc::not_found: return 404;
     case errc::already_exists:
+      if (is_idempotency_key_reused(err)) return 422;
+      return 409;
     case errc::version_conflict:
     case errc::illegal_transition: return 409;
     case errc::payload_too_large: return 413;

@@ -7,12 +7,14 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include <caf/expected.hpp>
 
+#include "gateway/auth_limiter.hpp"
 #include "gateway/principal.hpp"
 
 namespace aisched::gateway {
@@ -21,6 +23,9 @@ struct auth_options {
   bool enabled = false;  // off: every request is admin of tenant "default"
   std::string secret;    // the HS256 key, the same on every node
   std::chrono::seconds token_ttl{3600};
+  /// The node's failed-login limits: not an option but state, shared by every
+  /// copy of these options (the login route, bootstrap_admin).
+  std::shared_ptr<login_guard> logins = std::make_shared<login_guard>();
 };
 
 // -- the role table -------------------------------------------------------------

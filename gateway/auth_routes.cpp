@@ -86,6 +86,26 @@ int64_t unix_seconds() {
 
 // -- routes ----------------------------------------------------------------------
 
+/// 429 `too_many_requests` with Retry-After: `v.by` (the user or the source
+/// address) failed too often lately. (A REST code of its own, like
+/// method_not_allowed: no actor ever answers it, so errc has none.)
+http_response throttled(const login_guard::verdict& v) {
+  std::string whom = std::string(v.by) == "source" ? "from this address" : "for this user";
+  auto seconds = std::to_string(v.retry_after.count());
+  auto res = json_response(
+      429, json::object{{"error", json::object{{"code", "too_many_requests"},
+                                               {"message", "too many failed logins " + whom +
+                                                               "; retry in " + seconds + " s"},
+                                               {"field", v.by}}}});
+  res.headers.emplace_back("Retry-After", seconds);
+  return res;
+}
+
+/// Checks a password in a detached actor (argon2 takes tens of ms of CPU on
+/// purpose). Unknown users are verified against the guard's dummy hash, so
+/// both take as long and the answer's timing does not tell which names exist.
+/// Each attempt first passes the guard (per user and per source address),
+/// counts as a failure until it succeeds, and is audited, refusals included.
 void login(access& gate, http_request& req, reply_fn& reply) {
   const auto& ctx = gate.ctx();
   auto f = read_fields(req.body, {"username", "password"}, {"username", "password"});
@@ -99,9 +119,17 @@ void login(access& gate, http_request& req, reply_fn& reply) {
   e.action = "auth.login";
   e.target = name;
   if (auto v = req.headers.find("x-aisched-via"); v != req.headers.end()) e.via = v->second;
+  auto guard = ctx.auth.logins;
+  auto source = source_key(req.peer);
+  auto verdict = guard->begin(name, source, std::chrono::steady_clock::now());
+  if (!verdict.allowed) {
+    e.result = "too_many_requests";
+    gate.record(std::move(e));
+    return reply(throttled(verdict));
+  }
   auto* g = &gate;
-  // Detached: argon2 verification takes tens of ms of CPU on purpose.
-  ctx.sys->spawn<caf::detached>([ctx, g, name, password, e, reply](caf::event_based_actor* self) {
+  ctx.sys->spawn<caf::detached>([ctx, g, guard, source, name, password, e,
+                                 reply](caf::event_based_actor* self) {
     auto denied = [=](audit_entry entry) {
       entry.result = "unauthenticated";
       g->record(std::move(entry));
@@ -114,6 +142,7 @@ void login(access& gate, http_request& req, reply_fn& reply) {
               auto entry = e;
               entry.tenant = u.tenant;
               if (!verify_password(u.password_hash, password)) return denied(entry);
+              guard->succeeded(name, source);
               auto now = unix_seconds();
               auto token = issue_jwt(ctx.auth, u, now);
               if (!token) return reply(error_response(token.error()));
@@ -126,8 +155,19 @@ void login(access& gate, http_request& req, reply_fn& reply) {
                                                     {"tenant", u.tenant}}));
             },
             [=](caf::error& err) {
-              if (view(err).code == errc::not_found) return denied(e);
-              reply(error_response(err));
+              if (view(err).code != errc::not_found) {
+                guard->released(name, source);  // no password was tested
+                return reply(error_response(err));
+              }
+              if (guard->bootstrap_pending) {
+                guard->released(name, source);
+                auto res = error_response(make_error(
+                    errc::unavailable, "", "no users yet: the admin is being created; retry"));
+                res.headers.emplace_back("Retry-After", "1");
+                return reply(std::move(res));
+              }
+              verify_password(guard->dummy_hash(), password);  // as long as a known user
+              denied(e);
             });
   });
 }
@@ -304,14 +344,21 @@ void bootstrap_admin(const api_context& ctx, std::string admin_password) {
   u.r = role::admin;
   u.password_hash = std::move(*hash);
   u.created_at = now_ms();
-  ctx.sys->spawn([ctx, u](caf::event_based_actor* self) {
+  auto guard = ctx.auth.logins;
+  guard->bootstrap_pending = true;
+  ctx.sys->spawn([ctx, u, guard](caf::event_based_actor* self) {
     self->link_to(caf::actor_cast<caf::actor>(ctx.raft));  // stops with the node
     auto attempt = std::make_shared<std::function<void()>>();
     *attempt = [=] {
       self->request(ctx.raft, ctx.timeout, propose_atom::value, command{put_user{u, true}})
-          .then([=](applied&) { *attempt = nullptr; self->quit(); },
+          .then([=](applied&) {
+                  guard->bootstrap_pending = false;
+                  *attempt = nullptr;
+                  self->quit();
+                },
                 [=](caf::error& e) {
                   if (view(e).code == errc::already_exists) {
+                    guard->bootstrap_pending = false;
                     *attempt = nullptr;
                     return self->quit();
                   }

@@ -20,6 +20,9 @@ struct http_request {
   std::map<std::string, std::string> query;
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
+  /// The client's IP address as the socket sees it ("" for in-process calls,
+  /// e.g. the AI agent's tools); proxies' X-Forwarded-For is not trusted.
+  std::string peer;
   /// Set by the gateway's auth gate from the Authorization header alone (never
   /// trusted from whoever built the request): routes scope everything by its tenant.
   principal who;

@@ -13,8 +13,10 @@
 #include <boost/asio.hpp>
 #include <boost/beast.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/json.hpp>
 
 #include "proto/errors.hpp"
+#include "proto/json.hpp"
 
 namespace aisched::gateway {
 
@@ -26,7 +28,9 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-std::string percent_decode(std::string_view s) {
+/// Decodes %XX escapes; `plus_is_space` only for a query string, where
+/// application/x-www-form-urlencoded makes '+' a space (in a path it is a '+').
+std::string percent_decode(std::string_view s, bool plus_is_space) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
@@ -34,7 +38,7 @@ std::string percent_decode(std::string_view s) {
         std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
       out.push_back(static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)));
       i += 2;
-    } else if (s[i] == '+') {
+    } else if (s[i] == '+' && plus_is_space) {
       out.push_back(' ');
     } else {
       out.push_back(s[i]);
@@ -45,7 +49,7 @@ std::string percent_decode(std::string_view s) {
 
 void split_target(std::string_view target, http_request& req) {
   auto q = target.find('?');
-  req.path = percent_decode(target.substr(0, q));
+  req.path = percent_decode(target.substr(0, q), false);
   if (q == std::string_view::npos) return;
   auto rest = target.substr(q + 1);
   while (!rest.empty()) {
@@ -53,16 +57,17 @@ void split_target(std::string_view target, http_request& req) {
     auto pair = rest.substr(0, amp);
     auto eq = pair.find('=');
     if (!pair.empty())
-      req.query[percent_decode(pair.substr(0, eq))] =
-          eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1));
+      req.query[percent_decode(pair.substr(0, eq), true)] =
+          eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1), true);
     if (amp == std::string_view::npos) break;
     rest = rest.substr(amp + 1);
   }
 }
 
-std::string error_body(const char* code, const std::string& message) {
-  return std::string("{\"error\":{\"code\":\"") + code + "\",\"message\":\"" + message +
-         "\",\"field\":\"\"}}";
+/// An error body for what the server refuses before routing: the same shape
+/// (and UTF-8 guarantee) as every route's, built by proto::error_to_json.
+std::string error_body(errc code, const std::string& message) {
+  return boost::json::serialize(proto::error_to_json(make_error(code, message)));
 }
 
 /// A WebSocket connection after the upgrade: text frames in, queued text
@@ -209,10 +214,10 @@ class session : public std::enable_shared_from_this<session> {
         ec == asio::error::connection_reset || ec == asio::error::eof)
       return close();
     if (ec == http::error::body_limit)
-      return write_and_close(413, error_body("payload_too_large", "request body too large"));
+      return write_and_close(413, error_body(errc::payload_too_large, "request body too large"));
     if (ec == http::error::header_limit)
-      return write_and_close(431, error_body("invalid_argument", "request headers too large"));
-    if (ec) return write_and_close(400, error_body("invalid_argument", "malformed HTTP request"));
+      return write_and_close(431, error_body(errc::invalid_argument, "request headers too large"));
+    if (ec) return write_and_close(400, error_body(errc::invalid_argument, "malformed HTTP request"));
     auto msg = parser_->release();
     upgrade_.reset();
     if (websocket::is_upgrade(msg))
@@ -228,6 +233,9 @@ class session : public std::enable_shared_from_this<session> {
       req.headers[name] = std::string(h.value());
     }
     req.body = std::move(msg.body());
+    beast::error_code peer_ec;
+    auto peer = stream_.socket().remote_endpoint(peer_ec);
+    if (!peer_ec) req.peer = peer.address().to_string();
     ++in_flight_;
     auto self = shared_from_this();
     auto executor = stream_.get_executor();
@@ -244,7 +252,7 @@ class session : public std::enable_shared_from_this<session> {
   void write(http_response r) {
     if (r.websocket) {
       if (!upgrade_)
-        return write_and_close(400, error_body("invalid_argument",
+        return write_and_close(400, error_body(errc::invalid_argument,
                                                "this route needs a WebSocket upgrade request"));
       // The connection now belongs to the WebSocket session.
       return std::make_shared<ws_session>(std::move(stream_), stopping_)

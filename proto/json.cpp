@@ -1,10 +1,14 @@
 // JSON encoding and strict decoding of the proto types; see json.hpp.
 #include "proto/json.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_set>
+#include <vector>
 
 #include <boost/json.hpp>
+#include <boost/json/basic_parser_impl.hpp>
 
 #include "proto/errors.hpp"
 
@@ -185,6 +189,123 @@ caf::error read(const json::value& v, const std::string& prefix, retry_policy& r
   });
 }
 
+
+// -- parsing -----------------------------------------------------------------
+
+/// Boost.JSON's own handler (a value_stack, as json::parser uses) that also
+/// refuses a key repeated in one object: json::object would silently keep the
+/// last one, so `{"name":"a","name":"b"}` would mean whatever the reader picked.
+/// `duplicate` is the path of the repeated key ("retry.policy", "items[2].id").
+struct checked_handler {
+  static constexpr std::size_t max_object_size = json::object::max_size();
+  static constexpr std::size_t max_array_size = json::array::max_size();
+  static constexpr std::size_t max_key_size = json::string::max_size();
+  static constexpr std::size_t max_string_size = json::string::max_size();
+
+  struct frame {
+    bool is_array = false;
+    size_t done = 0;  // arrays: elements completed so far (the index of the current one)
+    std::string key;  // objects: the current key
+    std::unordered_set<std::string> keys;
+  };
+
+  json::value_stack st;
+  std::vector<frame> frames;
+  std::string key_part;   // a key arriving in pieces
+  std::string duplicate;  // set when a key repeats
+
+  std::string path() const {
+    std::string out;
+    for (auto& f : frames) {
+      if (f.is_array) out += "[" + std::to_string(f.done) + "]";
+      else out += (out.empty() ? "" : ".") + f.key;
+    }
+    return out;
+  }
+  void element_done() {
+    if (!frames.empty() && frames.back().is_array) ++frames.back().done;
+  }
+
+  bool on_document_begin(json::error_code&) { return true; }
+  bool on_document_end(json::error_code&) { return true; }
+  bool on_object_begin(json::error_code&) {
+    frames.emplace_back();
+    return true;
+  }
+  bool on_object_end(std::size_t n, json::error_code&) {
+    st.push_object(n);
+    frames.pop_back();
+    element_done();
+    return true;
+  }
+  bool on_array_begin(json::error_code&) {
+    frames.emplace_back();
+    frames.back().is_array = true;
+    return true;
+  }
+  bool on_array_end(std::size_t n, json::error_code&) {
+    st.push_array(n);
+    frames.pop_back();
+    element_done();
+    return true;
+  }
+  bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
+    st.push_chars(s);
+    key_part.append(s.data(), s.size());
+    return true;
+  }
+  bool on_key(json::string_view s, std::size_t, json::error_code& ec) {
+    st.push_key(s);
+    auto& f = frames.back();
+    f.key = std::move(key_part);
+    key_part.clear();
+    f.key.append(s.data(), s.size());
+    if (!f.keys.insert(f.key).second) {
+      duplicate = path();
+      ec = json::error::syntax;  // stops the parser; parse_json reports `duplicate`
+      return false;
+    }
+    return true;
+  }
+  bool on_string_part(json::string_view s, std::size_t, json::error_code&) {
+    st.push_chars(s);
+    return true;
+  }
+  bool on_string(json::string_view s, std::size_t, json::error_code&) {
+    st.push_string(s);
+    element_done();
+    return true;
+  }
+  bool on_number_part(json::string_view, json::error_code&) { return true; }
+  bool on_int64(int64_t i, json::string_view, json::error_code&) {
+    st.push_int64(i);
+    element_done();
+    return true;
+  }
+  bool on_uint64(uint64_t u, json::string_view, json::error_code&) {
+    st.push_uint64(u);
+    element_done();
+    return true;
+  }
+  bool on_double(double d, json::string_view, json::error_code&) {
+    st.push_double(d);
+    element_done();
+    return true;
+  }
+  bool on_bool(bool b, json::error_code&) {
+    st.push_bool(b);
+    element_done();
+    return true;
+  }
+  bool on_null(json::error_code&) {
+    st.push_null();
+    element_done();
+    return true;
+  }
+  bool on_comment_part(json::string_view, json::error_code&) { return true; }
+  bool on_comment(json::string_view, json::error_code&) { return true; }
+};
+
 }  // namespace
 
 json::value to_json(const user& u) {
@@ -211,14 +332,18 @@ json::value to_json(const audit_entry& e) {
 }
 
 caf::expected<json::value> parse_json(std::string_view body) {
-  boost::system::error_code ec;
   json::parse_options opts;
   opts.max_depth = 32;
-  auto v = json::parse(json::string_view(body.data(), body.size()), ec, {}, opts);
+  json::basic_parser<checked_handler> p(opts);
+  p.handler().st.reset();
+  boost::system::error_code ec;
+  auto n = p.write_some(false, body.data(), body.size(), ec);
+  if (!p.handler().duplicate.empty())
+    return bad(p.handler().duplicate, "duplicate key (each key may appear once in an object)");
+  if (!ec && n < body.size()) ec = json::error::extra_data;
   if (ec) return make_error(errc::invalid_argument, "body", "malformed JSON: " + ec.message());
-  return v;
+  return p.handler().st.release();
 }
-
 json::value to_json(const task& t) {
   json::object o;
   o["id"] = t.id;
@@ -418,12 +543,63 @@ caf::expected<worker_heartbeat> heartbeat_from_json(const json::value& v, worker
   return hb;
 }
 
+std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  constexpr std::string_view replacement = "\xEF\xBF\xBD";  // U+FFFD
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = byte(i);
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    // The length of the sequence and the range its second byte must be in
+    // (which excludes overlong forms, surrogates and code points past U+10FFFF).
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c == 0xE0) len = 3, lo = 0xA0;
+    else if (c == 0xED) len = 3, hi = 0x9F;
+    else if (c >= 0xE1 && c <= 0xEF) len = 3;
+    else if (c == 0xF0) len = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) len = 4;
+    else if (c == 0xF4) len = 4, hi = 0x8F;
+    // How many bytes form a valid prefix: a broken sequence is replaced as one
+    // U+FFFD (its maximal valid prefix, as WHATWG and Unicode recommend).
+    size_t ok = len == 0 ? 0 : 1;
+    while (ok < len && i + ok < s.size()) {
+      unsigned char b = byte(i + ok);
+      bool fits = ok == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
+      if (!fits) break;
+      ++ok;
+    }
+    if (len != 0 && ok == len) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out.append(replacement);
+      i += std::max<size_t>(ok, 1);
+    }
+  }
+  return out;
+}
+
+bool is_idempotency_key_reused(const caf::error& err) {
+  auto e = view(err);
+  return e.code == errc::already_exists && e.field == "Idempotency-Key";
+}
+
 json::value error_to_json(const caf::error& err) {
   auto e = view(err);
   json::object inner;
-  inner["code"] = to_string(e.code);
-  inner["message"] = e.message;
-  inner["field"] = e.field;
+  inner["code"] = is_idempotency_key_reused(err) ? "idempotency_key_reused" : to_string(e.code);
+  // Messages quote what the client sent (paths, ids, header values): raw bytes
+  // that may not be UTF-8, which JSON requires.
+  inner["message"] = valid_utf8(e.message);
+  inner["field"] = valid_utf8(e.field);
   json::object o;
   o["error"] = std::move(inner);
   return o;

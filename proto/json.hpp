@@ -3,6 +3,7 @@
 // fields, wrong types and unparsable values are errors that name the field.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include <boost/json/fwd.hpp>
@@ -15,8 +16,14 @@
 
 namespace aisched::proto {
 
-/// Parses a request body; errors are `invalid_argument` with field "body".
+/// Parses a request body; errors are `invalid_argument` with field "body", or
+/// with the key's path as field when a key appears twice in one object.
 caf::expected<boost::json::value> parse_json(std::string_view body);
+
+/// `s` with every ill-formed UTF-8 sequence (stray continuation bytes, overlong
+/// forms, surrogates, truncated sequences, bytes past U+10FFFF) replaced by
+/// U+FFFD; well-formed UTF-8 comes back unchanged.
+std::string valid_utf8(std::string_view s);
 
 boost::json::value to_json(const task& t);
 boost::json::value to_json(const instance& x);
@@ -45,7 +52,13 @@ caf::expected<worker> worker_from_json(const boost::json::value& v, worker base 
 caf::expected<worker_heartbeat> heartbeat_from_json(const boost::json::value& v,
                                                     worker_heartbeat base = {});
 
-/// The REST error body `{"error": {"code", "message", "field"}}` for `err`.
+/// Whether `err` refuses an Idempotency-Key sent before with another request:
+/// the state machine's `already_exists` about field "Idempotency-Key". The REST
+/// API answers it 422 with code `idempotency_key_reused` (errc has no own code).
+bool is_idempotency_key_reused(const caf::error& err);
+
+/// The REST error body `{"error": {"code", "message", "field"}}` for `err`;
+/// message and field are made valid UTF-8 (valid_utf8), whatever they quote.
 boost::json::value error_to_json(const caf::error& err);
 
 }  // namespace aisched::proto

@@ -23,6 +23,12 @@
 
 namespace aisched::storage {
 
+/// The meta record of a create made with an idempotency key.
+struct idempotency_record {
+  uint64_t task_id = 0;
+  uint64_t fingerprint = 0;  // of the request (task_fingerprint()); 0: not recorded
+};
+
 /// What one apply() call changed, for metrics; published once the batch is written.
 struct batch_effects {
   std::array<int64_t, std::tuple_size_v<state_machine::state_counts>> instances{};  // per-state delta
@@ -102,19 +108,28 @@ class batch_ctx {
     batch_.Put(db_.cf(column::meta), key, keys::u64(value));
   }
 
-  /// The proto::task a create with this idempotency key made (0: none yet).
-  caf::expected<uint64_t> read_created_by(const std::string& key) {
+  /// What a create with this idempotency key made (task_id 0: none yet).
+  /// Stored as 8 bytes (the task id: records written before requests were
+  /// fingerprinted, which match any request) or 16 (id, then fingerprint).
+  caf::expected<idempotency_record> read_created_by(const std::string& key) {
     if (auto i = created_by_.find(key); i != created_by_.end()) return i->second;
     auto raw = db_.get(column::meta, key);
     if (!raw) return raw.error();
-    if (!*raw) return uint64_t{0};
-    if ((*raw)->size() != 8) return make_error(errc::corrupted, "idempotency record has a bad size");
-    return keys::get_u64(**raw, 0);
+    if (!*raw) return idempotency_record{};
+    auto size = (*raw)->size();
+    if (size != 8 && size != 16)
+      return make_error(errc::corrupted, "idempotency record has a bad size");
+    idempotency_record r;
+    r.task_id = keys::get_u64(**raw, 0);
+    if (size == 16) r.fingerprint = keys::get_u64(**raw, 8);
+    return r;
   }
 
-  void put_created_by(const std::string& key, uint64_t task_id) {
-    created_by_[key] = task_id;
-    put_meta(key, task_id);
+  void put_created_by(const std::string& key, idempotency_record r) {
+    created_by_[key] = r;
+    auto value = keys::u64(r.task_id);
+    if (r.fingerprint != 0) value += keys::u64(r.fingerprint);
+    batch_.Put(db_.cf(column::meta), key, value);
   }
 
   /// Puts every record's last value of this batch into the WriteBatch; call
@@ -182,7 +197,7 @@ class batch_ctx {
   std::map<std::string, proto::task_runtime> runtimes_;
   std::map<std::string, std::optional<proto::instance>> instances_;
   std::map<std::string, std::optional<proto::instance_state>> index_from_;  // by instance key
-  std::map<std::string, uint64_t> created_by_;
+  std::map<std::string, idempotency_record> created_by_;
 };
 
 }  // namespace aisched::storage

@@ -27,6 +27,19 @@ using namespace proto;
 
 namespace {
 
+/// What identifies a create request for its idempotency key: the task it asks
+/// for, without what the proposer stamps (id, version, times), as FNV-1a of its
+/// encoding. So a retry of the same document matches (also re-serialized with
+/// other whitespace or key order) and a different document does not. Never 0.
+uint64_t task_fingerprint(task t) {
+  t.id = 0;
+  t.version = 0;
+  t.created_at = t.updated_at = 0;
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char ch : proto::encode(t)) h = (h ^ ch) * 1099511628211ULL;
+  return h == 0 ? 1 : h;
+}
+
 constexpr std::string_view applied_key = "applied_index";
 constexpr std::string_view next_task_key = "next_task_id";
 constexpr std::string_view schema_key = "schema_version";
@@ -78,17 +91,28 @@ class applier {
 
   caf::expected<applied> operator()(const create_task& c) {
     std::string idem;
+    uint64_t fingerprint = 0;
     if (!c.idempotency_key.empty()) {
       idem = keys::idempotency(c.t.tenant, c.idempotency_key);
+      fingerprint = task_fingerprint(c.t);
       auto made = ctx_.read_created_by(idem);
       if (!made) return made.error();
-      if (*made != 0) {
+      if (made->task_id != 0) {
+        // The same key with another request is a client bug, never a retry:
+        // answering with the first task would hide that the second was not made.
+        // (Field "Idempotency-Key" makes it 422 idempotency_key_reused at the
+        // REST API: proto::is_idempotency_key_reused.)
+        if (made->fingerprint != 0 && made->fingerprint != fingerprint)
+          return make_error(errc::already_exists, "Idempotency-Key",
+                            "Idempotency-Key '" + c.idempotency_key +
+                                "' was used for another request (it created task " +
+                                std::to_string(made->task_id) + "); use a new key");
         // A repeat of a create that committed: answer with what it made.
-        auto t = ctx_.read_task(*made);
+        auto t = ctx_.read_task(made->task_id);
         if (!t) return t.error();
         if (!*t)
           return make_error(errc::already_exists, "idempotency_key",
-                            "this key created task " + std::to_string(*made) +
+                            "this key created task " + std::to_string(made->task_id) +
                                 ", which has since been deleted");
         out_.tasks.push_back(std::move(**t));
         return done();
@@ -99,7 +123,7 @@ class applier {
     t.id = next_task_id_++;
     t.version = 1;
     ctx_.put_task(t);
-    if (!idem.empty()) ctx_.put_created_by(idem, t.id);
+    if (!idem.empty()) ctx_.put_created_by(idem, {t.id, fingerprint});
     ctx_.effects().created += 1;
     out_.tasks.push_back(std::move(t));
     return done();

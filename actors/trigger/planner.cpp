@@ -2,10 +2,10 @@
 #include "actors/trigger/planner.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <limits>
 
 #include "proto/errors.hpp"
+#include "proto/random.hpp"
 #include "proto/validate.hpp"
 
 namespace aisched::trigger {
@@ -27,14 +27,6 @@ uint64_t mix(uint64_t x) {
   x *= 0xc4ceb9fe1a85ec53ULL;
   x ^= x >> 33;
   return x;
-}
-
-std::string make_trace_id(uint64_t task_id, unix_ms slot, uint64_t seq) {
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx",
-                static_cast<unsigned long long>(mix(task_id * 0x9e3779b97f4a7c15ULL ^ seq)),
-                static_cast<unsigned long long>(mix(static_cast<uint64_t>(slot))));
-  return buf;
 }
 
 }  // namespace
@@ -299,7 +291,7 @@ void planner::fire_now(entry& e, unix_ms slot, decisions& out, const std::string
   f.slot = slot;
   f.event_name = event;
   f.event_payload = payload;
-  f.trace_id = make_trace_id(e.def.id, slot, ++trace_seq_);
+  f.trace_id = new_trace_id();  // random: unique across nodes and restarts, never guessable
   if (e.def.route == route_strategy::broadcast) f.fanout = fanout_of(e.def);
   // Counts as running from now on, so a slot due before the commit arrives sees it.
   e.proposed.insert(slot);

@@ -150,7 +150,6 @@ class planner {
   std::vector<ready_slot> ready_;
   std::vector<timer_queue::fired> due_buf_;
   slot_stats stats_;
-  uint64_t trace_seq_ = 0;
   proto::worker_census census_;
 };
 

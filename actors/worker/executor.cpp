@@ -202,8 +202,7 @@ run_result run_http(const execute_request& req, const exec_options& opts,
   bool own_traceparent = false;
   for (auto& [k, v] : req.http.headers)
     if (strcasecmp(k.c_str(), "traceparent") == 0) own_traceparent = true;
-  if (auto tp = traceparent(req.trace_id, req.instance_id + "#" + std::to_string(req.attempt));
-      !tp.empty() && !own_traceparent)
+  if (auto tp = traceparent(req.trace_id); !tp.empty() && !own_traceparent)
     headers = curl_slist_append(headers, ("traceparent: " + tp).c_str());
   curl_easy_setopt(c, CURLOPT_URL, req.http.url.c_str());
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.http.method.c_str());

@@ -113,9 +113,7 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
         worker_proxy_actor me = self;
         auto wid = st.worker_id;
         std::vector<std::string> headers;
-        if (auto tp = worker::traceparent(req.trace_id,
-                                          req.instance_id + "#" + std::to_string(req.attempt));
-            !tp.empty())
+        if (auto tp = worker::traceparent(req.trace_id); !tp.empty())
           headers.push_back("traceparent: " + tp);
         bool queued = pool->submit([=](const std::atomic<bool>&) {
           auto reply = post_json(url, body, 10'000, headers);

@@ -1,11 +1,14 @@
 // Authentication, roles, tenants and audit on real `aisched` nodes started with
 // --auth: login, 401 / 403 by role, expired / garbage / revoked tokens, API
 // tokens (also on a follower of a 3-node group), tenant isolation of tasks,
-// instances and workers (404, never 403), and the audit log. Every wait polls
-// with a deadline; processes are the harness's, killed by pid.
+// instances and workers (404, never 403), the audit log, and the failed-login
+// limits (429 with Retry-After per user and per address, no timing difference
+// between known and unknown users). Every wait polls with a deadline;
+// processes are the harness's, killed by pid.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -434,3 +437,76 @@ TEST_F(auth_node, aischedctl_logs_in_and_manages_users_tokens_and_the_audit_log)
   }));
 }
 #endif
+
+// -- failed-login limits ------------------------------------------------------------
+
+namespace {
+
+http_result try_login(uint16_t port, const std::string& user, const std::string& password) {
+  return http_call(port, "POST", "/api/v1/auth/login",
+                   json::serialize(json::object{{"username", user}, {"password", password}}));
+}
+
+/// Whether the audit log (read with `admin`) gets an `auth.login` entry with `result`.
+bool audited_login(uint16_t port, const std::string& admin, const std::string& result) {
+  return eventually([&] {
+    auto r = call(port, "GET", "/api/v1/audit?limit=100", admin);
+    if (r.status != 200) return false;
+    auto page = parse(r);  // kept alive: the loop walks into it
+    for (auto& e : page.at("items").as_array())
+      if (str(e.as_object(), "action") == "auth.login" && str(e.as_object(), "result") == result)
+        return true;
+    return false;
+  });
+}
+
+}  // namespace
+
+TEST_F(auth_node, the_eleventh_wrong_password_within_a_minute_is_429_with_retry_after) {
+  for (int i = 0; i < 10; ++i) {
+    auto r = try_login(port_, "admin", "wrong-password");
+    ASSERT_EQ(r.status, 401u) << "attempt " << i + 1 << ": " << r.body;
+  }
+  auto r = try_login(port_, "admin", "wrong-password");
+  ASSERT_EQ(r.status, 429u) << r.body;
+  EXPECT_EQ(error_code(r), "too_many_requests") << r.body;
+  ASSERT_TRUE(r.headers.count("retry-after")) << r.body;
+  auto wait = std::stoi(r.headers.at("retry-after"));
+  EXPECT_GE(wait, 1);
+  EXPECT_LE(wait, 60);
+  // Locked: not even the right password is tested now.
+  EXPECT_EQ(try_login(port_, "admin", admin_password).status, 429u);
+  EXPECT_TRUE(audited_login(port_, admin_, "too_many_requests")) << "refusals are audited";
+}
+
+TEST_F(auth_node, one_address_trying_many_names_is_429_after_ten_failures) {
+  for (int i = 0; i < 10; ++i) {
+    auto r = try_login(port_, "user-" + std::to_string(i), "whatever-123");
+    ASSERT_EQ(r.status, 401u) << r.body;
+  }
+  auto r = try_login(port_, "user-10", "whatever-123");
+  EXPECT_EQ(r.status, 429u) << r.body;
+  EXPECT_EQ(error_code(r), "too_many_requests");
+  EXPECT_TRUE(r.headers.count("retry-after"));
+}
+
+TEST_F(auth_node, a_login_takes_as_long_for_an_unknown_user_as_for_a_known_one) {
+  // Alternating, so load on the machine hits both alike; medians of five (ten
+  // failures in all: the limit, not past it).
+  std::vector<double> known, unknown;
+  for (int i = 0; i < 5; ++i) {
+    for (auto [user, out] : {std::pair{"admin", &known}, std::pair{"nobody", &unknown}}) {
+      auto start = std::chrono::steady_clock::now();
+      auto r = try_login(port_, user, "wrong-password");
+      out->push_back(seconds_since(start));
+      ASSERT_EQ(r.status, 401u) << r.body;
+    }
+  }
+  auto median = [](std::vector<double> xs) {
+    std::sort(xs.begin(), xs.end());
+    return xs[xs.size() / 2];
+  };
+  auto k = median(known), u = median(unknown);
+  EXPECT_LT(std::max(k, u) / std::min(k, u), 3.0)
+      << "known " << k * 1000 << " ms, unknown " << u * 1000 << " ms: the timing tells them apart";
+}

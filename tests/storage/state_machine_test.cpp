@@ -1,7 +1,8 @@
 // Tests for storage::state_machine against a real RocksDB in a fresh temporary
 // directory per test: task commands (ids, versions, tenants), durability across a
 // reopen, idempotent replay, fires with deterministic instance ids, the instance
-// state machine, and instance counts. Paged reads are in state_queries_test.cpp.
+// state machine, and instance counts. Paged reads are in state_queries_test.cpp,
+// idempotency keys in state_machine_idempotency_test.cpp.
 #include "storage/state_machine_fixture.hpp"
 
 namespace aisched::storage {
@@ -38,30 +39,6 @@ TEST_F(state_machine_test, create_task_assigns_sequential_ids_and_version_one) {
   EXPECT_EQ(e.tasks[0].id, 5u) << "the proposer's id is ignored";
   EXPECT_EQ(e.tasks[0].version, 1u);
   EXPECT_FALSE(sm_->get_task("", 77));
-}
-
-TEST_F(state_machine_test, create_repeated_with_an_idempotency_key_returns_the_first_task) {
-  // The repeat in the same batch and in a later one both find the first task.
-  auto rs = apply({create_task{make_task("a"), "key-1"}, create_task{make_task("a2"), "key-1"}});
-  ASSERT_EQ(rs.size(), 2u);
-  ASSERT_TRUE(rs[0] && rs[1]);
-  EXPECT_EQ(rs[1]->tasks.at(0).id, rs[0]->tasks.at(0).id);
-  EXPECT_EQ(rs[1]->tasks.at(0).name, "a") << "the repeat does not replace the definition";
-  auto again = must_apply(create_task{make_task("a3"), "key-1"});
-  EXPECT_EQ(again.tasks.at(0).id, rs[0]->tasks.at(0).id);
-  EXPECT_NE(must_apply(create_task{make_task("b"), "key-2"}).tasks.at(0).id,
-            rs[0]->tasks.at(0).id);
-  EXPECT_NE(must_apply(create_task{make_task("c")}).tasks.at(0).id, rs[0]->tasks.at(0).id)
-      << "no key: always a new task";
-  // Another tenant's identical key is its own.
-  auto other = make_task("x");
-  other.tenant = "other";
-  EXPECT_NE(must_apply(create_task{other, "key-1"}).tasks.at(0).id, rs[0]->tasks.at(0).id);
-  // Once the task is deleted the key cannot silently make a new one.
-  must_apply(delete_task{"default", rs[0]->tasks.at(0).id, 0});
-  auto gone = apply({create_task{make_task("a4"), "key-1"}});
-  ASSERT_FALSE(gone.at(0));
-  EXPECT_EQ(view(gone.at(0).error()).code, errc::already_exists);
 }
 
 TEST_F(state_machine_test, task_list_filters_by_name_labels_and_paused) {

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -262,6 +263,11 @@ http_result http_call(uint16_t port, const std::string& method, const std::strin
     out.status = res.result_int();
     out.body = res.body();
     out.content_type = std::string(res[http::field::content_type]);
+    for (auto& h : res) {
+      std::string name(h.name_string());
+      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      out.headers[name] = std::string(h.value());
+    }
     beast::error_code ec;
     stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   } catch (const std::exception& e) {

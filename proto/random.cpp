@@ -1,0 +1,54 @@
+// Kernel randomness and the ids made of it; see random.hpp.
+#include "proto/random.hpp"
+
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace aisched::proto {
+
+namespace {
+
+/// `bytes` random bytes as hex, drawn again in the (2^-64 or rarer) case of all zeros,
+/// which W3C Trace Context reserves as invalid.
+std::string nonzero_hex(size_t bytes) {
+  for (;;) {
+    auto s = random_hex(bytes);
+    if (s.find_first_not_of('0') != std::string::npos) return s;
+  }
+}
+
+}  // namespace
+
+void random_bytes(void* out, size_t n) {
+  auto* p = static_cast<unsigned char*>(out);
+  while (n > 0) {
+    auto got = getrandom(p, n, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      std::abort();
+    }
+    p += got;
+    n -= static_cast<size_t>(got);
+  }
+}
+
+std::string random_hex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  random_bytes(raw.data(), bytes);
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * bytes);
+  for (unsigned char b : raw) {
+    out.push_back(digits[b >> 4]);
+    out.push_back(digits[b & 15]);
+  }
+  return out;
+}
+
+std::string new_trace_id() { return nonzero_hex(16); }
+
+std::string new_span_id() { return nonzero_hex(8); }
+
+}  // namespace aisched::proto

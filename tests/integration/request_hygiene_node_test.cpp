@@ -1,0 +1,139 @@
+// What a real `aisched` node (started as `make run` does) makes of odd or
+// hostile requests: error bodies are valid UTF-8 JSON whatever bytes the path
+// carries, a JSON key given twice is 400 naming it, an Idempotency-Key reused
+// with another body is 422 (the same body still answers the first task), '+'
+// in a path is a '+' (a space only in a query), and trace ids are random: two
+// nodes' first runs share neither half. Waits poll with a deadline.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <string>
+
+#include "support/node_process.hpp"
+#include "support/test_helpers.hpp"
+
+using namespace aisched::test;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+using headers = std::map<std::string, std::string>;
+
+const std::string fffd = "\xEF\xBF\xBD";
+
+/// The error object of an answer; a test failure (and {}) if the body is not
+/// JSON (Boost.JSON's parser also refuses invalid UTF-8) or has none.
+json::object error_of(const http_result& r) {
+  boost::system::error_code ec;
+  auto v = json::parse(r.body, ec);
+  if (ec || !v.is_object() || !v.as_object().contains("error") ||
+      !v.at("error").is_object()) {
+    ADD_FAILURE() << "not a JSON error body (" << ec.message() << "): " << r.body;
+    return {};
+  }
+  return v.at("error").as_object();
+}
+
+class hygiene_node : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    node_ = std::make_unique<node_process>(dir_.path() + "/data");
+    ASSERT_TRUE(node_->running());
+    port_ = node_->http_port();
+  }
+  temp_dir dir_;
+  std::unique_ptr<node_process> node_;
+  uint16_t port_ = 0;
+};
+
+}  // namespace
+
+TEST_F(hygiene_node, error_bodies_are_valid_utf8_json_whatever_bytes_the_path_carries) {
+  for (auto [method, target] : {std::pair{"POST", "/api/v1/workers/%ff/drain"},
+                                std::pair{"GET", "/api/v1/%ff%fe%c3"},
+                                std::pair{"GET", "/api/v1/tasks/%c0%af%ed%a0%80"},
+                                std::pair{"GET", "/api/v1/instances/%f4%90%80%80"}}) {
+    auto r = http_call(port_, method, target);
+    EXPECT_GE(r.status, 400u) << target;
+    auto e = error_of(r);
+    EXPECT_FALSE(str(e, "code").empty()) << target << ": " << r.body;
+  }
+  auto drain = http_call(port_, "POST", "/api/v1/workers/%ff/drain");
+  EXPECT_EQ(drain.status, 404u) << drain.body;
+  EXPECT_NE(str(error_of(drain), "message").find(fffd), std::string::npos)
+      << "the byte is shown as U+FFFD: " << drain.body;
+}
+
+TEST_F(hygiene_node, a_json_key_given_twice_is_400_naming_it) {
+  auto r = http_call(port_, "POST", "/api/v1/tasks", R"({"name":"a","kind":"noop","name":"b"})");
+  EXPECT_EQ(r.status, 400u) << r.body;
+  auto e = error_of(r);
+  EXPECT_EQ(str(e, "code"), "invalid_argument");
+  EXPECT_EQ(str(e, "field"), "name");
+  EXPECT_NE(str(e, "message").find("duplicate"), std::string::npos) << r.body;
+  auto nested = http_call(port_, "POST", "/api/v1/tasks",
+                          R"({"name":"a","kind":"noop","retry":{"policy":"none","policy":"fixed"}})");
+  EXPECT_EQ(nested.status, 400u) << nested.body;
+  EXPECT_EQ(str(error_of(nested), "field"), "retry.policy");
+  auto tasks = http_call(port_, "GET", "/api/v1/tasks");
+  EXPECT_EQ(parse(tasks).at("items").as_array().size(), 0u) << "nothing was created";
+}
+
+TEST_F(hygiene_node, an_idempotency_key_reused_with_another_body_is_422) {
+  headers key{{"Idempotency-Key", "create-nightly-1"}};
+  auto first = http_call(port_, "POST", "/api/v1/tasks", R"({"name":"nightly","kind":"noop"})",
+                         10s, key);
+  ASSERT_EQ(first.status, 201u) << first.body;
+  auto id = num(parse(first).as_object(), "id");
+  // A retry of the same request (re-serialized) answers with the first task.
+  auto retry = http_call(port_, "POST", "/api/v1/tasks", R"({ "kind": "noop", "name": "nightly" })",
+                         10s, key);
+  ASSERT_EQ(retry.status, 201u) << retry.body;
+  EXPECT_EQ(num(parse(retry).as_object(), "id"), id);
+  // Another request under the same key is refused, naming the header.
+  auto other = http_call(port_, "POST", "/api/v1/tasks", R"({"name":"weekly","kind":"noop"})",
+                         10s, key);
+  EXPECT_EQ(other.status, 422u) << other.body;
+  auto e = error_of(other);
+  EXPECT_EQ(str(e, "code"), "idempotency_key_reused");
+  EXPECT_EQ(str(e, "field"), "Idempotency-Key");
+  EXPECT_NE(str(e, "message").find("Idempotency-Key"), std::string::npos) << other.body;
+  auto tasks = parse(http_call(port_, "GET", "/api/v1/tasks"));
+  ASSERT_EQ(tasks.at("items").as_array().size(), 1u) << json::serialize(tasks);
+  EXPECT_EQ(str(tasks.at("items").as_array().at(0).as_object(), "name"), "nightly");
+}
+
+TEST_F(hygiene_node, a_plus_in_a_path_is_a_plus_and_in_a_query_a_space) {
+  auto reg = http_call(port_, "POST", "/api/v1/workers",
+                       R"({"id":"w+1","callback_url":"http://127.0.0.1:9/","max_load":1})");
+  ASSERT_EQ(reg.status, 201u) << reg.body;
+  auto drain = http_call(port_, "POST", "/api/v1/workers/w+1/drain");
+  EXPECT_EQ(drain.status, 200u) << "the path named worker 'w 1': " << drain.body;
+  auto escaped = http_call(port_, "POST", "/api/v1/workers/w%2B1/undrain");
+  EXPECT_EQ(escaped.status, 200u) << escaped.body;
+
+  ASSERT_EQ(http_call(port_, "POST", "/api/v1/tasks", R"({"name":"nightly backup","kind":"noop"})")
+                .status,
+            201u);
+  auto found = parse(http_call(port_, "GET", "/api/v1/tasks?name=nightly+backup"));
+  EXPECT_EQ(found.at("items").as_array().size(), 1u) << json::serialize(found);
+}
+
+TEST(trace_ids, two_nodes_first_runs_share_neither_half_of_their_trace_id) {
+  std::vector<std::string> traces;
+  for (int n = 0; n < 2; ++n) {
+    temp_dir dir;
+    node_process node(dir.path() + "/data");
+    ASSERT_TRUE(node.running());
+    auto port = node.http_port();
+    auto made = http_call(port, "POST", "/api/v1/tasks", R"({"name":"t","kind":"noop"})");
+    ASSERT_EQ(made.status, 201u) << made.body;
+    auto fired = http_call(port, "POST", "/api/v1/tasks/1/trigger");
+    ASSERT_EQ(fired.status, 201u) << fired.body;
+    traces.push_back(str(parse(fired).at("instances").as_array().at(0).as_object(), "trace_id"));
+    ASSERT_EQ(traces.back().size(), 32u) << fired.body;
+  }
+  EXPECT_NE(traces[0].substr(0, 16), traces[1].substr(0, 16)) << traces[0] << " " << traces[1];
+  EXPECT_NE(traces[0].substr(16), traces[1].substr(16)) << traces[0] << " " << traces[1];
+}
