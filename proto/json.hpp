@@ -20,6 +20,7 @@ caf::expected<boost::json::value> parse_json(std::string_view body);
 
 boost::json::value to_json(const task& t);
 boost::json::value to_json(const instance& x);
+boost::json::value to_json(const attempt_list& a);
 boost::json::value to_json(const worker& w);
 /// A member's own Raft status, as GET /api/v1/cluster lists each member.
 boost::json::value to_json(const raft_status& s);
