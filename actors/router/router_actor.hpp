@@ -5,7 +5,10 @@
 // cache of task definitions and the queue of pending instances. It picks a worker per run (labels, strategy, capacity), commits a
 // `dispatch` batch through raft, then hands each run to its worker's proxy.
 // Capacity is reserved at dispatch and released when a run ends or waits to
-// retry; a run that fits no worker stays pending until one frees up.
+// retry; a run that fits no worker stays pending until one frees up. When a
+// native worker registers it says which runs it holds: runs the committed
+// state has in flight on it that it does not hold were lost with it and are
+// committed as `worker_lost` failures (actors/router/adoption.hpp).
 #pragma once
 
 #include <deque>
@@ -56,6 +59,14 @@ struct router_state {
   std::unordered_set<std::string> queued;          // ids in `queue`
   std::unordered_map<std::string, std::string> assigned;  // run id -> worker id
   std::vector<proto::instance> orphans;  // in flight on a worker not registered (yet)
+  std::unordered_map<std::string, proto::instance> in_flight;  // committed dispatched/running
+  /// What each native worker's latest registration said it holds, and in
+  /// which epoch (an older epoch's list says nothing about this term's runs).
+  struct held_runs {
+    uint64_t epoch = 0;
+    std::vector<proto::held_run> runs;
+  };
+  std::unordered_map<std::string, held_runs> held;  // by worker id
   bool dispatch_scheduled = false;
   uint64_t rr = 0;
   uint64_t next_order = 0;
