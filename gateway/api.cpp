@@ -318,6 +318,10 @@ class api {
     if (seg.size() == 4)
       return ask<instance>(ctx_.store, reply, [](instance& x) { return json_response(200, to_json(x)); },
                  get_instance_atom::value, req.who.tenant, seg[3]);
+    if (seg.size() == 5 && seg[4] == "attempts")
+      return ask<attempt_list>(ctx_.store, reply,
+                               [](attempt_list& a) { return json_response(200, to_json(a)); },
+                               attempts_atom::value, req.who.tenant, seg[3]);
     if (seg.size() == 5 && seg[4] == "output") {
       auto f = req.query.find("follow");
       if (f != req.query.end() && (f->second == "true" || f->second == "1"))

@@ -40,6 +40,7 @@ constexpr std::string_view patterns[] = {
     "/api/v1/instances/{id}/cancel",
     "/api/v1/instances/{id}/report",
     "/api/v1/instances/{id}/output",
+    "/api/v1/instances/{id}/attempts",
     "/api/v1/workers",
     "/api/v1/workers/load-history",
     "/api/v1/workers/{id}",

@@ -56,6 +56,8 @@ using get_token_atom = caf::atom_constant<caf::atom("gettoken")>;
 using list_tokens_atom = caf::atom_constant<caf::atom("lsttokens")>;
 using list_audit_atom = caf::atom_constant<caf::atom("lstaudit")>;
 using load_history_atom = caf::atom_constant<caf::atom("loadhist")>;
+using attempts_atom = caf::atom_constant<caf::atom("attempts")>;
+using held_atom = caf::atom_constant<caf::atom("held")>;
 
 // -- messages ------------------------------------------------------------------
 
@@ -208,6 +210,7 @@ using store_actor = caf::typed_actor<
     caf::replies_to<list_tasks_atom, task_query>::with<task_page>,
     caf::replies_to<get_instance_atom, std::string, std::string>::with<instance>,
     caf::replies_to<list_instances_atom, instance_query>::with<instance_page>,
+    caf::replies_to<attempts_atom, std::string, std::string>::with<attempt_list>,
     caf::replies_to<scan_atom, task_query>::with<schedule_page>,
     caf::replies_to<scan_atom, instance_query>::with<schedule_page>,
     caf::replies_to<load_history_atom, load_query>::with<load_history>, inspect_signature>;
@@ -245,6 +248,8 @@ using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_resu
 /// then sends the follower `(output, instance_id, chunk)` messages (what was
 /// written so far first) and `(done, instance_id)` when the run ends.
 /// `drain` answers how many runs are in progress or not yet acknowledged here.
+/// `held` answers the runs held here (executing, or final and unacknowledged):
+/// the registrar sends them with each registration (proto::worker::held).
 using worker_actor = caf::typed_actor<
     caf::replies_to<execute_atom, execute_request, worker_proxy_actor>::with<bool>,
     caf::reacts_to<cancel_run_atom, std::string>,
@@ -255,6 +260,7 @@ using worker_actor = caf::typed_actor<
     caf::reacts_to<output_atom, std::string, uint32_t, std::string>,
     caf::replies_to<output_atom, std::string, caf::actor>::with<bool>,
     caf::replies_to<drain_atom>::with<uint32_t>,
+    caf::replies_to<held_atom>::with<std::vector<held_run>>,
     caf::reacts_to<caf::tick_atom>, inspect_signature>;
 
 /// The registered workers, for GET /api/v1/workers.

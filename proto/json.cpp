@@ -428,6 +428,24 @@ json::value to_json(const instance& x) {
   return o;
 }
 
+json::value to_json(const attempt_list& a) {
+  json::array items;
+  for (auto& r : a.items) {
+    json::object o;
+    o["attempt"] = r.attempt;
+    o["worker_id"] = r.worker_id;
+    o["state"] = std::string(name_of(r.state));
+    o["dispatched_at"] = time_or_null(r.dispatched_at);
+    o["started_at"] = time_or_null(r.started_at);
+    o["finished_at"] = time_or_null(r.finished_at);
+    o["exit_code"] = r.exit_code;
+    o["error"] = r.error;
+    o["output"] = r.output;
+    items.push_back(std::move(o));
+  }
+  return json::object{{"instance_id", a.instance_id}, {"attempts", std::move(items)}};
+}
+
 json::value to_json(const worker& w) {
   json::object o;
   o["id"] = w.id;

@@ -27,6 +27,7 @@ std::string valid_utf8(std::string_view s);
 
 boost::json::value to_json(const task& t);
 boost::json::value to_json(const instance& x);
+boost::json::value to_json(const attempt_list& a);
 boost::json::value to_json(const worker& w);
 /// A registration's answer: the worker and the credential issued to it (the only
 /// place a credential is ever written; heartbeats and reports must carry it).

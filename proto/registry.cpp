@@ -55,6 +55,8 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<task>("aisched.task");
   cfg.add_message_type<instance>("aisched.instance");
   cfg.add_message_type<worker>("aisched.worker");
+  cfg.add_message_type<attempt_list>("aisched.attempt_list");
+  cfg.add_message_type<std::vector<held_run>>("aisched.held_runs");
   cfg.add_message_type<worker_heartbeat>("aisched.worker_heartbeat");
   cfg.add_message_type<worker_census>("aisched.worker_census");
   cfg.add_message_type<task_query>("aisched.task_query");

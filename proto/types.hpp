@@ -242,6 +242,53 @@ typename Inspector::result_type inspect(Inspector& f, instance& x) {
 /// The deterministic id of the run of `shard` of `task_id`'s slot `slot`.
 std::string make_instance_id(uint64_t task_id, unix_ms slot, uint32_t shard);
 
+/// One attempt of a run as it ended (or, in a listing, as it stands while in
+/// flight): kept by the state machine in the `attempts` column family beside
+/// the instance, one record per ended attempt, so re-runs stay visible
+/// (GET /api/v1/instances/{id}/attempts). `state` is how the attempt ended:
+/// success, failed, timed_out or cancelled (a failed attempt that is retried
+/// is `failed` here while the instance waits in retry_waiting).
+struct attempt_record {
+  uint32_t attempt = 1;
+  std::string worker_id;
+  instance_state state = instance_state::pending;
+  unix_ms dispatched_at = 0;
+  unix_ms started_at = 0;
+  unix_ms finished_at = 0;
+  int32_t exit_code = 0;
+  std::string error;
+  std::string output;  // the last attempt_output_cap bytes of the attempt's output
+  friend bool operator==(const attempt_record& a, const attempt_record& b) {
+    return a.attempt == b.attempt && a.worker_id == b.worker_id && a.state == b.state &&
+           a.dispatched_at == b.dispatched_at && a.started_at == b.started_at &&
+           a.finished_at == b.finished_at && a.exit_code == b.exit_code && a.error == b.error &&
+           a.output == b.output;
+  }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, attempt_record& x) {
+  return f(caf::meta::type_name("aisched.attempt_record"), x.attempt, x.worker_id, x.state,
+           x.dispatched_at, x.started_at, x.finished_at, x.exit_code, x.error, x.output);
+}
+
+/// Bytes of output kept per attempt record, and records kept per instance
+/// (the oldest are dropped beyond that).
+constexpr size_t attempt_output_cap = 4096;
+constexpr uint32_t attempts_kept = 50;
+
+/// The attempts of one instance, oldest first; the last is the attempt in
+/// flight when the instance is dispatched or running.
+struct attempt_list {
+  std::string instance_id;
+  std::vector<attempt_record> items;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, attempt_list& x) {
+  return f(caf::meta::type_name("aisched.attempt_list"), x.instance_id, x.items);
+}
+
 // -- worker ------------------------------------------------------------------
 
 /// Whether a worker with `labels` satisfies a task's label `selector`: every
@@ -253,6 +300,21 @@ inline bool labels_match(const std::map<std::string, std::string>& selector,
     if (i == labels.end() || i->second != v) return false;
   }
   return true;
+}
+
+/// An attempt of a run a native worker still holds: executing now, or ended
+/// with a final report in its outbox the scheduler has not acknowledged.
+struct held_run {
+  std::string instance_id;
+  uint32_t attempt = 0;
+  friend bool operator==(const held_run& a, const held_run& b) {
+    return a.instance_id == b.instance_id && a.attempt == b.attempt;
+  }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, held_run& x) {
+  return f(caf::meta::type_name("aisched.held_run"), x.instance_id, x.attempt);
 }
 
 /// The label sets of the workers that take runs now (online), in
@@ -275,6 +337,10 @@ struct worker {
   /// External workers: the secret issued at registration, returned only in
   /// the registration's answer; heartbeats and reports must carry it.
   std::string credential;
+  /// Native workers, in each registration: the runs it holds, so a new leader
+  /// (or this one, after the worker restarted) can tell an attempt in flight
+  /// from one lost with the worker. Not part of the worker's identity.
+  std::vector<held_run> held;
 
   friend bool operator==(const worker& a, const worker& b) {
     return a.id == b.id && a.tenant == b.tenant && a.shared == b.shared &&
@@ -289,7 +355,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker& x) {
   return f(caf::meta::type_name("aisched.worker"), x.id, x.tenant, x.protocol, x.address, x.labels,
            x.max_load, x.load, x.last_heartbeat, x.status, x.cpu_percent, x.memory_percent,
-           x.shared, x.credential);
+           x.shared, x.credential, x.held);
 }
 
 /// A worker's periodic sign of life: its load (runs it is executing, external

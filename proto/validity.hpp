@@ -19,6 +19,7 @@ inline bool enums_valid(const task& t) {
          in_range(t.overlap) && in_range(t.misfire);
 }
 inline bool enums_valid(const instance& x) { return in_range(x.state); }
+inline bool enums_valid(const attempt_record& r) { return in_range(r.state); }
 inline bool enums_valid(const task_runtime& r) { return in_range(r.last_state); }
 inline bool enums_valid(const worker& w) { return in_range(w.protocol) && in_range(w.status); }
 inline bool enums_valid(const execute_request& r) { return in_range(r.kind); }

@@ -78,6 +78,16 @@ struct instance_ref {
   uint32_t shard = 0;
 };
 
+/// Key of one attempt record in the `attempts` column family: the instance key,
+/// then the attempt, so an instance's attempts are adjacent and in order.
+inline std::string attempt(std::string_view instance_key, uint32_t attempt) {
+  std::string out;
+  out.reserve(instance_key.size() + 4);
+  out.append(instance_key);
+  put_u32(out, attempt);
+  return out;
+}
+
 /// Decodes an instance key; nullopt if it is not one.
 inline std::optional<instance_ref> parse_instance(std::string_view key) {
   if (key.size() != instance_key_size) return std::nullopt;

@@ -93,6 +93,7 @@ const char* column_name(column c) {
     case column::audit: return "audit";
     case column::ai_conversations: return "ai_conversations";
     case column::ai_analysis: return "ai_analysis";
+    case column::attempts: return "attempts";
   }
   return "?";
 }

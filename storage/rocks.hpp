@@ -39,8 +39,9 @@ enum class column : uint8_t {
                        // conversations and messages (actors/llm_agent/conversation_store)
   ai_analysis,         // "tenant/instance id" -> encoded proto::failure_analysis (node-local,
                        // not replicated: not in snapshots; see actors/ai_features)
+  attempts,            // instance key + big-endian u32 attempt -> encoded proto::attempt_record
 };
-constexpr size_t column_count = 11;
+constexpr size_t column_count = 12;
 
 /// Name of a column family as stored on disk.
 const char* column_name(column c);

@@ -14,6 +14,7 @@
 #include "obs/metrics.hpp"
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
+#include "storage/attempt_history.hpp"
 #include "storage/auth_state.hpp"
 #include "storage/batch_ctx.hpp"
 #include "storage/keys.hpp"
@@ -243,6 +244,7 @@ class applier {
           next_at = *decision;
         }
       }
+      outcome_ = r.state;  // what the attempt's history record says, even when retried
       transition(r.instance_id, to, [&](instance& x) {
         if ((r.attempt != 0 && r.attempt != x.attempt && !is_terminal(x.state)) ||
             (!r.worker_id.empty() && !x.worker_id.empty() && r.worker_id != x.worker_id &&
@@ -261,6 +263,7 @@ class applier {
         }
         x.next_attempt_at = to == instance_state::retry_waiting ? next_at : 0;
       });
+      outcome_.reset();
     }
     return batch_done(c.results.size());
   }
@@ -371,6 +374,12 @@ class applier {
     }
     x.state = to;
     ctx_.put_instance(key, x, old);
+    if (ends_attempt(old, to)) {
+      // A retried attempt's record says how it ended (failed or timed_out).
+      auto outcome = to == instance_state::retry_waiting ? outcome_.value_or(to) : to;
+      if (outcome == instance_state::retry_waiting) outcome = instance_state::failed;
+      record_attempt(ctx_, key, ended_attempt(x, outcome));
+    }
     auto rt = ctx_.read_runtime(x.task_id);
     if (!rt) {
       storage_error_ = rt.error();
@@ -466,6 +475,7 @@ class applier {
   batch_ctx& ctx_;
   auth_applier& auth_;
   bool stale_ = false;
+  std::optional<instance_state> outcome_;  // the reported state of the result being applied
   uint64_t index_;
   uint64_t& next_task_id_;
   applied out_;

@@ -56,6 +56,10 @@ class state_machine {
   caf::expected<proto::instance> get_instance(std::string_view tenant,
                                               std::string_view id) const;
   caf::expected<proto::instance_page> list_instances(const proto::instance_query& q) const;
+  /// The attempts of instance `id` (storage/attempt_history.hpp): not_found
+  /// like get_instance when it does not exist in `tenant`.
+  caf::expected<proto::attempt_list> list_attempts(std::string_view tenant,
+                                                   std::string_view id) const;
   /// Tasks after `q.after_id` with their runtime facts, for a leader's rebuild.
   caf::expected<proto::schedule_page> scan_schedules(const proto::task_query& q) const;
   /// Non-terminal instances (pending, dispatched, running, retry_waiting), paged by

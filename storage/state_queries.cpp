@@ -8,6 +8,7 @@
 
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
+#include "storage/attempt_history.hpp"
 #include "storage/keys.hpp"
 #include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
@@ -90,6 +91,13 @@ caf::expected<instance> state_machine::get_instance(std::string_view tenant,
     if (tenant_matches(tenant, x->tenant)) return x;
   }
   return make_error(errc::not_found, "id", "instance " + std::string(id) + " does not exist");
+}
+
+caf::expected<attempt_list> state_machine::list_attempts(std::string_view tenant,
+                                                       std::string_view id) const {
+  auto x = get_instance(tenant, id);
+  if (!x) return x.error();
+  return read_attempts(db_, keys::instance(x->task_id, x->slot, x->shard), *x);
 }
 
 caf::expected<instance_page> state_machine::list_instances(const instance_query& q) const {

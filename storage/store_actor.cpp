@@ -50,6 +50,12 @@ store_actor::behavior_type store_actor_impl(store_actor::stateful_pointer<store_
         if (!r) return r.error();
         return std::move(*r);
       },
+      [=](attempts_atom, const std::string& tenant,
+          const std::string& id) -> caf::result<attempt_list> {
+        auto r = self->state.sm->list_attempts(tenant, id);
+        if (!r) return r.error();
+        return std::move(*r);
+      },
       [=](list_instances_atom, const instance_query& q) -> caf::result<instance_page> {
         auto r = self->state.sm->list_instances(q);
         if (!r) return r.error();

@@ -74,6 +74,7 @@ void wake(self_ptr self) {
     } else {
       run_result r;
       r.instance_id = id;
+      r.attempt = w->second.attempt;  // ends that attempt only (its history record)
       r.state = instance_state::timed_out;
       r.exit_code = -1;
       r.error = "no report from the worker before the run's deadline";

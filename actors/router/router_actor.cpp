@@ -9,6 +9,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/inspector/counted.hpp"
+#include "actors/router/adoption.hpp"
 #include "actors/router/substitute.hpp"
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
 #include "obs/metrics.hpp"
@@ -255,6 +256,8 @@ bool is_active_in_flight(instance_state s) {
 /// Applies one committed instance state to the queue and reservations.
 void observe(self_ptr self, const instance& x) {
   auto& st = self->state;
+  if (is_active_in_flight(x.state)) st.in_flight[x.id] = x;
+  else st.in_flight.erase(x.id);
   switch (x.state) {
     case instance_state::pending:
       release(self, x.id);  // a retry comes back as pending
@@ -287,8 +290,10 @@ void observe(self_ptr self, const instance& x) {
 void adopt(self_ptr self, const instance& x) {
   auto& st = self->state;
   auto* w = find_worker(st, x.worker_id);
-  if (!w || st.assigned.count(x.id)) return;
-  reserve(st, *w, x.id);
+  if (!w) return;
+  auto a = st.assigned.find(x.id);
+  if (a != st.assigned.end() && a->second != w->info.id) return;
+  if (a == st.assigned.end()) reserve(st, *w, x.id);
   auto t = st.tasks.find(x.task_id);
   if (w->proxy && t != st.tasks.end())
     self->send(w->proxy, execute_atom::value, make_request(t->second, x));
@@ -306,6 +311,56 @@ void adopt_orphans(self_ptr self, const std::string& worker_id) {
   st.orphans = std::move(waiting);
 }
 
+/// Commits the end of attempts lost with their worker; the state machine
+/// retries each per its task's policy. Not committed (leadership moved, a
+/// timeout): those still in flight wait as orphans for the worker's next
+/// registration, which decides again.
+void report_lost(self_ptr self, std::vector<run_result> lost) {
+  auto& st = self->state;
+  if (lost.empty()) return;
+  for (auto& r : lost)
+    log::warn("run lost with its worker", {{"actor", "router"},
+                                           {"instance_id", r.instance_id},
+                                           {"worker_id", r.worker_id},
+                                           {"attempt", std::to_string(r.attempt)}});
+  auto epoch = st.epoch;
+  report_results cmd{st.term, now_ms(), lost};
+  self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
+      .then([](applied&) {},
+            [=](caf::error&) {
+              auto& st = self->state;
+              if (epoch != st.epoch) return;
+              for (auto& r : lost)
+                if (auto i = st.in_flight.find(r.instance_id);
+                    i != st.in_flight.end() && i->second.attempt == r.attempt)
+                  st.orphans.push_back(i->second);
+            });
+}
+
+/// Settles the runs in flight on native worker `worker_id` by what its latest
+/// registration says it holds: held ones are adopted, the others reported
+/// lost. `all`: every run in flight on it (a new registration: the worker may
+/// have restarted); otherwise only the orphans that wait for it.
+void settle(self_ptr self, const std::string& worker_id, bool all) {
+  auto& st = self->state;
+  if (!st.leading) return;
+  std::vector<instance> runs;
+  if (all) {
+    for (auto& [id, x] : st.in_flight)
+      if (x.worker_id == worker_id) runs.push_back(x);
+  } else {
+    for (auto& x : st.orphans)
+      if (x.worker_id == worker_id) runs.push_back(x);
+  }
+  auto& o = st.orphans;
+  o.erase(std::remove_if(o.begin(), o.end(),
+                         [&](const instance& y) { return y.worker_id == worker_id; }),
+          o.end());
+  auto h = sort_in_flight(runs, worker_id, st.held[worker_id].runs);
+  for (auto& x : h.adopt) adopt(self, x);
+  report_lost(self, std::move(h.lost));
+}
+
 /// Rebuilds the view from committed state after winning leadership: task
 /// definitions, then pending runs (queued) and in-flight ones (adopted).
 void rebuild(self_ptr self, uint64_t epoch) {
@@ -320,9 +375,21 @@ void rebuild(self_ptr self, uint64_t epoch) {
         enqueue(st, x);
       } else if (x.state == instance_state::dispatched || x.state == instance_state::running) {
         // In flight under the previous leader: hold its capacity and hand it
-        // to its worker again (dedup there makes a second delivery safe).
-        if (!find_worker(st, x.worker_id)) st.orphans.push_back(x);
-        else adopt(self, x);
+        // to its worker again (dedup there makes a second delivery safe) if
+        // the worker holds it; a native worker that registered in this term
+        // without it lost it. Otherwise it waits for its worker's registration.
+        st.in_flight[x.id] = x;
+        auto* w = find_worker(st, x.worker_id);
+        auto h = st.held.find(x.worker_id);
+        if (w && w->info.protocol == worker_protocol::http) {
+          adopt(self, x);
+        } else if (w && h != st.held.end() && h->second.epoch == st.epoch) {
+          auto sorted = sort_in_flight({x}, x.worker_id, h->second.runs);
+          for (auto& y : sorted.adopt) adopt(self, y);
+          report_lost(self, std::move(sorted.lost));
+        } else {
+          st.orphans.push_back(x);
+        }
       }
     }
   };
@@ -392,6 +459,7 @@ void forget_workers(self_ptr self) {
   for (auto& w : st.workers.entries())
     if (w.handle) self->demonitor(w.handle.address());
   st.workers.clear();
+  st.held.clear();
   workers_changed(self);
 }
 
@@ -502,6 +570,8 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         st.assigned.clear();
         st.noted.clear();
         st.orphans.clear();
+        st.in_flight.clear();
+        st.held.clear();  // said to the previous term's router, or before it
         st.tasks.clear();
         for (auto& w : st.workers.entries()) w.c.reserved = 0;
         st.leader_router = nullptr;
@@ -529,8 +599,14 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         auto& st = self->state;
         if (!st.leading) return;  // its registrar finds the leader and registers there
         info.protocol = worker_protocol::native;
+        st.held[info.id] = {st.epoch, info.held};
         if (auto* known = find_worker(st, info.id); known && known->handle == handle) {
-          // A periodic re-registration of the same worker: a heartbeat.
+          // A periodic re-registration of the same worker: a heartbeat. Its
+          // runs waiting as orphans (registered before this term's rebuild
+          // found them) are settled by what it holds now.
+          if (std::any_of(st.orphans.begin(), st.orphans.end(),
+                          [&](const instance& x) { return x.worker_id == info.id; }))
+            settle(self, info.id, false);
           known->info.last_heartbeat = now_ms();
           bool relabelled = known->info.labels != info.labels;
           known->info.labels = known->c.labels = info.labels;
@@ -549,7 +625,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         self->monitor(handle);
         workers_changed(self);
         if (self->state.leading) start_proxies(self);
-        adopt_orphans(self, w.info.id);
+        settle(self, w.info.id, true);  // new, or restarted: it may have lost runs
         schedule_dispatch(self);
       },
       [=](register_atom, proto::worker& info) -> caf::result<proto::worker> {

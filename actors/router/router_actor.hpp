@@ -9,7 +9,10 @@
 // Capacity is reserved at dispatch and released when a run ends or waits to
 // retry; a run no worker can take stays pending, and the router commits why
 // (`note_waiting`). Backpressure never stops dispatching: only the trigger
-// defers fires.
+// defers fires. When a
+// native worker registers it says which runs it holds: runs the committed
+// state has in flight on it that it does not hold were lost with it and are
+// committed as `worker_lost` failures (actors/router/adoption.hpp).
 #pragma once
 
 #include <string>
@@ -52,6 +55,14 @@ struct router_state {
   std::unordered_map<std::string, std::string> assigned;  // run id -> worker id
   std::unordered_map<std::string, std::string> noted;     // run id -> reason committed
   std::vector<proto::instance> orphans;  // in flight on a worker not registered (yet)
+  std::unordered_map<std::string, proto::instance> in_flight;  // committed dispatched/running
+  /// What each native worker's latest registration said it holds, and in
+  /// which epoch (an older epoch's list says nothing about this term's runs).
+  struct held_runs {
+    uint64_t epoch = 0;
+    std::vector<proto::held_run> runs;
+  };
+  std::unordered_map<std::string, held_runs> held;  // by worker id
   bool dispatch_scheduled = false;
   pick_context pick;
   hash_ring ring;

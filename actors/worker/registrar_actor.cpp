@@ -25,15 +25,6 @@ constexpr auto tick_every = std::chrono::seconds(1);  // the leadership check
 constexpr uint32_t heartbeat_ticks = 5;               // a registration every 5 s
 constexpr int max_hops = 3;  // "ask X, X names the leader Y, ask Y ..." at most this often
 
-/// Registering again is the heartbeat (idempotent at the router); it carries
-/// the machine's load and whether the worker drains.
-void send_heartbeat(self_ptr self) {
-  auto& st = self->state;
-  st.info().cpu_percent = st.stats.cpu_percent();
-  st.info().memory_percent = host_stats::memory_percent();
-  self->send(st.router, register_atom::value, st.info(), st.opts.worker);
-}
-
 /// Says once per distinct reason why the cluster cannot be reached (wrong
 /// address, no leader yet, TLS credentials rejected: CAF reports a refused
 /// handshake only to us), so an operator sees it without a line a second.
@@ -74,6 +65,32 @@ void learn(self_ptr self, const raft_status& s) {
   }
 }
 
+/// Registering again is the heartbeat (idempotent at the router); it carries
+/// the machine's load, whether the worker drains and the runs the worker
+/// holds, asked of it first: a leader declares an attempt it believes in
+/// flight here lost when the worker does not hold it. Without that answer
+/// nothing is sent (a registration without it would lose every run); the
+/// first registration then starts over, a heartbeat waits for the next one.
+void send_heartbeat(self_ptr self, bool first = false) {
+  auto& st = self->state;
+  st.info().cpu_percent = st.stats.cpu_percent();
+  st.info().memory_percent = host_stats::memory_percent();
+  auto gen = st.generation;
+  self->request(st.opts.worker, ask_timeout, held_atom::value)
+      .then(
+          [=](std::vector<held_run>& held) {
+            auto& st = self->state;
+            if (gen != st.generation || !st.router) return;
+            st.info().held = std::move(held);
+            self->send(st.router, register_atom::value, st.info(), st.opts.worker);
+          },
+          [=](caf::error& e) {
+            if (gen != self->state.generation || !first) return;
+            report_unreachable(self, "the local worker", self->system().render(e));
+            retry_later(self);
+          });
+}
+
 void bind(self_ptr self, endpoint_actor leader, router_actor router) {
   auto& st = self->state;
   st.last_error.clear();
@@ -81,7 +98,7 @@ void bind(self_ptr self, endpoint_actor leader, router_actor router) {
   st.router = std::move(router);
   st.ticks = 0;
   self->monitor(st.router);
-  send_heartbeat(self);
+  send_heartbeat(self, true);
   // Unacknowledged reports of the worker go to this router now.
   self->send(st.opts.worker, subscribe_atom::value, caf::actor_cast<caf::actor>(st.router));
 }

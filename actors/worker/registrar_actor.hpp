@@ -2,7 +2,8 @@
 // the leader is. It asks a member's endpoint (over CAF, non-blocking, with a
 // deadline) who leads, follows that answer to the leader's endpoint, registers
 // the local worker actor with the leader's router and repeats the registration
-// as a heartbeat (with the machine's CPU and memory use). Every second it asks
+// as a heartbeat (with the machine's CPU and memory use and the runs the worker
+// holds, asked of the worker actor each time). Every second it asks
 // the leader's endpoint whether it still leads; when it does not, or when the
 // leader goes away, it finds the new one — from any member it has learned of,
 // so a worker outlives the node it first joined. `drain` makes it say the

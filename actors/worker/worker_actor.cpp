@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
@@ -22,13 +23,24 @@ std::string run_key(const std::string& instance_id, uint32_t attempt) {
   return instance_id + "#" + std::to_string(attempt);
 }
 
+/// The run a key "{instance}#{attempt}" names.
+held_run held_of(const std::string& key) {
+  auto hash = key.rfind('#');
+  if (hash == std::string::npos) return {key, 0};
+  return {key.substr(0, hash),
+          static_cast<uint32_t>(std::strtoul(key.c_str() + hash + 1, nullptr, 10))};
+}
+
 /// Drops finished runs older than the dedup TTL (at most once a second).
 void purge(worker_actor::stateful_pointer<worker_state> self, unix_ms now) {
   auto& st = self->state;
   if (now - st.last_purge < 1000) return;
   st.last_purge = now;
   for (auto i = st.runs.begin(); i != st.runs.end();) {
-    if (i->second.done && now - i->second.last_seen > st.cfg.dedup_ttl) i = st.runs.erase(i);
+    // A final report not acknowledged yet keeps its run: a re-sent execute of
+    // that attempt must repeat the outcome, not run it again.
+    if (i->second.done && now - i->second.last_seen > st.cfg.dedup_ttl && !st.unacked.count(i->first))
+      i = st.runs.erase(i);
     else ++i;
   }
 }
@@ -67,7 +79,15 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
     if (auto box = outbox::open(self->state.cfg.outbox_dir)) {
       self->state.box = std::move(*box);
       // Reports a previous incarnation could not get acknowledged: send them again.
-      for (auto& [key, r] : self->state.box->load()) self->state.unacked[key] = {r, 0};
+      // Their runs count as done here, so a new leader that hands one of them
+      // over again (this worker said it holds it) gets the outcome, not a re-run.
+      for (auto& [key, r] : self->state.box->load()) {
+        self->state.unacked[key] = {r, 0};
+        auto& run = self->state.runs[key];
+        run.done = true;
+        run.result = r;
+        run.last_seen = now_ms();
+      }
     }
   }
   self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
@@ -208,6 +228,16 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         auto busy = static_cast<uint32_t>(st.unacked.size());
         for (auto& [key, run] : st.runs) busy += run.done ? 0 : 1;
         return busy;
+      },
+      [=](held_atom) {
+        // What a leader must not declare lost: attempts executing here, and
+        // attempts whose final report is not acknowledged yet.
+        auto& st = self->state;
+        std::vector<held_run> out;
+        for (auto& [key, run] : st.runs)
+          if (!run.done) out.push_back(held_of(key));
+        for (auto& [key, p] : st.unacked) out.push_back({p.result.instance_id, p.result.attempt});
+        return out;
       },
       [=](subscribe_atom, caf::actor sink) { self->state.report_sink = std::move(sink); },
       [=](caf::tick_atom) {

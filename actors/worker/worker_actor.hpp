@@ -2,7 +2,9 @@
 // the dedup cache (instance id + attempt -> outcome, with a TTL) so a run
 // delivered twice executes once, the cancel flags of running attempts, and a
 // run_pool that executes off CAF's threads. Reports (running, then the final
-// result) go to the proxy that sent the execute.
+// result) go to the proxy that sent the execute. It tells its registrar which
+// runs it holds (`held`), so a leader can tell runs lost with a restarted
+// worker from runs still going.
 #pragma once
 
 #include <atomic>

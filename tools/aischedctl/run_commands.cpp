@@ -1,4 +1,4 @@
-// `run list|get|logs|cancel`: runs (instances) over /api/v1/instances. `run logs
+// `run list|get|logs|attempts|cancel`: runs (instances) over /api/v1/instances. `run logs
 // --follow` reads the Server-Sent Events of /instances/{id}/output?follow=true and
 // falls back to polling the run where a server has no such route.
 #include <CLI/CLI.hpp>
@@ -39,6 +39,24 @@ int get_run(session& s, const std::string& id) {
   if (run.is_object()) run.get_object().erase("output");
   print_fields(std::cout, run);
   if (!output.empty()) std::cout << "\noutput:\n" << output << (output.back() == '\n' ? "" : "\n");
+  return exit_ok;
+}
+
+/// Every attempt of the run, oldest first (GET /instances/{id}/attempts).
+int show_attempts(session& s, const std::string& id) {
+  json::value v;
+  if (int rc = s.get(run_path(id) + "/attempts", v); rc != exit_ok) return rc;
+  if (s.json_output()) {
+    print_json(std::cout, v);
+    return exit_ok;
+  }
+  table t({"ATTEMPT", "STATE", "WORKER", "EXIT", "DISPATCHED", "FINISHED", "ERROR"});
+  auto* items = v.is_object() ? v.get_object().if_contains("attempts") : nullptr;
+  if (items && items->is_array())
+    for (auto& a : items->get_array())
+      t.add({cell(a, "attempt"), cell(a, "state"), cell(a, "worker_id"), cell(a, "exit_code"),
+             cell(a, "dispatched_at"), cell(a, "finished_at"), cell(a, "error")});
+  t.print(std::cout);
   return exit_ok;
 }
 
@@ -135,7 +153,7 @@ int list_runs(session& s, const run_filter& filter) {
 }
 
 void add_run_commands(CLI::App& app, action& chosen) {
-  auto* run = app.add_subcommand("run", "Runs (instances): list, get, logs, cancel");
+  auto* run = app.add_subcommand("run", "Runs (instances): list, get, logs, attempts, cancel");
   run->require_subcommand(1);
 
   auto filter = std::make_shared<run_filter>();
@@ -161,6 +179,12 @@ void add_run_commands(CLI::App& app, action& chosen) {
   logs->callback([&chosen, id, follow] {
     chosen = [id, follow](session& s) { return show_logs(s, *id, *follow); };
   });
+
+  auto* attempts =
+      run->add_subcommand("attempts", "Every attempt of a run: worker, outcome, times, error");
+  attempts->add_option("ID", *id, "Run id")->required();
+  attempts->callback(
+      [&chosen, id] { chosen = [id](session& s) { return show_attempts(s, *id); }; });
 
   auto* cancel = run->add_subcommand("cancel", "Cancel a run (kills its process group)");
   cancel->add_option("ID", *id, "Run id")->required();

@@ -1,7 +1,8 @@
 // Tests for the worker actor on a real actor_system with a real run_pool: a stand-in
 // worker_proxy forwards the worker's `report`s to the test's scoped_actor. Checks the report
 // sequence (running, then final), dedup by instance id + attempt (a duplicate runs once and
-// repeats a known outcome), cancel_run, and refusal once the pool stopped.
+// repeats a known outcome), cancel_run, refusal once the pool stopped, the runs it says
+// it holds (executing or unacknowledged), and dedup across a restart from its outbox.
 #include "actors/worker/worker_actor.hpp"
 
 #include <gtest/gtest.h>
@@ -22,8 +23,12 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
+#include <algorithm>
 
+#include "actors/worker/outbox.hpp"
 #include "proto/registry.hpp"
 
 namespace aisched::proto {
@@ -143,6 +148,31 @@ class worker_actor_test : public ::testing::Test {
   }
 
   static void touch(const fs::path& p) { std::ofstream(p) << "go\n"; }
+
+  /// The runs `w` says it holds, sorted by instance id then attempt.
+  std::vector<proto::held_run> held(const proto::worker_actor& w) {
+    std::vector<proto::held_run> out;
+    self_->request(w, 5s, proto::held_atom::value)
+        .receive([&](std::vector<proto::held_run>& h) { out = std::move(h); },
+                 [&](caf::error& err) { ADD_FAILURE() << "held: " << sys_.render(err); });
+    std::sort(out.begin(), out.end(), [](auto& a, auto& b) {
+      return std::tie(a.instance_id, a.attempt) < std::tie(b.instance_id, b.attempt);
+    });
+    return out;
+  }
+
+  /// Stops worker `w` and waits until its outbox in `dir` can be opened again.
+  void stop_worker(const proto::worker_actor& w, const fs::path& dir) {
+    self_->monitor(w);
+    caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+    self_->receive([](const caf::down_msg&) {}, caf::after(5s) >> [] {});
+    auto deadline = steady::now() + 5s;
+    while (steady::now() < deadline) {
+      if (outbox::open(dir.string())) return;  // closed again at once
+      std::this_thread::sleep_for(20ms);
+    }
+    ADD_FAILURE() << "the stopped worker's outbox stays locked";
+  }
 
   worker_test_config cfg_;
   caf::actor_system sys_;
@@ -288,6 +318,63 @@ TEST_F(worker_actor_test, execute_is_refused_once_the_pool_stopped) {
   EXPECT_EQ(execute(req), false);
   EXPECT_EQ(execute(req), false);  // not remembered as a duplicate either
   expect_no_report();
+}
+
+TEST_F(worker_actor_test, holds_its_running_runs_and_its_unacknowledged_reports) {
+  auto count = dir_ / "count";
+  auto go = dir_ / "go";
+  EXPECT_TRUE(held(worker_).empty());
+  ASSERT_EQ(execute(shell("7-7000-0", gated(count, go), 1)), true);
+  auto running = next_report();
+  ASSERT_TRUE(running);
+  ASSERT_EQ(execute(shell("7-7001-0", "true", 2)), true);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(next_report());  // 7001: running, success
+  using h = proto::held_run;
+  EXPECT_EQ(held(worker_), (std::vector<h>{{"7-7000-0", 1}, {"7-7001-0", 2}}));
+  caf::anon_send(worker_, proto::ack_atom::value, std::vector<std::string>{"7-7001-0#2"});
+  EXPECT_EQ(held(worker_), (std::vector<h>{{"7-7000-0", 1}})) << "acknowledged: not held";
+  touch(go);
+  auto done = next_report();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(held(worker_), (std::vector<h>{{"7-7000-0", 1}})) << "finished, not acknowledged";
+  caf::anon_send(worker_, proto::ack_atom::value, std::vector<std::string>{"7-7000-0#1"});
+  EXPECT_TRUE(held(worker_).empty());
+}
+
+TEST_F(worker_actor_test, a_restarted_worker_answers_an_unacknowledged_attempt_without_rerunning) {
+  auto box = dir_ / "outbox";
+  auto count = dir_ / "count";
+  worker_config wcfg;
+  wcfg.id = "w-box";
+  wcfg.exec.scratch_root = (dir_ / "scratch").string();
+  wcfg.outbox_dir = box.string();
+  auto first = sys_.spawn(worker_actor_impl, wcfg, pool_);
+  auto req = shell("7-8000-0", "echo run >> '" + count.string() + "'");
+  std::optional<bool> first_accepted;
+  self_->request(first, 5s, proto::execute_atom::value, req, proxy_)
+      .receive([&](bool ok) { first_accepted = ok; }, [](caf::error&) {});
+  ASSERT_EQ(first_accepted, true);
+  std::optional<run_result> done;
+  for (int i = 0; i < 2 && !(done && done->state == instance_state::success); ++i)
+    done = next_report();
+  ASSERT_TRUE(done && done->state == instance_state::success);
+  stop_worker(first, box);
+
+  // The next incarnation holds the attempt (its report is not acknowledged) and, handed it
+  // again by a new leader, repeats the outcome instead of running it a second time.
+  auto second = sys_.spawn(worker_actor_impl, wcfg, pool_);
+  EXPECT_EQ(held(second), (std::vector<proto::held_run>{{"7-8000-0", 1}}));
+  std::optional<bool> accepted;
+  self_->request(second, 5s, proto::execute_atom::value, req, proxy_)
+      .receive([&](bool ok) { accepted = ok; }, [](caf::error&) {});
+  ASSERT_EQ(accepted, true);
+  auto again = next_report();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->state, instance_state::success);
+  EXPECT_EQ(again->finished_at, done->finished_at) << "the recorded outcome, not a new run";
+  expect_no_report();
+  EXPECT_EQ(line_count(count), 1u) << "the attempt ran again after the restart";
+  stop_worker(second, box);
 }
 
 }  // namespace

@@ -1,0 +1,31 @@
+// Taking over runs in flight when a native worker registers (pure): those the
+// committed state has in flight on it are adopted when the worker says it
+// holds them, and otherwise were lost with it (it restarted, or the run never
+// reached it) and end as `worker_lost` reports, retried per the task's policy
+// as the next attempt. Used by the router actor (router_actor.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "proto/commands.hpp"
+#include "proto/types.hpp"
+
+namespace aisched::router {
+
+struct handover {
+  std::vector<proto::instance> adopt;   // held by the worker: hand them over again
+  std::vector<proto::run_result> lost;  // not held: their attempts ended with the worker
+};
+
+/// Sorts `in_flight` (committed dispatched or running runs) by whether worker
+/// `worker_id` holds them, as its registration's `held` says (same instance
+/// and attempt). Runs on another worker are left out of both.
+handover sort_in_flight(const std::vector<proto::instance>& in_flight,
+                        const std::string& worker_id, const std::vector<proto::held_run>& held);
+
+/// The report ending attempt `x.attempt` of `x` as lost with its worker
+/// `x.worker_id`: failed, exit code -1, error "worker_lost: worker <id> <why>".
+proto::run_result lost_report(const proto::instance& x, const std::string& why);
+
+}  // namespace aisched::router

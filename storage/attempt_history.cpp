@@ -1,0 +1,84 @@
+// Attempt records of runs; see attempt_history.hpp.
+#include "storage/attempt_history.hpp"
+
+#include <rocksdb/db.h>
+
+#include "proto/codec.hpp"
+#include "proto/errors.hpp"
+#include "storage/batch_ctx.hpp"
+#include "storage/keys.hpp"
+#include "storage/rocks.hpp"
+
+namespace aisched::storage {
+
+using namespace proto;
+
+namespace {
+
+/// The last `cap` bytes of `s`, not starting inside a UTF-8 sequence.
+std::string tail(const std::string& s, size_t cap) {
+  if (s.size() <= cap) return s;
+  size_t from = s.size() - cap;
+  for (int i = 0; i < 3 && from < s.size() && (static_cast<uint8_t>(s[from]) & 0xC0) == 0x80; ++i)
+    ++from;
+  return s.substr(from);
+}
+
+}  // namespace
+
+bool ends_attempt(instance_state from, instance_state to) {
+  bool in_flight = from == instance_state::dispatched || from == instance_state::running;
+  return in_flight && (is_terminal(to) || to == instance_state::retry_waiting);
+}
+
+attempt_record ended_attempt(const instance& x, instance_state outcome) {
+  attempt_record r;
+  r.attempt = x.attempt;
+  r.worker_id = x.worker_id;
+  r.state = outcome;
+  r.dispatched_at = x.dispatched_at;
+  r.started_at = x.started_at;
+  r.finished_at = x.finished_at;
+  r.error = x.error;
+  if (outcome != instance_state::cancelled) {
+    r.exit_code = x.exit_code;
+    r.output = tail(x.output, attempt_output_cap);
+  }
+  return r;
+}
+
+attempt_record current_attempt(const instance& x) {
+  attempt_record r;
+  r.attempt = x.attempt;
+  r.worker_id = x.worker_id;
+  r.state = x.state;
+  r.dispatched_at = x.dispatched_at;
+  r.started_at = x.started_at;
+  return r;
+}
+
+void record_attempt(batch_ctx& ctx, const std::string& instance_key, const attempt_record& r) {
+  auto* cf = ctx.db().cf(column::attempts);
+  ctx.batch().Put(cf, keys::attempt(instance_key, r.attempt), encode(r));
+  if (r.attempt > attempts_kept)
+    ctx.batch().Delete(cf, keys::attempt(instance_key, r.attempt - attempts_kept));
+}
+
+caf::expected<attempt_list> read_attempts(rocks& db, const std::string& instance_key,
+                                          const instance& x) {
+  attempt_list out;
+  out.instance_id = x.id;
+  auto it = db.iterate(column::attempts);
+  rocksdb::Slice prefix(instance_key);
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    auto r = decode<attempt_record>(std::string_view(it->value().data(), it->value().size()));
+    if (!r) return r.error();
+    out.items.push_back(std::move(*r));
+  }
+  if (!it->status().ok()) return make_error(errc::storage_error, it->status().ToString());
+  if (x.state == instance_state::dispatched || x.state == instance_state::running)
+    out.items.push_back(current_attempt(x));
+  return out;
+}
+
+}  // namespace aisched::storage
