@@ -91,6 +91,9 @@ std::string resolve_run_as(config& cfg, const std::string& run_as, bool as_node_
   if (geteuid() != 0)
     return "--run-as " + run_as + ": switching users needs a node started as root "
            "(or use --run-as-node-user)";
+  return "";
+}
+
 /// Reads the cluster secret; an error message when the settings cannot work:
 /// a bad secret file, or --auth on a node that talks to others (a group, a
 /// --join node) with neither a secret nor TLS to keep strangers out of it.
