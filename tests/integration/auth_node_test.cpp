@@ -6,6 +6,7 @@
 // between known and unknown users). Every wait polls with a deadline;
 // processes are the harness's, killed by pid.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <boost/json.hpp>
 #include <algorithm>
@@ -352,11 +353,15 @@ TEST(auth_cluster, api_token_works_on_a_follower_and_its_revocation_reaches_it) 
   for (size_t i = 0; i < 3; ++i)
     peers += (i ? "," : "") + std::string("n") + std::to_string(i + 1) + "=127.0.0.1:" +
              std::to_string(ports[i]);
+  // An --auth group needs node-to-node authentication (README "Cluster admission").
+  auto cluster_secret = write_file(dir.path() + "/cluster.secret", std::string(64, 'c'));
+  chmod(cluster_secret.c_str(), 0600);
   std::vector<std::unique_ptr<node_process>> nodes;
   for (size_t i = 0; i < 3; ++i) {
     auto id = "n" + std::to_string(i + 1);
     auto args = auth_args(dir.path());
-    args.insert(args.end(), {"--node-id", id, "--peers", peers, "--roles", "scheduler,gateway"});
+    args.insert(args.end(), {"--node-id", id, "--peers", peers, "--roles", "scheduler,gateway",
+                             "--cluster-secret-file", cluster_secret});
     nodes.push_back(std::make_unique<node_process>(dir.path() + "/" + id, args, 20s,
                                                    "127.0.0.1:" + std::to_string(ports[i])));
     ASSERT_TRUE(nodes.back()->running());

@@ -384,7 +384,13 @@ TEST(runs, labels_route_only_to_matching_workers) {
   node_process node(dir.path() + "/data", {"--worker-label", "zone=eu"});
   ASSERT_TRUE(serving(node)) << tail(node.log());
   auto port = node.http_port();
-  auto workers = parse(http_call(port, "GET", "/api/v1/workers")).as_object();
+  // The built-in worker registers with the leader's router a moment after the
+  // node serves HTTP.
+  json::object workers;
+  EXPECT_TRUE(eventually([&] {
+    workers = parse(http_call(port, "GET", "/api/v1/workers")).as_object();
+    return workers.at("items").as_array().size() == 1;
+  }));
   ASSERT_EQ(workers.at("items").as_array().size(), 1u) << json::serialize(workers);
   EXPECT_EQ(str(workers.at("items").as_array()[0].at("labels").as_object(), "zone"), "eu")
       << json::serialize(workers);
