@@ -10,6 +10,7 @@
 
 #include "actors/inspector/counted.hpp"
 #include "actors/router/adoption.hpp"
+#include "actors/router/leader_forward.hpp"
 #include "actors/router/substitute.hpp"
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
 #include "obs/metrics.hpp"
@@ -400,55 +401,6 @@ void rebuild(self_ptr self, uint64_t epoch) {
   storage::scan_tasks(self, self->state.store, 0, alive, on_tasks, [=] {
     storage::scan_active(self, self->state.store, "", alive, on_active, done);
   });
-}
-
-/// The leader's router, for a follower: the worker registry lives on the
-/// leader only, so a follower hands registry requests (from its gateway) on.
-/// Found through this node's raft (who leads, at which address) and the
-/// leader's endpoint over the raft connection; cached until leadership moves.
-void with_leader_router(self_ptr self, std::function<void(caf::expected<router_actor>)> then) {
-  auto& st = self->state;
-  if (st.leader_router) return then(st.leader_router);
-  auto epoch = st.epoch;
-  self->request(st.raft, request_timeout, raft_status_atom::value)
-      .then(
-          [=](raft_status& s) {
-            auto p = std::find_if(s.peers.begin(), s.peers.end(),
-                                  [&](const peer_status& x) { return x.id == s.leader_id; });
-            if (s.leader_id.empty() || p == s.peers.end())
-              return then(make_error(errc::unavailable, "leader", "no leader elected yet"));
-            auto ep = proto::known_member(self->system(), p->address);
-            if (!ep)
-              return then(make_error(errc::unavailable, "leader",
-                                     "leader " + s.leader_id + " is not connected to this member"));
-            self->request(ep, request_timeout, handles_atom::value)
-                .then(
-                    [=](router_actor& r, caf::actor&) {
-                      if (epoch == self->state.epoch) self->state.leader_router = r;
-                      then(r);
-                    },
-                    [=](caf::error& e) { then(std::move(e)); });
-          },
-          [=](caf::error& e) { then(std::move(e)); });
-}
-
-/// Answers `xs...` with the leader router's reply.
-template <class Result, class... Ts>
-caf::result<Result> forward_to_leader(self_ptr self, Ts... xs) {
-  auto rp = self->make_response_promise<Result>();
-  with_leader_router(self, [=](caf::expected<router_actor> r) mutable {
-    if (!r) {
-      rp.deliver(std::move(r.error()));
-      return;
-    }
-    self->request(*r, request_timeout, xs...)
-        .then([=](Result& x) mutable { rp.deliver(std::move(x)); },
-              [=](caf::error& e) mutable {
-                self->state.leader_router = nullptr;  // perhaps no longer the leader's
-                rp.deliver(std::move(e));
-              });
-  });
-  return rp;
 }
 
 /// Forgets every worker: the registry belongs to the leader, and workers

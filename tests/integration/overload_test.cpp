@@ -1,5 +1,5 @@
 // Overload on a node started the way `make run` starts one (no tuning flags):
-// ten times --max-backlog runs due at one instant turn backpressure red, and
+// ten times the default backlog limit of runs due at one instant turn backpressure red, and
 // the node still drains them all. Red defers new fires (counted as
 // scheduler_slots_total{outcome="deferred"}) and never stops dispatching; the
 // level returns to green by itself. (That the slots red defers are counted as
