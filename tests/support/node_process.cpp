@@ -262,6 +262,7 @@ http_result http_call(uint16_t port, const std::string& method, const std::strin
     out.status = res.result_int();
     out.body = res.body();
     out.content_type = std::string(res[http::field::content_type]);
+    out.allow = std::string(res[http::field::allow]);
     beast::error_code ec;
     stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   } catch (const std::exception& e) {

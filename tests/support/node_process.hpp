@@ -110,6 +110,7 @@ struct http_result {
   unsigned status = 0;  // 0 when the request could not be made
   std::string body;
   std::string content_type;  // the Content-Type header of the answer
+  std::string allow;         // its Allow header (a 405's), "" when absent
 };
 
 /// One blocking HTTP/1.1 request to 127.0.0.1:`port`; status 0 if it could not be
