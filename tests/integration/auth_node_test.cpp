@@ -87,7 +87,7 @@ TEST_F(auth_node, only_healthz_metrics_and_login_are_open) {
   auto w = call(port_, "GET", "/api/v1/auth/whoami", admin_);
   ASSERT_EQ(w.status, 200u) << w.body;
   EXPECT_EQ(str(parse(w).as_object(), "subject"), "admin");
-  EXPECT_EQ(str(parse(w).as_object(), "role"), "admin");
+  EXPECT_EQ(str(parse(w).as_object(), "role"), "cluster_admin");
   EXPECT_EQ(str(parse(w).as_object(), "tenant"), "default");
 }
 
@@ -104,7 +104,7 @@ TEST_F(auth_node, login_with_a_bad_password_or_unknown_user_is_401) {
                       R"({"username":"admin","password":"admin-password-1"})");
   ASSERT_EQ(ok.status, 200u);
   auto o = parse(ok).as_object();
-  EXPECT_EQ(str(o, "role"), "admin");
+  EXPECT_EQ(str(o, "role"), "cluster_admin");
   EXPECT_EQ(str(o, "tenant"), "default");
   EXPECT_GT(rfc3339_ms(str(o, "expires_at")), wall_ms());
 }
