@@ -172,15 +172,15 @@ void access::record(audit_entry e) {
   caf::anon_send(recorder_, std::move(e));
 }
 
-void access::admit(http_request req, reply_fn reply, handler_fn next) {
-  const auto& rule = rule_for(req.method, req.path);
+void access::admit(const route& r, path_params params, http_request req, reply_fn reply) {
   if (!ctx_.auth.enabled) {
-    principal everyone{"anonymous", "default", role::admin, false};
-    return proceed(rule, std::move(req), std::move(reply), std::move(next), std::move(everyone));
+    principal everyone{"anonymous", "default", role::cluster_admin, false};
+    return proceed(r, params, std::move(req), std::move(reply), std::move(everyone));
   }
-  if (!rule.min) {
+  if (!r.min) {
     req.who = principal{"anonymous", "default", role::viewer, false};
-    return next(std::move(req), std::move(reply));
+    route_call c{ctx_, *this, req, reply, params};
+    return r.handler(c);
   }
   auto cred = bearer_of(req.headers);
   if (cred.empty())
@@ -188,14 +188,14 @@ void access::admit(http_request req, reply_fn reply, handler_fn next) {
   if (cred.rfind(token_prefix, 0) != 0) {
     auto who = verify_jwt(ctx_.auth, cred, unix_seconds());
     if (!who) return reply(error_response(who.error()));
-    return proceed(rule, std::move(req), std::move(reply), std::move(next), std::move(*who));
+    return proceed(r, params, std::move(req), std::move(reply), std::move(*who));
   }
-  auto shared = std::make_shared<std::tuple<http_request, reply_fn, handler_fn>>(
-      std::move(req), std::move(reply), std::move(next));
-  resolve_token(cred, [this, &rule, shared](caf::expected<principal> who) {
-    auto& [rq, rp, nx] = *shared;
+  auto shared = std::make_shared<std::tuple<http_request, reply_fn, path_params>>(
+      std::move(req), std::move(reply), std::move(params));
+  resolve_token(cred, [this, &r, shared](caf::expected<principal> who) {
+    auto& [rq, rp, ps] = *shared;
     if (!who) return rp(error_response(who.error()));
-    proceed(rule, std::move(rq), std::move(rp), std::move(nx), std::move(*who));
+    proceed(r, ps, std::move(rq), std::move(rp), std::move(*who));
   });
 }
 
@@ -222,20 +222,20 @@ void access::resolve_token(const std::string& secret,
   });
 }
 
-void access::proceed(const route_rule& rule, http_request req, reply_fn reply, handler_fn next,
-                     principal who) {
+void access::proceed(const route& r, const path_params& params, http_request req,
+                     reply_fn reply, principal who) {
   req.who = std::move(who);
   audit_entry e;
-  bool audited = !rule.action.empty();
+  bool audited = !r.action.empty();
   if (audited) {
     e.subject = req.who.subject;
     e.tenant = req.who.tenant;
-    e.action = std::string(rule.action);
-    e.target = target_of(rule, req.path);
+    e.action = std::string(r.action);
+    e.target = params[0];
     if (auto v = req.headers.find("x-aisched-via"); v != req.headers.end())
       e.via = v->second.substr(0, 64);
   }
-  if (rule.min && req.who.r < *rule.min) {
+  if (r.min && req.who.r < *r.min) {
     auto err = make_error(errc::forbidden, "", "role " + std::string(name_of(req.who.r)) +
                                                    " may not " + req.method + " " + req.path);
     auto res = error_response(err);
@@ -245,14 +245,15 @@ void access::proceed(const route_rule& rule, http_request req, reply_fn reply, h
     }
     return reply(std::move(res));
   }
-  if (!audited) return next(std::move(req), std::move(reply));
-  auto wrapped = [this, e = std::move(e), reply = std::move(reply)](http_response res) mutable {
-    e.result = result_of(res);
-    if (e.target.empty()) e.target = created_target(res);
-    record(std::move(e));
-    reply(std::move(res));
-  };
-  next(std::move(req), std::move(wrapped));
+  if (audited)
+    reply = [this, e = std::move(e), reply = std::move(reply)](http_response res) mutable {
+      e.result = result_of(res);
+      if (e.target.empty()) e.target = created_target(res);
+      record(std::move(e));
+      reply(std::move(res));
+    };
+  route_call c{ctx_, *this, req, reply, params};
+  r.handler(c);
 }
 
 void with_own_worker(const api_context& ctx, const std::string& tenant, const std::string& id,

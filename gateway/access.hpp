@@ -1,8 +1,8 @@
 // The gate every REST request passes before its route: resolves the caller
 // from the `Authorization: Bearer` header only (JWTs checked locally, API
-// tokens looked up in the store actor behind a 2 s cache), checks the role
-// table (gateway/auth.hpp), and records each mutation's outcome in the audit
-// log. Audit entries go to a recorder actor that batches them into
+// tokens looked up in the store actor behind a 2 s cache), checks the matched
+// row of the route table (gateway/route_table.hpp), calls its handler, and
+// records each mutation's outcome in the audit log. Audit entries go to a recorder actor that batches them into
 // `record_audit` proposals to the raft actor (a few ms apart), so a burst of
 // writes costs a few extra log entries, not one synced write per request.
 #pragma once
@@ -13,6 +13,7 @@
 
 #include "gateway/api.hpp"
 #include "gateway/auth.hpp"
+#include "gateway/route_table.hpp"
 
 namespace aisched::gateway {
 
@@ -22,11 +23,12 @@ class access {
   explicit access(api_context ctx);
   ~access();
 
-  /// Resolves and checks the caller of `req`, then calls `next` with
-  /// `req.who` set and, for a mutation, a reply that records its audit entry.
-  /// Answers 401 / 403 (or 503 when the store does not answer) itself.
+  /// Resolves and checks the caller of `req` against row `r` (matched with
+  /// `params`), then calls `r.handler` with `req.who` set and, for a mutation,
+  /// a reply that records its audit entry. Answers 401 / 403 (or 503 when the
+  /// store does not answer) itself. `r` must outlive the call (table rows do).
   /// Thread-safe.
-  void admit(http_request req, reply_fn reply, handler_fn next);
+  void admit(const route& r, path_params params, http_request req, reply_fn reply);
 
   /// Queues one audit entry (stamped with this node). Thread-safe.
   void record(proto::audit_entry e);
@@ -40,7 +42,7 @@ class access {
   struct token_cache;
   void resolve_token(const std::string& secret,
                      std::function<void(caf::expected<principal>)> done);
-  void proceed(const route_rule& rule, http_request req, reply_fn reply, handler_fn next,
+  void proceed(const route& r, const path_params& params, http_request req, reply_fn reply,
                principal who);
 
   api_context ctx_;

@@ -20,16 +20,11 @@ http_response level_view() {
 
 }  // namespace
 
-void admin_routes(const http_request& req, const std::vector<std::string>& seg, reply_fn& reply) {
-  if (seg.size() != 4 || seg[3] != "log-level")
-    return reply(error_response(
-        make_error(errc::not_found, "", "no route for " + req.method + " " + req.path)));
-  if (req.method == "GET") return reply(level_view());
-  if (req.method != "PUT")
-    return reply(
-        json_response(405, json::object{{"error", json::object{{"code", "method_not_allowed"},
-                                                               {"message", "method not allowed"},
-                                                               {"field", ""}}}}));
+void get_log_level(route_call& c) { c.reply(level_view()); }
+
+void set_log_level(route_call& c) {
+  const auto& req = c.req;
+  auto& reply = c.reply;
   auto body = proto::parse_json(req.body);
   if (!body) return reply(error_response(body.error()));
   auto* o = body->if_object();

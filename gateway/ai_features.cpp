@@ -626,49 +626,26 @@ std::optional<uint64_t> parse_id(const std::string& s) {
   return v;
 }
 
-void method_not_allowed(reply_fn& reply) {
-  reply(json_response(405, json::object{{"error", json::object{{"code", "method_not_allowed"},
-                                                               {"message", "method not allowed"},
-                                                               {"field", ""}}}}));
-}
-
 }  // namespace
 
-bool serve_ai_feature(const api_context& ctx, http_request& req,
-                      const std::vector<std::string>& seg, reply_fn& reply) {
-  const auto& m = req.method;
-  if (seg.size() == 5 && seg[2] == "instances" && seg[4] == "analysis") {
-    if (m != "GET") return method_not_allowed(reply), true;
-    return analysis(ctx, false, req.who.tenant, seg[3], reply), true;
-  }
-  if (seg.size() < 4 || seg[2] != "ai") return false;
-  const auto& feature = seg[3];
-  if (feature == "analyze" && seg.size() == 5) {
-    if (m != "POST") return method_not_allowed(reply), true;
-    return analysis(ctx, true, req.who.tenant, seg[4], reply), true;
-  }
-  if (feature == "advice" && seg.size() == 4) {
-    if (m != "GET") return method_not_allowed(reply), true;
-    return advice(ctx, req.who.tenant, reply), true;
-  }
-  if (feature == "task-draft" && seg.size() == 4) {
-    if (m != "POST") return method_not_allowed(reply), true;
-    return task_draft(ctx, req, reply), true;
-  }
-  if (feature == "tasks" && seg.size() == 6 && seg[5] == "duration") {
-    if (m != "GET") return method_not_allowed(reply), true;
-    auto id = parse_id(seg[4]);
-    if (!id)
-      return reply(error_response(make_error(errc::invalid_argument, "id",
-                                             "task id must be a positive integer"))),
-             true;
-    return duration(ctx, req.who.tenant, *id, reply), true;
-  }
-  if (feature == "trends" && seg.size() == 4) {
-    if (m != "GET") return method_not_allowed(reply), true;
-    return trends(ctx, req, reply), true;
-  }
-  return false;
+void get_instance_analysis(route_call& c) {
+  analysis(c.ctx, false, c.req.who.tenant, c.param(), c.reply);
 }
+
+void analyze_instance(route_call& c) { analysis(c.ctx, true, c.req.who.tenant, c.param(), c.reply); }
+
+void get_advice(route_call& c) { advice(c.ctx, c.req.who.tenant, c.reply); }
+
+void draft_task(route_call& c) { task_draft(c.ctx, c.req, c.reply); }
+
+void predict_duration(route_call& c) {
+  auto id = parse_id(c.param());
+  if (!id)
+    return c.reply(
+        error_response(make_error(errc::invalid_argument, "id", "task id must be a positive integer")));
+  duration(c.ctx, c.req.who.tenant, *id, c.reply);
+}
+
+void get_trends(route_call& c) { trends(c.ctx, c.req, c.reply); }
 
 }  // namespace aisched::gateway

@@ -14,9 +14,11 @@
 
 namespace aisched::gateway {
 
-/// Serves `req` (path already split into `seg`) when it is one of the routes
-/// above and returns true; returns false, without replying, otherwise.
-bool serve_ai_feature(const api_context& ctx, http_request& req,
-                      const std::vector<std::string>& seg, reply_fn& reply);
+void get_instance_analysis(route_call& c);  // GET /api/v1/instances/{id}/analysis (stored)
+void analyze_instance(route_call& c);       // POST /api/v1/ai/analyze/{instance_id}
+void get_advice(route_call& c);             // GET /api/v1/ai/advice
+void draft_task(route_call& c);             // POST /api/v1/ai/task-draft
+void predict_duration(route_call& c);       // GET /api/v1/ai/tasks/{id}/duration
+void get_trends(route_call& c);             // GET /api/v1/ai/trends
 
 }  // namespace aisched::gateway

@@ -202,42 +202,47 @@ std::string sse_event(const llm::agent_event& e) {
   return "event: " + e.name + "\ndata: " + e.data + "\n\n";
 }
 
-void ai_routes(const std::shared_ptr<ai_context>& ctx, const http_request& req,
-               const std::vector<std::string>& seg, const reply_fn& reply) {
-  auto not_found = [&] {
-    reply(error_response(make_error(errc::not_found, "", "no route for " + req.method + " " + req.path)));
-  };
-  auto method_not_allowed = [&] {
-    reply(json_response(405, json::object{{"error",
-                                           {{"code", "method_not_allowed"},
-                                            {"message", "method not allowed"},
-                                            {"field", ""}}}}));
-  };
-  if (seg.size() < 4) return not_found();
-  const auto& what = seg[3];
-  if (what == "chat" && seg.size() == 4)
-    return req.method == "POST" ? chat(ctx, req, reply) : method_not_allowed();
-  if (what == "ws" && seg.size() == 4)
-    return req.method == "GET" ? ws(ctx, req, reply) : method_not_allowed();
-  if (what == "confirm" && seg.size() == 4)
-    return req.method == "POST" ? confirm(ctx, req, reply) : method_not_allowed();
-  if (what != "conversations" || seg.size() > 6 || (seg.size() == 6 && seg[5] != "messages") ||
-      seg.size() == 5)
-    return not_found();
-  if (req.method != "GET") return method_not_allowed();
-  if (!ctx || !ctx->sys) return reply(not_configured());
+namespace {
+
+/// The `limit` query parameter of the conversation listings (1..1000, default
+/// 100); nullopt after answering 400. Also 503 when this node has no agent.
+std::optional<uint64_t> listing_limit(route_call& c) {
+  if (!c.ctx.ai || !c.ctx.ai->sys) {
+    c.reply(not_configured());
+    return std::nullopt;
+  }
   uint64_t limit = 100;
-  if (auto i = req.query.find("limit"); i != req.query.end()) {
+  if (auto i = c.req.query.find("limit"); i != c.req.query.end()) {
     try {
       limit = std::stoull(i->second);
     } catch (...) {
       limit = 0;
     }
-    if (limit < 1 || limit > 1000) return reply(bad("limit", "limit must be between 1 and 1000"));
+    if (limit < 1 || limit > 1000) {
+      c.reply(bad("limit", "limit must be between 1 and 1000"));
+      return std::nullopt;
+    }
   }
-  auto who = caller_of(req);
-  if (seg.size() == 4) return ask_agent(ctx, reply, llm::conversations_atom::value, who.tenant, limit);
-  ask_agent(ctx, reply, llm::messages_atom::value, who.tenant, seg[4], limit * 10);
+  return limit;
+}
+
+}  // namespace
+
+void ai_chat(route_call& c) { chat(c.ctx.ai, c.req, c.reply); }
+void ai_confirm(route_call& c) { confirm(c.ctx.ai, c.req, c.reply); }
+void ai_ws(route_call& c) { ws(c.ctx.ai, c.req, c.reply); }
+
+void ai_conversations(route_call& c) {
+  auto limit = listing_limit(c);
+  if (!limit) return;
+  ask_agent(c.ctx.ai, c.reply, llm::conversations_atom::value, c.req.who.tenant, *limit);
+}
+
+void ai_messages(route_call& c) {
+  auto limit = listing_limit(c);
+  if (!limit) return;
+  ask_agent(c.ctx.ai, c.reply, llm::messages_atom::value, c.req.who.tenant, c.param(),
+            *limit * 10);
 }
 
 }  // namespace aisched::gateway

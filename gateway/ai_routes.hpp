@@ -11,6 +11,7 @@
 
 #include "actors/llm_agent/llm_agent_actor.hpp"
 #include "gateway/http.hpp"
+#include "gateway/route_table.hpp"
 
 namespace caf {
 class actor_system;
@@ -25,12 +26,14 @@ struct ai_context {
   std::chrono::milliseconds timeout{10'000};
 };
 
-/// Serves /api/v1/ai/chat, /api/v1/ai/confirm, /api/v1/ai/conversations and
-/// /api/v1/ai/conversations/{id}/messages (`seg` is the split path). Without a
-/// context (no agent on this node) or without an LLM configured, chat and
-/// confirm answer 503 `llm_not_configured`.
-void ai_routes(const std::shared_ptr<ai_context>& ctx, const http_request& req,
-               const std::vector<std::string>& seg, const reply_fn& reply);
+// The handlers (gateway/route_table.cpp), with the agent of api_context::ai.
+// Without one (no agent on this node) or without an LLM configured, chat,
+// confirm and ws answer 503 `llm_not_configured`.
+void ai_chat(route_call& c);           // POST /api/v1/ai/chat (SSE)
+void ai_confirm(route_call& c);        // POST /api/v1/ai/confirm (SSE)
+void ai_ws(route_call& c);             // GET /api/v1/ai/ws (WebSocket upgrade)
+void ai_conversations(route_call& c);  // GET /api/v1/ai/conversations?limit
+void ai_messages(route_call& c);       // GET /api/v1/ai/conversations/{id}/messages?limit
 
 /// Who asks: with auth disabled, tenant "default". (The auth branch resolves
 /// the principal from the Authorization header; its tenant goes here.)

@@ -1,6 +1,8 @@
-// REST routes under /api/v1 (plus /healthz and /readyz): maps each HTTP request to typed
-// requests to the raft actor (writes) and the store actor (reads) through a
-// short-lived bridge actor, and maps replies and errors back to JSON.
+// The REST API's entry (make_api): looks each request up in the route table
+// (gateway/route_table.hpp), answers 404 / 405 itself, and hands the matched
+// row to the auth gate, which calls its handler. Also the node, run and worker
+// handlers (mapping requests to the raft, store, router and trigger actors
+// through short-lived bridge actors) and the JSON mapping of replies and errors.
 #pragma once
 
 #include <chrono>
@@ -11,6 +13,7 @@
 #include "gateway/auth.hpp"
 #include "actors/ai_features/judge.hpp"
 #include "gateway/http.hpp"
+#include "gateway/route_table.hpp"
 #include "proto/analysis.hpp"
 #include "proto/interfaces.hpp"
 
@@ -52,7 +55,7 @@ struct api_context {
   point_reads reads;
   /// Why this node's last storage write failed; "" while it succeeded (/readyz).
   std::function<std::string()> storage_problem;
-  auth_options auth;  // off by default: every request is admin of tenant "default"
+  auth_options auth;  // off by default: every request is cluster_admin of tenant "default"
 };
 
 /// Checks a task beyond structure (proto::validate_task plus its schedule and
@@ -61,6 +64,26 @@ caf::error validate_full(const proto::task& t);
 
 /// The REST view of a task: its JSON plus `next_fire_times`.
 boost::json::value task_view(const proto::task& t);
+
+// -- handlers of this file (registered in gateway/route_table.cpp) ----------------
+
+void get_health(route_call& c);        // GET /healthz
+void get_ready(route_call& c);         // GET /readyz
+void get_version(route_call& c);       // GET /api/v1/version
+void get_openapi(route_call& c);       // GET /api/v1/openapi.json
+void get_backpressure(route_call& c);  // GET /api/v1/backpressure
+void next_fire_times(route_call& c);   // GET /api/v1/schedules/next?cron&tz&after&n
+void list_instances(route_call& c);    // GET /api/v1/instances?task_id&state&since&until&limit&cursor
+void get_instance(route_call& c);         // GET /api/v1/instances/{id}
+void cancel_instance(route_call& c);      // POST /api/v1/instances/{id}/cancel
+void get_instance_attempts(route_call& c);  // GET /api/v1/instances/{id}/attempts
+void get_instance_output(route_call& c);  // GET /api/v1/instances/{id}/output?follow
+void list_workers(route_call& c);      // GET /api/v1/workers (the caller's tenant's)
+void register_worker(route_call& c);   // POST /api/v1/workers
+void heartbeat_worker(route_call& c);  // POST /api/v1/workers/{id}/heartbeat
+void drain_worker(route_call& c);      // POST /api/v1/workers/{id}/drain
+void undrain_worker(route_call& c);    // POST /api/v1/workers/{id}/undrain
+void remove_worker(route_call& c);     // DELETE /api/v1/workers/{id}
 
 /// Builds the request handler serving the REST API from `ctx`.
 handler_fn make_api(api_context ctx);
@@ -73,5 +96,8 @@ http_response json_response(unsigned status, const boost::json::value& v);
 
 /// The answer for an error: its status and `{"error": {"code", "message", "field"}}`.
 http_response error_response(const caf::error& err);
+
+/// 405 `method_not_allowed`, with `Allow: <allow>` (the methods the path has).
+http_response method_not_allowed(const std::string& allow);
 
 }  // namespace aisched::gateway

@@ -1,4 +1,4 @@
-// Role table, JWTs, password and token hashes; see auth.hpp.
+// JWTs, password and token hashes; see auth.hpp.
 #include "gateway/auth.hpp"
 
 #include <array>
@@ -11,90 +11,11 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
-#include "gateway/metrics_route.hpp"
 #include "proto/errors.hpp"
 
 namespace aisched::gateway {
 
 namespace {
-
-constexpr auto viewer = role::viewer;
-constexpr auto operator_ = role::operator_;
-constexpr auto admin = role::admin;
-constexpr std::optional<role> open = std::nullopt;
-
-/// THE table: every route that is open or needs more than viewer. The first
-/// matching row wins. README "Authentication" documents the same rules.
-constexpr std::array<route_rule, 34> rules{{
-    // Open: health checks, the console's files, metrics scraping and logging in.
-    {"GET", "/healthz", open, ""},
-    {"GET", "/readyz", open, ""},
-    {"GET", "/metrics", open, ""},
-    {"GET", "/", open, ""},
-    {"GET", "/index.html", open, ""},
-    {"GET", "/console/*", open, ""},
-    {"POST", "/api/v1/auth/login", open, ""},  // audited by the login route itself
-    // AI routes read as viewer; the tool calls they make re-enter this table.
-    {"*", "/api/v1/ai/*", viewer, ""},
-    // Operators create, edit, pause, resume, trigger, cancel, publish, backfill, drain.
-    {"POST", "/api/v1/tasks", operator_, "task.create"},
-    {"PUT", "/api/v1/tasks/{id}", operator_, "task.update"},
-    {"PATCH", "/api/v1/tasks/{id}", operator_, "task.update"},
-    {"POST", "/api/v1/tasks/{id}/pause", operator_, "task.pause"},
-    {"POST", "/api/v1/tasks/{id}/resume", operator_, "task.resume"},
-    {"POST", "/api/v1/tasks/{id}/trigger", operator_, "task.trigger"},
-    {"POST", "/api/v1/tasks/{id}/backfill", operator_, "task.backfill"},
-    {"POST", "/api/v1/events/{name}", operator_, "event.publish"},
-    {"POST", "/api/v1/instances/{id}/cancel", operator_, "instance.cancel"},
-    {"POST", "/api/v1/instances/{id}/report", operator_, ""},  // worker traffic, not audited
-    {"POST", "/api/v1/workers", operator_, "worker.register"},
-    {"POST", "/api/v1/workers/{id}/heartbeat", operator_, ""},  // worker traffic
-    {"POST", "/api/v1/workers/{id}/drain", operator_, "worker.drain"},
-    {"POST", "/api/v1/workers/{id}/undrain", operator_, "worker.undrain"},
-    // Admins delete and manage users, tokens and the audit log.
-    {"DELETE", "/api/v1/tasks/{id}", admin, "task.delete"},
-    {"DELETE", "/api/v1/workers/{id}", admin, "worker.remove"},
-    {"POST", "/api/v1/users", admin, "user.create"},
-    {"GET", "/api/v1/users", admin, ""},
-    {"DELETE", "/api/v1/users/{name}", admin, "user.delete"},
-    {"POST", "/api/v1/tokens", admin, "token.create"},
-    {"GET", "/api/v1/tokens", admin, ""},
-    {"DELETE", "/api/v1/tokens/{id}", admin, "token.revoke"},
-    {"GET", "/api/v1/audit", admin, ""},
-    {"PUT", "/api/v1/admin/log-level", admin, "admin.log_level"},
-    {"POST", "/api/v1/cluster/members", admin, "cluster.add_member"},
-    {"DELETE", "/api/v1/cluster/members/{id}", admin, "cluster.remove_member"},
-}};
-
-constexpr route_rule read_default{"GET", "", viewer, ""};
-constexpr route_rule write_default{"*", "", admin, ""};
-
-bool method_matches(std::string_view want, std::string_view have) {
-  return want == "*" || want == have || (want == "GET" && have == "HEAD");
-}
-
-/// Pops the next non-empty segment of `s`.
-std::string_view next_segment(std::string_view& s) {
-  while (!s.empty() && s.front() == '/') s.remove_prefix(1);
-  auto end = s.find('/');
-  auto seg = s.substr(0, end);
-  s.remove_prefix(end == std::string_view::npos ? s.size() : end);
-  return seg;
-}
-
-/// Like route_matches(), plus a trailing "/*" matching one or more segments.
-bool rule_matches(std::string_view pattern, std::string_view path) {
-  if (pattern.size() >= 2 && pattern.substr(pattern.size() - 2) == "/*") {
-    auto prefix = pattern.substr(0, pattern.size() - 2);
-    for (;;) {
-      auto want = next_segment(prefix);
-      auto have = next_segment(path);
-      if (want.empty()) return !have.empty();
-      if (have.empty() || (want.front() != '{' && want != have)) return false;
-    }
-  }
-  return route_matches(pattern, path);
-}
 
 struct jwt_deleter {
   void operator()(jwt_t* j) const { jwt_free(j); }
@@ -106,22 +27,6 @@ caf::error unauthenticated(std::string why) {
 }
 
 }  // namespace
-
-const route_rule& rule_for(std::string_view method, std::string_view path) {
-  for (auto& r : rules)
-    if (method_matches(r.method, method) && rule_matches(r.pattern, path)) return r;
-  return method == "GET" || method == "HEAD" ? read_default : write_default;
-}
-
-std::string target_of(const route_rule& rule, std::string_view path) {
-  auto pattern = rule.pattern;
-  for (;;) {
-    auto want = next_segment(pattern);
-    auto have = next_segment(path);
-    if (want.empty() || have.empty()) return "";
-    if (want.front() == '{') return std::string(have);
-  }
-}
 
 caf::expected<std::string> issue_jwt(const auth_options& opts, const proto::user& u,
                                      int64_t now) {

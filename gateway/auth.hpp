@@ -1,8 +1,8 @@
-// Authentication and authorization, the pure parts: the one table of routes
-// (pattern + method -> minimum role and audit action), signed expiring JWTs
-// (libjwt, HS256), argon2id password hashes (libargon2), SHA-256 of API token
-// secrets. No actors, no I/O, the clock is a parameter: unit-tested directly.
-// The gate that applies them to each request is gateway/access.hpp.
+// Authentication, the pure parts: signed expiring JWTs (libjwt, HS256),
+// argon2id password hashes (libargon2), SHA-256 of API token secrets. No
+// actors, no I/O, the clock is a parameter: unit-tested directly. Who may call
+// which route is the route table (gateway/route_table.hpp); the gate that
+// applies both to each request is gateway/access.hpp.
 #pragma once
 
 #include <chrono>
@@ -20,33 +20,13 @@
 namespace aisched::gateway {
 
 struct auth_options {
-  bool enabled = false;  // off: every request is admin of tenant "default"
+  bool enabled = false;  // off: every request is cluster_admin of tenant "default"
   std::string secret;    // the HS256 key, the same on every node
   std::chrono::seconds token_ttl{3600};
   /// The node's failed-login limits: not an option but state, shared by every
   /// copy of these options (the login route, bootstrap_admin).
   std::shared_ptr<login_guard> logins = std::make_shared<login_guard>();
 };
-
-// -- the role table -------------------------------------------------------------
-
-/// One row: requests with `method` ("*": any) on a path matching `pattern`
-/// (`{x}` matches one segment, a trailing `/*` any deeper path) need at least
-/// `min` (nullopt: open, no token needed); a non-empty `action` marks a
-/// mutation, recorded in the audit log under that name.
-struct route_rule {
-  std::string_view method;
-  std::string_view pattern;
-  std::optional<role> min;
-  std::string_view action;
-};
-
-/// The first row matching the request. Unlisted GETs need viewer; any other
-/// unlisted request needs admin (a new mutation is closed until listed).
-const route_rule& rule_for(std::string_view method, std::string_view path);
-
-/// The value of the first `{...}` segment of `rule.pattern` in `path` ("" if none).
-std::string target_of(const route_rule& rule, std::string_view path);
 
 // -- credentials ----------------------------------------------------------------
 

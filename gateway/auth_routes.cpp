@@ -43,25 +43,36 @@ caf::expected<fields> read_fields(const std::string& body, const std::set<std::s
   return out;
 }
 
-/// The tenant a new user or token goes to: the caller's unless the body names
-/// another; only admins of tenant "default" may provision other tenants (they
-/// still cannot read or change anything there).
-caf::expected<std::string> target_tenant(const principal& who, const fields& f) {
-  auto i = f.find("tenant");
-  if (i == f.end() || i->second == who.tenant) return who.tenant;
-  if (!valid_name(i->second))
+/// The tenant a user or token route acts on: the caller's unless `named` (the
+/// body's or query's "tenant") names another, which only the cluster admin may
+/// (tenant admins administer their own tenant, nothing more).
+caf::expected<std::string> tenant_named(const principal& who, const std::string* named) {
+  if (!named || named->empty() || *named == who.tenant) return who.tenant;
+  if (!valid_name(*named))
     return make_error(errc::invalid_argument, "tenant",
                       "tenant: 1-63 of a-z, 0-9, '_', '.', '-', starting with a letter or digit");
-  if (who.tenant != "default")
+  if (who.r < role::cluster_admin)
     return make_error(errc::forbidden, "tenant",
-                      "only admins of tenant default may provision another tenant");
-  return i->second;
+                      "only the cluster admin may act on another tenant's users and tokens");
+  return *named;
+}
+
+caf::expected<std::string> target_tenant(const principal& who, const fields& f) {
+  auto i = f.find("tenant");
+  return tenant_named(who, i == f.end() ? nullptr : &i->second);
+}
+
+caf::expected<std::string> target_tenant(const http_request& req) {
+  auto i = req.query.find("tenant");
+  return tenant_named(req.who, i == req.query.end() ? nullptr : &i->second);
 }
 
 caf::expected<role> read_role(const fields& f) {
   auto i = f.find("role");
   auto r = i == f.end() ? std::optional<role>{role::viewer} : parse_enum<role>(i->second);
-  if (!r) return make_error(errc::invalid_argument, "role", "role: viewer, operator or admin");
+  if (!r)
+    return make_error(errc::invalid_argument, "role",
+                      "role: viewer, operator, admin or cluster_admin");
   return *r;
 }
 
@@ -179,6 +190,9 @@ void create_user(access& gate, http_request& req, reply_fn& reply) {
   if (!tenant) return reply(error_response(tenant.error()));
   auto r = read_role(*f);
   if (!r) return reply(error_response(r.error()));
+  if (*r > req.who.r)
+    return reply(error_response(
+        make_error(errc::forbidden, "role", "role: a user cannot have more rights than you")));
   user u;
   u.name = (*f)["name"];
   u.tenant = *tenant;
@@ -236,7 +250,18 @@ void create_token(access& gate, http_request& req, reply_fn& reply) {
 
 void list_audit(access& gate, http_request& req, reply_fn& reply) {
   audit_query q;
-  q.tenant = req.who.tenant;
+  auto tenant = target_tenant(req);
+  if (!tenant) return reply(error_response(tenant.error()));
+  q.tenant = *tenant;
+  if (auto i = req.query.find("scope"); i != req.query.end() && i->second != "tenant") {
+    if (i->second != "cluster")
+      return reply(error_response(
+          make_error(errc::invalid_argument, "scope", "scope: tenant or cluster")));
+    if (req.who.r < role::cluster_admin)
+      return reply(error_response(
+          make_error(errc::forbidden, "scope", "only the cluster admin reads the cluster audit")));
+    q.tenant = std::string(cluster_audit_log);
+  }
   if (auto i = req.query.find("limit"); i != req.query.end()) {
     uint32_t n = 0;
     auto [p, ec] = std::from_chars(i->second.data(), i->second.data() + i->second.size(), n);
@@ -271,69 +296,65 @@ http_response items_json(const List& l) {
   return json_response(200, json::object{{"items", std::move(items)}});
 }
 
-http_response method_not_allowed() {
-  return json_response(405, json::object{{"error", json::object{{"code", "method_not_allowed"},
-                                                                {"message", "method not allowed"},
-                                                                {"field", ""}}}});
+/// Answers `f(tenant)` for the tenant the request names (?tenant=), or the 403.
+template <class F>
+void for_tenant(route_call& c, F f) {
+  auto tenant = target_tenant(c.req);
+  if (!tenant) return c.reply(error_response(tenant.error()));
+  f(*tenant);
 }
 
 }  // namespace
 
-bool is_auth_resource(const std::string& resource) {
-  return resource == "auth" || resource == "users" || resource == "tokens" || resource == "audit";
+void login_route(route_call& c) { login(c.gate, c.req, c.reply); }
+
+void whoami(route_call& c) {
+  const auto& w = c.req.who;
+  c.reply(json_response(200, json::object{{"subject", w.subject},
+                                          {"tenant", w.tenant},
+                                          {"role", std::string(name_of(w.r))},
+                                          {"authenticated", w.authenticated},
+                                          {"auth_enabled", c.ctx.auth.enabled}}));
 }
 
-void auth_routes(access& gate, http_request& req, const std::vector<std::string>& seg,
-                 reply_fn& reply) {
-  const auto& ctx = gate.ctx();
-  const auto& m = req.method;
-  const auto& res = seg[2];
-  auto n = seg.size();
-  if (res == "auth" && n == 4 && seg[3] == "login")
-    return m == "POST" ? login(gate, req, reply) : reply(method_not_allowed());
-  if (res == "auth" && n == 4 && seg[3] == "whoami") {
-    if (m != "GET") return reply(method_not_allowed());
-    const auto& w = req.who;
-    return reply(json_response(200, json::object{{"subject", w.subject},
-                                                 {"tenant", w.tenant},
-                                                 {"role", std::string(name_of(w.r))},
-                                                 {"authenticated", w.authenticated},
-                                                 {"auth_enabled", ctx.auth.enabled}}));
-  }
-  if (res == "users" && n == 3) {
-    if (m == "POST") return create_user(gate, req, reply);
-    if (m == "GET")
-      return ask<user_list>(ctx, ctx.store, reply, [](user_list& l) { return items_json(l); },
-                            list_users_atom::value, req.who.tenant);
-    return reply(method_not_allowed());
-  }
-  if (res == "users" && n == 4) {
-    if (m != "DELETE") return reply(method_not_allowed());
-    return ask<applied>(ctx, ctx.raft, reply, [](applied&) { return no_content(); },
-                        propose_atom::value, command{delete_user{req.who.tenant, seg[3]}});
-  }
-  if (res == "tokens" && n == 3) {
-    if (m == "POST") return create_token(gate, req, reply);
-    if (m == "GET")
-      return ask<token_list>(ctx, ctx.store, reply, [](token_list& l) { return items_json(l); },
-                             list_tokens_atom::value, req.who.tenant);
-    return reply(method_not_allowed());
-  }
-  if (res == "tokens" && n == 4) {
-    if (m != "DELETE") return reply(method_not_allowed());
-    auto* g = &gate;
-    return ask<applied>(ctx, ctx.raft, reply,
-                        [g](applied&) {
-                          g->forget_tokens();  // at once here; within 2 s elsewhere
-                          return no_content();
-                        },
-                        propose_atom::value, command{delete_token{req.who.tenant, seg[3]}});
-  }
-  if (res == "audit" && n == 3)
-    return m == "GET" ? list_audit(gate, req, reply) : reply(method_not_allowed());
-  reply(error_response(
-      make_error(errc::not_found, "", "no route for " + req.method + " " + req.path)));
+void list_users(route_call& c) {
+  for_tenant(c, [&](const std::string& tenant) {
+    ask<user_list>(c.ctx, c.ctx.store, c.reply, [](user_list& l) { return items_json(l); },
+                   list_users_atom::value, tenant);
+  });
 }
+
+void create_user_route(route_call& c) { create_user(c.gate, c.req, c.reply); }
+
+void delete_user_route(route_call& c) {
+  for_tenant(c, [&](const std::string& tenant) {
+    ask<applied>(c.ctx, c.ctx.raft, c.reply, [](applied&) { return no_content(); },
+                 propose_atom::value, command{delete_user{tenant, c.param()}});
+  });
+}
+
+void list_tokens(route_call& c) {
+  for_tenant(c, [&](const std::string& tenant) {
+    ask<token_list>(c.ctx, c.ctx.store, c.reply, [](token_list& l) { return items_json(l); },
+                    list_tokens_atom::value, tenant);
+  });
+}
+
+void create_token_route(route_call& c) { create_token(c.gate, c.req, c.reply); }
+
+void revoke_token(route_call& c) {
+  auto* g = &c.gate;
+  for_tenant(c, [&](const std::string& tenant) {
+    ask<applied>(c.ctx, c.ctx.raft, c.reply,
+                 [g](applied&) {
+                   g->forget_tokens();  // at once here; within 2 s elsewhere
+                   return no_content();
+                 },
+                 propose_atom::value, command{delete_token{tenant, c.param()}});
+  });
+}
+
+void list_audit_route(route_call& c) { list_audit(c.gate, c.req, c.reply); }
 
 void bootstrap_admin(const api_context& ctx, std::string admin_password) {
   auto hash = hash_password(admin_password);
@@ -341,7 +362,7 @@ void bootstrap_admin(const api_context& ctx, std::string admin_password) {
   user u;
   u.name = "admin";
   u.tenant = "default";
-  u.r = role::admin;
+  u.r = role::cluster_admin;  // the one user above tenants: membership, log level, tenants
   u.password_hash = std::move(*hash);
   u.created_at = now_ms();
   auto guard = ctx.auth.logins;

@@ -82,23 +82,14 @@ void ask_raft(const api_context& ctx, membership_change change, reply_fn reply) 
 
 }  // namespace
 
-bool cluster_member_routes(const api_context& ctx, const http_request& req,
-                           const std::vector<std::string>& seg, reply_fn& reply) {
-  if (seg.size() < 4 || seg[2] != "cluster" || seg[3] != "members") return false;
-  if (seg.size() == 4 && req.method == "POST") {
-    auto m = member_from_body(req.body);
-    if (!m) {
-      reply(error_response(m.error()));
-      return true;
-    }
-    ask_raft(ctx, membership_change{true, std::move(*m)}, reply);
-    return true;
-  }
-  if (seg.size() == 5 && req.method == "DELETE") {
-    ask_raft(ctx, membership_change{false, member_info{seg[4], true, "", ""}}, reply);
-    return true;
-  }
-  return false;
+void add_cluster_member(route_call& c) {
+  auto m = member_from_body(c.req.body);
+  if (!m) return c.reply(error_response(m.error()));
+  ask_raft(c.ctx, membership_change{true, std::move(*m)}, c.reply);
+}
+
+void remove_cluster_member(route_call& c) {
+  ask_raft(c.ctx, membership_change{false, member_info{c.param(), true, "", ""}}, c.reply);
 }
 
 }  // namespace aisched::gateway

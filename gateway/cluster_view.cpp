@@ -106,4 +106,6 @@ void cluster_view(const api_context& ctx, reply_fn reply) {
   });
 }
 
+void get_cluster(route_call& c) { cluster_view(c.ctx, c.reply); }
+
 }  // namespace aisched::gateway

@@ -13,4 +13,7 @@ namespace aisched::gateway {
 
 void cluster_view(const api_context& ctx, reply_fn reply);
 
+/// GET /api/v1/cluster, as the route table's handler.
+void get_cluster(route_call& c);
+
 }  // namespace aisched::gateway

@@ -91,4 +91,6 @@ void serve_console(const http_request& req, const reply_fn& reply) {
   reply(std::move(res));
 }
 
+void get_console(route_call& c) { serve_console(c.req, c.reply); }
+
 }  // namespace aisched::gateway

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gateway/http.hpp"
+#include "gateway/route_table.hpp"
 
 namespace aisched::gateway {
 
@@ -28,5 +28,8 @@ bool is_console_path(std::string_view path);
 /// revalidate, so a new build is picked up at once); 304 when If-None-Match
 /// names the current ETag; 404 for a name that is not embedded. Thread-safe.
 void serve_console(const http_request& req, const reply_fn& reply);
+
+/// The route table's handler of `/` and `/console/{asset}`.
+void get_console(route_call& c);
 
 }  // namespace aisched::gateway

@@ -59,4 +59,6 @@ void dag_route(const api_context& ctx, const std::string& tenant, reply_fn& repl
   });
 }
 
+void get_dag(route_call& c) { dag_route(c.ctx, c.req.who.tenant, c.reply); }
+
 }  // namespace aisched::gateway

@@ -40,19 +40,9 @@ caf::expected<unix_ms> time_param(const http_request& req, const char* name, uni
   return *t;
 }
 
-}  // namespace
-
-bool is_load_history(const std::vector<std::string>& seg) {
-  return seg.size() >= 4 && seg.size() <= 5 && seg[2] == "workers" && seg.back() == "load-history";
-}
-
+/// One worker's samples (`worker_id` set) or every worker's ("").
 void load_history_route(const api_context& ctx, const http_request& req,
-                        const std::vector<std::string>& seg, reply_fn reply) {
-  if (req.method != "GET")
-    return reply(
-        json_response(405, json::object{{"error", json::object{{"code", "method_not_allowed"},
-                                                               {"message", "method not allowed"},
-                                                               {"field", ""}}}}));
+                        const std::string& worker_id, reply_fn reply) {
   auto now = now_ms();
   auto until = time_param(req, "until", now);
   if (!until) return reply(error_response(until.error()));
@@ -61,8 +51,8 @@ void load_history_route(const api_context& ctx, const http_request& req,
   if (*since > *until)
     return reply(error_response(
         make_error(errc::invalid_argument, "since", "since must not be after until")));
-  load_query q{seg.size() == 5 ? seg[3] : std::string(), *since, *until, max_samples};
-  auto one = seg.size() == 5;
+  load_query q{worker_id, *since, *until, max_samples};
+  auto one = !worker_id.empty();
   auto tenant = req.who.tenant;
   ctx.sys->spawn([ctx, q, one, reply, tenant](caf::event_based_actor* self) {
     auto answer = [=](const load_history& h) {
@@ -119,6 +109,14 @@ void load_history_route(const api_context& ctx, const http_request& req,
             },
             [=](caf::error& e) { reply(error_response(e)); });
   });
+}
+
+}  // namespace
+
+void list_load_history(route_call& c) { load_history_route(c.ctx, c.req, "", c.reply); }
+
+void get_worker_load_history(route_call& c) {
+  load_history_route(c.ctx, c.req, c.param(), c.reply);
 }
 
 }  // namespace aisched::gateway

@@ -14,10 +14,7 @@
 
 namespace aisched::gateway {
 
-/// Whether `seg` (the split path) names one of the load-history routes.
-bool is_load_history(const std::vector<std::string>& seg);
-
-void load_history_route(const api_context& ctx, const http_request& req,
-                        const std::vector<std::string>& seg, reply_fn reply);
+void list_load_history(route_call& c);        // GET /api/v1/workers/load-history
+void get_worker_load_history(route_call& c);  // GET /api/v1/workers/{id}/load-history
 
 }  // namespace aisched::gateway

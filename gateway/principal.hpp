@@ -8,13 +8,14 @@
 
 namespace aisched::gateway {
 
-/// Ordered: admin > operator_ > viewer.
+/// Ordered: cluster_admin > admin > operator_ > viewer. cluster_admin is the
+/// only role above tenants (the group, the node, other tenants' users).
 using role = proto::role;
 
 struct principal {
   std::string subject;              // user name, "token:<id>"; "anonymous" with auth off
   std::string tenant = "default";
-  role r = role::admin;             // auth off: every request is admin of "default"
+  role r = role::admin;             // always set by the gate (auth off: cluster_admin)
   bool authenticated = false;
 };
 

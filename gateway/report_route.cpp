@@ -92,4 +92,6 @@ void report_route(const api_context& ctx, const std::string& id, http_request& r
   });
 }
 
+void report_instance(route_call& c) { report_route(c.ctx, c.param(), c.req, c.reply); }
+
 }  // namespace aisched::gateway

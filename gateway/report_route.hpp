@@ -12,4 +12,7 @@ namespace aisched::gateway {
 void report_route(const api_context& ctx, const std::string& id, http_request& req,
                   reply_fn& reply);
 
+/// POST /api/v1/instances/{id}/report, as the route table's handler.
+void report_instance(route_call& c);
+
 }  // namespace aisched::gateway

@@ -17,10 +17,14 @@
 
 namespace aisched::proto {
 
-/// Ordered: admin > operator > viewer (compare with <, >=).
-enum class role : uint8_t { viewer, operator_, admin };
+/// Ordered: cluster_admin > admin > operator > viewer (compare with <, >=).
+/// `admin` administers its own tenant; `cluster_admin` (the bootstrap user)
+/// also the group (membership, log level) and other tenants' users. Appended
+/// last: stored users and tokens keep their encoded values.
+enum class role : uint8_t { viewer, operator_, admin, cluster_admin };
 template <> struct enum_names<role> {
-  static constexpr std::array<std::string_view, 3> value{"viewer", "operator", "admin"};
+  static constexpr std::array<std::string_view, 4> value{"viewer", "operator", "admin",
+                                                         "cluster_admin"};
 };
 
 struct user {
@@ -66,6 +70,14 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, audit_entry& x) {
   return f(caf::meta::type_name("aisched.audit_entry"), x.at, x.subject, x.tenant, x.action,
            x.target, x.result, x.via, x.node);
+}
+
+/// The audit log cluster-scoped actions (those named "cluster.*") are also
+/// recorded in, besides their actor's tenant's: `audit_query{cluster_audit_log}`
+/// lists it. No tenant can have this name (gateway::valid_name refuses '*').
+constexpr std::string_view cluster_audit_log = "*cluster";
+inline bool is_cluster_action(std::string_view action) {
+  return action.substr(0, 8) == "cluster.";
 }
 
 /// Newest first. `cursor` is opaque (from a previous page); `since` (0: none)

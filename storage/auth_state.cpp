@@ -127,10 +127,15 @@ caf::expected<applied> auth_applier::apply(const delete_token& c) {
 
 caf::expected<applied> auth_applier::apply(const record_audit& c, uint64_t index) {
   for (uint32_t i = 0; i < c.entries.size(); ++i) {
-    auto key = audit_prefix(c.entries[i].tenant);
-    keys::put_u64(key, index);
-    keys::put_u32(key, i);
-    batch_.Put(db_.cf(column::audit), key, encode(c.entries[i]));
+    const auto& e = c.entries[i];
+    auto value = encode(e);
+    for (auto log : {std::string_view(e.tenant), cluster_audit_log}) {
+      auto key = audit_prefix(std::string(log));
+      keys::put_u64(key, index);
+      keys::put_u32(key, i);
+      batch_.Put(db_.cf(column::audit), key, value);
+      if (!is_cluster_action(e.action)) break;  // tenant actions: the tenant's log only
+    }
   }
   return applied{};
 }

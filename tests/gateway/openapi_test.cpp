@@ -1,6 +1,7 @@
 // The embedded OpenAPI document (gateway/openapi.json) against the gateway's
-// route table (gateway/metrics_route.cpp): every route is documented and every
-// documented path is served; every operation is complete enough for a client
+// route table (gateway/route_table.cpp): every route is documented with its
+// role and scope (x-aisched-role, x-aisched-scope) and every documented
+// operation is served; every operation is complete enough for a client
 // (operationId, a 2xx and a 4xx answer, declared path parameters), and every
 // `$ref` resolves. tests/integration/openapi_node_test.cpp checks the
 // documented status codes against a real node.
@@ -13,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "gateway/console.hpp"
-#include "gateway/metrics_route.hpp"
+#include "gateway/route_table.hpp"
 #include "gateway/openapi.hpp"
 #include "support/openapi.hpp"
 
@@ -56,25 +57,59 @@ TEST(openapi_test, is_an_openapi_3_document) {
     EXPECT_TRUE(doc.at("components").at("schemas").as_object().contains(name)) << name;
 }
 
-TEST(openapi_test, documents_exactly_the_routes_the_gateway_serves) {
+/// "GET /api/v1/tasks/{}" for a route or an operation.
+std::string op_key(std::string_view method, std::string_view path) {
+  std::string m(method);
+  for (auto& c : m) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return m + " " + oa::normalise(path);
+}
+
+TEST(openapi_test, documents_exactly_the_operations_of_the_route_table) {
   auto doc = document();
   ASSERT_TRUE(doc.is_object());
   std::set<std::string> served, documented;
-  for (auto p : route_patterns())
-    if (!is_console_path(p)) served.insert(oa::normalise(p));  // the console is not REST
-  for (auto& [p, _] : doc.at("paths").as_object()) documented.insert(oa::normalise(p));
-  for (auto& p : served)
-    EXPECT_TRUE(documented.count(p)) << p << " is served but missing from gateway/openapi.json";
-  for (auto& p : documented)
-    EXPECT_TRUE(served.count(p)) << p
-                                 << " is documented but not in gateway/metrics_route.cpp's table";
+  for (auto& r : routes())
+    if (!is_console_path(r.pattern)) served.insert(op_key(r.method, r.pattern));  // not REST
+  for (auto& o : oa::operations(doc)) documented.insert(op_key(o.method, o.path));
+  for (auto& k : served)
+    EXPECT_TRUE(documented.count(k)) << k << " is served but missing from gateway/openapi.json";
+  for (auto& k : documented)
+    EXPECT_TRUE(served.count(k)) << k << " is documented but not in gateway/route_table.cpp";
+}
+
+TEST(openapi_test, each_operation_states_the_role_and_scope_of_its_route) {
+  auto doc = document();
+  ASSERT_TRUE(doc.is_object());
+  std::map<std::string, const route*> by_key;
+  for (auto& r : routes()) by_key[op_key(r.method, r.pattern)] = &r;
+  for (auto& o : oa::operations(doc)) {
+    auto key = op_key(o.method, o.path);
+    auto i = by_key.find(key);
+    if (i == by_key.end()) continue;  // the test above reports it
+    const auto& r = *i->second;
+    auto want_role = r.min ? std::string(proto::name_of(*r.min)) : std::string("none");
+    auto want_scope = r.scope == scope::cluster ? "cluster" : "tenant";
+    auto* rv = o.op->if_contains("x-aisched-role");
+    auto* sc = o.op->if_contains("x-aisched-scope");
+    EXPECT_TRUE(rv && rv->is_string() && rv->as_string() == want_role)
+        << key << ": x-aisched-role must be " << want_role;
+    EXPECT_TRUE(sc && sc->is_string() && sc->as_string() == want_scope)
+        << key << ": x-aisched-scope must be " << want_scope;
+    auto& responses = o.op->at("responses").as_object();
+    if (r.min) {
+      EXPECT_TRUE(responses.contains("401")) << key << ": 401 without a token";
+    }
+    if (r.min && *r.min > role::viewer) {
+      EXPECT_TRUE(responses.contains("403")) << key << ": 403 for lesser roles";
+    }
+  }
 }
 
 TEST(openapi_test, every_operation_has_an_id_a_success_and_a_client_error) {
   auto doc = document();
   ASSERT_TRUE(doc.is_object());
   auto ops = oa::operations(doc);
-  EXPECT_GE(ops.size(), route_patterns().size());
+  EXPECT_GE(ops.size(), route_patterns().size() - 2);  // the console's two are not REST
   std::set<std::string> ids;
   for (auto& o : ops) {
     auto where = o.method + " " + o.path;

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "gateway/auth.hpp"
+#include "support/auth_client.hpp"
 #include "support/node_process.hpp"
 #include "support/test_helpers.hpp"
 
@@ -24,69 +25,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr const char* secret = "integration-test-secret-0123456789";
-constexpr const char* admin_password = "admin-password-1";
-
-using headers = std::map<std::string, std::string>;
-
-headers bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
-
-std::string write_file(const std::string& path, const std::string& content) {
-  std::ofstream(path) << content << "\n";
-  return path;
-}
-
-std::vector<std::string> auth_args(const std::string& dir) {
-  return {"--auth", "--auth-secret-file", write_file(dir + "/secret", secret),
-          "--admin-password-file", write_file(dir + "/admin", admin_password)};
-}
-
-http_result call(uint16_t port, const std::string& method, const std::string& target,
-                 const std::string& token, const std::string& body = "", headers extra = {}) {
-  auto h = bearer(token);
-  h.insert(extra.begin(), extra.end());
-  return http_call(port, method, target, body, 10s, h);
-}
-
-std::string error_code(const http_result& r) {
-  boost::system::error_code ec;
-  auto v = json::parse(r.body, ec);
-  if (ec || !v.is_object() || !v.as_object().contains("error")) return "";
-  return str(v.at("error").as_object(), "code");
-}
-
-/// Logs in; "" (and a test failure) when it does not answer 200.
-std::string login(uint16_t port, const std::string& user, const std::string& password) {
-  auto r = http_call(port, "POST", "/api/v1/auth/login",
-                     json::serialize(json::object{{"username", user}, {"password", password}}));
-  if (r.status != 200) {
-    ADD_FAILURE() << "login " << user << ": " << r.status << " " << r.body;
-    return "";
-  }
-  return str(parse(r).as_object(), "token");
-}
-
-/// The bootstrap admin exists once its proposal commits: poll the login.
-std::string admin_login(uint16_t port) {
-  std::string token;
-  eventually([&] {
-    auto r = http_call(port, "POST", "/api/v1/auth/login",
-                       R"({"username":"admin","password":")" + std::string(admin_password) +
-                           "\"}");
-    if (r.status == 200) token = str(parse(r).as_object(), "token");
-    return !token.empty();
-  }, 20s);
-  EXPECT_FALSE(token.empty()) << "the bootstrap admin never could log in";
-  return token;
-}
-
-void create_user(uint16_t port, const std::string& admin, const std::string& name,
-                 const std::string& role, const std::string& tenant = "") {
-  json::object doc{{"name", name}, {"password", name + "-password"}, {"role", role}};
-  if (!tenant.empty()) doc["tenant"] = tenant;
-  auto r = call(port, "POST", "/api/v1/users", admin, json::serialize(doc));
-  ASSERT_EQ(r.status, 201u) << r.body;
-}
+using namespace aisched::test::auth;
 
 int64_t create_task(uint16_t port, const std::string& token, const std::string& name) {
   auto r = call(port, "POST", "/api/v1/tasks", token,
@@ -152,7 +91,7 @@ TEST_F(auth_node, only_healthz_metrics_and_login_are_open) {
   auto w = call(port_, "GET", "/api/v1/auth/whoami", admin_);
   ASSERT_EQ(w.status, 200u) << w.body;
   EXPECT_EQ(str(parse(w).as_object(), "subject"), "admin");
-  EXPECT_EQ(str(parse(w).as_object(), "role"), "admin");
+  EXPECT_EQ(str(parse(w).as_object(), "role"), "cluster_admin");
   EXPECT_EQ(str(parse(w).as_object(), "tenant"), "default");
 }
 
@@ -169,7 +108,7 @@ TEST_F(auth_node, login_with_a_bad_password_or_unknown_user_is_401) {
                       R"({"username":"admin","password":"admin-password-1"})");
   ASSERT_EQ(ok.status, 200u);
   auto o = parse(ok).as_object();
-  EXPECT_EQ(str(o, "role"), "admin");
+  EXPECT_EQ(str(o, "role"), "cluster_admin");
   EXPECT_EQ(str(o, "tenant"), "default");
   EXPECT_GT(rfc3339_ms(str(o, "expires_at")), wall_ms());
 }
@@ -344,6 +283,61 @@ TEST_F(auth_node, audit_lists_mutations_with_subject_tenant_result_and_via) {
   ASSERT_EQ(second.status, 200u) << second.body;
   EXPECT_EQ(parse(second).at("items").as_array().size(), 1u);
   EXPECT_NE(first.body, second.body);
+}
+
+TEST_F(auth_node, the_group_and_other_tenants_are_the_cluster_admins_and_audited_for_it) {
+  create_user(port_, admin_, "bea", "admin", "beta");
+  create_user(port_, admin_, "bob", "viewer", "beta");
+  auto bea = login(port_, "bea", "bea-password");
+  auto who = call(port_, "GET", "/api/v1/auth/whoami", admin_);
+  EXPECT_EQ(str(parse(who).as_object(), "role"), "cluster_admin") << who.body;
+
+  // A tenant's admin administers its tenant, not the group nor other tenants.
+  auto member = call(port_, "POST", "/api/v1/cluster/members", bea,
+                     R"({"id":"n9","cluster_addr":"127.0.0.1:9"})");
+  EXPECT_EQ(member.status, 403u) << member.body;
+  EXPECT_EQ(call(port_, "DELETE", "/api/v1/cluster/members/n1", bea).status, 403u);
+  EXPECT_EQ(call(port_, "PUT", "/api/v1/admin/log-level", bea, R"({"level":"debug"})").status, 403u);
+  EXPECT_EQ(call(port_, "GET", "/api/v1/users?tenant=default", bea).status, 403u);
+  EXPECT_EQ(call(port_, "GET", "/api/v1/audit?scope=cluster", bea).status, 403u);
+  auto escalate = call(port_, "POST", "/api/v1/users", bea,
+                       R"({"name":"evil","password":"evil-password","role":"cluster_admin"})");
+  EXPECT_EQ(escalate.status, 403u) << escalate.body;
+  EXPECT_EQ(call(port_, "GET", "/api/v1/users?tenant=beta", bea).status, 200u);
+
+  // The cluster admin does, and sees other tenants' users.
+  auto level = call(port_, "PUT", "/api/v1/admin/log-level", admin_, R"({"level":"info"})");
+  EXPECT_EQ(level.status, 200u) << level.body;
+  auto users = call(port_, "GET", "/api/v1/users?tenant=beta", admin_);
+  ASSERT_EQ(users.status, 200u) << users.body;
+  EXPECT_NE(users.body.find("\"bob\""), std::string::npos) << users.body;
+  EXPECT_EQ(call(port_, "DELETE", "/api/v1/users/bob?tenant=beta", admin_).status, 204u);
+
+  // Both attempts are in the cluster audit, with their actor's tenant and name;
+  // the refused one also in tenant beta's own log.
+  auto find = [](const json::value& page, const std::string& subject, const std::string& result) {
+    for (auto& e : page.at("items").as_array())
+      if (str(e.as_object(), "action") == "cluster.log_level" &&
+          str(e.as_object(), "subject") == subject && str(e.as_object(), "result") == result)
+        return true;
+    return false;
+  };
+  json::value cluster;
+  EXPECT_TRUE(eventually([&] {
+    auto r = call(port_, "GET", "/api/v1/audit?scope=cluster", admin_);
+    if (r.status != 200) return false;
+    cluster = parse(r);
+    return find(cluster, "bea", "forbidden") && find(cluster, "admin", "ok");
+  })) << json::serialize(cluster);
+  for (auto& e : cluster.at("items").as_array()) {
+    auto& o = e.as_object();
+    EXPECT_EQ(str(o, "action").rfind("cluster.", 0), 0u) << json::serialize(o);
+    EXPECT_EQ(str(o, "tenant"), str(o, "subject") == "bea" ? "beta" : "default");
+  }
+  EXPECT_TRUE(eventually([&] {
+    auto r = call(port_, "GET", "/api/v1/audit", bea);
+    return r.status == 200 && find(parse(r), "bea", "forbidden");
+  }));
 }
 
 TEST(auth_cluster, api_token_works_on_a_follower_and_its_revocation_reaches_it) {

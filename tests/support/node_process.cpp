@@ -268,6 +268,7 @@ http_result http_call(uint16_t port, const std::string& method, const std::strin
       for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       out.headers[name] = std::string(h.value());
     }
+    out.allow = std::string(res[http::field::allow]);
     beast::error_code ec;
     stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   } catch (const std::exception& e) {

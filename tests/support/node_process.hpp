@@ -111,6 +111,7 @@ struct http_result {
   std::string body;
   std::string content_type;  // the Content-Type header of the answer
   std::map<std::string, std::string> headers;  // every header of the answer, lower-case names
+  std::string allow;         // its Allow header (a 405's), "" when absent
 };
 
 /// One blocking HTTP/1.1 request to 127.0.0.1:`port`; status 0 if it could not be

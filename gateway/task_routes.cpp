@@ -1,0 +1,236 @@
+// Task and event routes; see task_routes.hpp.
+#include "gateway/task_routes.hpp"
+
+#include <set>
+
+#include <boost/json.hpp>
+
+#include "gateway/ask.hpp"
+#include "proto/json.hpp"
+
+namespace aisched::gateway {
+
+namespace json = boost::json;
+using namespace proto;
+
+namespace {
+
+json::value page_json(const task_page& p) {
+  json::array items;
+  for (auto& t : p.items) items.push_back(task_view(t));
+  json::object o;
+  o["items"] = std::move(items);
+  o["next_cursor"] = p.next_cursor;
+  return o;
+}
+
+/// The {id} of a task route, or the 400 answered.
+std::optional<uint64_t> task_id(route_call& c) {
+  auto id = parse_u64(c.param());
+  if (!id || *id == 0) {
+    c.reply(error_response(
+        make_error(errc::invalid_argument, "id", "task id must be a positive integer")));
+    return std::nullopt;
+  }
+  return id;
+}
+
+void set_paused_route(route_call& c, bool paused) {
+  auto id = task_id(c);
+  if (!id) return;
+  set_paused cmd{c.req.who.tenant, *id, paused, now_ms()};
+  propose(c.ctx, command{cmd}, c.reply,
+          [](applied& a) { return json_response(200, task_view(a.tasks.at(0))); });
+}
+
+json::value instances_json(const applied& a) {
+  json::array items;
+  for (auto& x : a.instances) items.push_back(to_json(x));
+  return items;
+}
+
+}  // namespace
+
+void create_task(route_call& c) {
+  auto& req = c.req;
+  auto body = parse_json(req.body);
+  if (!body) return c.reply(error_response(body.error()));
+  auto t = task_from_json(*body);
+  if (!t) return c.reply(error_response(t.error()));
+  t->id = 0;
+  t->version = 0;
+  t->tenant = req.who.tenant;
+  t->created_at = t->updated_at = now_ms();
+  if (auto err = validate_full(*t)) return c.reply(error_response(err));
+  // A client that retries a create after a timeout sends the same key and
+  // gets the task the first attempt made instead of a second one.
+  std::string key;
+  if (auto h = req.headers.find("idempotency-key"); h != req.headers.end()) {
+    key = h->second;
+    bool printable =
+        std::all_of(key.begin(), key.end(), [](char ch) { return ch > 0x20 && ch < 0x7f; });
+    if (key.empty() || key.size() > 128 || !printable)
+      return c.reply(error_response(make_error(errc::invalid_argument, "Idempotency-Key",
+                                               "Idempotency-Key: 1 to 128 visible ASCII characters")));
+  }
+  propose(c.ctx, command{proto::create_task{std::move(*t), std::move(key)}}, c.reply,
+          [](applied& a) { return json_response(201, task_view(a.tasks.at(0))); });
+}
+
+void list_tasks(route_call& c) {
+  auto& req = c.req;
+  auto& reply = c.reply;
+  task_query q;
+  q.tenant = req.who.tenant;
+  if (auto err = read_limit(req, q.limit)) return reply(error_response(err));
+  if (auto i = req.query.find("cursor"); i != req.query.end() && !i->second.empty()) {
+    auto cur = parse_u64(i->second);
+    if (!cur)
+      return reply(
+          error_response(make_error(errc::invalid_argument, "cursor", "malformed cursor")));
+    q.after_id = *cur;
+  }
+  if (auto i = req.query.find("name"); i != req.query.end()) q.name_contains = i->second;
+  if (auto i = req.query.find("labels"); i != req.query.end() && !i->second.empty()) {
+    // labels=zone=eu,gpu=true
+    std::string_view rest = i->second;
+    while (!rest.empty()) {
+      auto pair = rest.substr(0, rest.find(','));
+      rest.remove_prefix(std::min(rest.size(), pair.size() + 1));
+      auto eq = pair.find('=');
+      if (eq == std::string_view::npos || eq == 0)
+        return reply(error_response(make_error(errc::invalid_argument, "labels",
+                                               "labels: KEY=VALUE pairs separated by commas")));
+      q.labels[std::string(pair.substr(0, eq))] = std::string(pair.substr(eq + 1));
+    }
+  }
+  if (auto i = req.query.find("state"); i != req.query.end()) {
+    if (i->second == "paused") q.paused = task_query::paused_filter::paused;
+    else if (i->second == "active") q.paused = task_query::paused_filter::active;
+    else
+      return reply(error_response(
+          make_error(errc::invalid_argument, "state", "state: paused or active")));
+  }
+  ask<task_page>(c.ctx, c.ctx.store, reply,
+                 [](task_page& p) { return json_response(200, page_json(p)); },
+                 list_tasks_atom::value, q);
+}
+
+void get_task(route_call& c) {
+  auto id = task_id(c);
+  if (!id) return;
+  ask<task>(c.ctx, c.ctx.store, c.reply, [](task& t) { return json_response(200, task_view(t)); },
+            get_task_atom::value, c.req.who.tenant, *id);
+}
+
+/// Read the stored task, merge the body over it, validate, and commit with the
+/// version read (or the one the client sent): a concurrent change gives 409.
+void update_task(route_call& c) {
+  auto id_or = task_id(c);
+  if (!id_or) return;
+  auto id = *id_or;
+  auto body = parse_json(c.req.body);
+  if (!body) return c.reply(error_response(body.error()));
+  auto ctx = c.ctx;
+  auto patch = std::make_shared<json::value>(std::move(*body));
+  auto tenant = c.req.who.tenant;
+  auto reply = c.reply;
+  ctx.sys->spawn([ctx, id, patch, reply, tenant](caf::event_based_actor* self) {
+    self->request(ctx.store, ctx.timeout, get_task_atom::value, tenant, id)
+        .then(
+            [=](task& cur) {
+              auto stored_version = cur.version;
+              auto t = task_from_json(*patch, cur);
+              if (!t) return reply(error_response(t.error()));
+              auto expected = t->version != stored_version ? t->version : stored_version;
+              t->id = id;
+              t->tenant = cur.tenant;
+              t->created_at = cur.created_at;
+              t->updated_at = now_ms();
+              if (auto err = validate_full(*t)) return reply(error_response(err));
+              proto::update_task cmd{std::move(*t), expected};
+              self->request(ctx.raft, ctx.timeout, propose_atom::value, command{std::move(cmd)})
+                  .then([=](applied& a) { reply(json_response(200, task_view(a.tasks.at(0)))); },
+                        [=](caf::error& e) { reply(error_response(e)); });
+            },
+            [=](caf::error& e) { reply(error_response(e)); });
+  });
+}
+
+void delete_task(route_call& c) {
+  auto id = task_id(c);
+  if (!id) return;
+  proto::delete_task cmd{c.req.who.tenant, *id, 0};
+  if (auto i = c.req.query.find("version"); i != c.req.query.end()) {
+    auto v = parse_u64(i->second);
+    if (!v)
+      return c.reply(error_response(
+          make_error(errc::invalid_argument, "version", "version must be an integer")));
+    cmd.expected_version = *v;
+  }
+  propose(c.ctx, command{cmd}, c.reply,
+          [](applied&) { return http_response{204, "", "application/json"}; });
+}
+
+void pause_task(route_call& c) { set_paused_route(c, true); }
+void resume_task(route_call& c) { set_paused_route(c, false); }
+
+void trigger_task(route_call& c) {
+  auto id = task_id(c);
+  if (!id) return;
+  ask_leader<applied>(
+      c.ctx, c.reply,
+      [](applied& a) { return json_response(201, json::object{{"instances", instances_json(a)}}); },
+      trigger_now_atom::value, c.req.who.tenant, *id);
+}
+
+void backfill_task(route_call& c) {
+  auto id = task_id(c);
+  if (!id) return;
+  auto body = parse_json(c.req.body);
+  if (!body) return c.reply(error_response(body.error()));
+  unix_ms from = 0, to = 0;
+  for (auto [field, out] : {std::pair{"from", &from}, std::pair{"to", &to}}) {
+    auto* v = body->is_object() ? body->as_object().if_contains(field) : nullptr;
+    auto t = v && v->is_string() ? parse_rfc3339(v->as_string()) : std::nullopt;
+    if (!t)
+      return c.reply(error_response(make_error(errc::invalid_argument, field,
+                                               std::string(field) + ": RFC 3339 time required")));
+    *out = *t;
+  }
+  if (to < from)
+    return c.reply(error_response(
+        make_error(errc::invalid_argument, "to", "to: must not be before from")));
+  ask_leader<applied>(
+      c.ctx, c.reply,
+      [](applied& a) { return json_response(200, json::object{{"instances", instances_json(a)}}); },
+      backfill_atom::value, c.req.who.tenant, *id, from, to);
+}
+
+/// POST /api/v1/events/{name}: fires every subscriber once with the payload.
+void publish_event(route_call& c) {
+  std::string payload = "{}";
+  if (!c.req.body.empty()) {
+    auto body = parse_json(c.req.body);
+    if (!body) return c.reply(error_response(body.error()));
+    if (!body->is_object())
+      return c.reply(error_response(
+          make_error(errc::invalid_argument, "body", "the event payload must be a JSON object")));
+    payload = json::serialize(*body);
+  }
+  auto name = c.param();
+  ask_leader<applied>(
+      c.ctx, c.reply,
+      [name](applied& a) {
+        json::array fired;
+        std::set<uint64_t> seen;
+        for (auto& x : a.instances)
+          if (seen.insert(x.task_id).second) fired.push_back(x.task_id);
+        return json_response(200, json::object{{"event", name},
+                                               {"fired_tasks", std::move(fired)},
+                                               {"instances", instances_json(a)}});
+      },
+      event_atom::value, c.req.who.tenant, name, payload);
+}
+
+}  // namespace aisched::gateway
