@@ -256,9 +256,54 @@ void register_worker(route_call& c) {
   auto ctx = c.ctx;
   auto reply = c.reply;
   with_own_worker(ctx, c.req.who.tenant, w->id, reply, [ctx, reply, w = *w]() mutable {
-    ask<worker>(ctx, ctx.router, reply, [](worker& x) { return json_response(201, registration_json(x)); },
-                register_atom::value, std::move(w));
+    // Shared with every tenant only if the cluster admin marked this id of this tenant.
+    ctx.sys->spawn([ctx, reply, w](caf::event_based_actor* self) mutable {
+      self->request(ctx.store, ctx.timeout, share_atom::value, w.id)
+          .then(
+              [=](std::string& from) mutable {
+                w.shared = !from.empty() && from == w.tenant;
+                ask<worker>(ctx, ctx.router, reply,
+                            [](worker& x) { return json_response(201, registration_json(x)); },
+                            register_atom::value, std::move(w));
+              },
+              [=](caf::error& e) { reply(error_response(e)); });
+    });
   }, true);
+}
+
+void share_worker_route(route_call& c) {
+  auto body = parse_json(c.req.body);
+  if (!body) return c.reply(error_response(body.error()));
+  auto* o = body->if_object();
+  auto* tenant = o ? o->if_contains("tenant") : nullptr;
+  if (!tenant || !tenant->is_string() || tenant->as_string().empty())
+    return c.reply(error_response(make_error(
+        errc::invalid_argument, "tenant", "tenant: the tenant whose worker this is (a string)")));
+  auto* shared = o->if_contains("shared");
+  if (!shared || !shared->is_bool())
+    return c.reply(error_response(
+        make_error(errc::invalid_argument, "shared", "shared: true or false required")));
+  share_worker cmd{std::string(tenant->as_string()), c.param(), shared->as_bool()};
+  auto ctx = c.ctx;
+  auto reply = c.reply;
+  ctx.sys->spawn([ctx, reply, cmd](caf::event_based_actor* self) {
+    self->request(ctx.raft, ctx.timeout, propose_atom::value, command{cmd})
+        .then(
+            [=](applied&) {
+              // The mark is committed; apply it to the worker registered now (if any).
+              self->request(ctx.router, ctx.timeout, share_atom::value, cmd.worker_id, cmd.tenant,
+                            cmd.shared)
+                  .then(
+                      [=](bool now) {
+                        reply(json_response(200, json::object{{"worker_id", cmd.worker_id},
+                                                              {"tenant", cmd.tenant},
+                                                              {"shared", cmd.shared},
+                                                              {"registered", now}}));
+                      },
+                      [=](caf::error& e) { reply(error_response(e)); });
+            },
+            [=](caf::error& e) { reply(error_response(e)); });
+  });
 }
 
 void heartbeat_worker(route_call& c) {

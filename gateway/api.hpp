@@ -80,6 +80,7 @@ void get_instance_attempts(route_call& c);  // GET /api/v1/instances/{id}/attemp
 void get_instance_output(route_call& c);  // GET /api/v1/instances/{id}/output?follow
 void list_workers(route_call& c);      // GET /api/v1/workers (the caller's tenant's)
 void register_worker(route_call& c);   // POST /api/v1/workers
+void share_worker_route(route_call& c);  // PUT /api/v1/workers/{id}/shared (cluster admin)
 void heartbeat_worker(route_call& c);  // POST /api/v1/workers/{id}/heartbeat
 void drain_worker(route_call& c);      // POST /api/v1/workers/{id}/drain
 void undrain_worker(route_call& c);    // POST /api/v1/workers/{id}/undrain

@@ -83,6 +83,7 @@ const std::vector<route> table{
     {"POST",   "/api/v1/workers/{id}/heartbeat",            operator_,     tenant,  "",                     heartbeat_worker},  // worker traffic
     {"POST",   "/api/v1/workers/{id}/drain",                operator_,     tenant,  "worker.drain",         drain_worker},
     {"POST",   "/api/v1/workers/{id}/undrain",              operator_,     tenant,  "worker.undrain",       undrain_worker},
+    {"PUT",    "/api/v1/workers/{id}/shared",               cluster_admin, cluster, "cluster.share_worker", share_worker_route},
     // Who am I, users, tokens, audit (another tenant's: cluster admin only, checked by the handler).
     {"GET",    "/api/v1/auth/whoami",                       viewer,        tenant,  "",                     whoami},
     {"GET",    "/api/v1/users",                             admin,         tenant,  "",                     list_users},

@@ -224,6 +224,20 @@ typename Inspector::result_type inspect(Inspector& f, delete_user& x) {
   return f(caf::meta::type_name("aisched.delete_user"), x.tenant, x.name);
 }
 
+/// The cluster admin shares worker `worker_id` of `tenant` with every tenant
+/// (`shared`), or takes that back. Kept so the mark survives the worker's
+/// re-registration and a new leader; it holds only while the worker registers
+/// from `tenant` (another tenant reusing the id gets no shared worker).
+struct share_worker {
+  std::string tenant;
+  std::string worker_id;
+  bool shared = true;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, share_worker& x) {
+  return f(caf::meta::type_name("aisched.share_worker"), x.tenant, x.worker_id, x.shared);
+}
+
 /// Stores an API token (its secret's hash only).
 struct put_token {
   api_token t;
@@ -256,7 +270,7 @@ typename Inspector::result_type inspect(Inspector& f, record_audit& x) {
 using command = caf::variant<noop, create_task, update_task, delete_task, set_paused, fire,
                              dispatch, report_results, retry, cancel, put_user, delete_user,
                              put_token, delete_token, record_audit, record_load, set_membership,
-                             note_waiting>;
+                             note_waiting, share_worker>;
 
 /// One entry of the replicated log.
 struct log_entry {

@@ -49,6 +49,9 @@ using backfill_atom = caf::atom_constant<caf::atom("backfill")>;
 using output_atom = caf::atom_constant<caf::atom("output")>;
 using drain_atom = caf::atom_constant<caf::atom("drain")>;
 using remove_atom = caf::atom_constant<caf::atom("remove")>;
+/// Worker sharing: the store answers which tenant a worker id is shared from ("": none);
+/// the router applies a mark to the worker registered now.
+using share_atom = caf::atom_constant<caf::atom("share")>;
 using census_atom = caf::atom_constant<caf::atom("census")>;
 using get_user_atom = caf::atom_constant<caf::atom("getuser")>;
 using list_users_atom = caf::atom_constant<caf::atom("lstusers")>;
@@ -136,12 +139,13 @@ struct execute_request {
   /// as shell variables, so a value is never parsed as shell code. The worker adds
   /// them to the run's environment.
   std::map<std::string, std::string> env;
+  std::string tenant;  // whose run: the worker may run each tenant as its own OS user
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, execute_request& x) {
   return f(caf::meta::type_name("aisched.execute_request"), x.instance_id, x.task_id, x.kind,
            x.command, x.http, x.image, x.attempt, x.shard, x.shards, x.idempotency_key,
-           x.trace_id, x.timeout, x.memory_mb, x.env);
+           x.trace_id, x.timeout, x.memory_mb, x.env, x.tenant);
 }
 
 /// A page of tasks with their runtime facts, for a new leader's rebuild.
@@ -204,6 +208,7 @@ using store_actor = caf::typed_actor<
     caf::replies_to<get_user_atom, std::string>::with<user>,
     caf::replies_to<list_users_atom, std::string>::with<user_list>,
     caf::replies_to<get_token_atom, std::string>::with<api_token>,
+    caf::replies_to<share_atom, std::string>::with<std::string>,
     caf::replies_to<list_tokens_atom, std::string>::with<token_list>,
     caf::replies_to<list_audit_atom, audit_query>::with<audit_page>,
     caf::replies_to<get_task_atom, std::string, uint64_t>::with<task>,
@@ -296,6 +301,7 @@ using router_actor = commit_listener_actor::extend<
     caf::replies_to<report_atom, run_result, std::string>::with<applied>,
     caf::replies_to<list_workers_atom>::with<worker_list>,
     caf::replies_to<drain_atom, std::string, bool>::with<worker>,
+    caf::replies_to<share_atom, std::string, std::string, bool>::with<bool>,
     caf::replies_to<remove_atom, std::string>::with<bool>,
     caf::replies_to<output_atom, std::string, caf::actor>::with<bool>,
     caf::reacts_to<subscribe_atom, trigger_actor>,

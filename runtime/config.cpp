@@ -94,6 +94,28 @@ std::string resolve_run_as(config& cfg, const std::string& run_as, bool as_node_
   return "";
 }
 
+/// --tenant-run-as TENANT=USER (repeatable): the runs of TENANT execute as USER
+/// on this node's worker instead of the --run-as user, as DolphinScheduler maps
+/// tenants to OS users. Switching users needs root. "" or what is wrong.
+std::string resolve_tenant_users(config& cfg, const std::vector<std::string>& mappings) {
+  for (auto& m : mappings) {
+    auto eq = m.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == m.size())
+      return "--tenant-run-as " + m + ": expected TENANT=USER";
+    auto tenant = m.substr(0, eq), name = m.substr(eq + 1);
+    if (cfg.tenant_users.count(tenant)) return "--tenant-run-as: tenant " + tenant + " given twice";
+    worker::run_user u;
+    if (auto why = worker::resolve_run_user(name, u); !why.empty())
+      return "--tenant-run-as " + m + ": " + why;
+    if (u.uid == 0) return "--tenant-run-as " + m + ": runs never execute as root";
+    if (u.uid != geteuid() && geteuid() != 0)
+      return "--tenant-run-as " + m + ": switching users needs a node started as root";
+    if (u.uid == geteuid()) u = worker::run_user{};  // that is us: nothing to switch
+    cfg.tenant_users.emplace(tenant, std::move(u));
+  }
+  return "";
+}
+
 /// Reads the cluster secret; an error message when the settings cannot work:
 /// a bad secret file, or --auth on a node that talks to others (a group, a
 /// --join node) with neither a secret nor TLS to keep strangers out of it.
@@ -232,6 +254,11 @@ parse_outcome parse_command_line(int argc, char** argv) {
                  "user (name or uid) that shell commands run as; default: nobody when the "
                  "node runs as root, else the node's user")
       ->envname("AISCHED_RUN_AS");
+  std::vector<std::string> tenant_run_as;
+  app.add_option("--tenant-run-as", tenant_run_as,
+                 "TENANT=USER: shell commands of TENANT's runs execute as USER on this node "
+                 "(repeatable; other tenants' as --run-as); needs a node started as root")
+      ->envname("AISCHED_TENANT_RUN_AS")->delimiter(',');
   app.add_flag("--run-as-node-user", run_as_node_user,
                "run shell commands as the node's own user (root, if the node is root)")
       ->envname("AISCHED_RUN_AS_NODE_USER");
@@ -405,6 +432,11 @@ parse_outcome parse_command_line(int argc, char** argv) {
     return out;
   }
   if (auto why = resolve_run_as(cfg, run_as, run_as_node_user); !why.empty()) {
+    std::cerr << "aisched: " << why << "\n";
+    out.exit_code = 2;
+    return out;
+  }
+  if (auto why = resolve_tenant_users(cfg, tenant_run_as); !why.empty()) {
     std::cerr << "aisched: " << why << "\n";
     out.exit_code = 2;
     return out;

@@ -69,6 +69,7 @@ struct config {
   // Runs (README "Run isolation"): the user shell commands execute as (resolved at
   // parse time; keep = the node's own) and the root of their scratch directories.
   worker::run_user run_user;
+  std::map<std::string, worker::run_user> tenant_users;  // --tenant-run-as TENANT=USER
   std::string scratch_dir;  // default /tmp/aisched-runs-<node uid>
   uint64_t snapshot_every = 10'000;  // raft: compact after this many applied entries (advanced)
   /// Test hook (--fault-file, hidden): while this file exists every RocksDB

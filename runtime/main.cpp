@@ -34,6 +34,9 @@ bool harden(const runtime::config& cfg) {
              {"scratch_dir", cfg.scratch_dir}});
   if (u.keep && geteuid() == 0)
     log::warn("runs execute as root (--run-as-node-user): any task owns this node");
+  for (auto& [tenant, tu] : cfg.tenant_users)
+    log::info("runs of tenant " + tenant + " execute as user " + (tu.keep ? "of the node" : tu.name),
+              {{"tenant", tenant}, {"uid", std::to_string(tu.keep ? geteuid() : tu.uid)}});
   return true;
 }
 

@@ -81,6 +81,7 @@ int run_worker_node(const config& cfg, sigset_t& signals) {
   wcfg.id = cfg.node_id;
   wcfg.exec.scratch_root = cfg.scratch_dir;  // prepared by main (harden)
   wcfg.exec.user = cfg.run_user;
+  wcfg.exec.tenant_users = cfg.tenant_users;
   wcfg.outbox_dir = cfg.data_dir + "/outbox";
   auto w = sys.spawn(worker::worker_actor_impl, wcfg, pool);
   proto::worker info;

@@ -20,6 +20,7 @@ namespace {
 std::string user_key(const std::string& name) { return "u/" + name; }
 std::string token_key(const std::string& id) { return "t/" + id; }
 std::string hash_key(const std::string& hash) { return "h/" + hash; }
+std::string share_key(const std::string& worker_id) { return "s/" + worker_id; }
 
 std::string audit_prefix(const std::string& tenant) {
   std::string out = tenant;
@@ -112,6 +113,12 @@ caf::expected<applied> auth_applier::apply(const put_token& c) {
   return applied{};
 }
 
+caf::expected<applied> auth_applier::apply(const share_worker& c) {
+  if (c.shared) put(share_key(c.worker_id), c.tenant);
+  else erase(share_key(c.worker_id));
+  return applied{};
+}
+
 caf::expected<applied> auth_applier::apply(const delete_token& c) {
   auto cur = read(token_key(c.id));
   if (!cur) return cur.error();
@@ -174,6 +181,12 @@ caf::expected<token_list> read_tokens(rocks& db, const std::string& tenant) {
   });
   if (!xs) return xs.error();
   return token_list{std::move(*xs)};
+}
+
+caf::expected<std::string> read_worker_share(rocks& db, const std::string& id) {
+  auto v = db.get(column::auth, share_key(id));
+  if (!v) return v.error();
+  return *v ? **v : std::string();
 }
 
 caf::expected<audit_page> read_audit(rocks& db, const audit_query& q) {

@@ -31,6 +31,7 @@ class auth_applier {
   caf::expected<proto::applied> apply(const proto::delete_user& c);
   caf::expected<proto::applied> apply(const proto::put_token& c);
   caf::expected<proto::applied> apply(const proto::delete_token& c);
+  caf::expected<proto::applied> apply(const proto::share_worker& c);
   /// Entries are keyed by `index` (the log entry's) and their position in it,
   /// under their tenant and, for "cluster.*" actions, also under cluster_audit_log.
   caf::expected<proto::applied> apply(const proto::record_audit& c, uint64_t index);
@@ -54,6 +55,8 @@ caf::expected<proto::user_list> read_users(rocks& db, const std::string& tenant)
 /// The token whose secret hashes to `sha256_hex`; not_found if none (revoked).
 caf::expected<proto::api_token> read_token_by_hash(rocks& db, const std::string& sha256_hex);
 caf::expected<proto::token_list> read_tokens(rocks& db, const std::string& tenant);
+/// The tenant from which the cluster admin shared worker `id`; "" when it is not shared.
+caf::expected<std::string> read_worker_share(rocks& db, const std::string& id);
 /// Audit entries of `q.tenant` (or of the cluster log, proto::cluster_audit_log), newest first.
 caf::expected<proto::audit_page> read_audit(rocks& db, const proto::audit_query& q);
 

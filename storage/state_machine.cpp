@@ -84,6 +84,7 @@ class applier {
   // Users, tokens and audit: storage/auth_state.
   caf::expected<applied> operator()(const put_user& c) { return with_index(auth_.apply(c)); }
   caf::expected<applied> operator()(const delete_user& c) { return with_index(auth_.apply(c)); }
+  caf::expected<applied> operator()(const share_worker& c) { return with_index(auth_.apply(c)); }
   caf::expected<applied> operator()(const put_token& c) { return with_index(auth_.apply(c)); }
   caf::expected<applied> operator()(const delete_token& c) { return with_index(auth_.apply(c)); }
   caf::expected<applied> operator()(const record_audit& c) {

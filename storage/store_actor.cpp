@@ -75,6 +75,9 @@ store_actor::behavior_type store_actor_impl(store_actor::stateful_pointer<store_
       [=](get_token_atom, const std::string& hash) -> caf::result<api_token> {
         return answer(read_token_by_hash(*self->state.db, hash));
       },
+      [=](share_atom, const std::string& worker_id) -> caf::result<std::string> {
+        return answer(read_worker_share(*self->state.db, worker_id));
+      },
       [=](list_tokens_atom, const std::string& tenant) -> caf::result<token_list> {
         return answer(read_tokens(*self->state.db, tenant));
       },

@@ -48,6 +48,7 @@ execute_request make_request(const task& t, const instance& x) {
   r.trace_id = x.trace_id;
   r.timeout = t.timeout;
   r.memory_mb = t.memory_mb;
+  r.tenant = x.tenant;
   if (!x.event_name.empty()) {
     // An event-fired run: its payload lands in the command (as variables), URL and body.
     auto sub = [&](const std::string& s, landing where) {
@@ -587,7 +588,8 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
           return make_error(errc::already_exists, "id",
                             "worker id " + info.id + " is a cluster member's worker");
         info.protocol = worker_protocol::http;
-        info.shared = false;  // only the cluster admin shares a worker
+        // Shared only as the cluster admin marked it (share_worker, read by the
+        // gateway from the store): the registration's own claim is not enough.
         auto& w = upsert_worker(self, std::move(info));
         w.handle = nullptr;
         w.credential = make_credential();
@@ -626,6 +628,19 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         auto info = w->info;
         info.load = w->c.load();
         return info;
+      },
+      [=](share_atom, const std::string& id, const std::string& tenant,
+          bool shared) -> caf::result<bool> {
+        // The mark itself is replicated (share_worker); this applies it to the
+        // worker registered now, if it registered from the marked tenant.
+        if (!self->state.leading)
+          return forward_to_leader<bool>(self, share_atom::value, id, tenant, shared);
+        auto* w = find_worker(self->state, id);
+        if (!w || w->handle || w->info.tenant != tenant) return false;
+        w->info.shared = w->c.shared = shared;
+        workers_changed(self);
+        schedule_dispatch(self);
+        return true;
       },
       [=](remove_atom, const std::string& id) -> caf::result<bool> {
         if (!self->state.leading) return forward_to_leader<bool>(self, remove_atom::value, id);

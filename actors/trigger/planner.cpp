@@ -66,7 +66,19 @@ void planner::upsert(const task& t, const task_runtime& rt, unix_ms now, bool ca
   arm_after(e, after);
 }
 
-void planner::catch_up(entry& e, unix_ms after, unix_ms now) {
+uint64_t planner::release_held(unix_ms now) {
+  uint64_t held = 0;
+  for (auto& [id, e] : tasks_) {
+    if (e.next_slot == 0 || e.next_slot > now || e.def.paused) continue;
+    timers_.cancel(id);
+    auto first = e.next_slot;
+    held += catch_up(e, first - 1, now);
+    arm_after(e, now);
+  }
+  return held;
+}
+
+uint64_t planner::catch_up(entry& e, unix_ms after, unix_ms now) {
   const auto& t = e.def;
   size_t keep_max = 0;
   switch (t.misfire) {
@@ -110,6 +122,7 @@ void planner::catch_up(entry& e, unix_ms after, unix_ms now) {
   }
   stats_.missed += total - std::min<uint64_t>(total, newest.size());
   for (auto s : newest) ready_.push_back({t.id, s, false});
+  return total;
 }
 
 void planner::arm_after(entry& e, unix_ms after) {

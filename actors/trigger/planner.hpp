@@ -64,6 +64,11 @@ class planner {
   /// plus catch-up, buffered and unblocked slots. Arms each task's next slot.
   decisions collect(unix_ms now);
 
+  /// Ends a hold on firing (backpressure red): every task whose armed slot came
+  /// due meanwhile is caught up by its misfire policy, as after an outage (skip:
+  /// none fire; fire_once: the newest; fire_all: up to misfire_limit), and
+  /// re-armed after `now`. Returns how many slots came due during the hold.
+  uint64_t release_held(unix_ms now);
   /// Puts slot `s` back to be decided at the next collect() (its fire failed).
   void requeue(const proto::fire_slot& s) { ready_.push_back({s.task_id, s.slot, false}); }
 
@@ -129,7 +134,9 @@ class planner {
               const std::string& payload = {});
   void decide_released(entry& e, unix_ms slot, decisions& out);
   size_t depth(uint64_t id, size_t guard = 0) const;
-  void catch_up(entry& e, unix_ms after, unix_ms now);
+  /// Queues the missed slots in (after, now] that the misfire policy keeps; returns
+  /// how many slots there were.
+  uint64_t catch_up(entry& e, unix_ms after, unix_ms now);
   void fire_now(entry& e, unix_ms slot, decisions& out, const std::string& event = {},
                 const std::string& payload = {});
   bool upstreams_ok(const entry& e) const;

@@ -85,18 +85,6 @@ void count_committed(size_t slots, const applied& a, unix_ms now, bool scheduled
   if (slots > fired) m.slots_deduplicated.inc(static_cast<double>(slots - fired));
 }
 
-/// Counts the slots that came due during the last red spell and fire now,
-/// late: scheduler_slots_total{outcome="deferred"}. (Slots the misfire policy
-/// drops instead are counted as missed or skipped by the planner.)
-void count_deferred(trigger_state& st, const decisions& d) {
-  if (st.red_until == 0) return;
-  size_t n = 0;
-  for (auto& s : d.fires)
-    if (s.slot >= st.red_since && s.slot < st.red_until) ++n;
-  if (n > 0) obs::get().slots_deferred.inc(static_cast<double>(n));
-  st.red_since = st.red_until = 0;
-}
-
 void on_fire_failed(self_ptr self, const fire& f, uint64_t epoch) {
   auto& st = self->state;
   if (epoch != st.epoch || !st.plan) return;
@@ -196,7 +184,6 @@ void wake(self_ptr self) {
   auto now = now_of(self);
   auto d = st.plan->collect(now);
   publish_slot_stats(st);
-  count_deferred(st, d);
   if (!d.empty()) propose_decisions(self, std::move(d), now);
   rearm(self);
 }
@@ -296,10 +283,12 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
       [=](pressure_atom, const pressure& p) {
         auto& st = self->state;
         bool eased = p.level < st.load.level;
-        if (p.level == pressure_level::red && st.load.level != pressure_level::red)
-          st.red_since = now_of(self), st.red_until = 0;
-        else if (eased && st.load.level == pressure_level::red)
-          st.red_until = now_of(self);
+        if (eased && st.load.level == pressure_level::red && st.plan) {
+          // The slots red held back: the misfire policy decides which fire now,
+          // late; all of them count as scheduler_slots_total{outcome="deferred"}.
+          auto held = st.plan->release_held(now_of(self));
+          if (held > 0) obs::get().slots_deferred.inc(static_cast<double>(held));
+        }
         st.load = p;
         if (eased) {
           st.armed_for = 0;  // re-arm now: deferred slots may fire

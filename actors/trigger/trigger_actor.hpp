@@ -31,10 +31,6 @@ struct trigger_state {
   uint64_t timer_gen = 0;   // generation of the armed wake-up timer (timers cannot be cancelled)
   unix_ms armed_for = 0;    // instant the armed timer wakes at (0: none)
   proto::pressure load;
-  // While red, due slots wait; [red_since, red_until) is the last red spell, so
-  // the first collect after it counts the slots it deferred (0: none pending).
-  unix_ms red_since = 0;
-  unix_ms red_until = 0;
   slot_stats reported;                          // the planner's counts already added to the metrics
   std::string leader_id;                        // who leads, for error hints
   // Requests that arrived while the rebuild ran, with the promise each answers.

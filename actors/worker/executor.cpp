@@ -279,7 +279,11 @@ run_result execute_task(const execute_request& req, const exec_options& opts,
   name += "-" + std::to_string(req.attempt);
   // A container's command runs inside the container; the runtime's client needs the
   // node's user (its socket), so only shell commands switch users on the host.
-  const run_user* user = req.kind == task_kind::shell ? &opts.user : nullptr;
+  const run_user* user = nullptr;
+  if (req.kind == task_kind::shell) {
+    auto mapped = opts.tenant_users.find(req.tenant);
+    user = mapped != opts.tenant_users.end() ? &mapped->second : &opts.user;
+  }
   static const run_user node_user;
   std::string error;
   auto dir = make_run_dir(opts.scratch_root, name, user ? *user : node_user, error);

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,7 @@ struct exec_options {
   std::string scratch_root;           // per-run directories are created below it
   size_t output_cap = 16 * 1024;      // bytes of output tail kept (stdout+stderr)
   run_user user;                      // who shell commands run as (default: the node's user)
+  std::map<std::string, run_user> tenant_users;  // per tenant, instead of `user` (--tenant-run-as)
   bool namespaces = true;             // false: never pid/mount namespaces (tests of the fallback)
 };
 

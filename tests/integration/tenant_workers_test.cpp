@@ -3,6 +3,8 @@
 // the default tenant's built-in worker unless that is shared); a run no worker
 // can take says why; a report counts only when it comes with the credential
 // of the worker its attempt was dispatched to, for that attempt.
+#include <unistd.h>
+
 #include <fstream>
 #include <memory>
 #include <string>
@@ -178,4 +180,101 @@ TEST_F(tenant_workers, a_report_counts_only_from_the_dispatched_worker_for_its_a
   auto x = run(alice_, run_id);
   EXPECT_EQ(str(x, "state"), "success");
   EXPECT_EQ(str(x, "output"), "real");
+}
+
+TEST_F(tenant_workers, only_the_cluster_admin_shares_a_worker_and_the_mark_binds_its_tenant) {
+  auto admin = login(port_, "admin", admin_password);  // the bootstrap admin: cluster_admin
+  // A tenant admin of bravo may not share bravo's worker.
+  auto r = call(port_, "POST", "/api/v1/users", admin,
+                R"({"name":"bea","password":"bea-password","role":"admin","tenant":"bravo"})");
+  ASSERT_EQ(r.status, 201u) << r.body;
+  auto bea = login(port_, "bea", "bea-password");
+  http_receiver bobs(std::vector<int>{202});
+  ASSERT_FALSE(register_worker(bob_, "bw", bobs).empty());
+  r = call(port_, "PUT", "/api/v1/workers/bw/shared", bea, R"({"tenant":"bravo","shared":true})");
+  EXPECT_EQ(r.status, 403u) << r.body;
+  r = call(port_, "PUT", "/api/v1/workers/bw/shared", admin, R"({"shared":true})");
+  EXPECT_EQ(r.status, 400u) << r.body;
+  EXPECT_NE(r.body.find("tenant"), std::string::npos) << r.body;
+  // Unshared, acme's run waits; shared by the cluster admin, bravo's worker takes it.
+  auto waiting = run_of(alice_, "acme-job");
+  ASSERT_TRUE(eventually([&] { return !str(run(alice_, waiting), "error").empty(); }, 15s));
+  EXPECT_FALSE(delivered(bobs, waiting));
+  r = call(port_, "PUT", "/api/v1/workers/bw/shared", admin, R"({"tenant":"bravo","shared":true})");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  EXPECT_TRUE(parse(r).as_object().at("registered").as_bool()) << r.body;
+  EXPECT_TRUE(eventually([&] { return delivered(bobs, waiting); }, 15s));
+  // The mark survives the worker's re-registration (it is replicated, not the
+  // registry's memory)...
+  ASSERT_EQ(call(port_, "DELETE", "/api/v1/workers/bw", admin).status, 404u)
+      << "the default tenant's admin does not own bravo's worker";
+  r = call(port_, "DELETE", "/api/v1/workers/bw", bea);
+  ASSERT_EQ(r.status, 204u) << r.body;
+  ASSERT_FALSE(register_worker(bob_, "bw", bobs).empty());
+  auto again = run_of(alice_, "acme-job-2");
+  EXPECT_TRUE(eventually([&] { return delivered(bobs, again); }, 15s));
+  // ...but binds bravo: when acme registers the same id, that worker is not
+  // shared, so bravo's mark never sends bravo's runs to acme.
+  ASSERT_EQ(call(port_, "DELETE", "/api/v1/workers/bw", bea).status, 204u);
+  http_receiver alices(std::vector<int>{202});
+  ASSERT_FALSE(register_worker(alice_, "bw", alices).empty());
+  auto listed = parse(call(port_, "GET", "/api/v1/workers", alice_)).as_object();
+  auto& items = listed.at("items").as_array();
+  ASSERT_EQ(items.size(), 1u) << json::serialize(listed);
+  EXPECT_FALSE(items[0].as_object().at("shared").as_bool()) << json::serialize(listed);
+  auto bravos = run_of(bob_, "bravo-job");
+  ASSERT_TRUE(eventually([&] { return !str(run(bob_, bravos), "error").empty(); }, 15s));
+  EXPECT_FALSE(delivered(alices, bravos)) << "acme's worker got bravo's run through bravo's mark";
+  // The change is in the cluster audit.
+  auto audit = call(port_, "GET", "/api/v1/audit?scope=cluster", admin);
+  EXPECT_NE(audit.body.find("cluster.share_worker"), std::string::npos) << audit.body;
+}
+
+// --tenant-run-as maps a tenant to an OS user on a worker that takes several
+// tenants' runs: acme's commands run as that user, the others' as --run-as
+// (nobody for a root node), so one tenant's run cannot touch another's files.
+TEST(tenant_run_as, each_mapped_tenants_runs_execute_as_its_own_user) {
+  if (geteuid() != 0) GTEST_SKIP() << "switching users needs the test to run as root";
+  temp_dir dir;
+  node_process node(
+      dir.path() + "/data",
+      {"--auth", "--auth-secret-file", write_file(dir.path() + "/secret", "tenant-run-as-secret-0123456789"),
+       "--admin-password-file", write_file(dir.path() + "/admin", admin_password),
+       "--worker-shared", "--tenant-run-as", "acme=daemon"});
+  ASSERT_TRUE(node.running()) << tail(node.log());
+  auto port = node.http_port();
+  auto admin = login(port, "admin", admin_password);
+  ASSERT_EQ(call(port, "POST", "/api/v1/users", admin,
+                 R"({"name":"alice","password":"alice-password","role":"operator","tenant":"acme"})")
+                .status,
+            201u);
+  auto alice = login(port, "alice", "alice-password");
+  auto uid_of_run = [&](const std::string& token) {
+    auto r = call(port, "POST", "/api/v1/tasks", token, R"({"name":"who","command":"id -u"})");
+    EXPECT_EQ(r.status, 201u) << r.body;
+    auto id = std::to_string(num(parse(r).as_object(), "id"));
+    r = call(port, "POST", "/api/v1/tasks/" + id + "/trigger", token);
+    EXPECT_EQ(r.status, 201u) << r.body;
+    if (r.status != 201) return std::string();
+    auto run_id = str(parse(r).at("instances").as_array().at(0).as_object(), "id");
+    json::object x;
+    eventually(
+        [&] {
+          auto g = call(port, "GET", "/api/v1/instances/" + run_id, token);
+          if (g.status == 200) x = parse(g).as_object();
+          auto s = str(x, "state");
+          return s == "success" || s == "failed" || s == "timed_out";
+        },
+        30s);
+    EXPECT_EQ(str(x, "state"), "success") << json::serialize(x);
+    return str(x, "output");
+  };
+  EXPECT_EQ(uid_of_run(alice), "1\n") << "acme's run is not user daemon's";
+  EXPECT_EQ(uid_of_run(admin), "65534\n") << "the default tenant's run is not nobody's";
+  // A mapping to root is refused at startup: it would give the tenant the node.
+  auto r = run_command({AISCHED_BINARY, "--tenant-run-as", "acme=root", "--data-dir",
+                        dir.path() + "/other"},
+                       10s);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("never execute as root"), std::string::npos) << r.err;
 }

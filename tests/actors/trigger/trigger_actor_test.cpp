@@ -364,5 +364,40 @@ TEST_F(trigger_actor_test, slot_outcomes_and_lateness_reach_the_metrics) {
   EXPECT_EQ(lateness().first - count, 4) << "manual runs have no lateness";
 }
 
+// Backpressure red holds firing back; when it eases, the misfire policy decides
+// which of the held slots fire (late), and every held slot counts as deferred.
+TEST_F(trigger_actor_test, red_defers_slots_and_the_misfire_policy_decides_what_fires_after) {
+  auto& m = obs::get();
+  auto red = [&](proto::pressure_level l) {
+    caf::anon_send(trigger_, proto::pressure_atom::value, proto::pressure{l, 0});
+    sched.run();
+  };
+  for (auto policy : {proto::misfire_policy::skip, proto::misfire_policy::fire_once,
+                      proto::misfire_policy::fire_all}) {
+    auto t = every_second();
+    t.misfire = policy;
+    t.misfire_limit = 10;
+    auto id = create(t);
+    ASSERT_NE(id, 0u);
+    advance(2s);  // two slots on time
+    ASSERT_EQ(instances_of(id).size(), 2u);
+    const auto deferred = m.slots_deferred.value();
+    red(proto::pressure_level::red);
+    advance(5s);  // five slots come due while red: none fires
+    EXPECT_EQ(instances_of(id).size(), 2u) << "a slot fired while red";
+    red(proto::pressure_level::green);
+    EXPECT_EQ(m.slots_deferred.value() - deferred, 5) << "held slots not counted as deferred";
+    auto after = instances_of(id);
+    size_t want = policy == proto::misfire_policy::skip ? 2 : policy == proto::misfire_policy::fire_once ? 3 : 7;
+    EXPECT_EQ(after.size(), want) << "misfire policy " << static_cast<int>(policy);
+    // The schedule goes on from now, on time.
+    advance(2s);
+    EXPECT_EQ(instances_of(id).size(), want + 2);
+    auto del = propose(proto::delete_task{"", id});
+    ASSERT_TRUE(del) << sys.render(del.error());
+    sched.run();
+  }
+}
+
 }  // namespace
 }  // namespace aisched::trigger
