@@ -22,7 +22,7 @@ bool final_state(const std::string& s) {
   return s == "success" || s == "failed" || s == "timed_out" || s == "cancelled";
 }
 
-member_snapshot read_member(const std::string& id, uint16_t port) {
+member_snapshot read_member(const std::string& id, const std::string& port) {
   member_snapshot m;
   m.id = id;
   m.view = view_of(port);
@@ -122,7 +122,7 @@ settle_outcome settle(const port_board& ports, size_t members, const std::vector
     if (out.reason.empty()) {
       out.leader = leader;
       // Cheap test first: the leader's runs. Then every member's full state.
-      uint16_t leader_port = 0;
+      std::string leader_port;
       for (auto& [id, port] : up)
         if (id == leader) leader_port = port;
       auto l = read_member(leader, leader_port);
@@ -154,7 +154,7 @@ settle_outcome settle(const port_board& ports, size_t members, const std::vector
 }
 
 std::vector<std::string> check_history(const settle_outcome& s, const std::vector<acked_task>& acked,
-                                       const std::string& effects_path, uint16_t leader_port,
+                                       const std::string& effects_path, const std::string& leader_port,
                                        run_summary& summary) {
   std::vector<std::string> v;
   if (!s.settled) v.push_back("not settled by the deadline: " + s.reason);

@@ -48,10 +48,10 @@ struct run_summary {
 };
 
 /// Checks the settled history; returns the violations, one line each.
-/// `effects_path` is the side-effect file, `leader_port` the member asked for
+/// `effects_path` is the side-effect file, `leader` the endpoint of the member asked for
 /// attempt histories (replicated state: any member answers the same).
 std::vector<std::string> check_history(const settle_outcome& s, const std::vector<acked_task>& acked,
-                                       const std::string& effects_path, uint16_t leader_port,
+                                       const std::string& effects_path, const std::string& leader,
                                        run_summary& summary);
 
 }  // namespace aisched::chaos

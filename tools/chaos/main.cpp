@@ -1,9 +1,10 @@
-// aisched-chaos: starts a three-member aisched group and a worker node on
-// loopback (process_control), drives a workload at random members (workload),
-// injects faults on a schedule drawn from --seed (SIGKILL and restart of the
-// leader, of a follower and of the worker node; SIGSTOP/SIGCONT of a member),
-// then lets the group settle and checks the history (checks). Prints a report
-// on stdout; exit 0 with no violation, 1 with violations, 2 on a harness error.
+// aisched-chaos: starts a three-member aisched group and a worker node
+// (process_control; each node in its own network namespace where permitted,
+// network), drives a workload at random members (workload), injects faults on a
+// schedule drawn from --seed (SIGKILL and restart of the leader, a follower and
+// the worker node; SIGSTOP/SIGCONT of a member; a member's link cut), then lets
+// the group settle and checks the history (checks). Prints a report on stdout;
+// exit 0 with no violation, 1 with violations, 2 on a harness error.
 #include <signal.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <thread>
 
 #include "tools/chaos/checks.hpp"
+#include "tools/chaos/network.hpp"
 #include "tools/chaos/process_control.hpp"
 #include "tools/chaos/workload.hpp"
 
@@ -35,6 +37,7 @@ struct options {
   double settle_s = 240;     // quiet phase: settling deadline
   double fault_gap_s = 12;   // mean pause between faults
   double hard_deadline_s = 0;  // 0: duration + settle + 180 s
+  bool no_partitions = false;
   workload_options work;
 };
 
@@ -43,8 +46,9 @@ struct harness_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class fault { kill_leader, kill_follower, stop_member, kill_worker };
-constexpr const char* fault_names[] = {"kill_leader", "kill_follower", "stop_member", "kill_worker"};
+enum class fault { kill_leader, kill_follower, stop_member, kill_worker, isolate_member };
+constexpr const char* fault_names[] = {"kill_leader", "kill_follower", "stop_member", "kill_worker",
+                                       "isolate_member"};
 
 /// The run's state, as the report prints it.
 struct chaos_run {
@@ -55,7 +59,7 @@ struct chaos_run {
   std::vector<std::string> timeline;     // one line per fault
   std::vector<std::string> violations;
   std::vector<std::string> notes;        // not violations, worth reading
-  std::string partitions;                // why partitions are skipped
+  std::string partitions;                // why partitions are skipped ("" if they are not)
   workload_counts counts;
   size_t acked = 0, acked_periodic = 0;
   run_summary runs;
@@ -77,7 +81,7 @@ void pause_for(std::chrono::duration<double> d) {
 }
 
 void publish(port_board& board, node& n) {
-  if (n.role() == node::kind::member) board.set(n.id(), n.running() ? n.http_port() : 0);
+  if (n.role() == node::kind::member) board.set(n.id(), n.running() ? n.http_endpoint() : "");
 }
 
 /// The leader every member that answers names, if they agree and it says it leads.
@@ -85,13 +89,13 @@ node* agreed_leader(group& g) {
   std::string leader;
   for (auto* m : g.members()) {
     if (!m->running() || m->stopped()) continue;
-    auto v = view_of(m->http_port());
+    auto v = view_of(m->http_endpoint());
     if (!v.ok || v.leader.empty() || (!leader.empty() && v.leader != leader)) return nullptr;
     leader = v.leader;
   }
   auto* l = g.member(leader);
   if (!l || !l->running() || l->stopped()) return nullptr;
-  auto v = view_of(l->http_port());
+  auto v = view_of(l->http_endpoint());
   return v.ok && v.role == "leader" ? l : nullptr;
 }
 
@@ -136,10 +140,14 @@ void reap_crashes(chaos_run& run, group& g, port_board& board) {
   }
 }
 
-void inject(chaos_run& run, group& g, port_board& board, fault kind) {
+void inject(chaos_run& run, group& g, port_board& board, network& net, fault kind) {
   node* target = nullptr;
   auto members = g.members();
-  if (kind == fault::kill_leader || kind == fault::kill_follower) {
+  if (kind == fault::isolate_member) {
+    // The leader half of the time: a deposed leader must rejoin cleanly.
+    auto* leader = run.pick(2) == 0 ? await_leader(g, 30s) : nullptr;
+    target = leader ? leader : members[run.pick(members.size())];
+  } else if (kind == fault::kill_leader || kind == fault::kill_follower) {
     auto* leader = await_leader(g, 30s);
     if (!leader) {
       run.notes.push_back("no agreed leader within 30 s before a " +
@@ -164,7 +172,15 @@ void inject(chaos_run& run, group& g, port_board& board, fault kind) {
   line.precision(1);
   line << std::fixed << "+" << run.elapsed() << "s " << fault_names[int(kind)] << " "
        << target->id();
-  if (kind == fault::stop_member) {
+  if (kind == fault::isolate_member) {
+    double for_s = run.uniform(3, 8);
+    if (auto err = net.set_link(target->slot(), false); !err.empty())
+      throw harness_error("cannot cut a link: " + err);
+    pause_for(std::chrono::duration<double>(for_s));
+    if (auto err = net.set_link(target->slot(), true); !err.empty())
+      throw harness_error("cannot heal a link: " + err);
+    line << " (cut off " << for_s << " s)";
+  } else if (kind == fault::stop_member) {
     double for_s = run.uniform(2, 6);
     target->signal(SIGSTOP);
     pause_for(std::chrono::duration<double>(for_s));
@@ -183,21 +199,23 @@ void inject(chaos_run& run, group& g, port_board& board, fault kind) {
   run.log(line.str());
 }
 
-void fault_phase(chaos_run& run, group& g, port_board& board) {
-  auto end = run.t0 + std::chrono::duration_cast<clock::duration>(
-                          std::chrono::duration<double>(run.opt.duration_s));
+/// Faults, one at a time, for --duration seconds from now (the group is up).
+void fault_phase(chaos_run& run, group& g, port_board& board, network& net) {
+  auto end = clock::now() + std::chrono::duration_cast<clock::duration>(
+                                std::chrono::duration<double>(run.opt.duration_s));
   pause_for(5s);  // a first stretch without faults: the workload gets going
   std::vector<fault> bag;
   while (clock::now() < end && !stop_requested()) {
     if (bag.empty()) {
       // Every kind once per round, in an order drawn from the seed.
       bag = {fault::kill_leader, fault::kill_follower, fault::stop_member, fault::kill_worker};
+      if (net.enabled()) bag.push_back(fault::isolate_member);
       std::shuffle(bag.begin(), bag.end(), run.rng);
     }
     auto kind = bag.back();
     bag.pop_back();
     reap_crashes(run, g, board);
-    inject(run, g, board, kind);
+    inject(run, g, board, net, kind);
     auto gap = run.uniform(run.opt.fault_gap_s / 2, run.opt.fault_gap_s * 1.5);
     auto left = std::chrono::duration<double>(end - clock::now()).count();
     pause_for(std::chrono::duration<double>(std::max(0.0, std::min(gap, left))));
@@ -228,11 +246,15 @@ void print_report(const chaos_run& run, const std::string& error) {
   r << "seed " << o.seed << ", duration " << o.duration_s << " s, settle deadline " << o.settle_s
     << " s, elapsed " << run.elapsed() << " s\n";
   if (!error.empty()) r << "harness error: " << error << "\n";
-  r << "partitions skipped: " << run.partitions << "\n";
+  if (run.partitions.empty())
+    r << "partitions: a member's link to the others cut (each node in its own network namespace)\n";
+  else
+    r << "partitions skipped: " << run.partitions << "\n";
   size_t total = 0;
   for (auto& [k, n] : run.faults) total += n;
   r << "faults injected: " << total;
   for (auto* k : fault_names) {
+    if (k == std::string("isolate_member") && !run.partitions.empty()) continue;
     auto it = run.faults.find(k);
     r << (k == fault_names[0] ? " (" : ", ") << k << " " << (it == run.faults.end() ? 0 : it->second);
   }
@@ -262,10 +284,10 @@ void print_report(const chaos_run& run, const std::string& error) {
   std::cout << r.str() << std::flush;
 }
 
-int run_chaos(chaos_run& run) {
+int run_chaos(chaos_run& run, network& net) {
   auto& o = run.opt;
-  run.partitions = partition_support();
-  group g(o.binary);
+  run.partitions = net.enabled() ? "" : net.skipped();
+  group g(o.binary, net);
   run.log("group root " + g.root());
   port_board board;
   if (auto err = g.start(clock::now() + 90s); !err.empty())
@@ -277,7 +299,7 @@ int run_chaos(chaos_run& run) {
   workload work(board, g.effects_path(), run.rng(), o.work);
   if (auto err = work.create_periodic(clock::now() + 60s); !err.empty()) throw harness_error(err);
   work.start_creates();
-  fault_phase(run, g, board);
+  fault_phase(run, g, board, net);
   work.stop_creates();
   if (stop_requested()) throw harness_error("interrupted");
   run.log("faults over; settling");
@@ -293,10 +315,10 @@ int run_chaos(chaos_run& run) {
                                           std::chrono::duration<double>(o.settle_s)));
   if (stop_requested()) throw harness_error("interrupted");
   run.log(run.settled.settled ? "settled" : "did not settle: " + run.settled.reason);
-  uint16_t leader_port = 0;
-  if (auto* l = g.member(run.settled.leader)) leader_port = l->http_port();
+  std::string leader_endpoint;
+  if (auto* l = g.member(run.settled.leader)) leader_endpoint = l->http_endpoint();
   for (auto& m : run.settled.snapshot) run.commit = std::max(run.commit, m.view.commit);
-  auto found = check_history(run.settled, acked, g.effects_path(), leader_port, run.runs);
+  auto found = check_history(run.settled, acked, g.effects_path(), leader_endpoint, run.runs);
   run.violations.insert(run.violations.end(), found.begin(), found.end());
   reap_crashes(run, g, board);
   run.counts = work.counts();
@@ -322,6 +344,8 @@ int main(int argc, char** argv) {
   app.add_option("--fault-gap", o.fault_gap_s, "mean seconds between faults")->capture_default_str();
   app.add_option("--hard-deadline", o.hard_deadline_s,
                  "seconds after which everything is killed (default: duration + settle + 180)");
+  app.add_flag("--no-partitions", o.no_partitions,
+               "run every node on the host's loopback, without network namespaces");
   app.add_option("--periodic", o.work.periodic, "@every tasks")->capture_default_str();
   unsigned every_ms = 1000, gap_ms = 500;
   app.add_option("--every-ms", every_ms, "interval of the periodic tasks")->capture_default_str();
@@ -331,6 +355,8 @@ int main(int argc, char** argv) {
   o.work.every = milliseconds(every_ms);
   o.work.create_gap = milliseconds(gap_ms);
   run.rng.seed(o.seed);
+  // Before any thread: unshare() moves only the calling thread.
+  network net(!o.no_partitions);
   if (o.hard_deadline_s <= 0) o.hard_deadline_s = o.duration_s + o.settle_s + 180;
 
   install_cleanup_handlers();
@@ -347,7 +373,7 @@ int main(int argc, char** argv) {
   int status = 2;
   std::string error;
   try {
-    status = run_chaos(run);
+    status = run_chaos(run, net);
   } catch (const std::exception& e) {
     error = e.what();
     status = 2;

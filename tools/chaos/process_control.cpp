@@ -28,6 +28,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tools/chaos/network.hpp"
 #include "tools/common/http_client.hpp"
 
 namespace aisched::chaos {
@@ -137,9 +138,14 @@ uint16_t free_loopback_port() {
 // -- node ----------------------------------------------------------------------
 
 node::node(kind k, std::string id, std::string binary, std::vector<std::string> args,
-           std::string log_path)
+           std::string log_path, network& net, int slot)
     : kind_(k), id_(std::move(id)), binary_(std::move(binary)), args_(std::move(args)),
-      log_path_(std::move(log_path)) {}
+      log_path_(std::move(log_path)), net_(net), slot_(slot) {}
+
+std::string node::http_endpoint() const {
+  return pid_ > 0 && http_port_ != 0 ? net_.host_of(slot_) + ":" + std::to_string(http_port_)
+                                     : "";
+}
 
 node::~node() {
   if (pid_ > 0) signal(SIGKILL);
@@ -158,6 +164,12 @@ std::string node::start(clock::time_point deadline) {
   http_port_ = 0;
   stopped_ = false;
   ++starts_;
+  // With namespaces the child waits, in its own, until the harness has given
+  // it its link: the node must find its address when it binds.
+  bool own_ns = net_.enabled();
+  int gate[2] = {-1, -1}, ready[2] = {-1, -1};  // harness -> node, node -> harness
+  if (own_ns && (pipe2(gate, O_CLOEXEC) != 0 || pipe2(ready, O_CLOEXEC) != 0))
+    return id_ + ": pipe failed: " + strerror(errno);
   auto parent = getpid();
   pid_t pid = fork();
   if (pid < 0) return id_ + ": fork failed: " + strerror(errno);
@@ -165,6 +177,13 @@ std::string node::start(clock::time_point deadline) {
     // Between fork and exec only async-signal-safe calls (the harness has threads).
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the harness, even if it crashes
     if (getppid() != parent) _exit(126);
+    if (own_ns) {
+      char go = 0;
+      close(gate[1]);
+      close(ready[0]);
+      if (unshare(CLONE_NEWNET) != 0) _exit(124);
+      if (write(ready[1], "r", 1) != 1 || read(gate[0], &go, 1) != 1) _exit(123);
+    }
     int in = ::open("/dev/null", O_RDONLY);
     int out = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (in < 0 || out < 0) _exit(125);
@@ -176,8 +195,23 @@ std::string node::start(clock::time_point deadline) {
   }
   pid_ = pid;
   register_pid(pid);
+  if (own_ns) {
+    close(gate[0]);
+    close(ready[1]);
+    char r = 0;
+    // The link can move only into the node's namespace, once it has one.
+    std::string err = read(ready[0], &r, 1) == 1 ? net_.attach(pid, slot_)
+                                                 : "the node did not unshare its network";
+    if (err.empty() && write(gate[1], "g", 1) != 1) err = "cannot release the node";
+    close(gate[1]);
+    close(ready[0]);
+    if (!err.empty()) {
+      signal(SIGKILL);
+      return id_ + ": " + err;
+    }
+  }
 
-  static const std::regex listening(R"re("msg":"http listening","addr":"127\.0\.0\.1:(\d+)")re");
+  static const std::regex listening(R"re("msg":"http listening","addr":"[^"]*:(\d+)")re");
   while (clock::now() < deadline && !stop_requested()) {
     if (!running())
       return id_ + " " + describe_status(unexpected_exit_) + " while starting; log:\n" +
@@ -190,7 +224,8 @@ std::string node::start(clock::time_point deadline) {
       if (std::regex_search(log, m, listening)) http_port_ = static_cast<uint16_t>(std::stoi(m[1]));
     } else {
       // Listening is not serving yet: wait until the API answers.
-      tools::http_client c("http://127.0.0.1:" + std::to_string(http_port_), {"", 1s});
+      tools::http_client c("http://" + net_.host_of(slot_) + ":" + std::to_string(http_port_),
+                           {"", 1s});
       if (c.call("GET", "/healthz").status == 200) return "";
     }
     sleep_for(50ms);
@@ -242,7 +277,7 @@ void node::reap(int status) {
 
 // -- group ---------------------------------------------------------------------
 
-group::group(std::string binary) : binary_(std::move(binary)) {
+group::group(std::string binary, network& net) : net_(net), binary_(std::move(binary)) {
   std::random_device rd;
   std::ostringstream name;
   name << "aisched-chaos-" << getpid() << "-" << std::hex << rd() << rd();
@@ -270,20 +305,20 @@ group::group(std::string binary) : binary_(std::move(binary)) {
       cluster_ports_.push_back(p);
   }
   for (size_t i = 0; i < 3; ++i)
-    peers_ += (i ? "," : "") + ("n" + std::to_string(i + 1)) + "=127.0.0.1:" +
-              std::to_string(cluster_ports_[i]);
+    peers_ += (i ? "," : "") + ("n" + std::to_string(i + 1)) + "=" +
+              net_.host_of(int(i) + 1) + ":" + std::to_string(cluster_ports_[i]);
   for (size_t i = 0; i < 3; ++i) {
     auto id = "n" + std::to_string(i + 1);
+    auto host = net_.host_of(int(i) + 1);
     members_.push_back(std::make_unique<node>(
         node::kind::member, id, binary_,
         std::vector<std::string>{"--node-id", id, "--peers", peers_, "--data-dir",
-                                 root_ + "/" + id, "--http-addr", "127.0.0.1:0",
-                                 "--cluster-addr",
-                                 "127.0.0.1:" + std::to_string(cluster_ports_[i])},
-        root_ + "/" + id + ".log"));
+                                 root_ + "/" + id, "--http-addr", host + ":0", "--cluster-addr",
+                                 host + ":" + std::to_string(cluster_ports_[i])},
+        root_ + "/" + id + ".log", net_, int(i) + 1));
   }
   worker_ = std::make_unique<node>(node::kind::worker, "w1", binary_, worker_args(0),
-                                   root_ + "/w1.log");
+                                   root_ + "/w1.log", net_, 4);
 }
 
 group::~group() {
@@ -297,8 +332,8 @@ group::~group() {
 
 std::vector<std::string> group::worker_args(size_t join_via) const {
   return {"--node-id", "w1", "--roles", "worker", "--join",
-          "127.0.0.1:" + std::to_string(cluster_ports_.at(join_via)), "--data-dir",
-          root_ + "/w1", "--cluster-addr", "127.0.0.1:0"};
+          net_.host_of(int(join_via) + 1) + ":" + std::to_string(cluster_ports_.at(join_via)),
+          "--data-dir", root_ + "/w1", "--cluster-addr", net_.host_of(4) + ":0"};
 }
 
 std::string group::start(clock::time_point deadline) {
@@ -351,20 +386,6 @@ std::vector<pid_t> processes_with_marker(const std::string& marker) {
     if (command_line(pid).find(marker) != std::string::npos) out.push_back(pid);
   }
   return out;
-}
-
-std::string partition_support() {
-  // Probe in a child: unshare() would move the harness itself.
-  pid_t pid = fork();
-  if (pid == 0) _exit(unshare(CLONE_NEWNET) == 0 ? 0 : (errno & 0x7f));
-  int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-    return "cannot probe for network namespaces";
-  if (int err = WEXITSTATUS(status); err != 0)
-    return std::string("network namespaces are not permitted here (unshare(CLONE_NEWNET): ") +
-           strerror(err) + ")";
-  return "network namespaces are permitted here, but this harness runs every node on the "
-         "host's loopback and has no per-node namespaces with links between them yet";
 }
 
 }  // namespace aisched::chaos

@@ -15,6 +15,8 @@
 
 namespace aisched::chaos {
 
+class network;
+
 using clock = std::chrono::steady_clock;
 
 /// SIGKILLs every process the harness started and has not reaped yet. Only
@@ -37,8 +39,9 @@ class node {
  public:
   enum class kind { member, worker };
 
+  /// `slot` is the node's number on `net` (its address and link), 1-based.
   node(kind k, std::string id, std::string binary, std::vector<std::string> args,
-       std::string log_path);
+       std::string log_path, network& net, int slot);
   ~node();  // SIGKILLs the process if it still runs
   node(const node&) = delete;
   node& operator=(const node&) = delete;
@@ -61,7 +64,9 @@ class node {
   bool stopped() const { return stopped_; }
   const std::string& id() const { return id_; }
   kind role() const { return kind_; }
-  uint16_t http_port() const { return http_port_; }
+  /// "HOST:PORT" of its API while it serves, else "".
+  std::string http_endpoint() const;
+  int slot() const { return slot_; }
   pid_t pid() const { return pid_; }
   /// Replaces the arguments used by the next start() (a worker node re-joins
   /// through a member that is up).
@@ -81,6 +86,8 @@ class node {
   std::string id_, binary_;
   std::vector<std::string> args_;
   std::string log_path_;
+  network& net_;
+  int slot_;
   pid_t pid_ = -1;
   bool stopped_ = false;
   uint16_t http_port_ = 0;
@@ -90,7 +97,8 @@ class node {
 };
 
 /// The chaos group: members n1..n3 (`--peers`, fixed cluster ports, HTTP on a
-/// free port) and worker node w1 (`--roles worker --join`), each with a data dir
+/// free port) and worker node w1 (`--roles worker --join`), each on its address
+/// of the network (its own namespace, or the host's loopback), with a data dir
 /// under one temporary root whose unique name (the marker) is in every
 /// command line the group's processes and their runs carry. Default flags
 /// otherwise, as `make run` starts a node. The destructor kills every process
@@ -99,7 +107,7 @@ class group {
  public:
   /// Creates the root (under /dev/shm when TMPDIR is unset, else the temp dir);
   /// throws std::runtime_error if it cannot.
-  explicit group(std::string binary);
+  explicit group(std::string binary, network& net);
   ~group();
   group(const group&) = delete;
   group& operator=(const group&) = delete;
@@ -123,6 +131,7 @@ class group {
  private:
   std::vector<std::string> worker_args(size_t join_via) const;
 
+  network& net_;
   std::string binary_, marker_, root_, effects_, peers_;
   std::vector<uint16_t> cluster_ports_;
   std::vector<std::unique_ptr<node>> members_;
@@ -135,9 +144,5 @@ std::vector<pid_t> processes_with_marker(const std::string& marker);
 
 /// The command line of `pid`, arguments separated by spaces ("" if it is gone).
 std::string command_line(pid_t pid);
-
-/// Whether network partitions can be injected here; "" if they can, else the
-/// reason they are skipped.
-std::string partition_support();
 
 }  // namespace aisched::chaos

@@ -16,10 +16,10 @@ using tools::http_reply;
 
 namespace {
 
-http_reply call(uint16_t port, const std::string& method, const std::string& target,
+http_reply call(const std::string& endpoint, const std::string& method, const std::string& target,
                 const std::string& body = "", std::chrono::milliseconds timeout = 5s) {
-  if (port == 0) return {0, "member is down"};
-  http_client c("http://127.0.0.1:" + std::to_string(port), {"", timeout});
+  if (endpoint.empty()) return {0, "member is down"};
+  http_client c("http://" + endpoint, {"", timeout});
   return c.call(method, target, body);
 }
 
@@ -47,7 +47,7 @@ int64_t num(const json::object& o, const char* key) {
 
 // -- reads ---------------------------------------------------------------------
 
-member_view view_of(uint16_t port) {
+member_view view_of(const std::string& port) {
   member_view out;
   auto r = call(port, "GET", "/api/v1/cluster", "", 3s);
   if (r.status != 200) return out;
@@ -70,7 +70,8 @@ member_view view_of(uint16_t port) {
   return out;
 }
 
-std::optional<std::vector<json::object>> list_all(uint16_t port, const std::string& route) {
+std::optional<std::vector<json::object>> list_all(const std::string& port,
+                                                 const std::string& route) {
   std::vector<json::object> out;
   std::string cursor;
   // A bound, not an expectation: 1000 pages of 1000 is far beyond any chaos run.
@@ -88,7 +89,8 @@ std::optional<std::vector<json::object>> list_all(uint16_t port, const std::stri
   return std::nullopt;
 }
 
-std::optional<std::map<uint32_t, json::object>> attempts_of(uint16_t port, const std::string& id) {
+std::optional<std::map<uint32_t, json::object>> attempts_of(const std::string& port,
+                                                           const std::string& id) {
   auto r = call(port, "GET", "/api/v1/instances/" + id + "/attempts", "", 10s);
   if (r.status != 200) return std::nullopt;
   auto o = parse_object(r.body);
@@ -101,16 +103,16 @@ std::optional<std::map<uint32_t, json::object>> attempts_of(uint16_t port, const
 
 // -- port_board ----------------------------------------------------------------
 
-void port_board::set(const std::string& id, uint16_t port) {
+void port_board::set(const std::string& id, std::string endpoint) {
   std::lock_guard<std::mutex> lock(mu_);
-  ports_[id] = port;
+  endpoints_[id] = std::move(endpoint);
 }
 
-std::vector<std::pair<std::string, uint16_t>> port_board::up() const {
+std::vector<std::pair<std::string, std::string>> port_board::up() const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::pair<std::string, uint16_t>> out;
-  for (auto& [id, port] : ports_)
-    if (port != 0) out.emplace_back(id, port);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& [id, endpoint] : endpoints_)
+    if (!endpoint.empty()) out.emplace_back(id, endpoint);
   return out;
 }
 

@@ -29,15 +29,17 @@ struct member_view {
   std::string id, role, leader;
   uint64_t term = 0, commit = 0, applied = 0;
 };
-member_view view_of(uint16_t port);
+/// `endpoint` is a member's "HOST:PORT" ("" for a member that is down).
+member_view view_of(const std::string& endpoint);
 
 /// Every item of a paged list route (`/api/v1/tasks`, `/api/v1/instances`) on the
-/// member at `port`, following `next_cursor`; nullopt if a page did not answer 200.
-std::optional<std::vector<boost::json::object>> list_all(uint16_t port, const std::string& route);
+/// member at `endpoint`, following `next_cursor`; nullopt if a page did not answer 200.
+std::optional<std::vector<boost::json::object>> list_all(const std::string& endpoint,
+                                                        const std::string& route);
 
 /// The attempts in GET /api/v1/instances/{id}/attempts by attempt number;
 /// nullopt if it did not answer 200.
-std::optional<std::map<uint32_t, boost::json::object>> attempts_of(uint16_t port,
+std::optional<std::map<uint32_t, boost::json::object>> attempts_of(const std::string& endpoint,
                                                                    const std::string& id);
 
 /// The string / integer field `key` of `o` ("" / -1 when absent or another type).
@@ -46,16 +48,16 @@ int64_t num(const boost::json::object& o, const char* key);
 
 // -- the workload --------------------------------------------------------------
 
-/// The members' current HTTP ports, by id (0 while a member is down). The main
+/// The members' current API endpoints, by id ("" while a member is down). The main
 /// thread writes it as it kills and restarts members; the create thread reads it.
 class port_board {
  public:
-  void set(const std::string& id, uint16_t port);
-  std::vector<std::pair<std::string, uint16_t>> up() const;
+  void set(const std::string& id, std::string endpoint);
+  std::vector<std::pair<std::string, std::string>> up() const;
 
  private:
   mutable std::mutex mu_;
-  std::map<std::string, uint16_t> ports_;
+  std::map<std::string, std::string> endpoints_;
 };
 
 /// A task whose create a member acknowledged (2xx with its id).
