@@ -270,8 +270,14 @@ std::vector<std::string> check_history(const settle_outcome& s, const std::vecto
                   ", worker " + str(x, "worker_id") + ")");
     if (attempt > 1)
       if (auto* h = history(id))
-        for (auto& [n, a] : *h)
-          if (str(a, "error").rfind("worker_lost", 0) == 0) ++summary.lost_attempts;
+        for (auto& [n, a] : *h) {
+          if (n == attempt) continue;
+          auto error = str(a, "error");
+          if (error.rfind("worker_lost", 0) == 0) ++summary.lost_attempts;
+          // "failed: worker_lost", "timed_out: ...": the error up to its first colon.
+          auto reason = error.substr(0, error.find(':'));
+          ++summary.ended_attempts[str(a, "state") + (reason.empty() ? "" : ": " + reason)];
+        }
   }
   summary.instances = leader->instances.size();
 

@@ -172,6 +172,8 @@ void inject(chaos_run& run, group& g, port_board& board, network& net, fault kin
   line.precision(1);
   line << std::fixed << "+" << run.elapsed() << "s " << fault_names[int(kind)] << " "
        << target->id();
+  if ((kind == fault::isolate_member || kind == fault::stop_member) && agreed_leader(g) == target)
+    line << " (the leader)";
   if (kind == fault::isolate_member) {
     double for_s = run.uniform(3, 8);
     if (auto err = net.set_link(target->slot(), false); !err.empty())
@@ -273,6 +275,11 @@ void print_report(const chaos_run& run, const std::string& error) {
   r << "; executions (side-effect lines) " << run.runs.effect_lines << ", runs retried "
     << run.runs.retried_runs << ", attempts lost with their worker " << run.runs.lost_attempts
     << "\n";
+  if (!run.runs.ended_attempts.empty()) {
+    r << "earlier attempts of retried runs:";
+    for (auto& [how, n] : run.runs.ended_attempts) r << " [" << n << "x " << how << "]";
+    r << "\n";
+  }
   if (run.settled.settled)
     r << "settled: in " << run.settled.seconds << " s (leader " << run.settled.leader
       << ", commit index " << run.commit << " on every member)\n";

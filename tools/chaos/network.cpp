@@ -51,7 +51,7 @@ std::string ip(std::vector<std::string> args) {
 
 network::network(bool wanted) {
   if (!wanted) {
-    skipped_ = "--no-partitions";
+    skipped_ = "--no-partitions was given";
     return;
   }
   if (access("/usr/sbin/ip", X_OK) != 0 || access("/usr/bin/nsenter", X_OK) != 0) {
