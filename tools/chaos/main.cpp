@@ -372,7 +372,7 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::duration<double>(limit));
     std::fprintf(stderr, "aisched-chaos: hard deadline of %.0f s passed; killing everything\n",
                  limit);
-    kill_registered_processes();
+    kill_everything_and_clean_up();
     std::cout << "harness error: hard deadline passed\n" << std::flush;
     _exit(2);
   }).detach();

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -43,6 +44,8 @@ namespace {
 // Lock-free, fixed size: the signal handler reads it.
 std::array<std::atomic<pid_t>, 64> registry{};
 std::atomic<bool> stop_flag{false};
+std::mutex root_mu;
+std::string group_root;  // the live group's directory, for the hard deadline
 
 void register_pid(pid_t pid) {
   for (auto& slot : registry) {
@@ -119,6 +122,15 @@ void install_cleanup_handlers() {
 }
 
 bool stop_requested() { return stop_flag.load(); }
+
+void kill_everything_and_clean_up() {
+  kill_registered_processes();
+  std::lock_guard<std::mutex> lock(root_mu);
+  if (!group_root.empty() && !std::getenv("AISCHED_CHAOS_KEEP")) {
+    std::error_code ec;
+    fs::remove_all(group_root, ec);
+  }
+}
 
 uint16_t free_loopback_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -290,6 +302,10 @@ group::group(std::string binary, network& net) : net_(net), binary_(std::move(bi
   std::error_code ec;
   if (!fs::create_directories(root_, ec)) throw std::runtime_error("cannot create " + root_);
   chmod(root_.c_str(), 0755);
+  {
+    std::lock_guard<std::mutex> lock(root_mu);
+    group_root = root_;
+  }
   auto side = root_ + "/side";
   // Runs may execute as another user (nobody, when the nodes run as root).
   if (mkdir(side.c_str(), 0777) != 0 || chmod(side.c_str(), 0777) != 0)
@@ -324,10 +340,12 @@ group::group(std::string binary, network& net) : net_(net), binary_(std::move(bi
 group::~group() {
   for (auto& m : members_) m->signal(SIGKILL);
   worker_->signal(SIGKILL);
+  std::lock_guard<std::mutex> lock(root_mu);
   if (!std::getenv("AISCHED_CHAOS_KEEP")) {
     std::error_code ec;
     fs::remove_all(root_, ec);
   }
+  group_root.clear();
 }
 
 std::vector<std::string> group::worker_args(size_t join_via) const {

@@ -27,6 +27,11 @@ void kill_registered_processes() noexcept;
 /// process and end the harness with status 2; so does std::atexit.
 void install_cleanup_handlers();
 
+/// The last resort of the hard deadline (on another thread): kills every
+/// registered process and removes the group's directory (unless
+/// AISCHED_CHAOS_KEEP is set).
+void kill_everything_and_clean_up();
+
 /// Whether a SIGINT/SIGTERM asked the harness to stop.
 bool stop_requested();
 
