@@ -59,6 +59,14 @@ void planner::upsert(const task& t, const task_runtime& rt, unix_ms now, bool ca
   if (t.paused || e.sched.is_manual()) return;
   unix_ms after = catch_up ? std::max(e.last_slot, t.created_at) : std::max(now, e.last_slot);
   if (t.start_at != 0) after = std::max(after, t.start_at - 1);
+  // A one-shot whose instant passed before the task reached the trigger (its
+  // create committed late, e.g. forwarded across a failover or sent to a member
+  // that stalled) missed its only slot; the misfire policy decides, as for slots
+  // missed while nobody led. Without this it would never fire, acknowledged or not.
+  if (auto at = e.sched.at(); at && *at > e.last_slot && *at <= after) {
+    after = *at - 1;
+    catch_up = true;
+  }
   if (catch_up) {
     this->catch_up(e, after, now);
     after = std::max(after, now);

@@ -120,6 +120,41 @@ TEST(planner, misfire_fire_once_after_a_very_long_outage_fires_the_latest_missed
   EXPECT_EQ(p.next_due(), t0 + 86'400'100);
 }
 
+// -- a one-shot whose instant passed before its create committed ----------------------
+
+// The chaos harness found it: a create sent to a member that was stopped for 3 s
+// committed 300 ms after its `at`; the task was acknowledged and never fired.
+TEST(planner, one_shot_committed_after_its_instant_fires_once_late) {
+  planner p(t0);
+  auto t = make_task(1, "");
+  t.at = t0 - 300;
+  t.created_at = t0;
+  p.upsert(t, no_runtime(1), t0, false);
+  EXPECT_EQ(slots_of(p.collect(t0)), std::vector<unix_ms>{t0 - 300});
+  commit(p, 1, t0 - 300, instance_state::success);
+  EXPECT_TRUE(p.collect(t0 + 10 * sec).empty());
+  EXPECT_FALSE(p.next_due().has_value());
+  EXPECT_EQ(p.stats().fired, 1u);
+  // A leader that rebuilds from the log does the same for it, and nothing once it fired.
+  planner q(t0 + sec);
+  q.upsert(t, no_runtime(1), t0 + sec, true);
+  EXPECT_EQ(slots_of(q.collect(t0 + sec)), std::vector<unix_ms>{t0 - 300});
+  planner r(t0 + sec);
+  r.upsert(t, runtime_at(1, t0 - 300), t0 + sec, true);
+  EXPECT_TRUE(r.collect(t0 + sec).empty());
+}
+
+TEST(planner, one_shot_committed_after_its_instant_is_missed_under_skip) {
+  planner p(t0);
+  auto t = make_task(1, "");
+  t.at = t0 - 300;
+  t.created_at = t0;
+  t.misfire = misfire_policy::skip;
+  p.upsert(t, no_runtime(1), t0, false);
+  EXPECT_TRUE(p.collect(t0 + sec).empty());
+  EXPECT_EQ(p.stats().missed, 1u);
+  EXPECT_FALSE(p.next_due().has_value());
+}
 
 }  // namespace
 }  // namespace aisched::trigger

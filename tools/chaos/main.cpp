@@ -1,0 +1,391 @@
+// aisched-chaos: starts a three-member aisched group and a worker node
+// (process_control; each node in its own network namespace where permitted,
+// network), drives a workload at random members (workload), injects faults on a
+// schedule drawn from --seed (SIGKILL and restart of the leader, a follower and
+// the worker node; SIGSTOP/SIGCONT of a member; a member's link cut), then lets
+// the group settle and checks the history (checks). Prints a report on stdout;
+// exit 0 with no violation, 1 with violations, 2 on a harness error.
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "tools/chaos/checks.hpp"
+#include "tools/chaos/network.hpp"
+#include "tools/chaos/process_control.hpp"
+#include "tools/chaos/workload.hpp"
+
+using namespace aisched::chaos;
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+namespace {
+
+struct options {
+  std::string binary = AISCHED_CHAOS_DEFAULT_BINARY;
+  uint64_t seed = 1;
+  double duration_s = 120;   // workload and faults
+  double settle_s = 240;     // quiet phase: settling deadline
+  double fault_gap_s = 12;   // mean pause between faults
+  double hard_deadline_s = 0;  // 0: duration + settle + 180 s
+  bool no_partitions = false;
+  workload_options work;
+};
+
+/// A harness error: the report says so and the exit status is 2.
+struct harness_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class fault { kill_leader, kill_follower, stop_member, kill_worker, isolate_member };
+constexpr const char* fault_names[] = {"kill_leader", "kill_follower", "stop_member", "kill_worker",
+                                       "isolate_member"};
+
+/// The run's state, as the report prints it.
+struct chaos_run {
+  options opt;
+  clock::time_point t0 = clock::now();
+  std::mt19937_64 rng;
+  std::map<std::string, size_t> faults;  // by kind
+  std::vector<std::string> timeline;     // one line per fault
+  std::vector<std::string> violations;
+  std::vector<std::string> notes;        // not violations, worth reading
+  std::string partitions;                // why partitions are skipped ("" if they are not)
+  workload_counts counts;
+  size_t acked = 0, acked_periodic = 0;
+  run_summary runs;
+  settle_outcome settled;
+  uint64_t commit = 0;
+
+  double elapsed() const { return std::chrono::duration<double>(clock::now() - t0).count(); }
+  double uniform(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); }
+  size_t pick(size_t n) { return static_cast<size_t>(rng() % n); }
+  void log(const std::string& line) const {
+    std::fprintf(stderr, "[chaos +%6.1fs] %s\n", elapsed(), line.c_str());
+  }
+};
+
+/// Sleeps `d`, returning early when the harness is asked to stop.
+void pause_for(std::chrono::duration<double> d) {
+  auto until = clock::now() + std::chrono::duration_cast<clock::duration>(d);
+  while (clock::now() < until && !stop_requested()) std::this_thread::sleep_for(50ms);
+}
+
+void publish(port_board& board, node& n) {
+  if (n.role() == node::kind::member) board.set(n.id(), n.running() ? n.http_endpoint() : "");
+}
+
+/// The leader every member that answers names, if they agree and it says it leads.
+node* agreed_leader(group& g) {
+  std::string leader;
+  for (auto* m : g.members()) {
+    if (!m->running() || m->stopped()) continue;
+    auto v = view_of(m->http_endpoint());
+    if (!v.ok || v.leader.empty() || (!leader.empty() && v.leader != leader)) return nullptr;
+    leader = v.leader;
+  }
+  auto* l = g.member(leader);
+  if (!l || !l->running() || l->stopped()) return nullptr;
+  auto v = view_of(l->http_endpoint());
+  return v.ok && v.role == "leader" ? l : nullptr;
+}
+
+node* await_leader(group& g, clock::duration timeout) {
+  auto until = clock::now() + timeout;
+  while (clock::now() < until && !stop_requested()) {
+    if (auto* l = agreed_leader(g)) return l;
+    std::this_thread::sleep_for(200ms);
+  }
+  return nullptr;
+}
+
+/// Restarts `n`; a failure is a violation (a killed node must come back on its
+/// data dir and ports), tried once more before giving up.
+void restart(chaos_run& run, group& g, port_board& board, node& n) {
+  for (int attempt = 0; attempt < 2 && !stop_requested(); ++attempt) {
+    size_t join_via = 0;
+    auto members = g.members();
+    for (size_t i = 0; i < members.size(); ++i)
+      if (members[i]->running() && !members[i]->stopped()) join_via = i;
+    auto err = g.restart(n, clock::now() + 60s, join_via);
+    publish(board, n);
+    if (err.empty()) return;
+    run.violations.push_back(n.id() + " did not restart: " + err);
+  }
+}
+
+/// Any node that ended without the harness killing it is a violation (a crash);
+/// it is restarted so the run goes on.
+void reap_crashes(chaos_run& run, group& g, port_board& board) {
+  std::vector<node*> all = g.members();
+  all.push_back(&g.worker());
+  for (auto* n : all) {
+    if (n->running()) continue;
+    run.violations.push_back(n->id() + " exited by itself (wait status " +
+                             std::to_string(n->last_unexpected_exit()) + "); log tail:\n" +
+                             n->current_log().substr(n->current_log().size() > 800
+                                                         ? n->current_log().size() - 800
+                                                         : 0));
+    run.log(n->id() + " exited by itself; restarting it");
+    restart(run, g, board, *n);
+  }
+}
+
+void inject(chaos_run& run, group& g, port_board& board, network& net, fault kind) {
+  node* target = nullptr;
+  auto members = g.members();
+  if (kind == fault::isolate_member) {
+    // The leader half of the time: a deposed leader must rejoin cleanly.
+    auto* leader = run.pick(2) == 0 ? await_leader(g, 30s) : nullptr;
+    target = leader ? leader : members[run.pick(members.size())];
+  } else if (kind == fault::kill_leader || kind == fault::kill_follower) {
+    auto* leader = await_leader(g, 30s);
+    if (!leader) {
+      run.notes.push_back("no agreed leader within 30 s before a " +
+                          std::string(fault_names[int(kind)]) + " at +" +
+                          std::to_string(int(run.elapsed())) + "s; fault skipped");
+      return;
+    }
+    if (kind == fault::kill_leader) {
+      target = leader;
+    } else {
+      std::vector<node*> followers;
+      for (auto* m : members)
+        if (m != leader) followers.push_back(m);
+      target = followers[run.pick(followers.size())];
+    }
+  } else if (kind == fault::stop_member) {
+    target = members[run.pick(members.size())];
+  } else {
+    target = &g.worker();
+  }
+  std::ostringstream line;
+  line.precision(1);
+  line << std::fixed << "+" << run.elapsed() << "s " << fault_names[int(kind)] << " "
+       << target->id();
+  if ((kind == fault::isolate_member || kind == fault::stop_member) && agreed_leader(g) == target)
+    line << " (the leader)";
+  if (kind == fault::isolate_member) {
+    double for_s = run.uniform(3, 8);
+    if (auto err = net.set_link(target->slot(), false); !err.empty())
+      throw harness_error("cannot cut a link: " + err);
+    pause_for(std::chrono::duration<double>(for_s));
+    if (auto err = net.set_link(target->slot(), true); !err.empty())
+      throw harness_error("cannot heal a link: " + err);
+    line << " (cut off " << for_s << " s)";
+  } else if (kind == fault::stop_member) {
+    double for_s = run.uniform(2, 6);
+    target->signal(SIGSTOP);
+    pause_for(std::chrono::duration<double>(for_s));
+    target->signal(SIGCONT);
+    line << " (stopped " << for_s << " s)";
+  } else {
+    double down_s = run.uniform(1, 4);
+    target->signal(SIGKILL);
+    publish(board, *target);
+    pause_for(std::chrono::duration<double>(down_s));
+    restart(run, g, board, *target);
+    line << " (down " << down_s << " s, serving again at +" << run.elapsed() << "s)";
+  }
+  ++run.faults[fault_names[int(kind)]];
+  run.timeline.push_back(line.str());
+  run.log(line.str());
+}
+
+/// Faults, one at a time, for --duration seconds from now (the group is up).
+void fault_phase(chaos_run& run, group& g, port_board& board, network& net) {
+  auto end = clock::now() + std::chrono::duration_cast<clock::duration>(
+                                std::chrono::duration<double>(run.opt.duration_s));
+  pause_for(5s);  // a first stretch without faults: the workload gets going
+  std::vector<fault> bag;
+  while (clock::now() < end && !stop_requested()) {
+    if (bag.empty()) {
+      // Every kind once per round, in an order drawn from the seed.
+      bag = {fault::kill_leader, fault::kill_follower, fault::stop_member, fault::kill_worker};
+      if (net.enabled()) bag.push_back(fault::isolate_member);
+      std::shuffle(bag.begin(), bag.end(), run.rng);
+    }
+    auto kind = bag.back();
+    bag.pop_back();
+    reap_crashes(run, g, board);
+    inject(run, g, board, net, kind);
+    auto gap = run.uniform(run.opt.fault_gap_s / 2, run.opt.fault_gap_s * 1.5);
+    auto left = std::chrono::duration<double>(end - clock::now()).count();
+    pause_for(std::chrono::duration<double>(std::max(0.0, std::min(gap, left))));
+  }
+}
+
+/// Once the nodes are stopped nothing carrying the marker may survive: not a
+/// node, not a supervisor, not a run's shell. Survivors are listed and killed.
+void check_orphans(chaos_run& run, const std::string& marker) {
+  auto until = clock::now() + 10s;  // a run's supervisor may take a moment to go
+  auto left = processes_with_marker(marker);
+  while (!left.empty() && clock::now() < until) {
+    std::this_thread::sleep_for(100ms);
+    left = processes_with_marker(marker);
+  }
+  for (auto pid : left) {
+    run.violations.push_back("orphaned process " + std::to_string(pid) + ": " + command_line(pid));
+    kill(pid, SIGKILL);
+  }
+}
+
+void print_report(const chaos_run& run, const std::string& error) {
+  auto& o = run.opt;
+  std::ostringstream r;
+  r.precision(1);
+  r << std::fixed;
+  r << "aisched-chaos report\n";
+  r << "seed " << o.seed << ", duration " << o.duration_s << " s, settle deadline " << o.settle_s
+    << " s, elapsed " << run.elapsed() << " s\n";
+  if (!error.empty()) r << "harness error: " << error << "\n";
+  if (run.partitions.empty())
+    r << "partitions: a member's link to the others cut (each node in its own network namespace)\n";
+  else
+    r << "partitions skipped: " << run.partitions << "\n";
+  size_t total = 0;
+  for (auto& [k, n] : run.faults) total += n;
+  r << "faults injected: " << total;
+  for (auto* k : fault_names) {
+    if (k == std::string("isolate_member") && !run.partitions.empty()) continue;
+    auto it = run.faults.find(k);
+    r << (k == fault_names[0] ? " (" : ", ") << k << " " << (it == run.faults.end() ? 0 : it->second);
+  }
+  r << ")\n";
+  for (auto& t : run.timeline) r << "  " << t << "\n";
+  auto& c = run.counts;
+  r << "operations: " << c.creates_sent << " creates sent (" << c.creates_acked << " acknowledged, "
+    << c.creates_refused << " refused";
+  for (auto& [status, n] : c.refused_by_status) r << " [" << n << "x " << status << "]";
+  r << ", " << c.creates_unanswered << " unanswered), "
+    << c.pauses_sent << " pauses sent (" << c.pauses_acked << " acknowledged)\n";
+  r << "acknowledged creates: " << run.acked << " (" << run.acked_periodic << " periodic, "
+    << run.acked - run.acked_periodic << " one-shot)\n";
+  r << "runs: " << run.runs.instances;
+  for (auto& [state, n] : run.runs.by_state) r << ", " << state << " " << n;
+  r << "; executions (side-effect lines) " << run.runs.effect_lines << ", runs retried "
+    << run.runs.retried_runs << ", attempts lost with their worker " << run.runs.lost_attempts
+    << "\n";
+  if (!run.runs.ended_attempts.empty()) {
+    r << "earlier attempts of retried runs:";
+    for (auto& [how, n] : run.runs.ended_attempts) r << " [" << n << "x " << how << "]";
+    r << "\n";
+  }
+  if (run.settled.settled)
+    r << "settled: in " << run.settled.seconds << " s (leader " << run.settled.leader
+      << ", commit index " << run.commit << " on every member)\n";
+  else
+    r << "settled: no (" << run.settled.reason << ")\n";
+  for (auto& n : run.notes) r << "note: " << n << "\n";
+  r << "violations: " << run.violations.size() << "\n";
+  for (auto& v : run.violations) r << "  " << v << "\n";
+  std::cout << r.str() << std::flush;
+}
+
+int run_chaos(chaos_run& run, network& net) {
+  auto& o = run.opt;
+  run.partitions = net.enabled() ? "" : net.skipped();
+  group g(o.binary, net);
+  run.log("group root " + g.root());
+  port_board board;
+  if (auto err = g.start(clock::now() + 90s); !err.empty())
+    throw harness_error("could not start the group: " + err);
+  for (auto* m : g.members()) publish(board, *m);
+  if (!await_leader(g, 60s)) throw harness_error("the group elected no leader within 60 s");
+  run.log("group up");
+
+  workload work(board, g.effects_path(), run.rng(), o.work);
+  if (auto err = work.create_periodic(clock::now() + 60s); !err.empty()) throw harness_error(err);
+  work.start_creates();
+  fault_phase(run, g, board, net);
+  work.stop_creates();
+  if (stop_requested()) throw harness_error("interrupted");
+  run.log("faults over; settling");
+
+  reap_crashes(run, g, board);
+  if (auto err = work.pause_periodic(clock::now() + 60s); !err.empty())
+    run.violations.push_back("could not pause the periodic tasks: " + err);
+  auto acked = work.acknowledged();
+  run.acked = acked.size();
+  for (auto& t : acked) run.acked_periodic += t.interval_ms > 0;
+  run.settled = settle(board, g.members().size(), acked,
+                       clock::now() + std::chrono::duration_cast<clock::duration>(
+                                          std::chrono::duration<double>(o.settle_s)));
+  if (stop_requested()) throw harness_error("interrupted");
+  run.log(run.settled.settled ? "settled" : "did not settle: " + run.settled.reason);
+  std::string leader_endpoint;
+  if (auto* l = g.member(run.settled.leader)) leader_endpoint = l->http_endpoint();
+  for (auto& m : run.settled.snapshot) run.commit = std::max(run.commit, m.view.commit);
+  auto found = check_history(run.settled, acked, g.effects_path(), leader_endpoint, run.runs);
+  run.violations.insert(run.violations.end(), found.begin(), found.end());
+  reap_crashes(run, g, board);
+  run.counts = work.counts();
+
+  g.stop_all(10s);
+  check_orphans(run, g.marker());
+  return run.violations.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  chaos_run run;
+  auto& o = run.opt;
+  CLI::App app{"aisched-chaos: fault injection against a three-member aisched group on loopback"};
+  app.add_option("--aisched", o.binary, "the aisched binary")->capture_default_str();
+  app.add_option("--seed", o.seed, "seed of the fault schedule and the workload")
+      ->capture_default_str();
+  app.add_option("--duration", o.duration_s, "seconds of workload and faults")
+      ->capture_default_str();
+  app.add_option("--settle", o.settle_s, "seconds the group may take to settle afterwards")
+      ->capture_default_str();
+  app.add_option("--fault-gap", o.fault_gap_s, "mean seconds between faults")->capture_default_str();
+  app.add_option("--hard-deadline", o.hard_deadline_s,
+                 "seconds after which everything is killed (default: duration + settle + 180)");
+  app.add_flag("--no-partitions", o.no_partitions,
+               "run every node on the host's loopback, without network namespaces");
+  app.add_option("--periodic", o.work.periodic, "@every tasks")->capture_default_str();
+  unsigned every_ms = 1000, gap_ms = 500;
+  app.add_option("--every-ms", every_ms, "interval of the periodic tasks")->capture_default_str();
+  app.add_option("--create-gap-ms", gap_ms, "mean gap between one-shot creates")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  o.work.every = milliseconds(every_ms);
+  o.work.create_gap = milliseconds(gap_ms);
+  run.rng.seed(o.seed);
+  // Before any thread: unshare() moves only the calling thread.
+  network net(!o.no_partitions);
+  if (o.hard_deadline_s <= 0) o.hard_deadline_s = o.duration_s + o.settle_s + 180;
+
+  install_cleanup_handlers();
+  // The last resort: whatever hangs, nothing outlives the hard deadline.
+  std::thread([limit = o.hard_deadline_s] {
+    std::this_thread::sleep_for(std::chrono::duration<double>(limit));
+    std::fprintf(stderr, "aisched-chaos: hard deadline of %.0f s passed; killing everything\n",
+                 limit);
+    kill_everything_and_clean_up();
+    std::cout << "harness error: hard deadline passed\n" << std::flush;
+    _exit(2);
+  }).detach();
+
+  int status = 2;
+  std::string error;
+  try {
+    status = run_chaos(run, net);
+  } catch (const std::exception& e) {
+    error = e.what();
+    status = 2;
+  }
+  kill_registered_processes();
+  print_report(run, error);
+  return status;
+}

@@ -1,0 +1,263 @@
+// aisched-chaos, workload: REST calls to the group's members; see workload.hpp.
+#include "tools/chaos/workload.hpp"
+
+#include <boost/json.hpp>
+#include <cmath>
+
+#include "proto/time.hpp"
+#include "tools/common/http_client.hpp"
+
+namespace aisched::chaos {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using tools::http_client;
+using tools::http_reply;
+
+namespace {
+
+http_reply call(const std::string& endpoint, const std::string& method, const std::string& target,
+                const std::string& body = "", std::chrono::milliseconds timeout = 5s) {
+  if (endpoint.empty()) return {0, "member is down"};
+  http_client c("http://" + endpoint, {"", timeout});
+  return c.call(method, target, body);
+}
+
+std::optional<json::object> parse_object(const std::string& body) {
+  boost::system::error_code ec;
+  auto v = json::parse(body, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  return v.as_object();
+}
+
+}  // namespace
+
+std::string str(const json::object& o, const char* key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+int64_t num(const json::object& o, const char* key) {
+  auto* v = o.if_contains(key);
+  if (!v) return -1;
+  if (v->is_int64()) return v->get_int64();
+  if (v->is_uint64()) return static_cast<int64_t>(v->get_uint64());
+  return -1;
+}
+
+// -- reads ---------------------------------------------------------------------
+
+member_view view_of(const std::string& port) {
+  member_view out;
+  auto r = call(port, "GET", "/api/v1/cluster", "", 3s);
+  if (r.status != 200) return out;
+  auto o = parse_object(r.body);
+  if (!o) return out;
+  out.id = str(*o, "node_id");
+  out.leader = str(*o, "leader");
+  out.term = static_cast<uint64_t>(num(*o, "term"));
+  if (auto* ms = o->if_contains("members"); ms && ms->is_array())
+    for (auto& m : ms->as_array()) {
+      if (!m.is_object()) continue;
+      auto& mo = m.as_object();
+      auto* self = mo.if_contains("self");
+      if (!self || !self->is_bool() || !self->get_bool()) continue;
+      out.role = str(mo, "role");
+      out.commit = static_cast<uint64_t>(num(mo, "commit_index"));
+      out.applied = static_cast<uint64_t>(num(mo, "applied_index"));
+      out.ok = true;
+    }
+  return out;
+}
+
+std::optional<std::vector<json::object>> list_all(const std::string& port,
+                                                 const std::string& route) {
+  std::vector<json::object> out;
+  std::string cursor;
+  // A bound, not an expectation: 1000 pages of 1000 is far beyond any chaos run.
+  for (int page = 0; page < 1000; ++page) {
+    auto target = route + "?limit=1000" + (cursor.empty() ? "" : "&cursor=" + cursor);
+    auto r = call(port, "GET", target, "", 15s);
+    if (r.status != 200) return std::nullopt;
+    auto o = parse_object(r.body);
+    if (!o || !o->contains("items") || !o->at("items").is_array()) return std::nullopt;
+    for (auto& item : o->at("items").as_array())
+      if (item.is_object()) out.push_back(item.as_object());
+    cursor = str(*o, "next_cursor");
+    if (cursor.empty()) return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::map<uint32_t, json::object>> attempts_of(const std::string& port,
+                                                           const std::string& id) {
+  auto r = call(port, "GET", "/api/v1/instances/" + id + "/attempts", "", 10s);
+  if (r.status != 200) return std::nullopt;
+  auto o = parse_object(r.body);
+  if (!o || !o->contains("attempts") || !o->at("attempts").is_array()) return std::nullopt;
+  std::map<uint32_t, json::object> out;
+  for (auto& a : o->at("attempts").as_array())
+    if (a.is_object()) out[static_cast<uint32_t>(num(a.as_object(), "attempt"))] = a.as_object();
+  return out;
+}
+
+// -- port_board ----------------------------------------------------------------
+
+void port_board::set(const std::string& id, std::string endpoint) {
+  std::lock_guard<std::mutex> lock(mu_);
+  endpoints_[id] = std::move(endpoint);
+}
+
+std::vector<std::pair<std::string, std::string>> port_board::up() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& [id, endpoint] : endpoints_)
+    if (!endpoint.empty()) out.emplace_back(id, endpoint);
+  return out;
+}
+
+// -- workload ------------------------------------------------------------------
+
+workload::workload(const port_board& ports, std::string effects_path, uint64_t seed,
+                   workload_options options)
+    : ports_(ports), effects_(std::move(effects_path)), opt_(options), rng_(seed) {}
+
+workload::~workload() { stop_creates(); }
+
+std::string workload::task_json(const std::string& name, const std::string& when_key,
+                                const std::string& when, double sleep_s) const {
+  // The side effect comes first, so an execution killed while it sleeps has
+  // left its line. The shell stays the run's parent (no `exec`): its command
+  // line carries the harness's marker (the effects path) for the orphan check.
+  char sleep[32];
+  std::snprintf(sleep, sizeof sleep, "%.1f", sleep_s);
+  json::object t;
+  t["name"] = name;
+  t["command"] = "echo \"$SCHEDULE_INSTANCE_ID $ATTEMPT\" >> " + effects_ + "; sleep " + sleep +
+                 "; true";
+  t[when_key] = when;
+  t["timeout"] = "30s";
+  // A lost attempt (worker_lost) is retried as the next attempt.
+  t["retry"] = json::object{{"policy", "fixed"}, {"interval", "500ms"}, {"max_attempts", 5}};
+  return json::serialize(t);
+}
+
+std::string workload::create_periodic(std::chrono::steady_clock::time_point deadline) {
+  auto every = std::to_string(opt_.every.count()) + "ms";
+  for (unsigned i = 0; i < opt_.periodic; ++i) {
+    auto name = "chaos-every-" + std::to_string(i);
+    auto body = task_json(name, "schedule", "@every " + every, 0.3);
+    std::string last;
+    for (;;) {
+      if (std::chrono::steady_clock::now() > deadline)
+        return "could not create periodic task " + name + ": " + last;
+      auto up = ports_.up();
+      if (up.empty()) return "no member is up";
+      auto r = call(up[i % up.size()].second, "POST", "/api/v1/tasks", body, opt_.request_timeout);
+      if (r.status == 201) {
+        auto o = parse_object(r.body);
+        if (!o || num(*o, "id") <= 0) return "create answered 201 without an id: " + r.body;
+        std::lock_guard<std::mutex> lock(mu_);
+        acked_.push_back({static_cast<uint64_t>(num(*o, "id")), name, up[i % up.size()].first, 0,
+                          opt_.every.count()});
+        ++counts_.creates_sent;
+        ++counts_.creates_acked;
+        break;
+      }
+      last = std::to_string(r.status) + " " + r.body;
+      std::this_thread::sleep_for(200ms);  // the group is still electing its first leader
+    }
+  }
+  return "";
+}
+
+void workload::start_creates() {
+  running_ = true;
+  thread_ = std::thread([this] { create_loop(); });
+}
+
+void workload::stop_creates() {
+  running_ = false;
+  if (thread_.joinable()) thread_.join();
+}
+
+void workload::create_loop() {
+  for (uint64_t n = 0; running_; ++n) {
+    std::chrono::milliseconds gap;
+    double sleep_s, lead_s;
+    size_t pick;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::exponential_distribution<double> gaps(1.0 / static_cast<double>(opt_.create_gap.count()));
+      gap = std::chrono::milliseconds(static_cast<int64_t>(std::min(gaps(rng_), 5000.0)));
+      sleep_s = std::uniform_real_distribution<double>(0.2, 2.0)(rng_);
+      lead_s = std::uniform_real_distribution<double>(1.0, 3.0)(rng_);
+      pick = rng_();
+    }
+    auto up = ports_.up();
+    if (!up.empty()) {
+      auto [member, port] = up[pick % up.size()];
+      auto at_ms = now_ms() + static_cast<int64_t>(lead_s * 1000);
+      auto name = "chaos-once-" + std::to_string(n);
+      auto r = call(port, "POST", "/api/v1/tasks",
+                    task_json(name, "at", format_rfc3339(at_ms), sleep_s), opt_.request_timeout);
+      std::lock_guard<std::mutex> lock(mu_);
+      ++counts_.creates_sent;
+      if (r.status >= 200 && r.status < 300) {
+        auto o = parse_object(r.body);
+        if (o && num(*o, "id") > 0) {
+          acked_.push_back({static_cast<uint64_t>(num(*o, "id")), name, member, at_ms, 0});
+          ++counts_.creates_acked;
+        } else {
+          ++counts_.creates_refused;  // a 2xx without an id is no acknowledgement
+          ++counts_.refused_by_status[r.status];
+        }
+      } else if (r.status == 0) {
+        ++counts_.creates_unanswered;  // may or may not have been committed
+      } else {
+        ++counts_.creates_refused;
+        ++counts_.refused_by_status[r.status];
+      }
+    }
+    for (auto slept = 0ms; running_ && slept < gap; slept += 50ms)
+      std::this_thread::sleep_for(std::min(50ms, gap - slept));
+  }
+}
+
+std::string workload::pause_periodic(std::chrono::steady_clock::time_point deadline) {
+  std::string missing;
+  for (auto& t : acknowledged()) {
+    if (t.interval_ms == 0) continue;
+    bool paused = false;
+    std::string last;
+    for (size_t attempt = 0; !paused && std::chrono::steady_clock::now() < deadline; ++attempt) {
+      auto up = ports_.up();
+      if (up.empty()) break;
+      auto r = call(up[attempt % up.size()].second, "POST",
+                    "/api/v1/tasks/" + std::to_string(t.id) + "/pause", "", opt_.request_timeout);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++counts_.pauses_sent;
+        if (r.status >= 200 && r.status < 300) ++counts_.pauses_acked;
+      }
+      // 409: a retried pause whose first try committed (already paused).
+      paused = (r.status >= 200 && r.status < 300) || r.status == 409;
+      last = std::to_string(r.status) + " " + r.body;
+      if (!paused) std::this_thread::sleep_for(200ms);
+    }
+    if (!paused) missing += (missing.empty() ? "" : "; ") + t.name + " (" + last + ")";
+  }
+  return missing;
+}
+
+std::vector<acked_task> workload::acknowledged() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return acked_;
+}
+
+workload_counts workload::counts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counts_;
+}
+
+}  // namespace aisched::chaos

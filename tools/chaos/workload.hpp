@@ -1,0 +1,119 @@
+// aisched-chaos, workload: what the harness asks of the group over its REST
+// API. Periodic shell tasks (`@every`), one-shot shell tasks created at random
+// members from a background thread with every acknowledged create recorded,
+// the pause that ends the workload, and the reads the checks use (a member's
+// own view from GET /api/v1/cluster, paged task and instance lists, attempts).
+// Every run appends "$SCHEDULE_INSTANCE_ID $ATTEMPT" to the side-effect file.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+namespace aisched::chaos {
+
+// -- reads ---------------------------------------------------------------------
+
+/// One member's own view, from GET /api/v1/cluster (`ok` false if it did not answer).
+struct member_view {
+  bool ok = false;
+  std::string id, role, leader;
+  uint64_t term = 0, commit = 0, applied = 0;
+};
+/// `endpoint` is a member's "HOST:PORT" ("" for a member that is down).
+member_view view_of(const std::string& endpoint);
+
+/// Every item of a paged list route (`/api/v1/tasks`, `/api/v1/instances`) on the
+/// member at `endpoint`, following `next_cursor`; nullopt if a page did not answer 200.
+std::optional<std::vector<boost::json::object>> list_all(const std::string& endpoint,
+                                                        const std::string& route);
+
+/// The attempts in GET /api/v1/instances/{id}/attempts by attempt number;
+/// nullopt if it did not answer 200.
+std::optional<std::map<uint32_t, boost::json::object>> attempts_of(const std::string& endpoint,
+                                                                   const std::string& id);
+
+/// The string / integer field `key` of `o` ("" / -1 when absent or another type).
+std::string str(const boost::json::object& o, const char* key);
+int64_t num(const boost::json::object& o, const char* key);
+
+// -- the workload --------------------------------------------------------------
+
+/// The members' current API endpoints, by id ("" while a member is down). The main
+/// thread writes it as it kills and restarts members; the create thread reads it.
+class port_board {
+ public:
+  void set(const std::string& id, std::string endpoint);
+  std::vector<std::pair<std::string, std::string>> up() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::string> endpoints_;
+};
+
+/// A task whose create a member acknowledged (2xx with its id).
+struct acked_task {
+  uint64_t id = 0;
+  std::string name;
+  std::string via;         // the member that answered
+  int64_t at_ms = 0;       // one-shot: the `at` instant; 0 for periodic tasks
+  int64_t interval_ms = 0; // periodic: the `@every` interval
+};
+
+struct workload_options {
+  unsigned periodic = 3;             // `@every` tasks
+  std::chrono::milliseconds every{1000};
+  std::chrono::milliseconds create_gap{500};  // mean gap between one-shot creates
+  std::chrono::milliseconds request_timeout{5000};
+};
+
+struct workload_counts {
+  uint64_t creates_sent = 0, creates_acked = 0, creates_refused = 0, creates_unanswered = 0;
+  uint64_t pauses_sent = 0, pauses_acked = 0;
+  std::map<unsigned, uint64_t> refused_by_status;  // HTTP status of refused creates
+};
+
+class workload {
+ public:
+  workload(const port_board& ports, std::string effects_path, uint64_t seed,
+           workload_options options);
+  ~workload();  // stops the create thread
+
+  /// Creates the periodic tasks (before faults start); "" or the error.
+  std::string create_periodic(std::chrono::steady_clock::time_point deadline);
+  /// Starts / stops the thread that sends one-shot creates to random members.
+  void start_creates();
+  void stop_creates();
+  /// Pauses every periodic task, retrying through any member until `deadline`;
+  /// "" or the tasks it could not pause.
+  std::string pause_periodic(std::chrono::steady_clock::time_point deadline);
+
+  std::vector<acked_task> acknowledged() const;
+  workload_counts counts() const;
+
+ private:
+  std::string task_json(const std::string& name, const std::string& when_key,
+                        const std::string& when, double sleep_s) const;
+  void create_loop();
+
+  const port_board& ports_;
+  std::string effects_;
+  workload_options opt_;
+  mutable std::mutex mu_;  // guards rng_, acked_, counts_
+  std::mt19937_64 rng_;
+  std::vector<acked_task> acked_;
+  workload_counts counts_;
+  std::atomic<bool> running_{false};
+  std::thread thread_;
+};
+
+}  // namespace aisched::chaos
