@@ -188,6 +188,7 @@ inline auto fields(const set_membership& x) {
   return out;
 }
 inline auto fields(const note_waiting& x) { return std::make_tuple(x.term, x.notes); }
+inline auto fields(const share_worker& x) { return std::make_tuple(x.tenant, x.worker_id, x.shared); }
 
 /// Expects `a` and `b` to hold the same alternative with the same fields.
 inline void expect_same_command(const command& a, const command& b) {
@@ -238,6 +239,7 @@ inline std::vector<command> every_command() {
                                    {"n4", false, "127.0.0.1:7404", "127.0.0.1:8084"}}});
   out.emplace_back(note_waiting{6, {{"42-1-0", "no worker of tenant acme matches zone=eu"},
                                     {"42-1-1", ""}}});
+  out.emplace_back(share_worker{"bravo", "bw", true});
   return out;
 }
 
