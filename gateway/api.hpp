@@ -59,8 +59,11 @@ struct api_context {
 };
 
 /// Checks a task beyond structure (proto::validate_task plus its schedule and
-/// time zone): what a REST create or update requires.
-caf::error validate_full(const proto::task& t);
+/// time zone) and that it can fire after `now`: what a REST create or update
+/// requires. `stored` is the task an update replaces (nullptr for a create):
+/// a past `at` or an `end_at` before the first fire is refused only when the
+/// request sets it, so editing a task whose window has passed still works.
+caf::error validate_full(const proto::task& t, unix_ms now, const proto::task* stored = nullptr);
 
 /// The REST view of a task: its JSON plus `next_fire_times`.
 boost::json::value task_view(const proto::task& t);

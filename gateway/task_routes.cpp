@@ -61,7 +61,7 @@ void create_task(route_call& c) {
   t->version = 0;
   t->tenant = req.who.tenant;
   t->created_at = t->updated_at = now_ms();
-  if (auto err = validate_full(*t)) return c.reply(error_response(err));
+  if (auto err = validate_full(*t, t->created_at)) return c.reply(error_response(err));
   // A client that retries a create after a timeout sends the same key and
   // gets the task the first attempt made instead of a second one.
   std::string key;
@@ -147,7 +147,8 @@ void update_task(route_call& c) {
               t->tenant = cur.tenant;
               t->created_at = cur.created_at;
               t->updated_at = now_ms();
-              if (auto err = validate_full(*t)) return reply(error_response(err));
+              if (auto err = validate_full(*t, t->updated_at, &cur))
+                return reply(error_response(err));
               proto::update_task cmd{std::move(*t), expected};
               self->request(ctx.raft, ctx.timeout, propose_atom::value, command{std::move(cmd)})
                   .then([=](applied& a) { reply(json_response(200, task_view(a.tasks.at(0)))); },

@@ -543,4 +543,13 @@ std::vector<unix_ms> schedule::next_n(unix_ms after, size_t n) const {
   return out;
 }
 
+std::vector<unix_ms> schedule::next_n(unix_ms after, size_t n, unix_ms start_at,
+                                      unix_ms end_at) const {
+  if (start_at != 0) after = std::max(after, start_at - 1);
+  auto out = next_n(after, n);
+  if (end_at != 0)
+    out.erase(std::upper_bound(out.begin(), out.end(), end_at), out.end());
+  return out;
+}
+
 }  // namespace aisched::trigger

@@ -93,6 +93,10 @@ class schedule {
   /// schedule runs out.
   std::vector<unix_ms> next_n(unix_ms after, size_t n) const;
 
+  /// The same, restricted to a task's window as the planner applies it: no instant before
+  /// `start_at`, none after `end_at` (0: unbounded on that side).
+  std::vector<unix_ms> next_n(unix_ms after, size_t n, unix_ms start_at, unix_ms end_at) const;
+
   kind type() const { return kind_; }
   bool is_manual() const { return kind_ == kind::manual; }
   /// The interval of an `@every` schedule, 0 for other kinds.

@@ -160,6 +160,7 @@ export async function taskForm(view) {
     const expr = form.elements.schedule.value.trim();
     if (!expr) return fill(preview, h('li', { class: 'muted' }, 'manual only'));
     const q = new URLSearchParams({ cron: expr, tz: form.elements.timezone.value.trim() || 'UTC', n: '5' });
+    if (t.end_at) q.set('end_at', t.end_at);  // the preview stops where the task's window does
     try {
       const r = await get(`/api/v1/schedules/next?${q}`, view.signal);
       fill(preview, r.times.map((x) => h('li', {}, time(x))));
