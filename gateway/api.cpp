@@ -233,6 +233,12 @@ void cancel_instance(route_call& c) {
           [](applied& a) { return json_response(200, to_json(a.instances.at(0))); });
 }
 
+void retry_instance_route(route_call& c) {
+  proto::retry_instance cmd{c.req.who.tenant, c.param(), now_ms()};
+  propose(c.ctx, command{std::move(cmd)}, c.reply,
+          [](applied& a) { return json_response(200, to_json(a.instances.at(0))); });
+}
+
 void get_instance_attempts(route_call& c) {
   ask<attempt_list>(c.ctx, c.ctx.store, c.reply,
                     [](attempt_list& a) { return json_response(200, to_json(a)); },
@@ -385,6 +391,7 @@ unsigned http_status(const caf::error& err) {
       if (is_idempotency_key_reused(err)) return 422;
       return 409;
     case errc::version_conflict:
+    case errc::has_dependents:
     case errc::illegal_transition: return 409;
     case errc::payload_too_large: return 413;
     case errc::unauthenticated: return 401;

@@ -79,6 +79,7 @@ void next_fire_times(route_call& c);   // GET /api/v1/schedules/next?cron&tz&aft
 void list_instances(route_call& c);    // GET /api/v1/instances?task_id&state&since&until&limit&cursor
 void get_instance(route_call& c);         // GET /api/v1/instances/{id}
 void cancel_instance(route_call& c);      // POST /api/v1/instances/{id}/cancel
+void retry_instance_route(route_call& c);  // POST /api/v1/instances/{id}/retry
 void get_instance_attempts(route_call& c);  // GET /api/v1/instances/{id}/attempts
 void get_instance_output(route_call& c);  // GET /api/v1/instances/{id}/output?follow
 void list_workers(route_call& c);      // GET /api/v1/workers (the caller's tenant's)

@@ -169,6 +169,12 @@ void delete_task(route_call& c) {
           make_error(errc::invalid_argument, "version", "version must be an integer")));
     cmd.expected_version = *v;
   }
+  if (auto i = c.req.query.find("cascade"); i != c.req.query.end()) {
+    if (i->second != "true" && i->second != "false")
+      return c.reply(error_response(
+          make_error(errc::invalid_argument, "cascade", "cascade must be true or false")));
+    cmd.cascade = i->second == "true";
+  }
   propose(c.ctx, command{cmd}, c.reply,
           [](applied&) { return http_response{204, "", "application/json"}; });
 }
@@ -181,7 +187,16 @@ void trigger_task(route_call& c) {
   if (!id) return;
   ask_leader<applied>(
       c.ctx, c.reply,
-      [](applied& a) { return json_response(201, json::object{{"instances", instances_json(a)}}); },
+      [](applied& a) {
+        // Held back for upstreams: accepted, it runs once they succeed.
+        if (a.instances.empty() && !a.waiting_for.empty()) {
+          json::array ups;
+          for (auto up : a.waiting_for) ups.push_back(up);
+          return json_response(202, json::object{{"instances", json::array{}},
+                                                 {"waiting_for", std::move(ups)}});
+        }
+        return json_response(201, json::object{{"instances", instances_json(a)}});
+      },
       trigger_now_atom::value, c.req.who.tenant, *id);
 }
 
@@ -202,6 +217,13 @@ void backfill_task(route_call& c) {
   if (to < from)
     return c.reply(error_response(
         make_error(errc::invalid_argument, "to", "to: must not be before from")));
+  // A future slot belongs to the schedule: backfilling it would run it now and
+  // consume the real slot, which would then be deduplicated away.
+  if (auto now = now_ms(); to > now)
+    return c.reply(error_response(make_error(
+        errc::invalid_argument, "to",
+        "to: " + format_rfc3339(to) + " is in the future (now " + format_rfc3339(now) +
+            "); backfill covers past slots only")));
   ask_leader<applied>(
       c.ctx, c.reply,
       [](applied& a) { return json_response(200, json::object{{"instances", instances_json(a)}}); },
