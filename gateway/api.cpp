@@ -368,7 +368,7 @@ void remove_worker(route_call& c) {
 // -- answers -----------------------------------------------------------------------
 
 http_response json_response(unsigned status, const json::value& v) {
-  return http_response{status, json::serialize(v), "application/json"};
+  return http_response{status, to_text(v), "application/json"};  // `2`, not `2E0`
 }
 
 http_response error_response(const caf::error& err) {

@@ -123,7 +123,8 @@ void get_task(route_call& c) {
             get_task_atom::value, c.req.who.tenant, *id);
 }
 
-/// Read the stored task, merge the body over it, validate, and commit with the
+/// Read the stored task; PATCH merges the body over it, PUT replaces it (absent
+/// fields take their defaults, as in a create); validate, and commit with the
 /// version read (or the one the client sent): a concurrent change gives 409.
 void update_task(route_call& c) {
   auto id_or = task_id(c);
@@ -135,12 +136,13 @@ void update_task(route_call& c) {
   auto patch = std::make_shared<json::value>(std::move(*body));
   auto tenant = c.req.who.tenant;
   auto reply = c.reply;
-  ctx.sys->spawn([ctx, id, patch, reply, tenant](caf::event_based_actor* self) {
+  bool replace = c.req.method == "PUT";
+  ctx.sys->spawn([ctx, id, patch, reply, tenant, replace](caf::event_based_actor* self) {
     self->request(ctx.store, ctx.timeout, get_task_atom::value, tenant, id)
         .then(
             [=](task& cur) {
               auto stored_version = cur.version;
-              auto t = task_from_json(*patch, cur);
+              auto t = replace ? task_from_json(*patch) : task_from_json(*patch, cur);
               if (!t) return reply(error_response(t.error()));
               auto expected = t->version != stored_version ? t->version : stored_version;
               t->id = id;

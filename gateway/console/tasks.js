@@ -180,7 +180,8 @@ export async function taskForm(view) {
     try {
       const body = readForm(form);
       if (id) body.version = t.version;
-      const saved = await api(id ? 'PUT' : 'POST', id ? `/api/v1/tasks/${id}` : '/api/v1/tasks', body);
+      // PATCH: the form holds only some fields; PUT would reset the others to defaults.
+      const saved = await api(id ? 'PATCH' : 'POST', id ? `/api/v1/tasks/${id}` : '/api/v1/tasks', body);
       view.go(`#/tasks/${saved.id}`);
     } catch (e) {
       const where = e.field && form.querySelector(`[data-field="${CSS.escape(e.field)}"]`);

@@ -272,3 +272,78 @@ TEST(semantics, retry_starts_another_attempt_of_the_same_failed_run) {
   EXPECT_EQ(http_call(port, "POST", "/api/v1/instances/" + std::to_string(ok) + "-1-0/retry").status,
             404);
 }
+
+// -- API consistency ---------------------------------------------------------------
+
+TEST(semantics, put_replaces_patch_merges_and_numbers_read_plainly) {
+  temp_dir dir;
+  node_process node(dir.path() + "/data");
+  ASSERT_TRUE(serving(node)) << tail(node.log());
+  auto port = node.http_port();
+  auto id = create(port, R"({"name":"doc","command":"true","timeout":"5m","labels":{"zone":"eu"},
+      "retry":{"policy":"exponential","max_attempts":3,"multiplier":1.5}})");
+  ASSERT_NE(id, 0);
+
+  // PATCH merges: what it does not name stays.
+  auto r = http_call(port, "PATCH", task_path(id), R"({"name":"doc-2"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto t = parse(r).as_object();
+  EXPECT_EQ(str(t, "timeout"), "5m") << r.body;
+  EXPECT_EQ(str(t.at("labels").as_object(), "zone"), "eu") << r.body;
+
+  // PUT replaces: what it does not name takes the default, as in a create.
+  r = http_call(port, "PUT", task_path(id), R"({"name":"doc-3","command":"true"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  t = parse(r).as_object();
+  EXPECT_EQ(str(t, "name"), "doc-3");
+  EXPECT_EQ(str(t, "timeout"), "1h") << r.body;
+  EXPECT_TRUE(t.at("labels").as_object().empty()) << r.body;
+  EXPECT_EQ(num(t.at("retry").as_object(), "max_attempts"), 1) << r.body;
+  // A PUT is a whole document: without a command a shell task is invalid.
+  r = http_call(port, "PUT", task_path(id), R"({"name":"doc-4"})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(error_field(r), "command") << r.body;
+
+  // Numbers as people and tools read them: `2` and `1.5`, not `2E0` and `1.5E0`.
+  r = http_call(port, "PATCH", task_path(id), R"({"retry":{"multiplier":1.5}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find(R"("multiplier":1.5)"), std::string::npos) << r.body;
+  r = http_call(port, "PATCH", task_path(id), R"({"retry":{"multiplier":2}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find(R"("multiplier":2)"), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.find("E0"), std::string::npos) << r.body;
+  r = http_call(port, "GET", "/api/v1/backpressure");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body.find("E0"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"("worker_load":0)"), std::string::npos) << r.body;
+}
+
+TEST(semantics, login_and_user_create_take_the_same_username_field) {
+  using namespace aisched::test::auth;
+  temp_dir dir;
+  node_process node(dir.path() + "/data", auth_args(dir.path()));
+  ASSERT_TRUE(serving(node)) << tail(node.log());
+  auto port = node.http_port();
+  auto admin = admin_login(port);  // logs in with `username`
+  ASSERT_FALSE(admin.empty()) << tail(node.log());
+
+  // User create takes `username` (the field login reads) ...
+  auto r = call(port, "POST", "/api/v1/users", admin,
+                R"({"username":"alice","password":"alice-password","role":"viewer"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_FALSE(login(port, "alice", "alice-password").empty());
+  // ... and still `name`, now an alias in both.
+  r = call(port, "POST", "/api/v1/users", admin,
+           R"({"name":"bob","password":"bob-password","role":"viewer"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = http_call(port, "POST", "/api/v1/auth/login", R"({"name":"bob","password":"bob-password"})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  // Two different names are a contradiction, not a guess.
+  r = call(port, "POST", "/api/v1/users", admin,
+           R"({"username":"carol","name":"dave","password":"carol-password"})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(error_field(r), "username") << r.body;
+  r = call(port, "POST", "/api/v1/users", admin, R"({"password":"nobody-password"})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(error_field(r), "username") << r.body;
+}
