@@ -93,7 +93,8 @@ const std::vector<tool_def>& defs() {
       {"next_fire_times", "Compute the next fire times of a cron expression or @every schedule.",
        {{"cron", arg_type::string, true, "the schedule expression"},
         {"timezone", arg_type::string, false, "IANA time zone, default UTC"},
-        {"n", arg_type::integer, false, "how many times (default 5, at most 100)"}}},
+        {"n", arg_type::integer, false, "how many times (default 5, at most 100)"},
+        {"end_at", arg_type::string, false, "RFC 3339 time: list nothing after it (a task's end_at)"}}},
   };
   return all;
 }
@@ -222,7 +223,7 @@ tool_plan build(const std::string& name, const json::object& a) {
   } else if (name == "cluster_status") {
     add(get_req("/api/v1/cluster"));
   } else if (name == "next_fire_times") {
-    auto q = query_of(a, {{"cron", "cron"}, {"timezone", "tz"}, {"n", "n"}});
+    auto q = query_of(a, {{"cron", "cron"}, {"timezone", "tz"}, {"n", "n"}, {"end_at", "end_at"}});
     if (!q.count("n")) q["n"] = "5";
     add(get_req("/api/v1/schedules/next", std::move(q)));
   }
