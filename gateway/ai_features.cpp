@@ -382,7 +382,7 @@ json::object checked_draft(const json::object& doc, const std::string& tenant) {
     return out;
   }
   t->tenant = tenant;
-  if (auto err = validate_full(*t)) {
+  if (auto err = validate_full(*t, now_ms())) {
     out["valid"] = false;
     out["validation_error"] = error_to_json(err).as_object()["error"];
     return out;

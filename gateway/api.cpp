@@ -74,16 +74,28 @@ class api {
 
 }  // namespace
 
-/// Checks a task beyond structure: its schedule and time zone parse.
-caf::error validate_full(const task& t) {
+/// Checks a task beyond structure: its schedule and time zone parse, and it can fire
+/// (a task that would never fire is refused rather than accepted as a silent no-op).
+caf::error validate_full(const task& t, unix_ms now, const task* stored) {
   if (auto err = validate_task(t)) return err;
-  if (!t.schedule.empty()) {
-    auto s = trigger::schedule::parse(t.schedule, t.timezone);
-    if (!s) return s.error();
-  } else {
-    auto s = trigger::schedule::parse("@every 1h", t.timezone);  // checks the zone alone
-    if (!s) return s.error();
-  }
+  auto s = trigger::schedule::parse(t.schedule.empty() ? "@every 1h" : t.schedule, t.timezone);
+  if (!s) return s.error();  // the placeholder checks the zone alone
+  // What the request changes is checked against the clock; what it keeps is not, so an
+  // edit of a task whose one-shot or window has passed is still accepted.
+  const auto changed = [&](auto member) { return stored == nullptr || t.*member != stored->*member; };
+  if (t.at != 0 && t.at <= now && changed(&task::at))
+    return make_error(errc::invalid_argument, "at",
+                      "at: " + format_rfc3339(t.at) + " is in the past; the task would never fire");
+  if (t.schedule.empty()) return {};
+  // The cron search spans 41 years: no instant at all means no date ever matches.
+  if (!s->next_after(now))
+    return make_error(errc::invalid_argument, "schedule",
+                      "schedule: '" + t.schedule + "' never fires (no date matches it)");
+  const bool window_changed = changed(&task::schedule) || changed(&task::timezone) ||
+                              changed(&task::start_at) || changed(&task::end_at);
+  if (t.end_at != 0 && window_changed && s->next_n(now, 1, t.start_at, t.end_at).empty())
+    return make_error(errc::invalid_argument, "end_at",
+                      "end_at: the schedule has no fire time before " + format_rfc3339(t.end_at));
   return {};
 }
 
@@ -91,11 +103,12 @@ json::value task_view(const task& t) {
   auto v = to_json(t);
   json::array next;
   if (!t.paused) {
+    auto now = now_ms();
     std::vector<unix_ms> times;
     if (!t.schedule.empty()) {
       if (auto s = trigger::schedule::parse(t.schedule, t.timezone))
-        times = s->next_n(now_ms(), 5);
-    } else if (t.at != 0 && t.at > now_ms()) {
+        times = s->next_n(now, 5, t.start_at, t.end_at);
+    } else if (t.at != 0 && t.at > now) {
       times.push_back(t.at);
     }
     for (auto x : times) next.push_back(json::string(format_rfc3339(x)));
@@ -159,10 +172,18 @@ void next_fire_times(route_call& c) {
           make_error(errc::invalid_argument, "n", "n must be between 1 and 1000")));
     n = static_cast<uint32_t>(*v);
   }
+  unix_ms end_at = 0;  // a task's end_at: the preview stops where the task would
+  if (auto i = req.query.find("end_at"); i != req.query.end()) {
+    auto t = parse_rfc3339(i->second);
+    if (!t || *t <= 0)
+      return reply(error_response(
+          make_error(errc::invalid_argument, "end_at", "end_at must be an RFC 3339 time")));
+    end_at = *t;
+  }
   auto s = trigger::schedule::parse(expr, tz);
   if (!s) return reply(error_response(s.error()));
   json::array times;
-  for (auto t : s->next_n(after, n)) times.push_back(json::string(format_rfc3339(t)));
+  for (auto t : s->next_n(after, n, 0, end_at)) times.push_back(json::string(format_rfc3339(t)));
   reply(json_response(200, json::object{{"times", std::move(times)}}));
 }
 
@@ -208,6 +229,12 @@ void get_instance(route_call& c) {
 
 void cancel_instance(route_call& c) {
   cancel cmd{c.req.who.tenant, c.param(), now_ms(), "cancelled by request"};
+  propose(c.ctx, command{std::move(cmd)}, c.reply,
+          [](applied& a) { return json_response(200, to_json(a.instances.at(0))); });
+}
+
+void retry_instance_route(route_call& c) {
+  proto::retry_instance cmd{c.req.who.tenant, c.param(), now_ms()};
   propose(c.ctx, command{std::move(cmd)}, c.reply,
           [](applied& a) { return json_response(200, to_json(a.instances.at(0))); });
 }
@@ -341,7 +368,7 @@ void remove_worker(route_call& c) {
 // -- answers -----------------------------------------------------------------------
 
 http_response json_response(unsigned status, const json::value& v) {
-  return http_response{status, json::serialize(v), "application/json"};
+  return http_response{status, to_text(v), "application/json"};  // `2`, not `2E0`
 }
 
 http_response error_response(const caf::error& err) {
@@ -364,6 +391,7 @@ unsigned http_status(const caf::error& err) {
       if (is_idempotency_key_reused(err)) return 422;
       return 409;
     case errc::version_conflict:
+    case errc::has_dependents:
     case errc::illegal_transition: return 409;
     case errc::payload_too_large: return 413;
     case errc::unauthenticated: return 401;

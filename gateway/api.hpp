@@ -59,8 +59,11 @@ struct api_context {
 };
 
 /// Checks a task beyond structure (proto::validate_task plus its schedule and
-/// time zone): what a REST create or update requires.
-caf::error validate_full(const proto::task& t);
+/// time zone) and that it can fire after `now`: what a REST create or update
+/// requires. `stored` is the task an update replaces (nullptr for a create):
+/// a past `at` or an `end_at` before the first fire is refused only when the
+/// request sets it, so editing a task whose window has passed still works.
+caf::error validate_full(const proto::task& t, unix_ms now, const proto::task* stored = nullptr);
 
 /// The REST view of a task: its JSON plus `next_fire_times`.
 boost::json::value task_view(const proto::task& t);
@@ -76,6 +79,7 @@ void next_fire_times(route_call& c);   // GET /api/v1/schedules/next?cron&tz&aft
 void list_instances(route_call& c);    // GET /api/v1/instances?task_id&state&since&until&limit&cursor
 void get_instance(route_call& c);         // GET /api/v1/instances/{id}
 void cancel_instance(route_call& c);      // POST /api/v1/instances/{id}/cancel
+void retry_instance_route(route_call& c);  // POST /api/v1/instances/{id}/retry
 void get_instance_attempts(route_call& c);  // GET /api/v1/instances/{id}/attempts
 void get_instance_output(route_call& c);  // GET /api/v1/instances/{id}/output?follow
 void list_workers(route_call& c);      // GET /api/v1/workers (the caller's tenant's)

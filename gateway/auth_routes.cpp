@@ -43,6 +43,18 @@ caf::expected<fields> read_fields(const std::string& body, const std::set<std::s
   return out;
 }
 
+/// The user's name from `f`: `username`, or its alias `name` (login and user
+/// create read the same field, so a client sends one spelling to both).
+caf::expected<std::string> read_username(const fields& f) {
+  auto u = f.find("username"), n = f.find("name");
+  if (u != f.end() && n != f.end() && u->second != n->second)
+    return make_error(errc::invalid_argument, "username",
+                      "username: give username or its alias name, not both");
+  std::string name = u != f.end() ? u->second : n != f.end() ? n->second : std::string();
+  if (name.empty()) return make_error(errc::invalid_argument, "username", "username: required");
+  return name;
+}
+
 /// The tenant a user or token route acts on: the caller's unless `named` (the
 /// body's or query's "tenant") names another, which only the cluster admin may
 /// (tenant admins administer their own tenant, nothing more).
@@ -119,11 +131,13 @@ http_response throttled(const login_guard::verdict& v) {
 /// counts as a failure until it succeeds, and is audited, refusals included.
 void login(access& gate, http_request& req, reply_fn& reply) {
   const auto& ctx = gate.ctx();
-  auto f = read_fields(req.body, {"username", "password"}, {"username", "password"});
+  auto f = read_fields(req.body, {"username", "name", "password"}, {"password"});
   if (!f) return reply(error_response(f.error()));
+  auto username = read_username(*f);
+  if (!username) return reply(error_response(username.error()));
   if (!ctx.auth.enabled)
     return reply(error_response(make_error(errc::not_found, "", "authentication is not enabled")));
-  auto name = (*f)["username"], password = (*f)["password"];
+  auto name = *username, password = (*f)["password"];
   audit_entry e;
   e.subject = name;
   e.tenant = "default";
@@ -184,8 +198,11 @@ void login(access& gate, http_request& req, reply_fn& reply) {
 }
 
 void create_user(access& gate, http_request& req, reply_fn& reply) {
-  auto f = read_fields(req.body, {"name", "password", "role", "tenant"}, {"name", "password"});
+  auto f = read_fields(req.body, {"username", "name", "password", "role", "tenant"},
+                       {"password"});
   if (!f) return reply(error_response(f.error()));
+  auto username = read_username(*f);
+  if (!username) return reply(error_response(username.error()));
   auto tenant = target_tenant(req.who, *f);
   if (!tenant) return reply(error_response(tenant.error()));
   auto r = read_role(*f);
@@ -194,13 +211,13 @@ void create_user(access& gate, http_request& req, reply_fn& reply) {
     return reply(error_response(
         make_error(errc::forbidden, "role", "role: a user cannot have more rights than you")));
   user u;
-  u.name = (*f)["name"];
+  u.name = *username;
   u.tenant = *tenant;
   u.r = *r;
   u.created_at = now_ms();
   if (!valid_name(u.name))
     return reply(error_response(make_error(
-        errc::invalid_argument, "name", "name: 1-63 of a-z, 0-9, '_', '.', '-'")));
+        errc::invalid_argument, "username", "username: 1-63 of a-z, 0-9, '_', '.', '-'")));
   auto password = (*f)["password"];
   if (password.size() < 8 || password.size() > 1024)
     return reply(error_response(

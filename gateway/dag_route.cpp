@@ -3,6 +3,9 @@
 
 #include <functional>
 #include <memory>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include <boost/json.hpp>
 #include <caf/actor_system.hpp>
@@ -17,7 +20,9 @@ using namespace proto;
 
 void dag_route(const api_context& ctx, const std::string& tenant, reply_fn& reply) {
   struct acc {
-    json::array nodes, edges;
+    json::array nodes;
+    std::set<uint64_t> ids;
+    std::vector<std::pair<uint64_t, uint64_t>> edges;  // upstream, downstream
   };
   auto out = std::make_shared<acc>();
   ctx.sys->spawn([ctx, out, reply, tenant](caf::event_based_actor* self) {
@@ -42,12 +47,17 @@ void dag_route(const api_context& ctx, const std::string& tenant, reply_fn& repl
                       {"last_state", rt.last_instance_id.empty()
                                          ? json::value(nullptr)
                                          : json::value(std::string(name_of(rt.last_state)))}});
-                  for (auto up : t.depends_on)
-                    out->edges.push_back(json::object{{"from", up}, {"to", t.id}});
+                  out->ids.insert(t.id);
+                  for (auto up : t.depends_on) out->edges.emplace_back(up, t.id);
                 }
                 if (!p.next_cursor.empty() && !p.tasks.empty()) return (*next)(p.tasks.back().id);
+                // Deletes drop their edges (delete_task), but state written before
+                // that rule may still name a missing upstream: never draw it.
+                json::array edges;
+                for (auto [from, to] : out->edges)
+                  if (out->ids.count(from)) edges.push_back(json::object{{"from", from}, {"to", to}});
                 reply(json_response(200, json::object{{"nodes", std::move(out->nodes)},
-                                                      {"edges", std::move(out->edges)}}));
+                                                      {"edges", std::move(edges)}}));
                 *next = nullptr;  // break the self-reference
               },
               [=](caf::error& e) {

@@ -70,6 +70,7 @@ const std::vector<route> table{
     {"GET",    "/api/v1/instances",                         viewer,        tenant,  "",                     list_instances},
     {"GET",    "/api/v1/instances/{id}",                    viewer,        tenant,  "",                     get_instance},
     {"POST",   "/api/v1/instances/{id}/cancel",             operator_,     tenant,  "instance.cancel",      cancel_instance},
+    {"POST",   "/api/v1/instances/{id}/retry",              operator_,     tenant,  "instance.retry",       retry_instance_route},
     {"POST",   "/api/v1/instances/{id}/report",             operator_,     tenant,  "",                     report_instance},  // worker traffic
     {"GET",    "/api/v1/instances/{id}/output",             viewer,        tenant,  "",                     get_instance_output},
     {"GET",    "/api/v1/instances/{id}/attempts",           viewer,        tenant,  "",                     get_instance_attempts},

@@ -61,7 +61,7 @@ void create_task(route_call& c) {
   t->version = 0;
   t->tenant = req.who.tenant;
   t->created_at = t->updated_at = now_ms();
-  if (auto err = validate_full(*t)) return c.reply(error_response(err));
+  if (auto err = validate_full(*t, t->created_at)) return c.reply(error_response(err));
   // A client that retries a create after a timeout sends the same key and
   // gets the task the first attempt made instead of a second one.
   std::string key;
@@ -123,7 +123,8 @@ void get_task(route_call& c) {
             get_task_atom::value, c.req.who.tenant, *id);
 }
 
-/// Read the stored task, merge the body over it, validate, and commit with the
+/// Read the stored task; PATCH merges the body over it, PUT replaces it (absent
+/// fields take their defaults, as in a create); validate, and commit with the
 /// version read (or the one the client sent): a concurrent change gives 409.
 void update_task(route_call& c) {
   auto id_or = task_id(c);
@@ -135,19 +136,21 @@ void update_task(route_call& c) {
   auto patch = std::make_shared<json::value>(std::move(*body));
   auto tenant = c.req.who.tenant;
   auto reply = c.reply;
-  ctx.sys->spawn([ctx, id, patch, reply, tenant](caf::event_based_actor* self) {
+  bool replace = c.req.method == "PUT";
+  ctx.sys->spawn([ctx, id, patch, reply, tenant, replace](caf::event_based_actor* self) {
     self->request(ctx.store, ctx.timeout, get_task_atom::value, tenant, id)
         .then(
             [=](task& cur) {
               auto stored_version = cur.version;
-              auto t = task_from_json(*patch, cur);
+              auto t = replace ? task_from_json(*patch) : task_from_json(*patch, cur);
               if (!t) return reply(error_response(t.error()));
               auto expected = t->version != stored_version ? t->version : stored_version;
               t->id = id;
               t->tenant = cur.tenant;
               t->created_at = cur.created_at;
               t->updated_at = now_ms();
-              if (auto err = validate_full(*t)) return reply(error_response(err));
+              if (auto err = validate_full(*t, t->updated_at, &cur))
+                return reply(error_response(err));
               proto::update_task cmd{std::move(*t), expected};
               self->request(ctx.raft, ctx.timeout, propose_atom::value, command{std::move(cmd)})
                   .then([=](applied& a) { reply(json_response(200, task_view(a.tasks.at(0)))); },
@@ -168,6 +171,12 @@ void delete_task(route_call& c) {
           make_error(errc::invalid_argument, "version", "version must be an integer")));
     cmd.expected_version = *v;
   }
+  if (auto i = c.req.query.find("cascade"); i != c.req.query.end()) {
+    if (i->second != "true" && i->second != "false")
+      return c.reply(error_response(
+          make_error(errc::invalid_argument, "cascade", "cascade must be true or false")));
+    cmd.cascade = i->second == "true";
+  }
   propose(c.ctx, command{cmd}, c.reply,
           [](applied&) { return http_response{204, "", "application/json"}; });
 }
@@ -180,7 +189,16 @@ void trigger_task(route_call& c) {
   if (!id) return;
   ask_leader<applied>(
       c.ctx, c.reply,
-      [](applied& a) { return json_response(201, json::object{{"instances", instances_json(a)}}); },
+      [](applied& a) {
+        // Held back for upstreams: accepted, it runs once they succeed.
+        if (a.instances.empty() && !a.waiting_for.empty()) {
+          json::array ups;
+          for (auto up : a.waiting_for) ups.push_back(up);
+          return json_response(202, json::object{{"instances", json::array{}},
+                                                 {"waiting_for", std::move(ups)}});
+        }
+        return json_response(201, json::object{{"instances", instances_json(a)}});
+      },
       trigger_now_atom::value, c.req.who.tenant, *id);
 }
 
@@ -201,6 +219,13 @@ void backfill_task(route_call& c) {
   if (to < from)
     return c.reply(error_response(
         make_error(errc::invalid_argument, "to", "to: must not be before from")));
+  // A future slot belongs to the schedule: backfilling it would run it now and
+  // consume the real slot, which would then be deduplicated away.
+  if (auto now = now_ms(); to > now)
+    return c.reply(error_response(make_error(
+        errc::invalid_argument, "to",
+        "to: " + format_rfc3339(to) + " is in the future (now " + format_rfc3339(now) +
+            "); backfill covers past slots only")));
   ask_leader<applied>(
       c.ctx, c.reply,
       [](applied& a) { return json_response(200, json::object{{"instances", instances_json(a)}}); },

@@ -155,6 +155,12 @@ struct state {
     m.ai_prompt_tokens = counter(&tokens.Add({{"type", "prompt"}}));
     m.ai_completion_tokens = counter(&tokens.Add({{"type", "completion"}}));
     ai_requests = &counters("ai_requests_total", "LLM requests, by feature and result");
+    // Every documented series exists from the start (at 0): a family without
+    // children is not exported at all, so a node that never asked a model would
+    // show no ai_requests_total, and rate() or absent() alerts would misread it.
+    for (const char* feature : {"chat", "analysis", "advice", "trends"})
+      for (const char* result : {"ok", "fallback", "error", "rate_limited"})
+        ai_requests->Add({{"feature", feature}, {"result", result}});
 
     requests = &counters("gateway_requests_total",
                          "HTTP requests answered, by route pattern and status code");

@@ -42,15 +42,20 @@ typename Inspector::result_type inspect(Inspector& f, update_task& x) {
   return f(caf::meta::type_name("aisched.update_task"), x.t, x.expected_version);
 }
 
-/// Deletes a task (its past instances stay readable).
+/// Deletes a task (its past instances stay readable). A task other tasks
+/// depend on is refused with has_dependents naming them, unless `cascade`:
+/// then the same apply removes it from each dependent's `depends_on`, so no
+/// member ever holds an edge to a missing task.
 struct delete_task {
   std::string tenant;  // "" = any tenant (internal callers)
   uint64_t id = 0;
   uint64_t expected_version = 0;
+  bool cascade = false;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, delete_task& x) {
-  return f(caf::meta::type_name("aisched.delete_task"), x.tenant, x.id, x.expected_version);
+  return f(caf::meta::type_name("aisched.delete_task"), x.tenant, x.id, x.expected_version,
+           x.cascade);
 }
 
 /// Pauses or resumes a task.
@@ -179,6 +184,20 @@ typename Inspector::result_type inspect(Inspector& f, cancel& x) {
   return f(caf::meta::type_name("aisched.cancel"), x.tenant, x.instance_id, x.at, x.reason);
 }
 
+/// Starts another attempt of a run that ended failed, timed_out or cancelled:
+/// back to pending with the attempt counter incremented, under the same
+/// instance id (the ended attempts stay in its history). Any other state is
+/// illegal_transition. A client command (an operator's retry).
+struct retry_instance {
+  std::string tenant;
+  std::string instance_id;
+  unix_ms at = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, retry_instance& x) {
+  return f(caf::meta::type_name("aisched.retry_instance"), x.tenant, x.instance_id, x.at);
+}
+
 /// One round of worker load samples taken by the leader at `at`; samples
 /// older than `prune_before` are dropped in the same batch (7 days kept).
 struct record_load {
@@ -270,7 +289,7 @@ typename Inspector::result_type inspect(Inspector& f, record_audit& x) {
 using command = caf::variant<noop, create_task, update_task, delete_task, set_paused, fire,
                              dispatch, report_results, retry, cancel, put_user, delete_user,
                              put_token, delete_token, record_audit, record_load, set_membership,
-                             note_waiting, share_worker>;
+                             note_waiting, share_worker, retry_instance>;
 
 /// One entry of the replicated log.
 struct log_entry {
@@ -286,16 +305,19 @@ typename Inspector::result_type inspect(Inspector& f, log_entry& x) {
 /// What applying a command produced, returned to the proposer and told to
 /// commit listeners: the tasks it created or changed (with their new version),
 /// the ids of tasks it deleted, and the instances it created or changed.
+/// `waiting_for` is the trigger actor's answer to a manual run held back for
+/// its upstreams (nothing was proposed): the upstream task ids it waits for.
 struct applied {
   uint64_t index = 0;
   std::vector<task> tasks;
   std::vector<uint64_t> deleted_tasks;
   std::vector<instance> instances;
+  std::vector<uint64_t> waiting_for;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, applied& x) {
   return f(caf::meta::type_name("aisched.applied"), x.index, x.tasks, x.deleted_tasks,
-           x.instances);
+           x.instances, x.waiting_for);
 }
 
 /// Short name of the command's kind, for logs and metrics.

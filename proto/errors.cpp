@@ -25,6 +25,7 @@ const char* to_string(errc x) {
     case errc::forbidden: return "forbidden";
     case errc::storage_full: return "storage_full";
     case errc::storage_unavailable: return "storage_unavailable";
+    case errc::has_dependents: return "has_dependents";
   }
   return "internal";
 }

@@ -28,6 +28,7 @@ enum class errc : uint8_t {
   forbidden,             // the caller's role may not do this (HTTP 403)
   storage_full,          // the disk is full (ENOSPC): writes fail until space returns (HTTP 507)
   storage_unavailable,   // the disk failed a write (EIO ...): writes fail until it recovers (HTTP 503)
+  has_dependents,        // other tasks depend on the task (HTTP 409): the message names them
 };
 
 /// Whether `x` says the node cannot persist right now (storage_error,

@@ -25,6 +25,12 @@ caf::expected<boost::json::value> parse_json(std::string_view body);
 /// U+FFFD; well-formed UTF-8 comes back unchanged.
 std::string valid_utf8(std::string_view s);
 
+/// `v` as JSON text, like boost::json::serialize except for doubles, which read as
+/// people and tools expect: integral values as integers (`0`, `1000`, `2`), others
+/// in their shortest round-trip form (`0.5`, `0.30000000000000004`, `1e+21`), never
+/// Boost's `0E0` / `1E3` / `5E-1`. NaN and infinities (not JSON) become `null`.
+std::string to_text(const boost::json::value& v);
+
 boost::json::value to_json(const task& t);
 boost::json::value to_json(const instance& x);
 boost::json::value to_json(const attempt_list& a);

@@ -4,13 +4,16 @@
 // to the state machine; only its applying thread uses either.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include <caf/expected.hpp>
+#include <rocksdb/iterator.h>
 #include <rocksdb/write_batch.h>
 
 #include "proto/codec.hpp"
@@ -55,6 +58,30 @@ class batch_ctx {
   }
 
   void put_task(const proto::task& t) { tasks_[keys::task(t.id)] = t; }
+
+  /// The tasks whose `depends_on` lists `id`, as this batch sees them, in id
+  /// order. A scan of every task: for deletes, which are rare.
+  caf::expected<std::vector<proto::task>> dependents_of(uint64_t id) {
+    std::map<std::string, proto::task> found;
+    auto lists = [id](const proto::task& t) {
+      return std::find(t.depends_on.begin(), t.depends_on.end(), id) != t.depends_on.end();
+    };
+    auto it = db_.iterate(column::tasks);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      auto key = it->key().ToString();
+      if (tasks_.count(key)) continue;  // this batch's version wins (below)
+      auto t = proto::decode<proto::task>(it->value().ToString());
+      if (!t) return t.error();
+      if (lists(*t)) found.emplace(key, std::move(*t));
+    }
+    if (!it->status().ok())
+      return make_error(errc::storage_error, "task scan failed: " + it->status().ToString());
+    for (auto& [key, t] : tasks_)
+      if (t && lists(*t)) found.emplace(key, *t);
+    std::vector<proto::task> out;
+    for (auto& [key, t] : found) out.push_back(std::move(t));
+    return out;
+  }
 
   /// Deletes the task and its runtime facts (task ids are never reused).
   void delete_task(uint64_t id) {

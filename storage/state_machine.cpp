@@ -1,6 +1,7 @@
 // Applying commands and reading the applied state; see state_machine.hpp.
 #include "storage/state_machine.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <map>
@@ -157,6 +158,26 @@ class applier {
       return make_error(errc::version_conflict, "version",
                         "task " + std::to_string(c.id) + " is at version " +
                             std::to_string(cur->version));
+    auto dependents = ctx_.dependents_of(c.id);
+    if (!dependents) return dependents.error();
+    if (!dependents->empty() && !c.cascade) {
+      std::string ids;
+      for (auto& d : *dependents) ids += (ids.empty() ? "" : ", ") + std::to_string(d.id);
+      return make_error(errc::has_dependents, "id",
+                        "task " + std::to_string(c.id) + " has dependents: " + ids +
+                            " (delete them first, or delete with cascade=true to drop their "
+                            "edges to it)");
+    }
+    // Cascade: the dependents lose the edge in this same entry, so no member
+    // ever holds an edge to a missing task (which would block them forever).
+    for (auto& d : *dependents) {
+      auto& deps = d.depends_on;
+      deps.erase(std::remove(deps.begin(), deps.end(), c.id), deps.end());
+      d.version += 1;
+      ctx_.put_task(d);
+      ctx_.effects().updated += 1;
+      out_.tasks.push_back(std::move(d));
+    }
     ctx_.delete_task(c.id);
     ctx_.effects().deleted += 1;
     out_.deleted_tasks.push_back(c.id);
@@ -309,6 +330,43 @@ class applier {
       ctx_.put_instance(key, x, x.state);
       out_.instances.push_back(std::move(x));
     }
+    return done();
+  }
+
+  caf::expected<applied> operator()(const retry_instance& c) {
+    auto ref = keys::parse_instance_id(c.instance_id);
+    if (!ref)
+      return make_error(errc::invalid_argument, "instance_id",
+                        "malformed instance id '" + c.instance_id + "'");
+    auto key = keys::instance(ref->task_id, ref->slot, ref->shard);
+    auto cur = ctx_.read_instance(key);
+    if (!cur) return cur.error();
+    if (!*cur || !tenant_matches(c.tenant, (*cur)->tenant))
+      return make_error(errc::not_found, "instance_id",
+                        "instance " + c.instance_id + " does not exist");
+    auto x = std::move(**cur);
+    using s = instance_state;
+    if (x.state != s::failed && x.state != s::timed_out && x.state != s::cancelled)
+      return make_error(errc::illegal_transition, "state",
+                        "instance " + c.instance_id + " is " + std::string(name_of(x.state)) +
+                            "; only a failed, timed-out or cancelled run can be retried");
+    // The ended attempt is in the history already (recorded when it ended).
+    auto old = x.state;
+    x.state = s::pending;
+    x.attempt += 1;
+    x.worker_id.clear();
+    x.started_at = x.finished_at = x.dispatched_at = x.next_attempt_at = x.deadline = 0;
+    x.exit_code = 0;
+    x.error.clear();
+    x.output.clear();
+    ctx_.put_instance(key, x, old);
+    auto rt = ctx_.read_runtime(x.task_id);
+    if (!rt) return rt.error();
+    if (rt->last_instance_id == x.id) {
+      rt->last_state = x.state;
+      ctx_.put_runtime(*rt);
+    }
+    out_.instances.push_back(std::move(x));
     return done();
   }
 

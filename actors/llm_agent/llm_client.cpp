@@ -202,7 +202,11 @@ bool stream_accumulator::line(std::string_view l) {
       auto& tc = out_.tool_calls[slot];
       if (!id.empty()) tc.id = id;
       if (auto* f = co.if_contains("function"); f && f->is_object()) {
-        tc.name += str(f->get_object(), "name");
+        // Most providers send the name once, some in pieces, and some repeat the
+        // complete name in every delta: a piece equal to the whole name so far is
+        // that repetition, not `create_taskcreate_task`.
+        auto name = str(f->get_object(), "name");
+        if (name != tc.name) tc.name += name;
         tc.arguments += str(f->get_object(), "arguments");
       }
     }

@@ -39,36 +39,12 @@ void call(std::shared_ptr<tool_run> run, gateway::http_request req,
   });
 }
 
-/// retry_failed_instance, second half: trigger the task of a finished-badly run.
-void retry_task(std::shared_ptr<tool_run> run, const json::value& inst) {
-  auto* o = inst.if_object();
-  auto state = o && o->contains("state") && o->at("state").is_string()
-                   ? std::string(o->at("state").get_string()) : std::string();
-  if (state != "failed" && state != "timed_out" && state != "cancelled")
-    return run->done(false, json::serialize(json::object{
-        {"error", "only failed, timed-out or cancelled runs are retried; this one is '" + state + "'"}}));
-  auto* task_id = o->if_contains("task_id");
-  if (!task_id || !task_id->is_number())
-    return run->done(false, json::serialize(json::object{{"error", "the instance names no task"}}));
-  gateway::http_request req;
-  req.method = "POST";
-  req.path = "/api/v1/tasks/" + std::to_string(task_id->to_number<uint64_t>()) + "/trigger";
-  req.body = "{}";
-  req.headers["content-type"] = "application/json";
-  call(run, std::move(req), [run](unsigned status, json::value v) {
-    bool ok = status >= 200 && status < 300;
-    run->done(ok, json::serialize(ok ? json::value{{"retried", true}, {"trigger", v}} : v));
-  });
-}
-
 void step(std::shared_ptr<tool_run> run) {
   auto& s = run->plan.steps[run->next];
   call(run, s.request, [run](unsigned status, json::value v) {
     auto& label = run->plan.steps[run->next].label;
     bool ok = status >= 200 && status < 300;
     if (!ok && run->plan.steps.size() == 1) return run->done(false, json::serialize(v));
-    if (run->plan.retry_instance)
-      return ok ? retry_task(run, v) : run->done(false, json::serialize(v));
     if (run->plan.steps.size() == 1) return run->done(true, json::serialize(v));
     run->results[label] = ok ? v : json::value{{"status", status}, {"answer", v}};
     if (++run->next < run->plan.steps.size()) return step(run);

@@ -68,6 +68,8 @@ const std::vector<tool_def>& defs() {
         {"timezone", arg_type::string, false, "IANA time zone of the schedule, default UTC"},
         {"labels", arg_type::object, false, "string labels, e.g. {\"zone\":\"eu\"}"},
         {"timeout", arg_type::string, false, "run timeout such as 30s or 10m"},
+        {"jitter", arg_type::string, false,
+         "spread the fire time by a deterministic offset up to this duration, e.g. 30s"},
         {"retry", arg_type::object, false, "retry policy {policy,max_attempts,initial,max}"},
         {"http", arg_type::object, false, "kind http: {method,url,headers,body}"},
         {"image", arg_type::string, false, "kind container: the image"}}},
@@ -77,7 +79,8 @@ const std::vector<tool_def>& defs() {
        {{"task_id", arg_type::integer, true, "the task id"},
         {"resume", arg_type::boolean, false, "true resumes instead of pausing"}}},
       {"retry_failed_instance",
-       "Run the task of a failed, timed-out or cancelled run again (a new manual run of that task).",
+       "Start another attempt of a failed, timed-out or cancelled run (the same run, its attempt "
+       "count goes up; the earlier attempts stay in its history).",
        {{"instance_id", arg_type::string, true, "the failed instance id"}}},
       {"delete_task",
        "Delete a task and stop its schedule. Destructive: the user is asked to confirm first.",
@@ -90,7 +93,8 @@ const std::vector<tool_def>& defs() {
       {"next_fire_times", "Compute the next fire times of a cron expression or @every schedule.",
        {{"cron", arg_type::string, true, "the schedule expression"},
         {"timezone", arg_type::string, false, "IANA time zone, default UTC"},
-        {"n", arg_type::integer, false, "how many times (default 5, at most 100)"}}},
+        {"n", arg_type::integer, false, "how many times (default 5, at most 100)"},
+        {"end_at", arg_type::string, false, "RFC 3339 time: list nothing after it (a task's end_at)"}}},
   };
   return all;
 }
@@ -204,9 +208,8 @@ tool_plan build(const std::string& name, const json::object& a) {
     add(post_req(tasks + number(a, "task_id") + (resume ? "/resume" : "/pause")));
     p.summary = (resume ? "resume task " : "pause task ") + number(a, "task_id");
   } else if (name == "retry_failed_instance") {
-    add(get_req("/api/v1/instances/" + text(a, "instance_id")), "instance");
-    p.retry_instance = true;
-    p.summary = "run the task of instance " + text(a, "instance_id") + " again";
+    add(post_req("/api/v1/instances/" + text(a, "instance_id") + "/retry"));
+    p.summary = "retry instance " + text(a, "instance_id") + " as its next attempt";
   } else if (name == "delete_task") {
     gateway::http_request r;
     r.method = "DELETE";
@@ -220,7 +223,7 @@ tool_plan build(const std::string& name, const json::object& a) {
   } else if (name == "cluster_status") {
     add(get_req("/api/v1/cluster"));
   } else if (name == "next_fire_times") {
-    auto q = query_of(a, {{"cron", "cron"}, {"timezone", "tz"}, {"n", "n"}});
+    auto q = query_of(a, {{"cron", "cron"}, {"timezone", "tz"}, {"n", "n"}, {"end_at", "end_at"}});
     if (!q.count("n")) q["n"] = "5";
     add(get_req("/api/v1/schedules/next", std::move(q)));
   }

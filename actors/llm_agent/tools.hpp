@@ -23,9 +23,6 @@ struct tool_plan {
   };
   std::string tool;
   std::vector<step> steps;
-  /// retry_failed_instance: step 0 reads the instance; the trigger of its task
-  /// is decided from that answer (only failed / timed-out / cancelled runs).
-  bool retry_instance = false;
   /// Needs the user's confirmation before it runs (delete_task).
   bool destructive = false;
   /// One line for the user saying what will happen ("delete task 7").

@@ -34,7 +34,9 @@ bool should_retry(const retry_policy& p, const instance& x, instance_state outco
                   int32_t exit_code, unix_ms next_at) {
   if (outcome != instance_state::failed && outcome != instance_state::timed_out) return false;
   if (x.attempt >= p.max_attempts) return false;
-  if (p.kind == retry_kind::on_error_codes &&
+  // A list of exit codes filters every policy, so `exponential` with `error_codes`
+  // backs off exponentially and retries only those codes.
+  if ((p.kind == retry_kind::on_error_codes || !p.error_codes.empty()) &&
       (outcome != instance_state::failed ||
        std::find(p.error_codes.begin(), p.error_codes.end(), exit_code) == p.error_codes.end()))
     return false;

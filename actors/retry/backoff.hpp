@@ -18,8 +18,9 @@ duration_ms backoff(const proto::retry_policy& p, uint32_t attempt, uint64_t see
 
 /// Whether an instance whose attempt `x.attempt` ended in `outcome` (failed or
 /// timed_out) with `exit_code` gets another attempt under `p` at time `now`:
-/// attempts left, the exit code listed (on_error_codes), and the next attempt
-/// inside the retry window (slot + window) when one is set.
+/// attempts left, the exit code listed (policy on_error_codes, or any policy
+/// with a non-empty `error_codes`: then a timed-out run is not retried), and
+/// the next attempt inside the retry window (slot + window) when one is set.
 bool should_retry(const proto::retry_policy& p, const proto::instance& x,
                   proto::instance_state outcome, int32_t exit_code, unix_ms next_at);
 

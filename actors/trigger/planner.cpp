@@ -185,20 +185,24 @@ void planner::release(entry& e) {
   e.buffered.pop_front();
 }
 
-bool planner::upstreams_ok(const entry& e) const {
+std::vector<uint64_t> planner::pending_upstreams(const entry& e) const {
+  std::vector<uint64_t> out;
   for (auto up : e.def.depends_on) {
     auto i = tasks_.find(up);
-    if (i == tasks_.end()) return false;  // an unknown upstream never succeeded
+    if (i == tasks_.end()) {  // an unknown upstream never succeeded
+      out.push_back(up);
+      continue;
+    }
     const auto& u = i->second;
     // The upstream's latest slot must have succeeded, and no newer slot of it may
     // be on its way (proposed but not yet committed).
-    if (u.last_slot == 0 || u.last_state != instance_state::success || !u.proposed.empty())
-      return false;
+    bool ok = u.last_slot != 0 && u.last_state == instance_state::success && u.proposed.empty();
     // An upstream whose newer slot waits (for its own upstreams or in an overlap
     // buffer) has not finished its latest slot either.
-    if (u.blocked || !u.buffered.empty()) return false;
+    ok = ok && !u.blocked && u.buffered.empty();
+    if (!ok) out.push_back(up);
   }
-  return true;
+  return out;
 }
 
 decisions planner::collect(unix_ms now) {
@@ -339,12 +343,13 @@ caf::expected<decisions> planner::trigger_now(const std::string& tenant, uint64_
   auto before = stats_;
   decide(e, now, out);
   if (out.fires.empty()) {
-    bool blocked = stats_.blocked != before.blocked;
+    if (stats_.blocked != before.blocked) {
+      out.waiting_for = pending_upstreams(e);
+      return out;
+    }
     return make_error(errc::already_exists, "overlap",
-                      blocked ? "upstream tasks have not succeeded yet; the run waits for them"
-                              : "held back by overlap policy '" +
-                                    std::string(name_of(e.def.overlap)) +
-                                    "' while a previous run is active");
+                      "held back by overlap policy '" + std::string(name_of(e.def.overlap)) +
+                          "' while a previous run is active");
   }
   return out;
 }

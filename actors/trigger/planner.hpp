@@ -36,6 +36,9 @@ struct slot_stats {
 struct decisions {
   std::vector<proto::fire_slot> fires;
   std::vector<std::string> cancels;
+  /// A manual run held back for upstreams: the ones it waits for (it fires once they
+  /// succeed). Empty otherwise.
+  std::vector<uint64_t> waiting_for;
   bool empty() const { return fires.empty() && cancels.empty(); }
 };
 
@@ -73,9 +76,10 @@ class planner {
   void requeue(const proto::fire_slot& s) { ready_.push_back({s.task_id, s.slot, false}); }
 
   /// Decides a manual run of task `id` at `now` (slot = now), subject to its
-  /// overlap policy and upstreams. Errors: not_found (unknown task or other
-  /// tenant; tenant "" matches all), version_conflict-free `already_exists` when
-  /// the overlap policy holds the run back (skip/buffer) or upstreams block it.
+  /// overlap policy and upstreams. A run that waits for upstreams is no error:
+  /// no fires, `waiting_for` names them, and it fires when they succeed.
+  /// Errors: not_found (unknown task or other tenant; tenant "" matches all),
+  /// `already_exists` when the overlap policy drops or buffers the run.
   caf::expected<decisions> trigger_now(const std::string& tenant, uint64_t id, unix_ms now);
 
   /// Fires every unpaused task of `tenant` ("" = all) subscribed to event `name`
@@ -139,7 +143,9 @@ class planner {
   uint64_t catch_up(entry& e, unix_ms after, unix_ms now);
   void fire_now(entry& e, unix_ms slot, decisions& out, const std::string& event = {},
                 const std::string& payload = {});
-  bool upstreams_ok(const entry& e) const;
+  bool upstreams_ok(const entry& e) const { return pending_upstreams(e).empty(); }
+  /// The upstreams of `e` whose latest slot has not succeeded (or is not settled).
+  std::vector<uint64_t> pending_upstreams(const entry& e) const;
   static bool busy(const entry& e) { return !e.active.empty() || !e.proposed.empty(); }
   void release(entry& e);
 

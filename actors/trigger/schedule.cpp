@@ -33,10 +33,11 @@ struct cron_spec {
   uint8_t dow = 0;                   // bits 0-6, Sunday = 0
   std::array<uint8_t, 7> dow_nth{};  // [weekday] bit n: `weekday#n`
   uint8_t dow_last = 0;              // bit d: `dL`
-  bool dom_star = false;  // text starts with `*` or `?`: AND instead of the Vixie OR rule
-  bool dow_star = false;
-  bool dom_all = false;  // every day matches the field: a shortcut for day_mask
-  bool dow_all = false;
+  // The field is literally `*` or `?`: it does not restrict the day, so the other day field
+  // alone decides. Anything else (`*/2` included) restricts, and restricted fields combine
+  // with OR.
+  bool dom_any = false;
+  bool dow_any = false;
   // [weekday of the 1st] the days 1-31 whose weekday is in `dow`; precomputed so a month's
   // day-of-week mask is one lookup.
   std::array<uint64_t, 7> dow_days{};
@@ -63,7 +64,7 @@ uint64_t cron_spec::day_mask(int y, unsigned m) const {
   const unsigned last = unsigned((ym / date::last).day());
   const unsigned first_wd = date::weekday{date::sys_days{ym / 1}}.c_encoding();
   const uint64_t valid = ((uint64_t{1} << (last + 1)) - 1) & ~uint64_t{1};  // days 1..last
-  if (dom_all && dow_all) return valid;
+  if (dom_any && dow_any) return valid;
   uint64_t by_dom = dom & valid;
   for (uint32_t bits = dom_last; bits != 0; bits &= bits - 1) {
     const unsigned n = __builtin_ctz(bits);
@@ -74,7 +75,7 @@ uint64_t cron_spec::day_mask(int y, unsigned m) const {
     if (n <= last) by_dom |= uint64_t{1} << nearest_weekday(n, last, first_wd);
   }
   if (dom_last_weekday) by_dom |= uint64_t{1} << nearest_weekday(last, last, first_wd);
-  if (dow_all) return by_dom;
+  if (dow_any) return by_dom;
   uint64_t by_dow = dow_days[first_wd] & valid;
   const unsigned last_wd = (first_wd + last - 1) % 7;
   for (unsigned w = 0; w < 7; ++w) {
@@ -85,9 +86,9 @@ uint64_t cron_spec::day_mask(int y, unsigned m) const {
     }
     if (dow_last & (1u << w)) by_dow |= uint64_t{1} << (last - (last_wd + 7 - w) % 7);
   }
-  if (dom_all) return by_dow;
-  // Vixie: OR only when both fields are restricted; `*/2` is "unrestricted" yet still filters.
-  return dom_star || dow_star ? by_dom & by_dow : by_dom | by_dow;
+  if (dom_any) return by_dow;
+  // Both restricted: a day matching either fires (unlike Vixie cron, `*/2` restricts too).
+  return by_dom | by_dow;
 }
 
 }  // namespace detail
@@ -307,12 +308,10 @@ caf::error parse_cron(const std::vector<std::string_view>& fields, cron_spec& sp
     field_parser parser{field_index(i), spec};
     if (auto err = parser.parse(fields[i - skip], *targets[i])) return err;
   }
-  const auto starts_star = [](std::string_view f) { return f[0] == '*' || f[0] == '?'; };
-  spec.dom_star = starts_star(fields[3 - skip]);
-  spec.dow_star = starts_star(fields[5 - skip]);
+  const auto unrestricted = [](std::string_view f) { return f == "*" || f == "?"; };
+  spec.dom_any = unrestricted(fields[3 - skip]);
+  spec.dow_any = unrestricted(fields[5 - skip]);
   spec.dow = uint8_t((dow | (dow >> 7)) & 0x7f);  // 7 is Sunday
-  spec.dom_all = spec.dom_star && spec.dom == 0xfffffffe;
-  spec.dow_all = spec.dow_star && spec.dow == 0x7f;
   for (unsigned first_wd = 0; first_wd < 7; ++first_wd)
     for (unsigned d = 1; d <= 31; ++d)
       if (spec.dow & (1u << ((first_wd + d - 1) % 7))) spec.dow_days[first_wd] |= uint64_t{1} << d;
@@ -541,6 +540,15 @@ std::vector<unix_ms> schedule::next_n(unix_ms after, size_t n) const {
     if (!next) break;
     out.push_back(*next);
   }
+  return out;
+}
+
+std::vector<unix_ms> schedule::next_n(unix_ms after, size_t n, unix_ms start_at,
+                                      unix_ms end_at) const {
+  if (start_at != 0) after = std::max(after, start_at - 1);
+  auto out = next_n(after, n);
+  if (end_at != 0)
+    out.erase(std::upper_bound(out.begin(), out.end(), end_at), out.end());
   return out;
 }
 

@@ -37,9 +37,11 @@ struct cron_spec;
 ///   `dL` the last weekday d of the month (`5L`, `FRIL`). A bare `L` in day-of-week is
 ///   rejected (Quartz reads it as Saturday, which surprises people).
 ///   Extras may appear in lists (`1,15,L`) but take no ranges or steps.
-/// - Vixie rule for days: if both day-of-month and day-of-week are restricted, a day
-///   matching EITHER fires; otherwise both must match. As in Vixie cron/cronie, a field is
-///   unrestricted when its text starts with `*` or `?` (so `*/2` counts as unrestricted).
+/// - Days: if both day-of-month and day-of-week are restricted, a day matching EITHER fires;
+///   if one is unrestricted, the other alone decides. A field is unrestricted only when its
+///   text is exactly `*` or `?` (croniter's and robfig/cron's rule): `0 0 */2 * 1` fires on
+///   every odd day and on every Monday. Vixie cron/cronie differ: there a field starting
+///   with `*` counts as unrestricted, so that expression fires only on odd Mondays.
 /// - macros: `@yearly`/`@annually` (0 0 1 1 *), `@monthly` (0 0 1 * *), `@weekly` (0 0 * * 0),
 ///   `@daily`/`@midnight` (0 0 * * *), `@hourly` (0 * * * *). `@reboot` is not supported.
 /// - `@every <duration>` (Go-style, e.g. `90s`, `1h30m`, `250ms`; minimum 100ms): fires at
@@ -90,6 +92,10 @@ class schedule {
   /// Up to `n` fire instants strictly after `after`, strictly increasing; fewer if the
   /// schedule runs out.
   std::vector<unix_ms> next_n(unix_ms after, size_t n) const;
+
+  /// The same, restricted to a task's window as the planner applies it: no instant before
+  /// `start_at`, none after `end_at` (0: unbounded on that side).
+  std::vector<unix_ms> next_n(unix_ms after, size_t n, unix_ms start_at, unix_ms end_at) const;
 
   kind type() const { return kind_; }
   bool is_manual() const { return kind_ == kind::manual; }

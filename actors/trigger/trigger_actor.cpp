@@ -141,7 +141,9 @@ void commit_now(self_ptr self, decisions d, unix_ms now, applied_promise rp) {
         .then([](applied&) {}, [](caf::error&) {});
   }
   if (d.fires.empty()) {
-    rp.deliver(applied{});
+    applied held;
+    held.waiting_for = std::move(d.waiting_for);
+    rp.deliver(std::move(held));
     return;
   }
   auto slots = d.fires;

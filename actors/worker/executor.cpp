@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include <boost/json.hpp>
 #include <curl/curl.h>
 #include <strings.h>
 
@@ -166,6 +167,20 @@ int curl_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   return (*static_cast<const cancel_fn*>(user))() ? 1 : 0;  // non-zero aborts
 }
 
+/// Whether the task's own headers include `name` (header names are case-insensitive).
+bool has_header(const execute_request& req, const char* name) {
+  for (auto& [k, v] : req.http.headers)
+    if (strcasecmp(k.c_str(), name) == 0) return true;
+  return false;
+}
+
+/// Whether `body` is one JSON document (what a task author writing `{"a":1}` means).
+bool is_json(const std::string& body) {
+  boost::system::error_code ec;
+  boost::json::parse(body, ec);
+  return !ec;
+}
+
 run_result run_http(const execute_request& req, const exec_options& opts,
                     const cancel_fn& cancelled) {
   auto r = base_result(req);
@@ -180,6 +195,10 @@ run_result run_http(const execute_request& req, const exec_options& opts,
                     "");
   curl_slist* headers = nullptr;
   for (auto& [k, v] : req.http.headers) headers = curl_slist_append(headers, (k + ": " + v).c_str());
+  // curl would label a body application/x-www-form-urlencoded, which a JSON API
+  // refuses or misreads; the task's own Content-Type wins.
+  if (!req.http.body.empty() && !has_header(req, "Content-Type") && is_json(req.http.body))
+    headers = curl_slist_append(headers, "Content-Type: application/json");
   for (auto& kv : run_environment(req, "")) {
     // The run's identity travels as headers too: IDEMPOTENCY_KEY -> Idempotency-Key ...
     auto eq = kv.find('=');
@@ -199,10 +218,7 @@ run_result run_http(const execute_request& req, const exec_options& opts,
     headers = curl_slist_append(headers, (header + ": " + kv.substr(eq + 1)).c_str());
   }
   // W3C trace context, unless the task sets its own.
-  bool own_traceparent = false;
-  for (auto& [k, v] : req.http.headers)
-    if (strcasecmp(k.c_str(), "traceparent") == 0) own_traceparent = true;
-  if (auto tp = traceparent(req.trace_id); !tp.empty() && !own_traceparent)
+  if (auto tp = traceparent(req.trace_id); !tp.empty() && !has_header(req, "traceparent"))
     headers = curl_slist_append(headers, ("traceparent: " + tp).c_str());
   curl_easy_setopt(c, CURLOPT_URL, req.http.url.c_str());
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.http.method.c_str());

@@ -160,6 +160,7 @@ export async function taskForm(view) {
     const expr = form.elements.schedule.value.trim();
     if (!expr) return fill(preview, h('li', { class: 'muted' }, 'manual only'));
     const q = new URLSearchParams({ cron: expr, tz: form.elements.timezone.value.trim() || 'UTC', n: '5' });
+    if (t.end_at) q.set('end_at', t.end_at);  // the preview stops where the task's window does
     try {
       const r = await get(`/api/v1/schedules/next?${q}`, view.signal);
       fill(preview, r.times.map((x) => h('li', {}, time(x))));
@@ -179,7 +180,8 @@ export async function taskForm(view) {
     try {
       const body = readForm(form);
       if (id) body.version = t.version;
-      const saved = await api(id ? 'PUT' : 'POST', id ? `/api/v1/tasks/${id}` : '/api/v1/tasks', body);
+      // PATCH: the form holds only some fields; PUT would reset the others to defaults.
+      const saved = await api(id ? 'PATCH' : 'POST', id ? `/api/v1/tasks/${id}` : '/api/v1/tasks', body);
       view.go(`#/tasks/${saved.id}`);
     } catch (e) {
       const where = e.field && form.querySelector(`[data-field="${CSS.escape(e.field)}"]`);

@@ -81,6 +81,7 @@ const std::map<std::string, recipe>& recipes() {
       {"GET /api/v1/instances", {}},
       {"GET /api/v1/instances/{id}", {P::instance}},
       {"POST /api/v1/instances/{id}/cancel", {P::instance}},
+      {"POST /api/v1/instances/{id}/retry", {P::instance}},
       {"POST /api/v1/instances/{id}/report", {P::instance, "[]"}},
       {"GET /api/v1/instances/{id}/output", {P::instance}},
       {"GET /api/v1/instances/{id}/attempts", {P::instance}},

@@ -77,6 +77,9 @@ TEST(metrics_node, a_triggered_run_is_counted_where_it_happens) {
     EXPECT_EQ(value(t, "worker_inflight"), 0);
     EXPECT_EQ(value(t, "scheduler_backpressure_state"), 0);
     EXPECT_EQ(value(t, "aisched_build_info"), 1);
+    // Documented series are exported before their first increment.
+    EXPECT_EQ(value(t, "ai_requests_total", {{"feature", "chat"}, {"result", "ok"}}), 0);
+    EXPECT_EQ(value(t, "ai_requests_total", {{"feature", "analysis"}, {"result", "fallback"}}), 0);
     EXPECT_EQ(value(t, "gateway_requests_total", {{"route", "/api/v1/tasks"}, {"code", "201"}}), 1);
     EXPECT_GE(value(t, "gateway_requests_total", {{"route", "/api/v1/instances/{id}"}}), 1);
     EXPECT_GE(value(t, "gateway_request_duration_seconds_count", {{"route", "/api/v1/tasks"}}), 1);

@@ -86,7 +86,7 @@ TEST(node, crud_and_errors_over_http) {
   EXPECT_EQ(u.at("timeout").as_string(), "5m");
   EXPECT_EQ(u.at("schedule").as_string(), "@every 10s");
   EXPECT_EQ(u.at("version").as_int64(), 2);
-  auto stale = http_call(port, "PUT", path, R"({"version":1,"name":"b"})");
+  auto stale = http_call(port, "PATCH", path, R"({"version":1,"name":"b"})");
   EXPECT_EQ(stale.status, 409u) << stale.body;
   EXPECT_EQ(parse(http_call(port, "GET", path)).at("name").as_string(), "a");
 

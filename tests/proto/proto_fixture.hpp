@@ -137,7 +137,11 @@ inline auto fields(const pressure& x) { return std::make_tuple(x.level, x.delay)
 inline auto fields(const noop&) { return std::make_tuple(); }
 inline auto fields(const create_task& x) { return std::make_tuple(x.t); }
 inline auto fields(const update_task& x) { return std::make_tuple(x.t, x.expected_version); }
-inline auto fields(const delete_task& x) { return std::make_tuple(x.tenant, x.id, x.expected_version); }
+inline auto fields(const delete_task& x) {
+  return std::make_tuple(x.tenant, x.id, x.expected_version, x.cascade);
+}
+inline auto fields(const retry_instance& x) { return std::make_tuple(x.tenant, x.instance_id, x.at); }
+inline auto fields(const share_worker& x) { return std::make_tuple(x.tenant, x.worker_id, x.shared); }
 inline auto fields(const set_paused& x) { return std::make_tuple(x.tenant, x.id, x.paused, x.at); }
 inline auto fields(const fire_slot& x) { return std::make_tuple(x.task_id, x.slot, x.trace_id); }
 inline auto fields(const dispatch_entry& x) { return std::make_tuple(x.instance_id, x.worker_id); }
@@ -188,7 +192,6 @@ inline auto fields(const set_membership& x) {
   return out;
 }
 inline auto fields(const note_waiting& x) { return std::make_tuple(x.term, x.notes); }
-inline auto fields(const share_worker& x) { return std::make_tuple(x.tenant, x.worker_id, x.shared); }
 
 /// Expects `a` and `b` to hold the same alternative with the same fields.
 inline void expect_same_command(const command& a, const command& b) {
@@ -207,7 +210,7 @@ inline std::vector<command> every_command() {
   out.emplace_back(noop{});
   out.emplace_back(create_task{full_task()});
   out.emplace_back(update_task{full_task(), 11});
-  out.emplace_back(delete_task{"acme", 42, 12});
+  out.emplace_back(delete_task{"acme", 42, 12, true});
   out.emplace_back(set_paused{"acme", 42, false, t_2026_11_30_07});
   out.emplace_back(fire{3, t_2026_11_30_07, {{42, t_2026_11_30_07, "tr-1"}, {43, -5, "tr-2"}}});
   out.emplace_back(dispatch{3, t_2026_11_30_07 + 1, {{"42-1-0", "w-1"}, {"42-1-1", "w-2"}}});
@@ -239,7 +242,8 @@ inline std::vector<command> every_command() {
                                    {"n4", false, "127.0.0.1:7404", "127.0.0.1:8084"}}});
   out.emplace_back(note_waiting{6, {{"42-1-0", "no worker of tenant acme matches zone=eu"},
                                     {"42-1-1", ""}}});
-  out.emplace_back(share_worker{"bravo", "bw", true});
+  out.emplace_back(share_worker{"acme", "w-1", false});
+  out.emplace_back(retry_instance{"acme", "42-1-0", t_2026_11_30_07 + 6});
   return out;
 }
 

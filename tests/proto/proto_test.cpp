@@ -47,7 +47,7 @@ TEST(codec, instance_worker_and_task_runtime_round_trip) {
 
 TEST(codec, every_command_alternative_round_trips_inside_the_variant) {
   const auto cmds = every_command();
-  ASSERT_EQ(cmds.size(), 18u) << "one sample per alternative of proto::command";
+  ASSERT_EQ(cmds.size(), 20u) << "one sample per alternative of proto::command";
   for (size_t i = 0; i < cmds.size(); ++i) {
     SCOPED_TRACE(command_name(cmds[i]));
     EXPECT_EQ(cmds[i].index(), i);
@@ -72,12 +72,14 @@ TEST(codec, log_entry_and_applied_round_trip) {
   a.index = 9;
   a.tasks = {full_task(), task{}};
   a.instances = {full_instance(), instance{}};
+  a.waiting_for = {3, 5};
   set_optional_fields(a, 0);
   auto back = round_trip(a);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->index, a.index);
   EXPECT_EQ(back->tasks, a.tasks);
   EXPECT_EQ(back->instances, a.instances);
+  EXPECT_EQ(back->waiting_for, a.waiting_for);
   expect_same_optional_fields(*back, a, 0);
 }
 

@@ -19,7 +19,7 @@ namespace aisched::ctl {
 
 /// task create|get|list|update|pause|resume|trigger|delete|next|runs
 void add_task_commands(CLI::App& app, action& chosen);
-/// run list|get|logs|cancel
+/// run list|get|logs|attempts|cancel|retry
 void add_run_commands(CLI::App& app, action& chosen);
 /// worker list|drain|undrain|remove, cluster status, backpressure, version, cron next, event fire
 void add_system_commands(CLI::App& app, action& chosen);

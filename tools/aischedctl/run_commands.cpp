@@ -1,4 +1,4 @@
-// `run list|get|logs|attempts|cancel`: runs (instances) over /api/v1/instances. `run logs
+// `run list|get|logs|attempts|cancel|retry`: runs (instances) over /api/v1/instances. `run logs
 // --follow` reads the Server-Sent Events of /instances/{id}/output?follow=true and
 // falls back to polling the run where a server has no such route.
 #include <CLI/CLI.hpp>
@@ -63,6 +63,12 @@ int show_attempts(session& s, const std::string& id) {
 int cancel_run(session& s, const std::string& id) {
   return act(s, "POST", run_path(id) + "/cancel",
              [&](const json::value& run) { return "run " + id + ": " + cell(run, "state"); });
+}
+
+int retry_run(session& s, const std::string& id) {
+  return act(s, "POST", run_path(id) + "/retry", [&](const json::value& run) {
+    return "run " + id + ": " + cell(run, "state") + ", attempt " + cell(run, "attempt");
+  });
 }
 
 /// Polls GET instance until the run is terminal, printing output as it grows.
@@ -153,7 +159,7 @@ int list_runs(session& s, const run_filter& filter) {
 }
 
 void add_run_commands(CLI::App& app, action& chosen) {
-  auto* run = app.add_subcommand("run", "Runs (instances): list, get, logs, attempts, cancel");
+  auto* run = app.add_subcommand("run", "Runs (instances): list, get, logs, attempts, cancel, retry");
   run->require_subcommand(1);
 
   auto filter = std::make_shared<run_filter>();
@@ -189,6 +195,11 @@ void add_run_commands(CLI::App& app, action& chosen) {
   auto* cancel = run->add_subcommand("cancel", "Cancel a run (kills its process group)");
   cancel->add_option("ID", *id, "Run id")->required();
   cancel->callback([&chosen, id] { chosen = [id](session& s) { return cancel_run(s, *id); }; });
+
+  auto* retry = run->add_subcommand(
+      "retry", "Start another attempt of a failed, timed-out or cancelled run (same run id)");
+  retry->add_option("ID", *id, "Run id")->required();
+  retry->callback([&chosen, id] { chosen = [id](session& s) { return retry_run(s, *id); }; });
 }
 
 }  // namespace aisched::ctl

@@ -33,7 +33,8 @@ const json::object* error_of(const json::value& doc) {
 int exit_code_for_error_code(const std::string& code) {
   if (code == "not_found") return exit_not_found;
   if (code == "invalid_argument" || code == "payload_too_large") return exit_invalid;
-  if (code == "version_conflict" || code == "illegal_transition" || code == "already_exists")
+  if (code == "version_conflict" || code == "illegal_transition" || code == "already_exists" ||
+      code == "has_dependents")
     return exit_conflict;
   if (code == "unauthenticated") return exit_unauthenticated;
   if (code == "forbidden") return exit_forbidden;

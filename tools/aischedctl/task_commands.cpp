@@ -79,7 +79,8 @@ int update_task(session& s, uint64_t id, const std::string& file, int64_t versio
   json::value doc, task;
   if (int rc = read_document(file, doc)) return rc;
   if (version > 0) doc.get_object()["version"] = version;
-  if (int rc = s.request("PUT", task_path(id), json::serialize(doc), task)) return rc;
+  // PATCH: the file holds the fields to change (PUT would reset the others).
+  if (int rc = s.request("PATCH", task_path(id), json::serialize(doc), task)) return rc;
   return print_task(s, task, "updated, version " + cell(task, "version"));
 }
 

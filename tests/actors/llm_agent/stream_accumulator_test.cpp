@@ -66,6 +66,29 @@ TEST(stream_accumulator_test, byte_by_byte_feeding_works) {
   check(acc.result());
 }
 
+// Some providers repeat the complete function name in every delta of a call;
+// others split it. Both yield the name once.
+TEST(stream_accumulator_test, a_name_repeated_in_every_delta_is_that_name_once) {
+  const std::string repeated =
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\","
+      "\"function\":{\"name\":\"create_task\",\"arguments\":\"{\\\"name\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+      "\"function\":{\"name\":\"create_task\",\"arguments\":\"\\\":\\\"x\\\"}\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"c2\","
+      "\"function\":{\"name\":\"query_\",\"arguments\":\"\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,"
+      "\"function\":{\"name\":\"workers\",\"arguments\":\"{}\"}}]}}]}\n\n"
+      "data: [DONE]\n\n";
+  stream_accumulator acc;
+  ASSERT_TRUE(acc.feed(repeated)) << acc.error();
+  auto c = acc.result();
+  ASSERT_EQ(c.tool_calls.size(), 2u);
+  EXPECT_EQ(c.tool_calls[0].name, "create_task");
+  EXPECT_EQ(c.tool_calls[0].arguments, "{\"name\":\"x\"}");
+  EXPECT_EQ(c.tool_calls[1].name, "query_workers");
+  EXPECT_EQ(c.tool_calls[1].arguments, "{}");
+}
+
 TEST(stream_accumulator_test, an_unreadable_chunk_is_an_error_not_a_crash) {
   stream_accumulator acc;
   EXPECT_FALSE(acc.feed("data: {not json\n\n"));

@@ -1,6 +1,6 @@
 // Tool execution through a fake REST handler: the caller's Authorization and
 // X-Aisched-Via reach every request, errors come back as the API's answer,
-// retry_failed_instance triggers the task of a failed run only, and plans
+// retry_failed_instance asks for another attempt of the same run, and plans
 // with several steps collect every answer.
 #include <gtest/gtest.h>
 
@@ -67,30 +67,31 @@ TEST(tool_runner_test, an_api_error_is_the_tools_result) {
   EXPECT_EQ(out.result.at("error").at("code").as_string(), "forbidden");
 }
 
-TEST(tool_runner_test, retry_triggers_the_task_of_a_failed_run) {
+TEST(tool_runner_test, retry_asks_for_another_attempt_of_the_same_run) {
   fake_api api;
-  api.answer = [](const http_request& r) {
-    if (r.method == "GET") return http_response{200, R"({"id":"7-1000-0","task_id":7,"state":"failed"})"};
-    return http_response{201, R"({"instances":[{"id":"7-2000-0"}]})"};
+  api.answer = [](const http_request&) {
+    return http_response{200, R"({"id":"7-1000-0","task_id":7,"state":"pending","attempt":2})"};
   };
   auto out = run(api, "retry_failed_instance", R"({"instance_id":"7-1000-0"})");
   ASSERT_TRUE(out.called);
   EXPECT_TRUE(out.ok);
-  ASSERT_EQ(api.seen.size(), 2u);
-  EXPECT_EQ(api.seen[1].method, "POST");
-  EXPECT_EQ(api.seen[1].path, "/api/v1/tasks/7/trigger");
-  EXPECT_EQ(api.seen[1].headers.at("authorization"), "Bearer t0k");
+  ASSERT_EQ(api.seen.size(), 1u);  // no new run of the task: no trigger
+  EXPECT_EQ(api.seen[0].method, "POST");
+  EXPECT_EQ(api.seen[0].path, "/api/v1/instances/7-1000-0/retry");
+  EXPECT_EQ(api.seen[0].headers.at("authorization"), "Bearer t0k");
+  EXPECT_EQ(out.result.at("id").as_string(), "7-1000-0");
 }
 
-TEST(tool_runner_test, retry_refuses_a_run_that_did_not_fail) {
+TEST(tool_runner_test, retry_of_a_run_that_did_not_fail_is_the_apis_409) {
   fake_api api;
   api.answer = [](const http_request&) {
-    return http_response{200, R"({"id":"7-1000-0","task_id":7,"state":"success"})"};
+    return http_response{409, R"({"error":{"code":"illegal_transition","field":"state",)"
+                              R"("message":"instance 7-1000-0 is success"}})"};
   };
   auto out = run(api, "retry_failed_instance", R"({"instance_id":"7-1000-0"})");
   EXPECT_FALSE(out.ok);
   EXPECT_EQ(api.seen.size(), 1u);
-  EXPECT_NE(json::serialize(out.result).find("success"), std::string::npos);
+  EXPECT_EQ(out.result.at("error").at("code").as_string(), "illegal_transition");
 }
 
 TEST(tool_runner_test, several_steps_are_collected_by_label) {

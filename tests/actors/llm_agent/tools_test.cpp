@@ -69,9 +69,14 @@ TEST(tools_test, calls_become_the_rest_requests_of_the_api) {
   p = plan_tool("next_fire_times", R"({"cron":"0 3 * * *","timezone":"Europe/Berlin"})");
   ASSERT_TRUE(p);
   EXPECT_EQ(only(*p).query.at("tz"), "Europe/Berlin");
+  p = plan_tool("next_fire_times", R"({"cron":"@hourly","end_at":"2030-01-01T00:00:00Z"})");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(only(*p).query.at("end_at"), "2030-01-01T00:00:00Z");
+  // Another attempt of the same run, not a new run of its task.
   p = plan_tool("retry_failed_instance", R"({"instance_id":"4-1000-0"})");
   ASSERT_TRUE(p);
-  EXPECT_TRUE(p->retry_instance);
+  EXPECT_EQ(only(*p).method, "POST");
+  EXPECT_EQ(only(*p).path, "/api/v1/instances/4-1000-0/retry");
   p = plan_tool("get_system_health", "");
   ASSERT_TRUE(p);
   EXPECT_EQ(p->steps.size(), 3u);

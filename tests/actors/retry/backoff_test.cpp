@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -223,6 +224,25 @@ TEST(should_retry, on_error_codes_retries_only_listed_exit_codes) {
   EXPECT_FALSE(should_retry(p, at_attempt(5), instance_state::failed, 3, 0));  // none left
 }
 
+// Exit codes combine with exponential backoff: only listed codes retry, each
+// after the exponential delay for its attempt.
+TEST(should_retry, exponential_with_error_codes_retries_only_listed_codes_backing_off) {
+  auto p = exponential(1000, 2.0, 60'000);
+  p.max_attempts = 5;
+  p.error_codes = {75};
+  EXPECT_TRUE(should_retry(p, at_attempt(1), instance_state::failed, 75, 0));
+  EXPECT_TRUE(should_retry(p, at_attempt(3), instance_state::failed, 75, 0));
+  EXPECT_FALSE(should_retry(p, at_attempt(1), instance_state::failed, 1, 0));
+  EXPECT_FALSE(should_retry(p, at_attempt(1), instance_state::timed_out, 75, 0));
+  EXPECT_FALSE(should_retry(p, at_attempt(5), instance_state::failed, 75, 0));
+  EXPECT_EQ(backoff(p, 1, 0), 1000);
+  EXPECT_EQ(backoff(p, 2, 0), 2000);
+  EXPECT_EQ(backoff(p, 3, 0), 4000);
+  // Without a list, exponential still retries every failure.
+  p.error_codes.clear();
+  EXPECT_TRUE(should_retry(p, at_attempt(1), instance_state::failed, 1, 0));
+}
+
 TEST(should_retry, on_error_codes_does_not_retry_timeouts) {
   retry_policy p;
   p.kind = retry_kind::on_error_codes;
@@ -278,7 +298,11 @@ RC_GTEST_PROP(should_retry, never_retries_beyond_max_attempts, ()) {
     RC_ASSERT(attempt < p.max_attempts);
     RC_ASSERT(outcome == instance_state::failed || outcome == instance_state::timed_out);
     RC_ASSERT(p.window == 0 || next_at <= slot + p.window);
-    if (p.kind == retry_kind::on_error_codes) RC_ASSERT(outcome == instance_state::failed);
+    if (p.kind == retry_kind::on_error_codes || !p.error_codes.empty()) {
+      RC_ASSERT(outcome == instance_state::failed);
+      RC_ASSERT(std::find(p.error_codes.begin(), p.error_codes.end(), code) !=
+                p.error_codes.end());
+    }
   }
 }
 

@@ -445,6 +445,23 @@ TEST(planner, trigger_now_twice_for_the_same_instant_is_refused) {
   EXPECT_EQ(view(again.error()).code, errc::already_exists);
 }
 
+TEST(planner, trigger_now_held_for_upstreams_names_them_and_fires_once_they_succeed) {
+  planner p(t0);
+  auto a = make_task(1, "");
+  auto b = make_task(2, "");
+  auto c = make_task(3, "");
+  c.depends_on = {1, 2};
+  for (auto& t : {a, b, c}) p.upsert(t, no_runtime(t.id), t0, false);
+  p.observe(make_instance(2, t0 - 10, instance_state::success));  // B is done, A never ran
+  auto held = p.trigger_now("", 3, t0 + 5);
+  ASSERT_TRUE(held) << view(held.error()).message;  // accepted, not already_exists
+  EXPECT_TRUE(held->fires.empty());
+  EXPECT_EQ(held->waiting_for, std::vector<uint64_t>{1});
+  p.observe(make_instance(1, t0 + 6, instance_state::success));
+  auto d = p.collect(t0 + 7);
+  EXPECT_EQ(slots_of(d, 3), std::vector<unix_ms>{t0 + 5}) << "the held run fires";
+}
+
 // -- settle / requeue -----------------------------------------------------------------------
 
 TEST(planner, settle_of_a_failed_proposal_frees_the_task_for_its_overlap_policy) {

@@ -85,7 +85,8 @@ struct cron_model {
     return day_matches(as_sys);
   }
 
-  // Vixie: either day field may match only when both are restricted.
+  // Restricted day fields combine with OR; an unrestricted one (exactly `*` or `?`) leaves
+  // the decision to the other.
   bool day_matches(date::year_month_day ymd) const {
     if (!month[unsigned(ymd.month())]) return false;
     if (dom_star || dow_star) return dom_matches(ymd) && dow_matches(ymd);
@@ -136,8 +137,9 @@ std::string gen_field(int lo, int hi, int star_hi, const char* const* names, std
                       bool& star, int star_weight) {
   if (pick(0, 10) < star_weight) {
     for (int v = lo; v <= star_hi; ++v) set[v] = true;
-    star = true;
-    return pick(0, 5) == 0 ? "*/1" : "*";
+    const bool stepped = pick(0, 5) == 0;
+    star = !stepped;  // `*/1` covers every value yet counts as restricted
+    return stepped ? "*/1" : "*";
   }
   std::string out;
   const int items = pick(1, 4);
@@ -145,7 +147,7 @@ std::string gen_field(int lo, int hi, int star_hi, const char* const* names, std
     if (i) out += ",";
     out += gen_item(lo, hi, star_hi, names, set);
   }
-  star = out[0] == '*';
+  star = out == "*";
   return out;
 }
 
@@ -187,7 +189,7 @@ std::string gen_dom(cron_model& m) {
         break;
     }
   }
-  m.dom_star = out[0] == '*';
+  m.dom_star = out == "*";
   return out;
 }
 
@@ -223,7 +225,7 @@ std::string gen_dow(cron_model& m) {
           break;
       }
     }
-    m.dow_star = out[0] == '*';
+    m.dow_star = out == "*";
   }
   for (int v = 0; v < 8; ++v)
     if (raw[v]) m.dow[v % 7] = true;

@@ -134,9 +134,38 @@ TEST(schedule, day_of_month_or_day_of_week_when_both_restricted) {
       {"0 0 13 * *", "", "2026-01-01T00:00:00Z", {"2026-01-13T00:00:00Z", "2026-02-13T00:00:00Z"}},
       {"0 0 13 * ?", "", "2026-01-01T00:00:00Z", {"2026-01-13T00:00:00Z", "2026-02-13T00:00:00Z"}},
       {"0 0 ? * MON", "", "2026-01-01T00:00:00Z", {"2026-01-05T00:00:00Z", "2026-01-12T00:00:00Z"}},
-      // A day-of-month starting with '*' counts as unrestricted (Vixie): 1st/11th/21st/31st
-      // that are also Mondays; the first is 2026-05-11.
-      {"0 0 */10 * MON", "", "2026-01-01T00:00:00Z", {"2026-05-11T00:00:00Z"}},
+      // Only a literal '*' or '?' is unrestricted: '*/10' restricts, so the 1st, 11th, 21st
+      // and 31st OR any Monday (Vixie cron would fire only on such days that are Mondays).
+      {"0 0 */10 * MON",
+       "",
+       "2026-01-01T00:00:00Z",
+       {"2026-01-05T00:00:00Z", "2026-01-11T00:00:00Z", "2026-01-12T00:00:00Z",
+        "2026-01-19T00:00:00Z", "2026-01-21T00:00:00Z", "2026-01-26T00:00:00Z",
+        "2026-01-31T00:00:00Z", "2026-02-01T00:00:00Z"}},
+  });
+}
+
+// The README's example: every odd day and every Monday (2026-01-05 and -12 are Mondays).
+TEST(schedule, a_stepped_day_field_is_restricted_so_either_day_fires) {
+  check_cases({
+      {"0 0 */2 * 1",
+       "",
+       "2026-01-01T00:00:00Z",
+       {"2026-01-03T00:00:00Z", "2026-01-05T00:00:00Z", "2026-01-07T00:00:00Z",
+        "2026-01-09T00:00:00Z", "2026-01-11T00:00:00Z", "2026-01-12T00:00:00Z",
+        "2026-01-13T00:00:00Z"}},
+      // The same in the other field: a stepped day-of-week restricts as well.
+      {"0 0 15 * */3",
+       "",
+       "2026-01-01T00:00:00Z",
+       {"2026-01-03T00:00:00Z", "2026-01-04T00:00:00Z", "2026-01-07T00:00:00Z",
+        "2026-01-10T00:00:00Z", "2026-01-11T00:00:00Z", "2026-01-14T00:00:00Z",
+        "2026-01-15T00:00:00Z"}},
+      // '*/1' covers every day yet restricts: every day fires, not only Mondays.
+      {"0 0 */1 * MON",
+       "",
+       "2026-01-01T00:00:00Z",
+       {"2026-01-02T00:00:00Z", "2026-01-03T00:00:00Z", "2026-01-04T00:00:00Z"}},
   });
 }
 

@@ -73,6 +73,28 @@ TEST_F(executor_test, http_sends_method_body_headers_and_run_identity) {
   EXPECT_FALSE(got.header("Home")) << "HOME must not travel as a header";
 }
 
+TEST_F(executor_test, http_json_body_goes_out_as_application_json_unless_a_header_says_otherwise) {
+  http_receiver server({200});
+  auto req = http(server.url("/hook"));
+  req.http.method = "POST";
+  req.http.body = R"({"event":"deploy","n":1})";
+  auto r = run(req);
+  EXPECT_EQ(r.state, instance_state::success) << r.error;
+  req.http.headers = {{"content-type", "text/plain"}};  // the task's own, in any case
+  r = run(req);
+  EXPECT_EQ(r.state, instance_state::success) << r.error;
+  req.http.headers.clear();
+  req.http.body = "a=1&b=2";  // not JSON: curl's default stays
+  r = run(req);
+  EXPECT_EQ(r.state, instance_state::success) << r.error;
+  auto reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_EQ(reqs[0].header("Content-Type"), "application/json") << reqs[0].head;
+  EXPECT_EQ(reqs[0].body, R"({"event":"deploy","n":1})");
+  EXPECT_EQ(reqs[1].header("Content-Type"), "text/plain") << reqs[1].head;
+  EXPECT_EQ(reqs[2].header("Content-Type"), "application/x-www-form-urlencoded") << reqs[2].head;
+}
+
 TEST_F(executor_test, http_connection_refused_is_failed_with_the_curl_error) {
   // A bound socket that does not listen: connecting to it is refused, and no one else
   // can take the port meanwhile.
