@@ -411,6 +411,10 @@ void fence(self_ptr self, const caf::error& err) {
 void fail(self_ptr self, const caf::error& err) {
   if (is_storage_fault(view(err).code)) return fence(self, err);
   auto& st = self->state;
+  auto v = view(err);
+  log::error("the state cannot be read or applied (corrupted or a broken invariant): this member "
+             "stops rather than diverge from the group",
+             {{"error", v.message}, {"code", to_string(v.code)}});
   for (auto& [index, w] : st.waiting) w.promise.deliver(err);
   st.waiting.clear();
   self->quit(err);
