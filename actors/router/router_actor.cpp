@@ -566,7 +566,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
           known->info.max_load = info.max_load;
           known->info.cpu_percent = info.cpu_percent;
           known->info.memory_percent = info.memory_percent;
-          known->c.max_load = std::max<uint32_t>(1, info.max_load);
+          known->c.max_load = info.max_load;
           known->draining_itself = info.status == worker_status::draining;
           set_status(self, *known, worker_status::online);
           if (relabelled) workers_changed(self);
