@@ -10,7 +10,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
-#include "actors/retry/backoff.hpp"
+#include "proto/backoff.hpp"
 #include "obs/metrics.hpp"
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
