@@ -47,7 +47,7 @@
 #include "storage/health.hpp"
 #include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
-#include "storage/store_actor.hpp"
+#include "actors/store/store_actor.hpp"
 
 namespace aisched::runtime {
 

@@ -9,7 +9,7 @@
 #include "actors/inspector/counted.hpp"
 #include "obs/metrics.hpp"
 #include "runtime/log.hpp"
-#include "storage/store_scan.hpp"
+#include "actors/store/store_scan.hpp"
 
 namespace aisched::backpressure {
 

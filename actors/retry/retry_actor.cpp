@@ -7,7 +7,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/inspector/counted.hpp"
-#include "storage/store_scan.hpp"
+#include "actors/store/store_scan.hpp"
 
 namespace aisched::retry {
 

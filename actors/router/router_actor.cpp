@@ -17,7 +17,7 @@
 #include "runtime/log.hpp"
 #include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
-#include "storage/store_scan.hpp"
+#include "actors/store/store_scan.hpp"
 
 namespace aisched::router {
 

@@ -10,7 +10,7 @@
 #include "obs/metrics.hpp"
 #include "runtime/log.hpp"
 #include "proto/errors.hpp"
-#include "storage/store_scan.hpp"
+#include "actors/store/store_scan.hpp"
 
 namespace aisched::trigger {
 

@@ -1,5 +1,5 @@
 // Read handlers of the store actor; see store_actor.hpp.
-#include "storage/store_actor.hpp"
+#include "actors/store/store_actor.hpp"
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
