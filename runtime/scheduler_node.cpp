@@ -42,7 +42,7 @@
 #include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
 #include "proto/registry.hpp"
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 #include "runtime/node.hpp"
 #include "storage/health.hpp"
 #include "storage/rocks.hpp"

@@ -11,7 +11,7 @@
 #include "actors/inspector/counted.hpp"
 #include "actors/worker_proxy/http_dispatch.hpp"
 #include "obs/metrics.hpp"
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 
 namespace aisched::alerter {
 

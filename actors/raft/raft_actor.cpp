@@ -20,7 +20,7 @@
 #include "obs/metrics.hpp"
 #include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 #include "storage/health.hpp"
 #include "storage/membership_store.hpp"
 #include "storage/rocks.hpp"

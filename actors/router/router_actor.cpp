@@ -14,7 +14,7 @@
 #include "actors/router/substitute.hpp"
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
 #include "obs/metrics.hpp"
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 #include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
 #include "actors/store/store_scan.hpp"

@@ -8,7 +8,7 @@
 
 #include "actors/inspector/counted.hpp"
 #include "obs/metrics.hpp"
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 #include "proto/errors.hpp"
 #include "actors/store/store_scan.hpp"
 

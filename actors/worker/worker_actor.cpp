@@ -13,7 +13,7 @@
 #include "actors/inspector/counted.hpp"
 #include "obs/metrics.hpp"
 #include "proto/errors.hpp"
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 
 namespace aisched::worker {
 

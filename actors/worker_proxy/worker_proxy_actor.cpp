@@ -9,7 +9,7 @@
 #include "actors/worker/traceparent.hpp"
 #include "actors/worker_proxy/http_dispatch.hpp"
 #include "proto/errors.hpp"
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 
 #include <caf/send.hpp>
 
