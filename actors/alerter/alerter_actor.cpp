@@ -8,7 +8,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <chrono>
 
-#include "actors/inspector/counted.hpp"
+#include "common/counted.hpp"
 #include "actors/worker_proxy/http_dispatch.hpp"
 #include "obs/metrics.hpp"
 #include "common/log.hpp"

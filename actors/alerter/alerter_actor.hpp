@@ -23,7 +23,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "actors/worker/run_pool.hpp"
 #include "proto/interfaces.hpp"
 

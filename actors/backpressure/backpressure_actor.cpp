@@ -6,7 +6,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/inspector/counted.hpp"
+#include "common/counted.hpp"
 #include "obs/metrics.hpp"
 #include "common/log.hpp"
 #include "actors/store/store_scan.hpp"

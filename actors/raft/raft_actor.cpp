@@ -13,7 +13,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/inspector/counted.hpp"
+#include "common/counted.hpp"
 #include "actors/raft/membership_links.hpp"
 #include "actors/raft/peer_links.hpp"
 #include "actors/raft/raft_status.hpp"

@@ -23,7 +23,7 @@
 #include <memory>
 
 #include "actors/backpressure/pressure.hpp"
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "actors/router/placement.hpp"
 #include "actors/router/registry.hpp"
 #include "actors/router/routing.hpp"

@@ -14,7 +14,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "actors/worker/executor.hpp"
 #include "actors/worker/outbox.hpp"
 #include "actors/worker/run_pool.hpp"
