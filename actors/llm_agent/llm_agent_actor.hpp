@@ -24,7 +24,7 @@
 #include "actors/llm_agent/agent_loop.hpp"
 #include "actors/llm_agent/conversation_store.hpp"
 #include "actors/llm_agent/llm_client.hpp"
-#include "gateway/http.hpp"
+#include "common/http.hpp"
 #include "proto/inspection.hpp"
 
 namespace aisched::llm {
