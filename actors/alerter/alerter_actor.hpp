@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "common/activity.hpp"
-#include "actors/worker/run_pool.hpp"
+#include "common/run_pool.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::alerter {

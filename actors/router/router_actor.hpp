@@ -27,7 +27,7 @@
 #include "actors/router/placement.hpp"
 #include "actors/router/registry.hpp"
 #include "actors/router/routing.hpp"
-#include "actors/worker/run_pool.hpp"
+#include "common/run_pool.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::router {

@@ -17,7 +17,7 @@
 #include "common/activity.hpp"
 #include "actors/worker/executor.hpp"
 #include "actors/worker/outbox.hpp"
-#include "actors/worker/run_pool.hpp"
+#include "common/run_pool.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::worker {
