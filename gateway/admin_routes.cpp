@@ -6,7 +6,7 @@
 #include "gateway/api.hpp"
 #include "proto/errors.hpp"
 #include "proto/json.hpp"
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 
 namespace aisched::gateway {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "actors/llm_agent/llm_agent_actor.hpp"
-#include "gateway/http.hpp"
+#include "common/http.hpp"
 #include "gateway/route_table.hpp"
 
 namespace caf {

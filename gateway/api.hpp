@@ -12,7 +12,7 @@
 
 #include "gateway/auth.hpp"
 #include "actors/ai_features/judge.hpp"
-#include "gateway/http.hpp"
+#include "common/http.hpp"
 #include "gateway/route_table.hpp"
 #include "proto/analysis.hpp"
 #include "proto/interfaces.hpp"

@@ -15,7 +15,7 @@
 #include <caf/expected.hpp>
 
 #include "gateway/auth_limiter.hpp"
-#include "gateway/principal.hpp"
+#include "common/principal.hpp"
 
 namespace aisched::gateway {
 

@@ -4,7 +4,7 @@
 // route table (never the raw path, so ids do not blow up the number of series).
 #pragma once
 
-#include "gateway/http.hpp"
+#include "common/http.hpp"
 #include "gateway/route_table.hpp"  // route_pattern(): the label of a path
 
 namespace aisched::gateway {

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gateway/http.hpp"
+#include "common/http.hpp"
 
 namespace aisched::gateway {
 

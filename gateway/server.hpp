@@ -10,7 +10,7 @@
 
 #include <caf/expected.hpp>
 
-#include "gateway/http.hpp"
+#include "common/http.hpp"
 
 namespace aisched::gateway {
 

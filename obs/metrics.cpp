@@ -144,6 +144,11 @@ struct state {
     }
     m.worker_inflight =
         gauge(&gauges("worker_inflight", "Attempts running on this node's worker").Add({}));
+    m.worker_outbox_errors = counter(
+        &counters("worker_outbox_errors_total",
+                  "Failed opens, writes and deletes of this node's worker outbox (the worker "
+                  "takes no new runs after one)")
+             .Add({}));
 
     auto& alerts = counters("alerts_sent_total",
                             "Webhook POSTs of run_failed alerts, by result: ok, retried (another "

@@ -106,6 +106,9 @@ struct metrics {
   /// final states have their own series; any other shares status="other").
   std::array<counter, instance_state_count> executions;
   gauge worker_inflight;
+  /// worker_outbox_errors_total: the worker's outbox failed to open, write or
+  /// delete; from the first one on, the worker takes no new runs.
+  counter worker_outbox_errors;
 
   // -- alerts (leader) ---------------------------------------------------------
   /// alerts_sent_total{result}: webhook POSTs of run_failed alerts: ok (2xx),

@@ -254,7 +254,9 @@ using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_resu
 /// written so far first) and `(done, instance_id)` when the run ends.
 /// `drain` answers how many runs are in progress or not yet acknowledged here.
 /// `held` answers the runs held here (executing, or final and unacknowledged):
-/// the registrar sends them with each registration (proto::worker::held).
+/// the registrar sends them with each registration (proto::worker::held),
+/// and why the worker's outbox failed ("" while it works): a faulted worker
+/// registers with max_load 0 and answers `execute` with storage_error.
 using worker_actor = caf::typed_actor<
     caf::replies_to<execute_atom, execute_request, worker_proxy_actor>::with<bool>,
     caf::reacts_to<cancel_run_atom, std::string>,
@@ -265,7 +267,7 @@ using worker_actor = caf::typed_actor<
     caf::reacts_to<output_atom, std::string, uint32_t, std::string>,
     caf::replies_to<output_atom, std::string, caf::actor>::with<bool>,
     caf::replies_to<drain_atom>::with<uint32_t>,
-    caf::replies_to<held_atom>::with<std::vector<held_run>>,
+    caf::replies_to<held_atom>::with<std::vector<held_run>, std::string>,
     caf::reacts_to<caf::tick_atom>, inspect_signature>;
 
 /// The registered workers, for GET /api/v1/workers.

@@ -10,7 +10,7 @@
 #include <curl/curl.h>
 
 #include "runtime/config.hpp"
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 #include "runtime/node.hpp"
 
 using namespace aisched;

@@ -42,12 +42,12 @@
 #include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
 #include "proto/registry.hpp"
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 #include "runtime/node.hpp"
 #include "storage/health.hpp"
 #include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
-#include "storage/store_actor.hpp"
+#include "actors/store/store_actor.hpp"
 
 namespace aisched::runtime {
 

@@ -20,7 +20,7 @@
 #include "proto/errors.hpp"
 #include "proto/cluster_link.hpp"
 #include "proto/registry.hpp"
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 #include "runtime/node.hpp"
 #include "runtime/tls.hpp"
 

@@ -38,7 +38,7 @@ void record_attempt(batch_ctx& ctx, const std::string& instance_key,
 
 /// The stored records of the instance at `instance_key`, oldest first, then
 /// its attempt in flight, if any. Safe concurrently with apply.
-caf::expected<proto::attempt_list> read_attempts(rocks& db, const std::string& instance_key,
+[[nodiscard]] caf::expected<proto::attempt_list> read_attempts(rocks& db, const std::string& instance_key,
                                                  const proto::instance& x);
 
 }  // namespace aisched::storage

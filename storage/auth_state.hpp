@@ -27,20 +27,20 @@ class auth_applier {
  public:
   auth_applier(rocks& db, rocksdb::WriteBatch& batch) : db_(db), batch_(batch) {}
 
-  caf::expected<proto::applied> apply(const proto::put_user& c);
-  caf::expected<proto::applied> apply(const proto::delete_user& c);
-  caf::expected<proto::applied> apply(const proto::put_token& c);
-  caf::expected<proto::applied> apply(const proto::delete_token& c);
-  caf::expected<proto::applied> apply(const proto::share_worker& c);
+  [[nodiscard]] caf::expected<proto::applied> apply(const proto::put_user& c);
+  [[nodiscard]] caf::expected<proto::applied> apply(const proto::delete_user& c);
+  [[nodiscard]] caf::expected<proto::applied> apply(const proto::put_token& c);
+  [[nodiscard]] caf::expected<proto::applied> apply(const proto::delete_token& c);
+  [[nodiscard]] caf::expected<proto::applied> apply(const proto::share_worker& c);
   /// Entries are keyed by `index` (the log entry's) and their position in it,
   /// under their tenant and, for "cluster.*" actions, also under cluster_audit_log.
-  caf::expected<proto::applied> apply(const proto::record_audit& c, uint64_t index);
+  [[nodiscard]] caf::expected<proto::applied> apply(const proto::record_audit& c, uint64_t index);
 
  private:
-  caf::expected<std::optional<std::string>> read(const std::string& key);
+  [[nodiscard]] caf::expected<std::optional<std::string>> read(const std::string& key);
   void put(const std::string& key, std::string value);
   void erase(const std::string& key);
-  caf::expected<bool> any_user();
+  [[nodiscard]] caf::expected<bool> any_user();
 
   rocks& db_;
   rocksdb::WriteBatch& batch_;
@@ -49,15 +49,15 @@ class auth_applier {
 
 // -- reads ---------------------------------------------------------------------
 
-caf::expected<proto::user> read_user(rocks& db, const std::string& name);
+[[nodiscard]] caf::expected<proto::user> read_user(rocks& db, const std::string& name);
 /// Users of `tenant` ("" = all), by name.
-caf::expected<proto::user_list> read_users(rocks& db, const std::string& tenant);
+[[nodiscard]] caf::expected<proto::user_list> read_users(rocks& db, const std::string& tenant);
 /// The token whose secret hashes to `sha256_hex`; not_found if none (revoked).
-caf::expected<proto::api_token> read_token_by_hash(rocks& db, const std::string& sha256_hex);
-caf::expected<proto::token_list> read_tokens(rocks& db, const std::string& tenant);
+[[nodiscard]] caf::expected<proto::api_token> read_token_by_hash(rocks& db, const std::string& sha256_hex);
+[[nodiscard]] caf::expected<proto::token_list> read_tokens(rocks& db, const std::string& tenant);
 /// The tenant from which the cluster admin shared worker `id`; "" when it is not shared.
-caf::expected<std::string> read_worker_share(rocks& db, const std::string& id);
+[[nodiscard]] caf::expected<std::string> read_worker_share(rocks& db, const std::string& id);
 /// Audit entries of `q.tenant` (or of the cluster log, proto::cluster_audit_log), newest first.
-caf::expected<proto::audit_page> read_audit(rocks& db, const proto::audit_query& q);
+[[nodiscard]] caf::expected<proto::audit_page> read_audit(rocks& db, const proto::audit_query& q);
 
 }  // namespace aisched::storage

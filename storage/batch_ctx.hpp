@@ -48,7 +48,7 @@ class batch_ctx {
  public:
   batch_ctx(rocks& db, apply_cache& cache) : db_(db), cache_(cache) {}
 
-  caf::expected<std::optional<proto::task>> read_task(uint64_t id) {
+  [[nodiscard]] caf::expected<std::optional<proto::task>> read_task(uint64_t id) {
     auto key = keys::task(id);
     if (auto i = tasks_.find(key); i != tasks_.end()) return i->second;
     if (auto i = cache_.tasks.find(id); i != cache_.tasks.end()) return i->second;
@@ -92,7 +92,7 @@ class batch_ctx {
     runtimes_[key] = fresh;
   }
 
-  caf::expected<proto::task_runtime> read_runtime(uint64_t id) {
+  [[nodiscard]] caf::expected<proto::task_runtime> read_runtime(uint64_t id) {
     auto key = keys::task(id);
     if (auto i = runtimes_.find(key); i != runtimes_.end()) return i->second;
     if (auto i = cache_.runtimes.find(id); i != cache_.runtimes.end()) return i->second;
@@ -110,7 +110,7 @@ class batch_ctx {
 
   void put_runtime(const proto::task_runtime& r) { runtimes_[keys::task(r.task_id)] = r; }
 
-  caf::expected<std::optional<proto::instance>> read_instance(const std::string& key) {
+  [[nodiscard]] caf::expected<std::optional<proto::instance>> read_instance(const std::string& key) {
     if (auto i = instances_.find(key); i != instances_.end()) return i->second;
     if (auto i = cache_.instances.find(key); i != cache_.instances.end()) return {i->second};
     auto x = read<proto::instance>(column::instances, key);
@@ -138,7 +138,7 @@ class batch_ctx {
   /// What a create with this idempotency key made (task_id 0: none yet).
   /// Stored as 8 bytes (the task id: records written before requests were
   /// fingerprinted, which match any request) or 16 (id, then fingerprint).
-  caf::expected<idempotency_record> read_created_by(const std::string& key) {
+  [[nodiscard]] caf::expected<idempotency_record> read_created_by(const std::string& key) {
     if (auto i = created_by_.find(key); i != created_by_.end()) return i->second;
     auto raw = db_.get(column::meta, key);
     if (!raw) return raw.error();
@@ -207,7 +207,7 @@ class batch_ctx {
 
  private:
   template <class T>
-  caf::expected<std::optional<T>> read(column c, const std::string& key) {
+  [[nodiscard]] caf::expected<std::optional<T>> read(column c, const std::string& key) {
     auto raw = db_.get(c, key);
     if (!raw) return raw.error();
     if (!*raw) return std::optional<T>{};

@@ -22,6 +22,6 @@ class rocks;
 void write_load_samples(rocks& db, rocksdb::WriteBatch& batch, const proto::record_load& c);
 
 /// The samples `q` asks for, oldest first.
-caf::expected<proto::load_history> read_load_history(rocks& db, const proto::load_query& q);
+[[nodiscard]] caf::expected<proto::load_history> read_load_history(rocks& db, const proto::load_query& q);
 
 }  // namespace aisched::storage

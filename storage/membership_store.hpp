@@ -24,6 +24,6 @@ void write_membership(rocks& db, rocksdb::WriteBatch& batch, const proto::member
 
 /// The last membership applied, or nullopt if none ever was (the group still
 /// has the membership it was started with).
-caf::expected<std::optional<proto::membership>> read_membership(rocks& db);
+[[nodiscard]] caf::expected<std::optional<proto::membership>> read_membership(rocks& db);
 
 }  // namespace aisched::storage

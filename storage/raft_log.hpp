@@ -40,7 +40,7 @@ struct log_base {
 class raft_log {
  public:
   /// Reads the last index and hard state from `db`, which must outlive this.
-  static caf::expected<raft_log> open(rocks& db);
+  [[nodiscard]] static caf::expected<raft_log> open(rocks& db);
 
   /// The last index in the log, or the base's index if the log is empty.
   uint64_t last_index() const { return last_index_; }
@@ -51,25 +51,25 @@ class raft_log {
   /// Deletes entries with index >= `truncate_from` (if given), then appends
   /// `entries` (indexes continuing the log) together with `hs`, in one
   /// WriteBatch; `sync` makes it one fsync for the whole batch.
-  caf::error append(const std::vector<proto::log_entry>& entries, const hard_state& hs,
+  [[nodiscard]] caf::error append(const std::vector<proto::log_entry>& entries, const hard_state& hs,
                     std::optional<uint64_t> truncate_from = std::nullopt, bool sync = true);
 
   /// Drops entries up to `index` (of term `term`) and records that base,
   /// synced. REQUIRES: the state machine's writes up to at least `index` were
   /// written before this call (they are made durable here first: the WAL is
   /// synced before the log shrinks, so a crash cannot lose both).
-  caf::error compact(uint64_t index, uint64_t term);
+  [[nodiscard]] caf::error compact(uint64_t index, uint64_t term);
 
   /// Replaces the whole log by an empty one based at `base`, together with
   /// `hs` and whatever `state` already holds (the staged state machine), in
   /// one synced write: a crash leaves either all of it or none.
-  caf::error install(const log_base& base, const hard_state& hs, rocksdb::WriteBatch& state);
+  [[nodiscard]] caf::error install(const log_base& base, const hard_state& hs, rocksdb::WriteBatch& state);
 
   /// Persists the hard state alone (synced).
-  caf::error save(const hard_state& hs);
+  [[nodiscard]] caf::error save(const hard_state& hs);
 
   /// Entries with indexes in [from, to], at most `max` of them.
-  caf::expected<std::vector<proto::log_entry>> read(uint64_t from, uint64_t to,
+  [[nodiscard]] caf::expected<std::vector<proto::log_entry>> read(uint64_t from, uint64_t to,
                                                     size_t max = 1'000'000) const;
 
  private:

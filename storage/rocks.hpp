@@ -65,7 +65,7 @@ class health;
 class rocks {
  public:
   /// Opens (creating if needed) the database in `dir` with all column families.
-  static caf::expected<std::unique_ptr<rocks>> open(const std::string& dir,
+  [[nodiscard]] static caf::expected<std::unique_ptr<rocks>> open(const std::string& dir,
                                                     open_options opts = {});
 
   ~rocks();
@@ -79,7 +79,7 @@ class rocks {
   /// returning. A failure is errc::storage_full (no space), storage_unavailable
   /// (another I/O error) or storage_error, and is recorded in health(); after
   /// one, RocksDB refuses every write until recover() succeeds.
-  caf::error write(rocksdb::WriteBatch& batch, bool sync);
+  [[nodiscard]] caf::error write(rocksdb::WriteBatch& batch, bool sync);
 
   /// After a failed write: asks RocksDB to resume from its background error,
   /// then writes and syncs a probe record. Empty error (and health() ok) once
@@ -88,20 +88,20 @@ class rocks {
   /// error, as EIO on the WAL is): only reopening the database mends that, so
   /// the node exits (crash-only) and its supervisor restarts it. May block on
   /// a flush: call it from a detached actor or thread.
-  caf::error recover();
+  [[nodiscard]] caf::error recover();
 
   /// The outcome of the last write or recovery probe. Shared, so readers (the
   /// gateway's /readyz) may keep it beyond this object's lifetime.
   std::shared_ptr<const storage::health> health() const { return health_; }
 
   /// Point read; nullopt when absent, an error when RocksDB fails.
-  caf::expected<std::optional<std::string>> get(column c, std::string_view key);
+  [[nodiscard]] caf::expected<std::optional<std::string>> get(column c, std::string_view key);
 
   /// A new iterator over `c` (caller owns it).
   std::unique_ptr<rocksdb::Iterator> iterate(column c);
 
   /// Flushes memtables and the WAL; called on clean shutdown.
-  caf::error flush();
+  [[nodiscard]] caf::error flush();
 
   const std::string& dir() const { return dir_; }
 

@@ -37,7 +37,7 @@ class snapshot_export {
  public:
   /// Pins the current state of `db`. The view's applied index is read from the
   /// same snapshot, so the data is exactly the state at that index.
-  static caf::expected<std::unique_ptr<snapshot_export>> open(rocks& db);
+  [[nodiscard]] static caf::expected<std::unique_ptr<snapshot_export>> open(rocks& db);
 
   ~snapshot_export();
   snapshot_export(const snapshot_export&) = delete;
@@ -49,7 +49,7 @@ class snapshot_export {
   /// The next chunk: whole records until adding one more would pass
   /// `max_bytes` (a chunk holds at least one record, so one huge value may
   /// exceed it). An empty chunk means the export is complete.
-  caf::expected<std::string> next_chunk(size_t max_bytes);
+  [[nodiscard]] caf::expected<std::string> next_chunk(size_t max_bytes);
 
   /// True once every record was handed out.
   bool done() const { return column_ >= state_columns.size(); }
@@ -60,7 +60,7 @@ class snapshot_export {
 
  private:
   explicit snapshot_export(rocks& db);
-  caf::error open_column();
+  [[nodiscard]] caf::error open_column();
 
   rocks& db_;
   const rocksdb::Snapshot* snap_ = nullptr;
@@ -84,7 +84,7 @@ class snapshot_staging {
 
   /// Adds one chunk from snapshot_export::next_chunk. A malformed chunk is an
   /// `errc::corrupted` error and leaves the staging unusable.
-  caf::error add(std::string_view chunk);
+  [[nodiscard]] caf::error add(std::string_view chunk);
 
   /// The batch that wipes the state columns and writes the staged records.
   /// The caller may add its own writes (raft meta) and write it with
@@ -103,6 +103,6 @@ class snapshot_staging {
 
 /// Installs a complete export of `from` into `to` in one synced batch (tests
 /// and tools; the raft actor streams the chunks between nodes instead).
-caf::error copy_state(rocks& from, rocks& to, size_t chunk_bytes = 1 << 20);
+[[nodiscard]] caf::error copy_state(rocks& from, rocks& to, size_t chunk_bytes = 1 << 20);
 
 }  // namespace aisched::storage

@@ -11,7 +11,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
-#include "actors/retry/backoff.hpp"
+#include "proto/backoff.hpp"
 #include "obs/metrics.hpp"
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
@@ -52,6 +52,12 @@ using state_counts = state_machine::state_counts;
 bool tenant_matches(std::string_view want, const std::string& have) {
   return want.empty() || want == have;
 }
+
+/// Whether an entry's error `code` fails its whole batch: storage that cannot
+/// be read or written, or stored bytes that do not decode. Every other error
+/// (unknown task, stale version, illegal transition) is the same on every
+/// member and only rejects the entry.
+bool fails_batch(errc code) { return is_storage_fault(code) || code == errc::corrupted; }
 
 /// Whether an instance may move from `from` to `to` (DESIGN §3).
 bool legal_transition(instance_state from, instance_state to) {
@@ -506,21 +512,36 @@ class applier {
     return {};
   }
 
-  /// The task's timeout (1 h if the task is gone).
+  /// The task's timeout (1 h if the task is gone). A read that fails is not
+  /// "gone": it records storage_error_, which fails the whole batch, because
+  /// a member that guessed a deadline here would diverge from the others.
   duration_ms timeout_of(uint64_t task_id) {
     auto t = ctx_.read_task(task_id);
-    if (t && *t) return (*t)->timeout;
+    if (!t) {
+      storage_error_ = t.error();
+      return 0;
+    }
+    if (*t) return (*t)->timeout;
     return 3'600'000;
   }
 
-  /// When a failed attempt reported by `r` is retried, if it is.
+  /// When a failed attempt reported by `r` is retried, if it is. As in
+  /// timeout_of(), a failed read fails the batch instead of meaning "no retry".
   std::optional<unix_ms> retry_decision(const run_result& r, unix_ms at) {
     auto ref = keys::parse_instance_id(r.instance_id);
     if (!ref) return std::nullopt;
     auto x = ctx_.read_instance(keys::instance(ref->task_id, ref->slot, ref->shard));
-    if (!x || !*x || is_terminal((*x)->state)) return std::nullopt;
+    if (!x) {
+      storage_error_ = x.error();
+      return std::nullopt;
+    }
+    if (!*x || is_terminal((*x)->state)) return std::nullopt;
     auto t = ctx_.read_task(ref->task_id);
-    if (!t || !*t) return std::nullopt;
+    if (!t) {
+      storage_error_ = t.error();
+      return std::nullopt;
+    }
+    if (!*t) return std::nullopt;
     const auto& policy = (*t)->retry;
     auto finished = r.finished_at != 0 ? r.finished_at : at;
     auto seed = aisched::retry::stable_hash(r.instance_id) ^ (*x)->attempt;
@@ -665,7 +686,11 @@ caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
       applier a(ctx, auth, e.index, next_task_id);
       r = caf::visit(a, e.cmd);
     }
-    if (!r && is_storage_fault(view(r.error()).code)) return r.error();
+    // A read or write that failed (or read bytes that do not decode) fails
+    // the batch: rejecting only this entry would let this member's state
+    // differ from the others'. The raft actor fences on a storage fault and
+    // stops on corruption.
+    if (!r && fails_batch(view(r.error()).code)) return r.error();
     results.push_back(std::move(r));
     applied_to = e.index;
   }

@@ -29,7 +29,7 @@ class state_machine {
  public:
   ~state_machine();
   /// Loads the applied index and counters from `db`, which must outlive this.
-  static caf::expected<std::unique_ptr<state_machine>> open(rocks& db);
+  [[nodiscard]] static caf::expected<std::unique_ptr<state_machine>> open(rocks& db);
 
   /// Index of the last applied log entry (0 before any). Thread-safe.
   uint64_t applied_index() const { return applied_index_.load(); }
@@ -41,32 +41,32 @@ class state_machine {
   /// still counts as applied. Only a storage failure fails the whole call;
   /// then nothing of the batch is visible. Single writer: not thread-safe
   /// against itself.
-  caf::expected<std::vector<caf::expected<proto::applied>>> apply(
+  [[nodiscard]] caf::expected<std::vector<caf::expected<proto::applied>>> apply(
       const std::vector<proto::log_entry>& entries);
 
   /// Re-reads the applied index and counters from the database after the
   /// state was replaced underneath (a snapshot installed by the raft actor).
   /// Same thread as apply().
-  caf::error reload();
+  [[nodiscard]] caf::error reload();
 
   // -- reads (tenant "" matches every tenant) --------------------------------
 
-  caf::expected<proto::task> get_task(std::string_view tenant, uint64_t id) const;
-  caf::expected<proto::task_page> list_tasks(const proto::task_query& q) const;
-  caf::expected<proto::instance> get_instance(std::string_view tenant,
+  [[nodiscard]] caf::expected<proto::task> get_task(std::string_view tenant, uint64_t id) const;
+  [[nodiscard]] caf::expected<proto::task_page> list_tasks(const proto::task_query& q) const;
+  [[nodiscard]] caf::expected<proto::instance> get_instance(std::string_view tenant,
                                               std::string_view id) const;
-  caf::expected<proto::instance_page> list_instances(const proto::instance_query& q) const;
+  [[nodiscard]] caf::expected<proto::instance_page> list_instances(const proto::instance_query& q) const;
   /// The attempts of instance `id` (storage/attempt_history.hpp): not_found
   /// like get_instance when it does not exist in `tenant`.
-  caf::expected<proto::attempt_list> list_attempts(std::string_view tenant,
+  [[nodiscard]] caf::expected<proto::attempt_list> list_attempts(std::string_view tenant,
                                                    std::string_view id) const;
   /// Tasks after `q.after_id` with their runtime facts, for a leader's rebuild.
-  caf::expected<proto::schedule_page> scan_schedules(const proto::task_query& q) const;
+  [[nodiscard]] caf::expected<proto::schedule_page> scan_schedules(const proto::task_query& q) const;
   /// Non-terminal instances (pending, dispatched, running, retry_waiting), paged by
   /// `q.cursor` / `q.limit`, into `active`.
-  caf::expected<proto::schedule_page> scan_active(const proto::instance_query& q) const;
+  [[nodiscard]] caf::expected<proto::schedule_page> scan_active(const proto::instance_query& q) const;
   /// Runtime facts of task `id`; a default value (task_id = id) if it never fired.
-  caf::expected<proto::task_runtime> get_task_runtime(uint64_t id) const;
+  [[nodiscard]] caf::expected<proto::task_runtime> get_task_runtime(uint64_t id) const;
 
   /// Number of instances in each state (index: proto::instance_state), as of
   /// applied_index(). Kept in the same WriteBatch as the state, so it is exact

@@ -8,7 +8,7 @@
 #include <rocksdb/write_batch.h>
 
 #include "actors/ai_features/judgement.hpp"
-#include "actors/inspector/counted.hpp"
+#include "common/counted.hpp"
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
 #include "storage/rocks.hpp"

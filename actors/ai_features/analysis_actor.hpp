@@ -18,7 +18,7 @@
 
 #include "actors/ai_features/failure_rules.hpp"
 #include "actors/ai_features/judge.hpp"
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "proto/analysis.hpp"
 
 namespace aisched::storage {

@@ -8,10 +8,10 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <chrono>
 
-#include "actors/inspector/counted.hpp"
-#include "actors/worker_proxy/http_dispatch.hpp"
+#include "common/counted.hpp"
+#include "common/http_post.hpp"
 #include "obs/metrics.hpp"
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 
 namespace aisched::alerter {
 
@@ -40,7 +40,7 @@ void attempt(self_ptr self, uint64_t id) {
   std::vector<std::string> headers{"Idempotency-Key: " + d.key, "User-Agent: aisched-alerter"};
   auto timeout = st.opts.timeout_ms;
   bool queued = st.http->submit([me, id, url, body, headers, timeout](const std::atomic<bool>&) {
-    auto r = worker_proxy::post_json(url, body, timeout, headers);
+    auto r = http::post_json(url, body, timeout, headers);
     caf::anon_send(me, ack_atom::value, id, r.status >= 200 && r.status < 300);
   });
   if (!queued) st.deliveries.erase(i);  // node stopping

@@ -23,8 +23,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "actors/inspector/activity.hpp"
-#include "actors/worker/run_pool.hpp"
+#include "common/activity.hpp"
+#include "common/run_pool.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::alerter {

@@ -6,10 +6,10 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/inspector/counted.hpp"
+#include "common/counted.hpp"
 #include "obs/metrics.hpp"
-#include "runtime/log.hpp"
-#include "storage/store_scan.hpp"
+#include "common/log.hpp"
+#include "actors/store/store_scan.hpp"
 
 namespace aisched::backpressure {
 

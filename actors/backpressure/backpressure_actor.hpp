@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "actors/backpressure/pressure.hpp"
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::backpressure {

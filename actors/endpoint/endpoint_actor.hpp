@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::endpoint {

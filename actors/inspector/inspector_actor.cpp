@@ -8,7 +8,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/inspector/counted.hpp"
+#include "common/counted.hpp"
 
 namespace aisched::inspector {
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "proto/inspection.hpp"
 
 namespace aisched::inspector {

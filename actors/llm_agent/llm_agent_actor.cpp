@@ -9,7 +9,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/inspector/counted.hpp"
+#include "common/counted.hpp"
 #include "actors/llm_agent/tool_runner.hpp"
 #include "proto/errors.hpp"
 

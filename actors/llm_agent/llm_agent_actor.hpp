@@ -20,11 +20,11 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "actors/llm_agent/agent_loop.hpp"
 #include "actors/llm_agent/conversation_store.hpp"
 #include "actors/llm_agent/llm_client.hpp"
-#include "gateway/http.hpp"
+#include "common/http.hpp"
 #include "proto/inspection.hpp"
 
 namespace aisched::llm {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "actors/llm_agent/tools.hpp"
-#include "gateway/http.hpp"
+#include "common/http.hpp"
 
 namespace aisched::llm {
 

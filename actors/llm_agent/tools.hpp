@@ -10,7 +10,7 @@
 #include <caf/expected.hpp>
 
 #include "actors/llm_agent/llm_client.hpp"
-#include "gateway/http.hpp"
+#include "common/http.hpp"
 
 namespace aisched::llm {
 

@@ -5,7 +5,7 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <chrono>
 
-#include "actors/inspector/counted.hpp"
+#include "common/counted.hpp"
 
 namespace aisched::load_sampler {
 

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::load_sampler {

@@ -13,14 +13,14 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/inspector/counted.hpp"
+#include "common/counted.hpp"
 #include "actors/raft/membership_links.hpp"
 #include "actors/raft/peer_links.hpp"
 #include "actors/raft/raft_status.hpp"
 #include "obs/metrics.hpp"
 #include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 #include "storage/health.hpp"
 #include "storage/membership_store.hpp"
 #include "storage/rocks.hpp"
@@ -411,6 +411,10 @@ void fence(self_ptr self, const caf::error& err) {
 void fail(self_ptr self, const caf::error& err) {
   if (is_storage_fault(view(err).code)) return fence(self, err);
   auto& st = self->state;
+  auto v = view(err);
+  log::error("the state cannot be read or applied (corrupted or a broken invariant): this member "
+             "stops rather than diverge from the group",
+             {{"error", v.message}, {"code", to_string(v.code)}});
   for (auto& [index, w] : st.waiting) w.promise.deliver(err);
   st.waiting.clear();
   self->quit(err);

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "actors/raft/core.hpp"
 #include "proto/interfaces.hpp"
 #include "storage/raft_log.hpp"

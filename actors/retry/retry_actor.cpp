@@ -6,8 +6,8 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/inspector/counted.hpp"
-#include "storage/store_scan.hpp"
+#include "common/counted.hpp"
+#include "actors/store/store_scan.hpp"
 
 namespace aisched::retry {
 

@@ -12,7 +12,7 @@
 
 #include <caf/actor_clock.hpp>
 
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::retry {

@@ -65,12 +65,15 @@ placement_round place(run_queue& q, const std::function<const task*(uint64_t)>& 
 std::string why_waiting(const std::string& tenant,
                         const std::map<std::string, std::string>& selector,
                         const std::vector<candidate>& workers) {
-  size_t draining = 0, offline = 0;
+  size_t draining = 0, offline = 0, closed = 0;
   for (auto& w : workers) {
     if (!w.serves(tenant) || !labels_match(selector, w.labels)) continue;
-    if (w.status == worker_status::online) return "";
-    (w.status == worker_status::draining ? draining : offline) += 1;
+    if (w.status == worker_status::online && w.max_load > 0) return "";
+    if (w.status == worker_status::online) ++closed;  // registered with max_load 0
+    else (w.status == worker_status::draining ? draining : offline) += 1;
   }
+  if (closed > 0 && draining + offline == 0)
+    return "all matching workers take no runs (max_load 0: a worker whose outbox failed)";
   if (draining + offline == 0) {
     std::string want;
     for (auto& [k, v] : selector) want += (want.empty() ? "" : ",") + k + "=" + v;

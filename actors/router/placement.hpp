@@ -64,7 +64,8 @@ placement_round place(run_queue& q, const std::function<const proto::task*(uint6
 /// Why a run of `tenant` with label `selector` cannot be placed on any of
 /// `workers` now — "" when some matching online worker exists (it only waits
 /// for a free slot, which is not worth telling). Otherwise e.g. "no worker of
-/// tenant acme matches zone=eu" or "all matching workers are draining".
+/// tenant acme matches zone=eu", "all matching workers are draining" or "all
+/// matching workers take no runs" (registered with max_load 0).
 std::string why_waiting(const std::string& tenant,
                         const std::map<std::string, std::string>& selector,
                         const std::vector<candidate>& workers);

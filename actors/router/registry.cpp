@@ -33,7 +33,7 @@ worker_entry& worker_registry::upsert(proto::worker info, unix_ms now) {
   w->c.tenant = w->info.tenant;
   w->c.shared = w->info.shared;
   w->c.labels = w->info.labels;
-  w->c.max_load = std::max<uint32_t>(1, w->info.max_load);
+  w->c.max_load = w->info.max_load;  // 0: a native worker that takes no runs (outbox failed)
   w->c.status = worker_status::online;
   w->draining_itself = w->info.status == worker_status::draining;
   if (w->drained || w->draining_itself) w->c.status = w->info.status = worker_status::draining;

@@ -8,16 +8,16 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/inspector/counted.hpp"
+#include "common/counted.hpp"
 #include "actors/router/adoption.hpp"
 #include "actors/router/leader_forward.hpp"
 #include "actors/router/substitute.hpp"
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
 #include "obs/metrics.hpp"
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 #include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
-#include "storage/store_scan.hpp"
+#include "actors/store/store_scan.hpp"
 
 namespace aisched::router {
 
@@ -566,7 +566,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
           known->info.max_load = info.max_load;
           known->info.cpu_percent = info.cpu_percent;
           known->info.memory_percent = info.memory_percent;
-          known->c.max_load = std::max<uint32_t>(1, info.max_load);
+          known->c.max_load = info.max_load;
           known->draining_itself = info.status == worker_status::draining;
           set_status(self, *known, worker_status::online);
           if (relabelled) workers_changed(self);

@@ -23,11 +23,11 @@
 #include <memory>
 
 #include "actors/backpressure/pressure.hpp"
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "actors/router/placement.hpp"
 #include "actors/router/registry.hpp"
 #include "actors/router/routing.hpp"
-#include "actors/worker/run_pool.hpp"
+#include "common/run_pool.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::router {

@@ -13,7 +13,7 @@
 #include <caf/actor_clock.hpp>
 #include <caf/typed_response_promise.hpp>
 
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "actors/trigger/planner.hpp"
 #include "proto/interfaces.hpp"
 

@@ -37,14 +37,19 @@ caf::error outbox::erase(const std::string& key) {
   return {};
 }
 
-std::vector<std::pair<std::string, proto::run_result>> outbox::load() const {
+caf::expected<std::vector<std::pair<std::string, proto::run_result>>> outbox::load() const {
   std::vector<std::pair<std::string, proto::run_result>> out;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions{}));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     auto r = proto::decode<proto::run_result>(
         std::string_view(it->value().data(), it->value().size()));
-    if (r) out.emplace_back(it->key().ToString(), std::move(*r));
+    if (!r)
+      return make_error(errc::corrupted, "outbox record " + it->key().ToString() +
+                                             " does not decode: " + view(r.error()).message);
+    out.emplace_back(it->key().ToString(), std::move(*r));
   }
+  if (!it->status().ok())
+    return make_error(errc::storage_error, "outbox read failed: " + it->status().ToString());
   return out;
 }
 

@@ -2,6 +2,8 @@
 // yet, kept in a small RocksDB of the worker's own so they survive a worker
 // restart and are re-sent until committed. Writes go to RocksDB's WAL without
 // fsync: they survive a killed process, not a lost machine. Single owner.
+// Every failure is returned: the worker stops taking runs on the first one
+// (actors/worker/worker_actor.cpp).
 #pragma once
 
 #include <memory>
@@ -21,15 +23,17 @@ namespace aisched::worker {
 class outbox {
  public:
   /// Opens (creating) the outbox in `dir`.
-  static caf::expected<std::unique_ptr<outbox>> open(const std::string& dir);
+  [[nodiscard]] static caf::expected<std::unique_ptr<outbox>> open(const std::string& dir);
   ~outbox();
 
   /// Stores `r` under `key` ("{instance}#{attempt}").
-  caf::error put(const std::string& key, const proto::run_result& r);
+  [[nodiscard]] caf::error put(const std::string& key, const proto::run_result& r);
   /// Forgets `key`.
-  caf::error erase(const std::string& key);
-  /// Everything stored, for re-sending after a restart.
-  std::vector<std::pair<std::string, proto::run_result>> load() const;
+  [[nodiscard]] caf::error erase(const std::string& key);
+  /// Everything stored, for re-sending after a restart. An error when the
+  /// database cannot be read or a record does not decode: a report skipped
+  /// here would be a run the scheduler never hears of.
+  [[nodiscard]] caf::expected<std::vector<std::pair<std::string, proto::run_result>>> load() const;
 
  private:
   outbox() = default;

@@ -78,10 +78,14 @@ void send_heartbeat(self_ptr self, bool first = false) {
   auto gen = st.generation;
   self->request(st.opts.worker, ask_timeout, held_atom::value)
       .then(
-          [=](std::vector<held_run>& held) {
+          [=](std::vector<held_run>& held, std::string& outbox_fault) {
             auto& st = self->state;
             if (gen != st.generation || !st.router) return;
             st.info().held = std::move(held);
+            // A worker whose outbox failed still registers (the leader must see
+            // it and the runs it holds) but with no capacity: no run is placed
+            // on it. The worker itself logged why.
+            if (!outbox_fault.empty()) st.info().max_load = 0;
             self->send(st.router, register_atom::value, st.info(), st.opts.worker);
           },
           [=](caf::error& e) {

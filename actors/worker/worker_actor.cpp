@@ -4,14 +4,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <tuple>
 
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/inspector/counted.hpp"
+#include "common/counted.hpp"
 #include "obs/metrics.hpp"
-#include "runtime/log.hpp"
+#include "proto/errors.hpp"
+#include "common/log.hpp"
 
 namespace aisched::worker {
 
@@ -45,6 +47,45 @@ void purge(worker_actor::stateful_pointer<worker_state> self, unix_ms now) {
   }
 }
 
+/// Records that the outbox failed (`what`: "open", "write", ...): from now on
+/// the worker refuses new runs and registers with no capacity, so the leader
+/// places them elsewhere instead of trusting reports that a restart would lose.
+void outbox_failed(worker_actor::stateful_pointer<worker_state> self, std::string_view what,
+                   const caf::error& err) {
+  auto& st = self->state;
+  obs::get().worker_outbox_errors.inc();
+  auto why = std::string(view(err).message);
+  log::error("worker outbox failed: this worker takes no new runs until it is restarted with a "
+             "working outbox",
+             {{"actor", "worker"},
+              {"worker_id", st.cfg.id},
+              {"operation", std::string(what)},
+              {"dir", st.cfg.outbox_dir},
+              {"error", why}});
+  if (st.outbox_fault.empty()) st.outbox_fault = std::string(what) + ": " + why;
+}
+
+/// Opens the outbox and takes back the reports a previous incarnation could
+/// not get acknowledged; on failure the worker is faulted (outbox_failed).
+void open_outbox(worker_actor::stateful_pointer<worker_state> self) {
+  auto& st = self->state;
+  if (st.cfg.outbox_dir.empty()) return;  // reports in memory only, by configuration
+  auto box = outbox::open(st.cfg.outbox_dir);
+  if (!box) return outbox_failed(self, "open", box.error());
+  auto stored = (*box)->load();
+  if (!stored) return outbox_failed(self, "load", stored.error());
+  st.box = std::move(*box);
+  // Their runs count as done here, so a new leader that hands one of them
+  // over again (this worker said it holds it) gets the outcome, not a re-run.
+  for (auto& [key, r] : *stored) {
+    st.unacked[key] = {r, 0};
+    auto& run = st.runs[key];
+    run.done = true;
+    run.result = r;
+    run.last_seen = now_ms();
+  }
+}
+
 /// Sends a final report and keeps it (durably) until the scheduler acknowledges it.
 void deliver_final(worker_actor::stateful_pointer<worker_state> self, const std::string& key,
                    const worker_proxy_actor& to, const run_result& r) {
@@ -52,7 +93,10 @@ void deliver_final(worker_actor::stateful_pointer<worker_state> self, const std:
   auto now = now_ms();
   obs::get().executions[static_cast<size_t>(r.state)].inc();  // each attempt ends here once
   st.unacked[key] = {r, now};
-  if (st.box) st.box->put(key, r);
+  // Sent even when the write fails: the report is still true, only no longer
+  // safe across a restart of this worker.
+  if (st.box)
+    if (auto err = st.box->put(key, r)) outbox_failed(self, "write", err);
   self->send(to, report_atom::value, r);
 }
 
@@ -66,6 +110,7 @@ std::map<std::string, std::string> details_of(const worker_state& st) {
           {"slots", std::to_string(st.pool ? st.pool->threads() : 0)},
           {"dedup_cached", std::to_string(st.runs.size() - running)},
           {"unacked_reports", std::to_string(st.unacked.size())},
+          {"outbox_fault", st.outbox_fault},
           {"connected", inspector::text(static_cast<bool>(st.report_sink))}};
 }
 
@@ -75,21 +120,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
                                               worker_config cfg, std::shared_ptr<run_pool> pool) {
   self->state.cfg = std::move(cfg);
   self->state.pool = std::move(pool);
-  if (!self->state.cfg.outbox_dir.empty()) {
-    if (auto box = outbox::open(self->state.cfg.outbox_dir)) {
-      self->state.box = std::move(*box);
-      // Reports a previous incarnation could not get acknowledged: send them again.
-      // Their runs count as done here, so a new leader that hands one of them
-      // over again (this worker said it holds it) gets the outcome, not a re-run.
-      for (auto& [key, r] : self->state.box->load()) {
-        self->state.unacked[key] = {r, 0};
-        auto& run = self->state.runs[key];
-        run.done = true;
-        run.result = r;
-        run.last_seen = now_ms();
-      }
-    }
-  }
+  open_outbox(self);
   self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
   self->set_down_handler([=](const caf::down_msg& dm) {
     // A follower went away (its client disconnected): stop sending it output.
@@ -102,7 +133,8 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
   });
   return inspector::counted(self, {
       [=](inspect_atom) { return inspector::summary_of(self, details_of(self->state)); },
-      [=](execute_atom, const execute_request& req, const worker_proxy_actor& reply_to) -> bool {
+      [=](execute_atom, const execute_request& req,
+          const worker_proxy_actor& reply_to) -> caf::result<bool> {
         auto& st = self->state;
         auto now = now_ms();
         purge(self, now);
@@ -114,6 +146,10 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
           if (i->second.done) self->send(reply_to, report_atom::value, i->second.result);
           return true;
         }
+        if (!st.outbox_fault.empty())
+          return make_error(errc::storage_error, "outbox",
+                            "worker " + st.cfg.id + " takes no runs: its outbox failed (" +
+                                st.outbox_fault + ")");
         auto cancelled = std::make_shared<std::atomic<bool>>(false);
         worker_state::run fresh;
         fresh.reply_to = reply_to;
@@ -218,7 +254,8 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
       [=](ack_atom, const std::vector<std::string>& keys) {
         auto& st = self->state;
         for (auto& k : keys) {
-          if (st.unacked.erase(k) && st.box) st.box->erase(k);
+          if (st.unacked.erase(k) && st.box)
+            if (auto err = st.box->erase(k)) outbox_failed(self, "delete", err);
         }
       },
       [=](drain_atom) {
@@ -237,7 +274,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         for (auto& [key, run] : st.runs)
           if (!run.done) out.push_back(held_of(key));
         for (auto& [key, p] : st.unacked) out.push_back({p.result.instance_id, p.result.attempt});
-        return out;
+        return std::make_tuple(std::move(out), st.outbox_fault);
       },
       [=](subscribe_atom, caf::actor sink) { self->state.report_sink = std::move(sink); },
       [=](caf::tick_atom) {

@@ -4,7 +4,9 @@
 // run_pool that executes off CAF's threads. Reports (running, then the final
 // result) go to the proxy that sent the execute. It tells its registrar which
 // runs it holds (`held`), so a leader can tell runs lost with a restarted
-// worker from runs still going.
+// worker from runs still going. A worker whose outbox will not open, write or
+// delete takes no new runs from then on: its reports would not survive a
+// restart, which is what the outbox is for.
 #pragma once
 
 #include <atomic>
@@ -12,10 +14,10 @@
 #include <string>
 #include <unordered_map>
 
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "actors/worker/executor.hpp"
 #include "actors/worker/outbox.hpp"
-#include "actors/worker/run_pool.hpp"
+#include "common/run_pool.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::worker {
@@ -46,6 +48,7 @@ struct worker_state {
   worker_config cfg;
   std::shared_ptr<run_pool> pool;
   std::unique_ptr<outbox> box;                            // durable copy of `unacked`
+  std::string outbox_fault;  // why reports cannot be kept durably; "" while they can
   std::unordered_map<std::string, pending_report> unacked;  // key: "{instance}#{attempt}"
   caf::actor report_sink;                                 // the router, for re-sends
   std::unordered_map<std::string, run> runs;  // key: "{instance}#{attempt}"

@@ -8,8 +8,9 @@
 
 #include "actors/worker/traceparent.hpp"
 #include "actors/worker_proxy/http_dispatch.hpp"
+#include "common/http_post.hpp"
 #include "proto/errors.hpp"
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 
 #include <caf/send.hpp>
 
@@ -116,7 +117,7 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
         if (auto tp = worker::traceparent(req.trace_id); !tp.empty())
           headers.push_back("traceparent: " + tp);
         bool queued = pool->submit([=](const std::atomic<bool>&) {
-          auto reply = post_json(url, body, 10'000, headers);
+          auto reply = http::post_json(url, body, 10'000, headers);
           if (reply.status == 202 || reply.status == 200) return;
           auto why = reply.status == 0 ? "dispatch to " + url + " failed: " + reply.error
                                        : "worker " + wid + " answered HTTP " +
@@ -128,7 +129,7 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
       [=](cancel_run_atom, const std::string& instance_id) {
         auto url = self->state.callback_url + "/internal/tasks/cancel";
         auto body = "{\"instance_id\":\"" + instance_id + "\"}";
-        pool->submit([=](const std::atomic<bool>&) { post_json(url, body, 5'000); });
+        pool->submit([=](const std::atomic<bool>&) { http::post_json(url, body, 5'000); });
       },
       [=](report_atom, run_result& r) { queue_report(self, std::move(r)); },
       [=](flush_atom) { flush_reports(self); },

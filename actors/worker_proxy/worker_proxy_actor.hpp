@@ -10,7 +10,7 @@
 
 #include <memory>
 
-#include "actors/worker/run_pool.hpp"
+#include "common/run_pool.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::worker_proxy {

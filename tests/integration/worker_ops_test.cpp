@@ -1,12 +1,13 @@
 // Operating workers on a real single `aisched` node (all roles, built-in
 // worker "n1"): live output of a running run over Server-Sent Events, the
-// stored output tail, draining and removing a worker, and the machine load
-// workers report. Every wait polls with a deadline; a run that must block does
+// stored output tail, draining and removing a worker, the machine load
+// workers report, and a worker whose outbox will not open taking no runs. Every wait polls with a deadline; a run that must block does
 // so on a gate file the test creates, not on a timer.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -177,4 +178,35 @@ TEST(worker_ops, external_worker_heartbeat_load_and_removal) {
   EXPECT_TRUE(worker_doc(port, "ext").empty());
   // A forgotten worker is told to register again.
   EXPECT_EQ(http_call(port, "POST", "/api/v1/workers/ext/heartbeat", "{}").status, 404u);
+}
+
+TEST(worker_ops, a_worker_whose_outbox_will_not_open_takes_no_runs) {
+  // A regular file where the built-in worker's outbox directory goes: RocksDB
+  // cannot open it, so reports could not survive a restart of the worker.
+  temp_dir dir;
+  auto data = dir.path() + "/data";
+  std::filesystem::create_directories(data);
+  std::ofstream(data + "/worker-outbox") << "not a directory\n";
+  node_process node(data);
+  ASSERT_TRUE(node.running());
+  auto port = node.http_port();
+  ASSERT_TRUE(eventually([&] { return !worker_doc(port, "n1").empty(); }, 15s)) << tail(node.log());
+  EXPECT_EQ(num(worker_doc(port, "n1"), "max_load"), 0)
+      << "the worker registered capacity its outbox cannot back: "
+      << json::serialize(worker_doc(port, "n1"));
+
+  auto id = create_task(port, {{"name", "nothing"}, {"kind", "noop"}, {"at", "2099-01-01T00:00:00Z"}});
+  auto run = trigger(port, id);
+  ASSERT_FALSE(run.empty());
+  std::string why;
+  EXPECT_TRUE(eventually([&] {
+    auto r = http_call(port, "GET", "/api/v1/instances/" + run);
+    if (r.status != 200) return false;
+    auto x = parse(r).as_object();
+    why = str(x, "state") + ": " + str(x, "error");
+    return str(x, "state") == "pending" && why.find("take no runs") != std::string::npos;
+  }, 15s)) << "the run should wait, saying why; it is " << why;
+  EXPECT_NE(node.log().find("worker outbox failed"), std::string::npos) << tail(node.log());
+  auto m = http_call(port, "GET", "/metrics");
+  EXPECT_NE(m.body.find("worker_outbox_errors_total 1"), std::string::npos);
 }

@@ -12,7 +12,7 @@
 #include "actors/raft/raft_actor.hpp"
 #include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
-#include "storage/store_actor.hpp"
+#include "actors/store/store_actor.hpp"
 
 namespace aisched::test {
 

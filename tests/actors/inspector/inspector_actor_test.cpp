@@ -15,7 +15,7 @@
 #include "actors/inspector/inspector_actor.hpp"
 #include "proto/interfaces.hpp"
 #include "proto/registry.hpp"
-#include "storage/store_actor.hpp"
+#include "actors/store/store_actor.hpp"
 
 namespace aisched::inspector {
 namespace {

@@ -116,6 +116,25 @@ TEST(why_waiting, names_the_tenant_and_labels_or_the_workers_state) {
   EXPECT_EQ(why_waiting("acme", {}, ws), "") << "busy is not a reason";
 }
 
+TEST(why_waiting, a_worker_registered_with_no_capacity_is_named_as_the_reason) {
+  // A native worker whose outbox failed registers with max_load 0: runs wait, saying so.
+  std::vector<candidate> ws{worker("w", "acme", 0)};
+  EXPECT_EQ(why_waiting("acme", {}, ws),
+            "all matching workers take no runs (max_load 0: a worker whose outbox failed)");
+  ws.push_back(worker("v", "acme", 2));
+  EXPECT_EQ(why_waiting("acme", {}, ws), "") << "another worker has room";
+}
+
+TEST(worker_registry, a_registration_with_max_load_0_has_no_capacity) {
+  worker_registry reg;
+  proto::worker w;
+  w.id = "n1";
+  w.max_load = 0;
+  auto& e = reg.upsert(w, 1);
+  EXPECT_EQ(e.c.max_load, 0u);
+  EXPECT_FALSE(e.c.has_capacity());
+}
+
 TEST(worker_registry, credentials_verify_only_for_their_worker) {
   worker_registry reg;
   proto::worker a;

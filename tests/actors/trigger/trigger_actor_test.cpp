@@ -26,7 +26,7 @@
 #include "proto/registry.hpp"
 #include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
-#include "storage/store_actor.hpp"
+#include "actors/store/store_actor.hpp"
 #include "support/prometheus_text.hpp"
 
 namespace aisched::trigger {

@@ -2,7 +2,8 @@
 // worker_proxy forwards the worker's `report`s to the test's scoped_actor. Checks the report
 // sequence (running, then final), dedup by instance id + attempt (a duplicate runs once and
 // repeats a known outcome), cancel_run, refusal once the pool stopped, the runs it says
-// it holds (executing or unacknowledged), and dedup across a restart from its outbox.
+// it holds (executing or unacknowledged), dedup across a restart from its outbox, and a
+// worker whose outbox will not open refusing runs instead of keeping reports in memory.
 #include "actors/worker/worker_actor.hpp"
 
 #include <gtest/gtest.h>
@@ -29,6 +30,7 @@
 #include <algorithm>
 
 #include "actors/worker/outbox.hpp"
+#include "proto/errors.hpp"
 #include "proto/registry.hpp"
 
 namespace aisched::proto {
@@ -149,12 +151,17 @@ class worker_actor_test : public ::testing::Test {
 
   static void touch(const fs::path& p) { std::ofstream(p) << "go\n"; }
 
-  /// The runs `w` says it holds, sorted by instance id then attempt.
-  std::vector<proto::held_run> held(const proto::worker_actor& w) {
+  /// The runs `w` says it holds, sorted by instance id then attempt; `fault`
+  /// receives why its outbox failed ("" while it works).
+  std::vector<proto::held_run> held(const proto::worker_actor& w, std::string* fault = nullptr) {
     std::vector<proto::held_run> out;
     self_->request(w, 5s, proto::held_atom::value)
-        .receive([&](std::vector<proto::held_run>& h) { out = std::move(h); },
-                 [&](caf::error& err) { ADD_FAILURE() << "held: " << sys_.render(err); });
+        .receive(
+            [&](std::vector<proto::held_run>& h, std::string& why) {
+              out = std::move(h);
+              if (fault) *fault = std::move(why);
+            },
+            [&](caf::error& err) { ADD_FAILURE() << "held: " << sys_.render(err); });
     std::sort(out.begin(), out.end(), [](auto& a, auto& b) {
       return std::tie(a.instance_id, a.attempt) < std::tie(b.instance_id, b.attempt);
     });
@@ -375,6 +382,37 @@ TEST_F(worker_actor_test, a_restarted_worker_answers_an_unacknowledged_attempt_w
   expect_no_report();
   EXPECT_EQ(line_count(count), 1u) << "the attempt ran again after the restart";
   stop_worker(second, box);
+}
+
+TEST_F(worker_actor_test, a_worker_whose_outbox_will_not_open_refuses_runs_and_says_why) {
+  // A regular file where the outbox directory should be: RocksDB cannot open it.
+  auto box = dir_ / "outbox";
+  std::ofstream(box) << "not a directory\n";
+  auto count = dir_ / "count";
+  worker_config wcfg;
+  wcfg.id = "w-nobox";
+  wcfg.exec.scratch_root = (dir_ / "scratch").string();
+  wcfg.outbox_dir = box.string();
+  auto w = sys_.spawn(worker_actor_impl, wcfg, pool_);
+
+  std::string fault;
+  EXPECT_TRUE(held(w, &fault).empty());
+  EXPECT_NE(fault.find("open"), std::string::npos)
+      << "the worker must say its outbox failed, so its registrar offers no capacity: '" << fault
+      << "'";
+  std::optional<bool> accepted;
+  std::optional<caf::error> refused;
+  self_->request(w, 5s, proto::execute_atom::value,
+                 shell("7-9000-0", "echo run >> '" + count.string() + "'"), proxy_)
+      .receive([&](bool ok) { accepted = ok; }, [&](caf::error& e) { refused = e; });
+  EXPECT_FALSE(accepted) << "a worker without its outbox took a run whose report a restart "
+                            "would lose";
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(view(*refused).code, errc::storage_error);
+  EXPECT_EQ(view(*refused).field, "outbox");
+  expect_no_report();
+  EXPECT_FALSE(fs::exists(count)) << "the refused run ran";
+  caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
 }
 
 }  // namespace

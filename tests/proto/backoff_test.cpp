@@ -1,7 +1,7 @@
 // Tests for retry::backoff and retry::should_retry (pure policy arithmetic): fixed and
 // exponential backoff with cap, deterministic full jitter, and the retry decision (attempts
 // left, on_error_codes, retry window, outcomes that are never retried).
-#include "actors/retry/backoff.hpp"
+#include "proto/backoff.hpp"
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>

@@ -1,5 +1,5 @@
 // Retry policy arithmetic; see backoff.hpp.
-#include "actors/retry/backoff.hpp"
+#include "proto/backoff.hpp"
 
 #include <algorithm>
 #include <cmath>

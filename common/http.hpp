@@ -1,6 +1,9 @@
 // The HTTP shapes the gateway's routes work with, free of Beast: a parsed
 // request and a response, plus the reply callback a route calls exactly once
-// (from any thread) to answer.
+// (from any thread) to answer. In common/ because in-process callers build
+// requests too (the AI agent's tools, actors/llm_agent): they must not depend
+// on the gateway that depends on them. Still namespace aisched::gateway, the
+// owner of the wire these shapes stand for.
 #pragma once
 
 #include <functional>
@@ -10,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "gateway/principal.hpp"
+#include "common/principal.hpp"
 
 namespace aisched::gateway {
 

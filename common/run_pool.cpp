@@ -1,5 +1,5 @@
 // Thread pool for task attempts; see run_pool.hpp.
-#include "actors/worker/run_pool.hpp"
+#include "common/run_pool.hpp"
 
 namespace aisched::worker {
 

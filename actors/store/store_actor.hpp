@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::storage {

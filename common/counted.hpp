@@ -23,7 +23,7 @@
 #include <caf/detail/behavior_impl.hpp>
 #include <caf/typed_behavior.hpp>
 
-#include "actors/inspector/activity.hpp"
+#include "common/activity.hpp"
 #include "proto/inspection.hpp"
 #include "proto/interfaces.hpp"
 

@@ -1,10 +1,10 @@
 // Read handlers of the store actor; see store_actor.hpp.
-#include "storage/store_actor.hpp"
+#include "actors/store/store_actor.hpp"
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/inspector/counted.hpp"
+#include "common/counted.hpp"
 #include "storage/auth_state.hpp"
 #include "storage/load_history.hpp"
 #include "storage/rocks.hpp"

@@ -1,6 +1,7 @@
-// A fixed pool of threads that run task attempts (actors/worker/executor) off
-// CAF's scheduler threads. The worker actor submits jobs; each job reports
-// back by message. stop() cancels what runs, then joins every thread, so no
+// A fixed pool of threads that run blocking work off CAF's scheduler threads:
+// task attempts (actors/worker/executor), HTTP dispatch to external workers
+// (worker proxies) and webhook POSTs (the alerter). An actor submits jobs;
+// each job reports back by message. stop() cancels what runs, then joins every thread, so no
 // job outlives the actor system. A job runs on one thread from start to end, and
 // a thread exits only after its job: a run's supervisor is that thread's child and
 // is told (PR_SET_PDEATHSIG) when the thread, i.e. the node, dies.

@@ -1,6 +1,6 @@
 // What an inspected actor keeps about itself for the inspector: how many
 // messages it handled and when it last did. A member of each actor's state;
-// actors/inspector/counted.hpp keeps it up to date and builds the summary.
+// common/counted.hpp keeps it up to date and builds the summary.
 #pragma once
 
 #include <cstdint>

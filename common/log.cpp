@@ -1,5 +1,5 @@
 // JSON-lines logger on spdlog; see log.hpp.
-#include "runtime/log.hpp"
+#include "common/log.hpp"
 
 #include <atomic>
 #include <memory>
