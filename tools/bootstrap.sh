@@ -19,6 +19,7 @@ PACKAGES="
   libjwt-dev libargon2-dev
   libjemalloc-dev
   curl tzdata python3
+  iproute2
   nodejs chromium
   prometheus
 "
