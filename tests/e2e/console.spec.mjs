@@ -180,7 +180,7 @@ async function realAuthAndAudit(browser) {
   step('auth node: the admin signs in');
   await page.fill('input[name=password]', args['admin-password']);
   await page.click('#login-form button[type=submit]');
-  await page.locator('#whoami', { hasText: 'admin · admin · default' }).waitFor();
+  await page.locator('#whoami', { hasText: 'admin · cluster_admin · default' }).waitFor();
   await page.locator('#tasks, main p.muted').first().waitFor();
   if (await page.isHidden('#logout')) throw new Error('no logout button with auth on');
 
