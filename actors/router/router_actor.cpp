@@ -11,7 +11,7 @@
 #include "common/counted.hpp"
 #include "actors/router/adoption.hpp"
 #include "actors/router/leader_forward.hpp"
-#include "actors/router/substitute.hpp"
+#include "actors/router/run_request.hpp"
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
 #include "obs/metrics.hpp"
 #include "common/log.hpp"
@@ -32,37 +32,6 @@ constexpr size_t max_batch = 4096;  // runs placed per dispatch proposal
 constexpr size_t scan_limit = 4 * max_batch;  // queued runs looked at per dispatch round
 
 worker_entry* find_worker(router_state& st, const std::string& id) { return st.workers.find(id); }
-
-execute_request make_request(const task& t, const instance& x) {
-  execute_request r;
-  r.instance_id = x.id;
-  r.task_id = t.id;
-  r.kind = t.kind;
-  r.command = t.command;
-  r.http = t.http;
-  r.image = t.image;
-  r.attempt = x.attempt;
-  r.shard = x.shard;
-  r.shards = x.shards;
-  r.idempotency_key = x.idempotency_key;
-  r.trace_id = x.trace_id;
-  r.timeout = t.timeout;
-  r.memory_mb = t.memory_mb;
-  r.tenant = x.tenant;
-  if (!x.event_name.empty()) {
-    // An event-fired run: its payload lands in the command (as variables), URL and body.
-    auto sub = [&](const std::string& s, landing where) {
-      return substitute(s, x.event_name, x.event_payload, where);
-    };
-    auto shell = substitute_shell(t.command, x.event_name, x.event_payload);
-    r.command = std::move(shell.command);  // refers to r.env: values never parsed as code
-    r.env = std::move(shell.env);
-    r.http.url = sub(t.http.url, landing::url);
-    r.http.body = sub(t.http.body, landing::json);
-    for (auto& [k, v] : r.http.headers) v = sub(v, landing::text);
-  }
-  return r;
-}
 
 void schedule_dispatch(self_ptr self) {
   auto& st = self->state;
