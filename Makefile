@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 
-.PHONY: all build run test bootstrap clean
+.PHONY: all build run test fuzz bootstrap clean
 
 all: build
 
@@ -21,6 +21,16 @@ run: build
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure --timeout 600 -j $(JOBS)
+	$(MAKE) fuzz
+
+# libFuzzer targets (clang, ASan, UBSan), FUZZ_SECONDS each; see tests/fuzz/.
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 10
+fuzz: bootstrap
+	cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_COMPILER=clang++-14 -DAISCHED_FUZZ=ON -DAISCHED_FUZZ_SECONDS=$(FUZZ_SECONDS)
+	cmake --build $(FUZZ_DIR) --target fuzz_targets -j $(JOBS)
+	cd $(FUZZ_DIR) && ctest --output-on-failure --timeout 300 -j $(JOBS)
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(FUZZ_DIR)

@@ -398,6 +398,7 @@ unsigned http_status(const caf::error& err) {
     case errc::forbidden: return 403;
     case errc::not_leader:
     case errc::unavailable:
+    case errc::outcome_unknown:
     case errc::storage_unavailable: return 503;
     case errc::storage_full: return 507;  // Insufficient Storage
     default: return 500;

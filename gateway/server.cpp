@@ -15,6 +15,7 @@
 #include <boost/beast/websocket.hpp>
 #include <boost/json.hpp>
 
+#include "gateway/request_head.hpp"
 #include "proto/errors.hpp"
 #include "proto/json.hpp"
 
@@ -27,42 +28,6 @@ namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 
 namespace {
-
-/// Decodes %XX escapes; `plus_is_space` only for a query string, where
-/// application/x-www-form-urlencoded makes '+' a space (in a path it is a '+').
-std::string percent_decode(std::string_view s, bool plus_is_space) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      out.push_back(static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)));
-      i += 2;
-    } else if (s[i] == '+' && plus_is_space) {
-      out.push_back(' ');
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
-void split_target(std::string_view target, http_request& req) {
-  auto q = target.find('?');
-  req.path = percent_decode(target.substr(0, q), false);
-  if (q == std::string_view::npos) return;
-  auto rest = target.substr(q + 1);
-  while (!rest.empty()) {
-    auto amp = rest.find('&');
-    auto pair = rest.substr(0, amp);
-    auto eq = pair.find('=');
-    if (!pair.empty())
-      req.query[percent_decode(pair.substr(0, eq), true)] =
-          eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1), true);
-    if (amp == std::string_view::npos) break;
-    rest = rest.substr(amp + 1);
-  }
-}
 
 /// An error body for what the server refuses before routing: the same shape
 /// (and UTF-8 guarantee) as every route's, built by proto::error_to_json.
@@ -200,8 +165,7 @@ class session : public std::enable_shared_from_this<session> {
 
   void read() {
     parser_.emplace();
-    parser_->body_limit(opts_.max_body_bytes);
-    parser_->header_limit(16 * 1024);
+    limit(*parser_, request_limits{opts_.max_body_bytes});
     stream_.expires_after(std::chrono::seconds(60));
     http::async_read(stream_, buf_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, size_t) {
@@ -213,26 +177,17 @@ class session : public std::enable_shared_from_this<session> {
     if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
         ec == asio::error::connection_reset || ec == asio::error::eof)
       return close();
-    if (ec == http::error::body_limit)
-      return write_and_close(413, error_body(errc::payload_too_large, "request body too large"));
-    if (ec == http::error::header_limit)
-      return write_and_close(431, error_body(errc::invalid_argument, "request headers too large"));
-    if (ec) return write_and_close(400, error_body(errc::invalid_argument, "malformed HTTP request"));
+    if (ec) {
+      auto r = refusal_for(ec);
+      return write_and_close(r.status, error_body(r.code, r.message));
+    }
     auto msg = parser_->release();
     upgrade_.reset();
     if (websocket::is_upgrade(msg))
       upgrade_ = std::make_shared<http::request<http::string_body>>(msg);
     keep_alive_ = msg.keep_alive();
     version_ = msg.version();
-    http_request req;
-    req.method = std::string(msg.method_string());
-    split_target(msg.target(), req);
-    for (auto& h : msg) {
-      std::string name(h.name_string());
-      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      req.headers[name] = std::string(h.value());
-    }
-    req.body = std::move(msg.body());
+    auto req = to_request(std::move(msg));
     beast::error_code peer_ec;
     auto peer = stream_.socket().remote_endpoint(peer_ec);
     if (!peer_ec) req.peer = peer.address().to_string();

@@ -211,6 +211,36 @@ typename Inspector::result_type inspect(Inspector& f, record_load& x) {
   return f(caf::meta::type_name("aisched.record_load"), x.term, x.at, x.prune_before, x.samples);
 }
 
+/// Where an AI record lives: the agent's conversations or the failure analyses.
+enum class ai_column : uint8_t { conversations, analyses };
+template <> struct enum_names<ai_column> {
+  static constexpr std::array<std::string_view, 2> value{"conversations", "analyses"};
+};
+
+/// One record of the AI memory: a put of `value` at `key`, or its erasure.
+/// Keys and values are those of actors/llm_agent/conversation_store and
+/// actors/ai_features/analysis_actor (the state machine stores them as given).
+struct ai_record {
+  ai_column column = ai_column::conversations;
+  std::string key;
+  std::string value;
+  bool erase = false;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ai_record& x) {
+  return f(caf::meta::type_name("aisched.ai_record"), x.column, x.key, x.value, x.erase);
+}
+
+/// Writes AI records in one batch: replicated, so conversations and analyses
+/// survive the loss of the member that wrote them, and kept in snapshots.
+struct put_ai_records {
+  std::vector<ai_record> records;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_ai_records& x) {
+  return f(caf::meta::type_name("aisched.put_ai_records"), x.records);
+}
+
 /// Does nothing; a new leader commits one to learn its commit index.
 struct noop {
   friend bool operator==(const noop&, const noop&) { return true; }
@@ -289,7 +319,7 @@ typename Inspector::result_type inspect(Inspector& f, record_audit& x) {
 using command = caf::variant<noop, create_task, update_task, delete_task, set_paused, fire,
                              dispatch, report_results, retry, cancel, put_user, delete_user,
                              put_token, delete_token, record_audit, record_load, set_membership,
-                             note_waiting, share_worker, retry_instance>;
+                             note_waiting, share_worker, retry_instance, put_ai_records>;
 
 /// One entry of the replicated log.
 struct log_entry {

@@ -26,6 +26,7 @@ const char* to_string(errc x) {
     case errc::storage_full: return "storage_full";
     case errc::storage_unavailable: return "storage_unavailable";
     case errc::has_dependents: return "has_dependents";
+    case errc::outcome_unknown: return "outcome_unknown";
   }
   return "internal";
 }

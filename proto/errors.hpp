@@ -29,6 +29,8 @@ enum class errc : uint8_t {
   storage_full,          // the disk is full (ENOSPC): writes fail until space returns (HTTP 507)
   storage_unavailable,   // the disk failed a write (EIO ...): writes fail until it recovers (HTTP 503)
   has_dependents,        // other tasks depend on the task (HTTP 409): the message names them
+  outcome_unknown,       // stored in the log, not yet applied when the member failed: it may
+                         // still take effect (HTTP 503); read before resending
 };
 
 /// Whether `x` says the node cannot persist right now (storage_error,

@@ -34,7 +34,8 @@ constexpr const char* command_names[] = {
     "noop",        "create_task",  "update_task",  "delete_task", "set_paused",
     "fire",        "dispatch",     "report_results", "retry",     "cancel",
     "put_user",    "delete_user",  "put_token",    "delete_token", "record_audit",
-    "record_load", "set_membership", "note_waiting", "share_worker", "retry_instance"};
+    "record_load", "set_membership", "note_waiting", "share_worker", "retry_instance",
+    "put_ai_records"};
 static_assert(std::size(command_names) == alternatives<command>::value,
               "every command needs a name, in the order of the variant");
 

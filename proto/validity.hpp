@@ -27,6 +27,10 @@ inline bool enums_valid(const execute_request& r) { return in_range(r.kind); }
 inline bool enums_valid(const command& cmd) {
   if (auto c = caf::get_if<create_task>(&cmd)) return enums_valid(c->t);
   if (auto c = caf::get_if<update_task>(&cmd)) return enums_valid(c->t);
+  if (auto c = caf::get_if<put_ai_records>(&cmd)) {
+    for (auto& r : c->records)
+      if (!in_range(r.column)) return false;
+  }
   if (auto c = caf::get_if<report_results>(&cmd)) {
     for (auto& r : c->results)
       if (!in_range(r.state)) return false;

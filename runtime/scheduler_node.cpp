@@ -43,6 +43,7 @@
 #include "proto/errors.hpp"
 #include "proto/registry.hpp"
 #include "common/log.hpp"
+#include "common/propose.hpp"
 #include "runtime/node.hpp"
 #include "storage/health.hpp"
 #include "storage/rocks.hpp"
@@ -215,6 +216,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto llm_client = std::make_shared<llm::llm_client>(cfg.llm);
   ai::analysis_options analysis_opts;
   analysis_opts.judge = ai::make_llm_judge(llm_client);
+  analysis_opts.write = replicated_ai_writer(sys, raft);
   auto analysis = sys.spawn<caf::detached>(ai::analysis_actor_impl, db, store, analysis_opts);
   // Every commit is copied to each listener on the hot path, so the analysis
   // actor and the alerter listen only when they have work to do: a model for
@@ -320,6 +322,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     llm::llm_agent_options aopts;
     aopts.client = llm_client;
     aopts.db = db;
+    aopts.write = replicated_ai_writer(sys, raft);
     aopts.api = tools_api;
     agent = sys.spawn<caf::detached>(llm::llm_agent_impl, aopts);
     caf::anon_send(inspector, proto::enroll_atom::value, std::string("llm_agent"),

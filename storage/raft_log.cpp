@@ -117,8 +117,7 @@ caf::error raft_log::compact(uint64_t index, uint64_t term) {
     return make_error(errc::internal, "compacting raft log entries it does not hold");
   // The state machine writes without sync (the log can replay them). Once the
   // entries are deleted nothing can, so make those writes durable first.
-  if (auto st = db_->db()->FlushWAL(true); !st.ok())
-    return make_error(errc::storage_error, "WAL sync before compaction: " + st.ToString());
+  if (auto err = db_->sync_wal()) return err;
   log_base b{index, term};
   rocksdb::WriteBatch batch;
   batch.DeleteRange(db_->cf(column::raft_log), keys::u64(0), keys::u64(index + 1));

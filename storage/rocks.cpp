@@ -12,6 +12,7 @@
 #include "proto/errors.hpp"
 #include "storage/fault_fs.hpp"
 #include "storage/health.hpp"
+#include "storage/rocks_log.hpp"
 
 namespace aisched::storage {
 
@@ -109,7 +110,7 @@ caf::expected<std::unique_ptr<rocks>> rocks::open(const std::string& dir, open_o
   db_opts.create_if_missing = true;
   db_opts.create_missing_column_families = true;
   db_opts.max_background_jobs = 2;
-  db_opts.keep_log_file_num = 5;
+  db_opts.info_log = make_json_logger();  // never <dir>/LOG: see rocks_log.hpp
   rocksdb::ColumnFamilyOptions cf_opts;
   // Most state-machine reads are point lookups, many of keys that do not exist
   // (a fire checks that its instance is new): bloom filters answer those
@@ -145,13 +146,31 @@ rocks::~rocks() {
   db_->Close();
 }
 
+namespace {
+
+/// The failure `h` holds, as write() gave it when it happened.
+caf::error still_failing(const health& h) {
+  return make_error(h.code(), h.problem());
+}
+
+}  // namespace
+
 caf::error rocks::write(rocksdb::WriteBatch& batch, bool sync) {
+  std::lock_guard<std::mutex> guard(write_mtx_);
+  if (!health_->ok()) return still_failing(*health_);
   rocksdb::WriteOptions opts;
   opts.sync = sync;
   return recorded(*health_, to_error(db_->Write(opts, &batch), "write failed"));
 }
 
+caf::error rocks::sync_wal() {
+  std::lock_guard<std::mutex> guard(write_mtx_);
+  if (!health_->ok()) return still_failing(*health_);
+  return recorded(*health_, to_error(db_->FlushWAL(true), "WAL sync failed"));
+}
+
 caf::error rocks::recover() {
+  std::lock_guard<std::mutex> guard(write_mtx_);
   // Resume() clears RocksDB's background error (after a failed write it
   // refuses all writes) once the cause is gone. It answers Busy while its own
   // recovery runs (ENOSPC has one): the probe below tells whether writes work.
@@ -181,6 +200,8 @@ std::unique_ptr<rocksdb::Iterator> rocks::iterate(column c) {
 }
 
 caf::error rocks::flush() {
+  std::lock_guard<std::mutex> guard(write_mtx_);
+  if (!health_->ok()) return still_failing(*health_);  // RocksDB would refuse, or assert
   std::vector<rocksdb::ColumnFamilyHandle*> all(handles_.begin(), handles_.end());
   auto st = db_->Flush(rocksdb::FlushOptions{}, all);
   if (!st.ok()) return to_error(st, "flush failed");

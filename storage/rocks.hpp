@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,8 +79,16 @@ class rocks {
   /// Writes `batch` atomically; `sync` forces an fsync of the WAL before
   /// returning. A failure is errc::storage_full (no space), storage_unavailable
   /// (another I/O error) or storage_error, and is recorded in health(); after
-  /// one, RocksDB refuses every write until recover() succeeds.
+  /// one, every write is refused with the same error, without reaching
+  /// RocksDB, until recover() succeeds. Writes are serialised: RocksDB 7.8
+  /// asserts (and aborts) when a second writer appends to a WAL whose last
+  /// append failed before the first writer recorded the failure, which a real
+  /// full disk shows (tests/integration/tmpfs_full_test).
   [[nodiscard]] caf::error write(rocksdb::WriteBatch& batch, bool sync);
+
+  /// Syncs the WAL (writes made without sync become durable), under the same
+  /// gate as write().
+  [[nodiscard]] caf::error sync_wal();
 
   /// After a failed write: asks RocksDB to resume from its background error,
   /// then writes and syncs a probe record. Empty error (and health() ok) once
@@ -113,6 +122,7 @@ class rocks {
   std::array<rocksdb::ColumnFamilyHandle*, column_count> handles_{};
   rocksdb::ColumnFamilyHandle* default_cf_ = nullptr;
   std::shared_ptr<storage::health> health_;
+  std::mutex write_mtx_;  // one writer at a time, and none after a failure but recover()
 };
 
 }  // namespace aisched::storage

@@ -15,6 +15,7 @@
 #include "obs/metrics.hpp"
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
+#include "storage/ai_records.hpp"
 #include "storage/attempt_history.hpp"
 #include "storage/auth_state.hpp"
 #include "storage/batch_ctx.hpp"
@@ -311,6 +312,11 @@ class applier {
 
   caf::expected<applied> operator()(const record_load& c) {
     write_load_samples(ctx_.db(), ctx_.batch(), c);
+    return done();
+  }
+
+  caf::expected<applied> operator()(const put_ai_records& c) {
+    write_ai_records(ctx_.db(), ctx_.batch(), c);
     return done();
   }
 

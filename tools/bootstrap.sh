@@ -5,6 +5,7 @@ set -eu
 
 PACKAGES="
   cmake ninja-build ccache g++ pkg-config
+  clang-14 libclang-rt-14-dev
   libcaf-dev
   librocksdb-dev
   libboost1.81-dev libboost-json1.81-dev

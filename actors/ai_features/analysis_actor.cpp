@@ -5,7 +5,6 @@
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
-#include <rocksdb/write_batch.h>
 
 #include "actors/ai_features/judgement.hpp"
 #include "common/counted.hpp"
@@ -49,7 +48,8 @@ void finish(self_ptr self, const std::string& id, failure_analysis result) {
   auto i = st.in_flight.find(id);
   if (i == st.in_flight.end()) return;
   result.analyzed_at = now_ms();
-  if (auto err = save_analysis(*st.db, i->second.tenant, result)) {
+  if (auto err = st.opts.write ? st.opts.write({analysis_record(i->second.tenant, result)})
+                                : make_error(errc::unavailable, "analyses are not stored here")) {
     ++st.store_errors;  // still answered: the analysis is right, only not kept
   } else {
     ++st.stored;
@@ -132,11 +132,8 @@ caf::expected<std::optional<failure_analysis>> load_analysis(storage::rocks& db,
   return std::optional<failure_analysis>{std::move(*a)};
 }
 
-caf::error save_analysis(storage::rocks& db, const std::string& tenant,
-                         const failure_analysis& a) {
-  rocksdb::WriteBatch b;
-  b.Put(db.cf(storage::column::ai_analysis), key_of(tenant, a.instance_id), encode(a));
-  return db.write(b, false);  // losing the last analyses in a crash only costs a recompute
+proto::ai_record analysis_record(const std::string& tenant, const failure_analysis& a) {
+  return {proto::ai_column::analyses, key_of(tenant, a.instance_id), encode(a), false};
 }
 
 std::string analysis_user_prompt(const failure_facts& f, const failure_analysis& rules) {

@@ -1,6 +1,6 @@
 // The analysis actor (proto::analysis_actor), one per scheduler node: owns the
-// failure analyses stored in this node's RocksDB (column ai_analysis,
-// node-local, not replicated). Receives committed state from raft (as a commit
+// failure analyses, kept in the replicated state (column ai_analysis, written
+// through `put_ai_records`, read from this member's RocksDB). Receives committed state from raft (as a commit
 // listener) and, while this node leads and a model is configured, analyses
 // every run that fails for the last time: rules first, then the model's
 // judgement, off the scheduling path (the model call runs in the LLM client;
@@ -19,6 +19,7 @@
 #include "actors/ai_features/failure_rules.hpp"
 #include "actors/ai_features/judge.hpp"
 #include "common/activity.hpp"
+#include "common/propose.hpp"
 #include "proto/analysis.hpp"
 
 namespace aisched::storage {
@@ -32,6 +33,7 @@ struct analysis_options {
   size_t max_in_flight = 4;       // model calls at once
   size_t max_queued = 200;        // automatic analyses waiting beyond that (more are dropped)
   std::chrono::milliseconds store_timeout{10'000};
+  ai_record_writer write;         // makes an analysis durable (common/propose.hpp)
 };
 
 struct analysis_state {
@@ -61,9 +63,8 @@ caf::expected<std::optional<proto::failure_analysis>> load_analysis(storage::roc
                                                                      const std::string& tenant,
                                                                      const std::string& id);
 
-/// Writes the analysis of (tenant, a.instance_id) to `db`.
-caf::error save_analysis(storage::rocks& db, const std::string& tenant,
-                         const proto::failure_analysis& a);
+/// The record that stores the analysis of (tenant, a.instance_id).
+proto::ai_record analysis_record(const std::string& tenant, const proto::failure_analysis& a);
 
 /// The facts and the rules' reading, as the user prompt of the model.
 std::string analysis_user_prompt(const failure_facts& f, const proto::failure_analysis& rules);

@@ -6,7 +6,6 @@
 
 #include <boost/json.hpp>
 #include <rocksdb/db.h>
-#include <rocksdb/write_batch.h>
 
 #include "proto/errors.hpp"
 #include "storage/keys.hpp"
@@ -49,7 +48,10 @@ std::string str(const json::object& o, const char* k) {
 
 int64_t num(const json::object& o, const char* k) {
   auto* v = o.if_contains(k);
-  return v && v->is_number() ? v->to_number<int64_t>() : 0;
+  // Never to_number<int64_t>(): it throws on 0.5 or 1e300.
+  if (v && v->is_int64()) return v->get_int64();
+  if (v && v->is_uint64() && v->get_uint64() <= uint64_t(INT64_MAX)) return int64_t(v->get_uint64());
+  return 0;
 }
 
 json::object conv_json(const conversation& c) {
@@ -97,6 +99,14 @@ chat_message msg_from(const json::object& o) {
   return m;
 }
 
+proto::ai_record put(std::string key, std::string value) {
+  return {proto::ai_column::conversations, std::move(key), std::move(value), false};
+}
+
+proto::ai_record erase(std::string key) {
+  return {proto::ai_column::conversations, std::move(key), "", true};
+}
+
 caf::expected<json::object> parse_object(const std::string& raw) {
   json::error_code ec;
   auto v = json::parse(raw, ec);
@@ -106,7 +116,8 @@ caf::expected<json::object> parse_object(const std::string& raw) {
 
 }  // namespace
 
-conversation_store::conversation_store(std::shared_ptr<storage::rocks> db) : db_(std::move(db)) {}
+conversation_store::conversation_store(std::shared_ptr<storage::rocks> db, ai_record_writer write)
+    : db_(std::move(db)), write_(std::move(write)) {}
 
 caf::expected<conversation> conversation_store::create(const std::string& tenant,
                                                        const std::string& subject,
@@ -117,9 +128,7 @@ caf::expected<conversation> conversation_store::create(const std::string& tenant
   c.subject = subject;
   c.title = first_message.substr(0, 80);
   c.created_at = c.updated_at = now_ms();
-  rocksdb::WriteBatch b;
-  b.Put(db_->cf(cf), conv_key(c.id), json::serialize(conv_json(c)));
-  if (auto err = db_->write(b, false)) return err;
+  if (auto err = write_({put(conv_key(c.id), json::serialize(conv_json(c)))})) return err;
   return c;
 }
 
@@ -138,16 +147,17 @@ caf::error conversation_store::append(conversation& c, const std::vector<chat_me
   // the stored count is the one to continue from (this store is not shared
   // between threads, so read-then-write is safe).
   if (auto stored = get(c.id)) c.messages = std::max(c.messages, stored->messages);
-  rocksdb::WriteBatch b;
+  std::vector<proto::ai_record> records;
   auto at = now_ms();
   for (auto& m : msgs) {
     auto o = msg_json(m);
     o["at"] = at;
-    b.Put(db_->cf(cf), msg_key(c.id, c.messages++), json::serialize(o));
+    if (c.messages >= messages_kept) records.push_back(erase(msg_key(c.id, c.messages - messages_kept)));
+    records.push_back(put(msg_key(c.id, c.messages++), json::serialize(o)));
   }
   c.updated_at = at;
-  b.Put(db_->cf(cf), conv_key(c.id), json::serialize(conv_json(c)));
-  return db_->write(b, false);
+  records.push_back(put(conv_key(c.id), json::serialize(conv_json(c))));
+  return write_(std::move(records));
 }
 
 caf::expected<std::vector<conversation>> conversation_store::list(const std::string& tenant,
@@ -215,9 +225,7 @@ caf::error conversation_store::put_pending(const std::string& id, const pending_
                  {"name", a.name},
                  {"arguments", a.arguments},
                  {"summary", a.summary}};
-  rocksdb::WriteBatch b;
-  b.Put(db_->cf(cf), pending_key(id, a.action_id), json::serialize(o));
-  return db_->write(b, false);
+  return write_({put(pending_key(id, a.action_id), json::serialize(o))});
 }
 
 caf::expected<pending_action> conversation_store::take_pending(const std::string& id,
@@ -230,9 +238,7 @@ caf::expected<pending_action> conversation_store::take_pending(const std::string
                       "no action '" + action_id + "' waits for confirmation in this conversation");
   auto o = parse_object(**raw);
   if (!o) return o.error();
-  rocksdb::WriteBatch b;
-  b.Delete(db_->cf(cf), key);
-  if (auto err = db_->write(b, false)) return err;
+  if (auto err = write_({erase(key)})) return err;
   return pending_action{str(*o, "action_id"), str(*o, "name"), str(*o, "arguments"),
                         str(*o, "summary")};
 }

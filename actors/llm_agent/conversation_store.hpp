@@ -1,8 +1,10 @@
-// The agent's conversations in the node's RocksDB (column ai_conversations,
-// node-local: not replicated, not in raft snapshots). Keys: "c/<id>" the
-// conversation, "m/<id>/<seq be64>" its messages in order, "p/<id>/<action>"
-// destructive calls waiting for the user. Values are JSON. Blocking (RocksDB
-// writes): used by the detached llm_agent actor only. Not thread-safe.
+// The agent's conversations, in the replicated state (column ai_conversations,
+// written through `put_ai_records`, so every member and every snapshot holds
+// them): reads from this member's RocksDB, writes through the writer it is
+// given (common/propose.hpp). Keys: "c/<id>" the conversation, "m/<id>/<seq
+// be64>" its newest `messages_kept` messages in order, "p/<id>/<action>"
+// destructive calls waiting for the user. Values are JSON. Blocking: used by
+// the detached llm_agent actor only. Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <caf/expected.hpp>
 
 #include "actors/llm_agent/agent_loop.hpp"
+#include "common/propose.hpp"
 #include "proto/time.hpp"
 
 namespace aisched::storage {
@@ -45,9 +48,13 @@ struct history_bounds {
   size_t max_chars = 24'000;
 };
 
+/// Messages kept per conversation: appending past it erases the oldest, so a
+/// conversation's share of every member's state stays bounded.
+constexpr uint64_t messages_kept = 1000;
+
 class conversation_store {
  public:
-  explicit conversation_store(std::shared_ptr<storage::rocks> db);
+  conversation_store(std::shared_ptr<storage::rocks> db, ai_record_writer write);
 
   /// A new conversation owned by `tenant`/`subject`.
   caf::expected<conversation> create(const std::string& tenant, const std::string& subject,
@@ -69,6 +76,7 @@ class conversation_store {
 
  private:
   std::shared_ptr<storage::rocks> db_;
+  ai_record_writer write_;
 };
 
 /// The JSON shapes the API answers with.

@@ -109,7 +109,7 @@ uint64_t start_turn(self_ptr self, std::shared_ptr<turn> t) {
 }  // namespace
 
 llm_agent_actor::behavior_type llm_agent_impl(self_ptr self, llm_agent_options opts) {
-  self->state.store = std::make_unique<conversation_store>(opts.db);
+  self->state.store = std::make_unique<conversation_store>(opts.db, opts.write);
   return inspector::counted(self, {
       [=](proto::inspect_atom) {
         auto& st = self->state;

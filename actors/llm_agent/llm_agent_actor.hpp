@@ -95,6 +95,8 @@ using llm_agent_actor = caf::typed_actor<
 struct llm_agent_options {
   std::shared_ptr<llm_client> client;
   std::shared_ptr<storage::rocks> db;
+  /// Makes conversation records durable: proposes them (common/propose.hpp).
+  ai_record_writer write;
   /// The REST handler tools call; filled in after gateway::make_api (which
   /// itself needs this actor), before the first request.
   std::shared_ptr<gateway::handler_fn> api;

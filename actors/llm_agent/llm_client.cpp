@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -151,6 +152,26 @@ bool stream_accumulator::feed(std::string_view bytes) {
   return true;
 }
 
+namespace {
+
+/// A tool call's `index` when it is a small non-negative integer, else -1 (as
+/// if absent). The provider is not ours: `1e300` or `0.5` must not throw out
+/// of libcurl's write callback, which ends the process.
+int call_index(const json::value* i) {
+  constexpr int64_t limit = 1 << 20;
+  if (i == nullptr) return -1;
+  if (i->is_int64() && i->get_int64() >= 0 && i->get_int64() < limit)
+    return static_cast<int>(i->get_int64());
+  if (i->is_uint64() && i->get_uint64() < static_cast<uint64_t>(limit))
+    return static_cast<int>(i->get_uint64());
+  if (i->is_double() && i->get_double() >= 0 && i->get_double() < limit &&
+      i->get_double() == std::trunc(i->get_double()))
+    return static_cast<int>(i->get_double());
+  return -1;
+}
+
+}  // namespace
+
 bool stream_accumulator::line(std::string_view l) {
   if (l.substr(0, 5) != "data:") return true;  // event:, id:, comments, blank separators
   l.remove_prefix(5);
@@ -188,8 +209,7 @@ bool stream_accumulator::line(std::string_view l) {
       auto& co = c.get_object();
       // Providers send `index` on every piece of a call and the id and name
       // only on its first; without an index, a piece with an id starts a call.
-      int index = -1;
-      if (auto* i = co.if_contains("index"); i && i->is_number()) index = static_cast<int>(i->to_number<int64_t>());
+      int index = call_index(co.if_contains("index"));
       auto id = str(co, "id");
       size_t slot = out_.tool_calls.size();
       for (size_t k = 0; k < tool_index_.size(); ++k)

@@ -386,7 +386,18 @@ void fence(self_ptr self, const caf::error& err) {
   st.fault = err;
   ++st.fault_generation;
   st.retry_delay = first_retry;
-  for (auto& [index, w] : st.waiting) w.promise.deliver(err);
+  // A proposal whose entry failed to persist is refused (it was sent to no one:
+  // process_ready persists before it sends). One whose entry is durable but not
+  // applied may still commit, after recovery or under another leader: its
+  // outcome is unknown, and 507 would invite a duplicate.
+  auto v = view(err);
+  for (auto& [index, w] : st.waiting)
+    w.promise.deliver(index <= st.log->last_index()
+                          ? make_error(errc::outcome_unknown,
+                                       "the write is in the log but was not applied when this "
+                                       "member's storage failed (" + v.message +
+                                           "): it may still take effect; read before resending")
+                          : err);
   st.waiting.clear();
   // Forwarded proposals committed at the leader: that answer stands.
   for (auto& [index, f] : st.forwarded) f.first.deliver(std::move(f.second));
@@ -395,7 +406,6 @@ void fence(self_ptr self, const caf::error& err) {
   st.receiving.reset();
   tell_listeners(self, leadership{false, st.member->term(), ""});
   obs::get().raft_is_leader.set(0);
-  auto v = view(err);
   log::error("storage write failed: this member stops taking part in the group (no votes, no "
              "acks, no proposals) until writes succeed again",
              {{"error", v.message},

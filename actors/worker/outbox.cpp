@@ -5,13 +5,14 @@
 
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
+#include "storage/rocks_log.hpp"
 
 namespace aisched::worker {
 
 caf::expected<std::unique_ptr<outbox>> outbox::open(const std::string& dir) {
   rocksdb::Options opts;
   opts.create_if_missing = true;
-  opts.keep_log_file_num = 2;
+  opts.info_log = storage::make_json_logger();  // never <dir>/LOG: see rocks_log.hpp
   rocksdb::DB* raw = nullptr;
   auto st = rocksdb::DB::Open(opts, dir, &raw);
   if (!st.ok())

@@ -19,6 +19,7 @@
 
 #include "support/node_process.hpp"
 #include "support/prometheus_text.hpp"
+#include "support/raft_group_process.hpp"
 #include "support/scripted_llm.hpp"
 
 using namespace aisched::test;
@@ -221,6 +222,50 @@ TEST_F(ai_chat, delete_waits_for_the_users_confirmation) {
   auto aev = events_of(again.body);
   ASSERT_NE(find(aev, "error"), nullptr) << again.body;
   EXPECT_EQ(find(aev, "error")->data.at("code").as_string(), "not_found");
+}
+
+// The AI memory is replicated: a conversation held on the member that took it
+// survives that member's loss, and another member continues it with its history.
+TEST_F(ai_chat, a_conversation_survives_the_loss_of_the_member_that_took_it) {
+  scripted_llm llm(dir_.path(), {scripted_llm::say("Noted: your name is Ada."),
+                                 scripted_llm::say("You are Ada.")});
+  raft_group g(dir_.path(), 3, llm_args(llm));
+  auto l = g.await_leader({0, 1, 2});
+  ASSERT_NE(l, none);
+  size_t f = (l + 1) % 3, other = (l + 2) % 3;  // a follower takes the chat
+
+  json::object body{{"message", "my name is Ada"}};
+  auto r = http_call(g.port(f), "POST", "/api/v1/ai/chat", json::serialize(body),
+                     std::chrono::seconds(30));
+  ASSERT_EQ(r.status, 200u) << r.body;
+  auto ev = events_of(r.body);
+  auto* c = find(ev, "conversation_id");
+  ASSERT_NE(c, nullptr) << r.body;
+  std::string conv = c->data.at("conversation_id").as_string().c_str();
+  g.kill(f);
+
+  auto path = "/api/v1/ai/conversations/" + conv + "/messages";
+  http_result msgs;
+  ASSERT_TRUE(eventually([&] {
+    msgs = http_call(g.port(other), "GET", path);
+    return msgs.status == 200 && parse(msgs.body).at("items").as_array().size() == 2;
+  }, std::chrono::seconds(10))) << msgs.status << " " << msgs.body;
+  auto m = parse(msgs.body).at("items").as_array();
+  EXPECT_EQ(m[0].at("content").as_string(), "my name is Ada");
+  EXPECT_EQ(m[1].at("content").as_string(), "Noted: your name is Ada.");
+  auto list = http_call(g.port(other), "GET", "/api/v1/ai/conversations");
+  ASSERT_EQ(list.status, 200u) << list.body;
+  EXPECT_EQ(parse(list.body).at("items").as_array().size(), 1u) << list.body;
+
+  // Another member continues it: the model is sent the history.
+  body = {{"message", "what is my name?"}, {"conversation_id", conv}};
+  r = http_call(g.port(other), "POST", "/api/v1/ai/chat", json::serialize(body),
+                std::chrono::seconds(30));
+  ASSERT_EQ(r.status, 200u) << r.body;
+  auto reqs = llm.requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  auto sent = json::serialize(reqs[1].at("body").at("messages"));
+  EXPECT_NE(sent.find("Noted: your name is Ada."), std::string::npos) << sent;
 }
 
 TEST_F(ai_chat, conversations_persist_across_a_restart) {

@@ -7,6 +7,7 @@
 // without a stored analysis get the rules' answer.
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
+#include "support/local_ai_writer.hpp"
 #include "support/single_node.hpp"
 
 #include <functional>
@@ -44,6 +45,7 @@ class analysis_actor_test : public test_coordinator_fixture<analysis_test_config
   void start(bool with_model) {
     node_ = test::start_single_node(sys, "analysis");
     analysis_options opts;
+    opts.write = test::local_ai_writer(node_.db);
     if (with_model)
       opts.judge = [this](judge_request r, judge_done done) {
         calls_.push_back(std::move(r));

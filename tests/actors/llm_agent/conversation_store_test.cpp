@@ -6,6 +6,7 @@
 #include "actors/llm_agent/conversation_store.hpp"
 #include "proto/errors.hpp"
 #include "storage/rocks.hpp"
+#include "support/local_ai_writer.hpp"
 #include "support/node_process.hpp"
 
 namespace aisched::llm {
@@ -21,7 +22,8 @@ TEST(conversation_store_test, keeps_messages_in_order_across_a_reopen) {
   test::temp_dir dir;
   std::string id;
   {
-    conversation_store store(open_db(dir.path()));
+    auto db = open_db(dir.path());
+    conversation_store store(db, test::local_ai_writer(db));
     auto c = store.create("default", "alice", "why did db-backup fail?");
     ASSERT_TRUE(c);
     id = c->id;
@@ -30,7 +32,8 @@ TEST(conversation_store_test, keeps_messages_in_order_across_a_reopen) {
                                    {"tool", "{\"items\":[]}", {}, "c1", "query_instances"},
                                    {"assistant", "No failures.", {}, {}, {}}}));
   }
-  conversation_store store(open_db(dir.path()));
+  auto db = open_db(dir.path());
+    conversation_store store(db, test::local_ai_writer(db));
   auto c = store.get(id);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->messages, 4u);
@@ -50,7 +53,8 @@ TEST(conversation_store_test, keeps_messages_in_order_across_a_reopen) {
 
 TEST(conversation_store_test, replayed_history_is_bounded_and_starts_at_a_user_message) {
   test::temp_dir dir;
-  conversation_store store(open_db(dir.path()));
+  auto db = open_db(dir.path());
+    conversation_store store(db, test::local_ai_writer(db));
   auto c = store.create("default", "", "x");
   ASSERT_TRUE(c);
   for (int i = 0; i < 10; ++i)
@@ -71,7 +75,8 @@ TEST(conversation_store_test, replayed_history_is_bounded_and_starts_at_a_user_m
 
 TEST(conversation_store_test, a_pending_action_is_taken_once) {
   test::temp_dir dir;
-  conversation_store store(open_db(dir.path()));
+  auto db = open_db(dir.path());
+    conversation_store store(db, test::local_ai_writer(db));
   ASSERT_FALSE(store.put_pending("c-1", {"a1-c1", "delete_task", R"({"task_id":3})", "delete task 3"}));
   auto a = store.take_pending("c-1", "a1-c1");
   ASSERT_TRUE(a);

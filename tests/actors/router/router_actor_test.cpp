@@ -1,0 +1,202 @@
+// Tests for the router actor on CAF's test coordinator (virtual time, no
+// threads): a real raft group of one over RocksDB, the router subscribed to its
+// commits as the node wires it, and real worker actors (noop runs complete
+// inside them) registered as native workers. Checks that a fired run goes to the
+// worker whose labels match and succeeds there; that a run no worker can take
+// stays pending with its committed reason; that a router told it no longer leads
+// dispatches nothing; and that a worker registering without a run the committed
+// state has in flight on it gets that attempt committed as lost, for the retry
+// policy to decide (the retry actor, not spawned here, starts the next one).
+#define CAF_GTEST_DSL_IMPL
+#include "support/caf_gtest_dsl.hpp"
+#include "support/single_node.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/router/router_actor.hpp"
+#include "actors/worker/worker_actor.hpp"
+#include "common/run_pool.hpp"
+#include "proto/registry.hpp"
+#include "storage/state_machine.hpp"
+
+namespace aisched::proto {
+void PrintTo(instance_state s, std::ostream* os) { *os << name_of(s); }
+}  // namespace aisched::proto
+
+namespace aisched::router {
+namespace {
+
+using proto::instance_state;
+
+struct router_test_config : caf::actor_system_config {
+  router_test_config() { proto::register_types(*this); }
+};
+
+class router_actor_test : public test_coordinator_fixture<router_test_config>,
+                          public ::testing::Test {
+ protected:
+  router_actor_test() {
+    node_ = test::start_single_node(sys, "router");
+    pool_ = std::make_shared<worker::run_pool>(1);
+    router_options opts;
+    opts.http_pool = pool_;
+    router_ = sys.spawn(router_actor_impl, node_.raft, node_.store, opts);
+    keep(router_);
+    caf::anon_send(node_.raft, proto::subscribe_atom::value,
+                   caf::actor_cast<proto::commit_listener_actor>(router_));
+    lead(true);
+  }
+
+  ~router_actor_test() override {
+    for (auto& a : spawned_) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    test::stop_single_node(node_);
+    sched.run();
+    spawned_.clear();
+    pool_->stop();
+    test::remove_single_node(node_);
+  }
+
+  template <class Handle>
+  void keep(const Handle& h) {
+    spawned_.push_back(caf::actor_cast<caf::actor>(h));
+  }
+
+  /// Tells the router who leads, as the raft actor's leadership listener does.
+  void lead(bool leading) {
+    caf::anon_send(router_, proto::leader_atom::value,
+                   proto::leadership{leading, node_.term, leading ? "n1" : "n2"});
+    sched.run();
+  }
+
+  /// A native worker `id` with `labels`, registered with the router (holding
+  /// `held`, as a restarted worker's registration says).
+  proto::worker_actor add_worker(const std::string& id, std::map<std::string, std::string> labels,
+                                 std::vector<proto::held_run> held = {}) {
+    worker::worker_config cfg;
+    cfg.id = id;
+    auto w = sys.spawn(worker::worker_actor_impl, cfg, pool_);
+    keep(w);
+    proto::worker info;
+    info.id = id;
+    info.labels = std::move(labels);
+    info.held = std::move(held);
+    caf::anon_send(router_, proto::register_atom::value, info, w);
+    sched.run();
+    return w;
+  }
+
+  uint64_t add_task(std::map<std::string, std::string> labels) {
+    proto::task t;
+    t.name = "routed";
+    t.kind = proto::task_kind::noop;
+    t.labels = std::move(labels);
+    auto made = propose(proto::create_task{t});
+    EXPECT_TRUE(made && made->tasks.size() == 1);
+    return made && made->tasks.size() == 1 ? made->tasks.at(0).id : 0;
+  }
+
+  /// Fires `task` for `slot` through raft, as the trigger does; the router
+  /// hears of the new run from the commit and delivers every message it causes.
+  std::string fire(uint64_t task, unix_ms slot) {
+    EXPECT_TRUE(propose(proto::fire{node_.term, slot, {proto::fire_slot{task, slot, "trace"}}}));
+    sched.run();
+    return proto::make_instance_id(task, slot, 0);
+  }
+
+  caf::expected<proto::applied> propose(proto::command cmd) {
+    return test::propose_via(*this, node_.raft, std::move(cmd));
+  }
+
+  proto::instance instance(const std::string& id) {
+    auto x = node_.sm->get_instance("", id);
+    EXPECT_TRUE(x) << id;
+    return x ? *x : proto::instance{};
+  }
+
+  test::single_node node_;
+  std::shared_ptr<worker::run_pool> pool_;
+  proto::router_actor router_;
+  std::vector<caf::actor> spawned_;
+  static constexpr unix_ms slot_ = 1'796'022'000'000;
+};
+
+TEST_F(router_actor_test, a_fired_run_goes_to_the_worker_whose_labels_match_and_succeeds) {
+  add_worker("eu-1", {{"zone", "eu"}});
+  add_worker("us-1", {{"zone", "us"}});
+  auto id = fire(add_task({{"zone", "us"}}), slot_);
+
+  auto x = instance(id);
+  EXPECT_EQ(x.state, instance_state::success) << x.error;
+  EXPECT_EQ(x.worker_id, "us-1");
+}
+
+TEST_F(router_actor_test, a_run_no_worker_can_take_waits_pending_with_its_reason) {
+  add_worker("eu-1", {{"zone", "eu"}});
+  auto id = fire(add_task({{"zone", "ap"}}), slot_);
+
+  // The reasons are committed on the router's tick, once a second.
+  advance_time(std::chrono::seconds(1));
+  sched.run();
+  auto x = instance(id);
+  EXPECT_EQ(x.state, instance_state::pending);
+  EXPECT_TRUE(x.worker_id.empty()) << x.worker_id;
+  EXPECT_NE(x.error.find("zone=ap"), std::string::npos)
+      << "the waiting reason was not committed: '" << x.error << "'";
+
+  // A worker that matches arrives: the waiting run goes to it.
+  add_worker("ap-1", {{"zone", "ap"}});
+  x = instance(id);
+  EXPECT_EQ(x.state, instance_state::success) << x.error;
+  EXPECT_EQ(x.worker_id, "ap-1");
+}
+
+TEST_F(router_actor_test, a_router_that_no_longer_leads_dispatches_nothing) {
+  add_worker("eu-1", {{"zone", "eu"}});
+  auto task = add_task({{"zone", "eu"}});
+  lead(false);
+  auto id = fire(task, slot_);
+
+  auto x = instance(id);
+  EXPECT_EQ(x.state, instance_state::pending) << "a follower's router dispatched";
+  EXPECT_TRUE(x.worker_id.empty()) << x.worker_id;
+
+  // Leading again (its workers register with the new leader), it dispatches.
+  lead(true);
+  add_worker("eu-1", {{"zone", "eu"}});
+  EXPECT_EQ(instance(id).state, instance_state::success) << instance(id).error;
+}
+
+TEST_F(router_actor_test, a_run_its_worker_no_longer_holds_is_committed_lost) {
+  // Committed in flight on "eu-1" (a dispatch of an earlier term's router).
+  proto::task t;
+  t.name = "lost";
+  t.kind = proto::task_kind::noop;
+  t.labels = {{"zone", "eu"}};
+  t.retry.max_attempts = 2;
+  auto made = propose(proto::create_task{t});
+  ASSERT_TRUE(made && made->tasks.size() == 1);
+  auto task = made->tasks.at(0).id;
+  EXPECT_TRUE(propose(proto::fire{node_.term, slot_, {proto::fire_slot{task, slot_, "trace"}}}));
+  auto id = proto::make_instance_id(task, slot_, 0);
+  EXPECT_TRUE(propose(proto::dispatch{node_.term, slot_ + 1, {proto::dispatch_entry{id, "eu-1"}}}));
+  lead(true);  // a new term's router rebuilds from the store and finds it in flight
+
+  // The worker comes back holding nothing: the attempt died with it.
+  add_worker("eu-1", {{"zone", "eu"}}, {});
+  sched.run();
+
+  auto attempts = node_.sm->list_attempts("", id);
+  ASSERT_TRUE(attempts) << id;
+  ASSERT_FALSE(attempts->items.empty()) << "the lost attempt left no record";
+  EXPECT_NE(attempts->items.front().error.find("worker_lost"), std::string::npos)
+      << attempts->items.front().error;
+  auto x = instance(id);
+  EXPECT_EQ(x.state, instance_state::retry_waiting)
+      << "a lost attempt is a failure the retry policy decides on";
+}
+
+}  // namespace
+}  // namespace aisched::router
