@@ -213,6 +213,7 @@ struct checked_handler {
   std::vector<frame> frames;
   std::string key_part;   // a key arriving in pieces
   std::string duplicate;  // set when a key repeats
+  std::string out_of_range;  // set when a number is beyond a double
 
   std::string path() const {
     std::string out;
@@ -287,7 +288,14 @@ struct checked_handler {
     element_done();
     return true;
   }
-  bool on_double(double d, json::string_view, json::error_code&) {
+  bool on_double(double d, json::string_view, json::error_code& ec) {
+    // 1e999 parses as infinity, which no field means and which JSON cannot
+    // write back (to_text prints null): refused, naming where it was.
+    if (!std::isfinite(d)) {
+      out_of_range = frames.empty() ? "body" : path();
+      ec = json::error::exponent_overflow;
+      return false;
+    }
     st.push_double(d);
     element_done();
     return true;
@@ -340,6 +348,8 @@ caf::expected<json::value> parse_json(std::string_view body) {
   auto n = p.write_some(false, body.data(), body.size(), ec);
   if (!p.handler().duplicate.empty())
     return bad(p.handler().duplicate, "duplicate key (each key may appear once in an object)");
+  if (ec && !p.handler().out_of_range.empty())
+    return bad(p.handler().out_of_range, "number out of range (beyond a double)");
   if (!ec && n < body.size()) ec = json::error::extra_data;
   if (ec) return make_error(errc::invalid_argument, "body", "malformed JSON: " + ec.message());
   return p.handler().st.release();

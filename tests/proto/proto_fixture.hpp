@@ -192,6 +192,11 @@ inline auto fields(const set_membership& x) {
   return out;
 }
 inline auto fields(const note_waiting& x) { return std::make_tuple(x.term, x.notes); }
+inline auto fields(const put_ai_records& x) {
+  std::vector<std::tuple<ai_column, std::string, std::string, bool>> out;
+  for (auto& r : x.records) out.emplace_back(r.column, r.key, r.value, r.erase);
+  return out;
+}
 
 /// Expects `a` and `b` to hold the same alternative with the same fields.
 inline void expect_same_command(const command& a, const command& b) {
@@ -244,6 +249,8 @@ inline std::vector<command> every_command() {
                                     {"42-1-1", ""}}});
   out.emplace_back(share_worker{"acme", "w-1", false});
   out.emplace_back(retry_instance{"acme", "42-1-0", t_2026_11_30_07 + 6});
+  out.emplace_back(put_ai_records{{{ai_column::conversations, "c/c-1", "{\"id\":\"c-1\"}", false},
+                                   {ai_column::analyses, "acme/42-1-0", "bytes", true}}});
   return out;
 }
 

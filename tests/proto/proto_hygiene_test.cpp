@@ -107,6 +107,28 @@ TEST(parse_json, refuses_a_key_repeated_in_one_object_naming_it) {
   }
 }
 
+// Found by tests/fuzz/fuzz_task_json: `2E2222` parsed as infinity, which no field
+// means and which the API would echo as null.
+TEST(parse_json, refuses_a_number_beyond_a_double_naming_where) {
+  struct example {
+    const char* body;
+    const char* field;
+  };
+  for (auto [body, field] : std::vector<example>{
+           {"2E2222", "body"},
+           {R"({"retry":{"multiplier":1e999}})", "retry.multiplier"},
+           {R"({"items":[1,-1e400]})", "items[1]"},
+       }) {
+    auto v = parse_json(body);
+    ASSERT_FALSE(v) << body;
+    EXPECT_EQ(view(v.error()).code, errc::invalid_argument) << body;
+    EXPECT_EQ(view(v.error()).field, field) << body;
+    EXPECT_NE(view(v.error()).message.find("out of range"), std::string::npos)
+        << view(v.error()).message;
+  }
+  EXPECT_TRUE(parse_json(R"({"multiplier":1.7e308})"));
+}
+
 TEST(parse_json, still_reads_documents_whose_keys_repeat_only_across_objects) {
   auto body = R"({"a":{"x":1,"y":[1,{"x":2}]},"b":{"x":"s"},"c":[{"x":1},{"x":2}],"d":null})";
   auto v = parse_json(body);
