@@ -20,11 +20,14 @@ PACKAGES="
   libjwt-dev libargon2-dev
   libjemalloc-dev
   curl tzdata python3
+  dpkg-dev
   iproute2
   nodejs chromium
   prometheus
 "
 # The console's browser test drives chromium with playwright-core from npm.
+# clang-14 and its runtime build the fuzz targets (make fuzz, tests/fuzz);
+# dpkg-dev gives cpack the package's library dependencies (ctest -R package).
 # Debian's nodejs may already ship npm, and Debian's `npm` package conflicts
 # with such a nodejs: ask for it only when the command is missing.
 if ! command -v npm >/dev/null 2>&1; then
