@@ -96,22 +96,27 @@ void propose_sealed(const api_context& ctx, storage::secret_keeper::sealed_secre
   });
 }
 
+bool enabled(const api_context& ctx) { return ctx.secrets && ctx.secrets->enabled(); }
+
 }  // namespace
 
 void list_secrets(route_call& c) {
+  // Names are stored in clear: listing them needs no key.
   if (!c.ctx.secrets) return c.reply(disabled());
   auto xs = c.ctx.secrets->list(c.req.who.tenant);
   if (!xs) return c.reply(error_response(xs.error()));
   json::array items;
   for (auto& s : *xs) items.push_back(meta_json(s));
-  c.reply(json_response(200, json::object{{"items", std::move(items)}}));
+  c.reply(json_response(
+      200, json::object{{"items", std::move(items)}, {"enabled", enabled(c.ctx)}}));
 }
 
 void put_secret_route(route_call& c) {
-  if (!c.ctx.secrets) return c.reply(disabled());
+  // Bad input is a 400 naming the field whether or not this node can seal.
   if (auto err = check_name(c.param())) return c.reply(error_response(err));
   auto value = read_value(c.req.body);
   if (!value) return c.reply(error_response(value.error()));
+  if (!enabled(c.ctx)) return c.reply(disabled());
   auto s = c.ctx.secrets->seal(c.req.who.tenant, c.param(), *value);
   if (!s) return c.reply(error_response(s.error()));
   s->record.set_by = c.req.who.subject;
@@ -119,8 +124,8 @@ void put_secret_route(route_call& c) {
 }
 
 void delete_secret_route(route_call& c) {
-  if (!c.ctx.secrets) return c.reply(disabled());
   if (auto err = check_name(c.param())) return c.reply(error_response(err));
+  if (!enabled(c.ctx)) return c.reply(disabled());
   auto reply = c.reply;
   auto ctx = c.ctx;
   delete_secret cmd{c.req.who.tenant, c.param()};
@@ -132,7 +137,7 @@ void delete_secret_route(route_call& c) {
 }
 
 void rotate_secrets_key(route_call& c) {
-  if (!c.ctx.secrets) return c.reply(disabled());
+  if (!enabled(c.ctx)) return c.reply(disabled());
   auto cmd = c.ctx.secrets->rewrap_all();
   if (!cmd) return c.reply(error_response(cmd.error()));
   auto n = cmd->keys.size();
@@ -159,7 +164,7 @@ caf::error check_secret_refs(const api_context& ctx, const task& t) {
   }
   for (auto& [field, names] : refs) {
     if (names.empty()) continue;
-    if (!ctx.secrets)
+    if (!enabled(ctx))
       return make_error(errc::invalid_argument, field, field + ": " + disabled_message);
     for (auto& name : names) {
       auto there = ctx.secrets->exists(t.tenant, name);

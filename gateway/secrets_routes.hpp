@@ -13,7 +13,7 @@ namespace aisched::gateway {
 
 struct api_context;
 
-void list_secrets(route_call& c);        // GET /api/v1/secrets (names and metadata only)
+void list_secrets(route_call& c);        // GET /api/v1/secrets (names and metadata only; no key needed)
 void put_secret_route(route_call& c);    // PUT /api/v1/secrets/{name} {"value"}
 void delete_secret_route(route_call& c); // DELETE /api/v1/secrets/{name}
 void rotate_secrets_key(route_call& c);  // POST /api/v1/cluster/secrets-key/rotate

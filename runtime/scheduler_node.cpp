@@ -86,30 +86,35 @@ int fail(const std::string& what, const caf::error& err) {
   return 1;
 }
 
-/// The node's secret keeper over `db` (null without --secrets-key-file), once
-/// its key opens every data key this member stores: a member with the wrong
-/// key file refuses to start rather than fail each run that uses a secret.
+/// The node's secret keeper over `db` (disabled without --secrets-key-file),
+/// once its key opens every data key this member stores: a member with the
+/// wrong key file refuses to start rather than fail each run that uses a secret.
 caf::expected<std::shared_ptr<storage::secret_keeper>> open_secrets(
     const config& cfg, const std::shared_ptr<storage::rocks>& db) {
-  std::shared_ptr<storage::secret_keeper> none;
-  if (cfg.secrets_key_file.empty()) {
-    auto keys = storage::read_data_keys(*db);
-    if (keys && !keys->empty())
-      log::warn("this member stores secrets but has no --secrets-key-file: runs that use "
-                "secrets fail while it leads, and its gateway answers secrets_disabled",
-                {{"tenants", std::to_string(keys->size())}});
-    return none;
+  std::optional<secret_crypto::key> key, previous;
+  if (!cfg.secrets_key_file.empty()) {
+    auto k = secret_crypto::load_key_file(cfg.secrets_key_file, "--secrets-key-file");
+    if (!k) return k.error();
+    key = *k;
   }
-  auto key = secret_crypto::load_key_file(cfg.secrets_key_file, "--secrets-key-file");
-  if (!key) return key.error();
-  std::optional<secret_crypto::key> previous;
   if (!cfg.secrets_previous_key_file.empty()) {
+    if (!key)
+      return make_error(errc::invalid_argument, "secrets-previous-key-file",
+                        "--secrets-previous-key-file needs --secrets-key-file (the new key)");
     auto p = secret_crypto::load_key_file(cfg.secrets_previous_key_file,
                                           "--secrets-previous-key-file");
     if (!p) return p.error();
     previous = *p;
   }
-  auto keeper = std::make_shared<storage::secret_keeper>(*db, *key, previous);
+  auto keeper = std::make_shared<storage::secret_keeper>(*db, key, previous);
+  if (!key) {
+    auto keys = storage::read_data_keys(*db);
+    if (keys && !keys->empty())
+      log::warn("this member stores secrets but has no --secrets-key-file: runs that use "
+                "secrets fail while it leads, and its gateway answers secrets_disabled",
+                {{"tenants", std::to_string(keys->size())}});
+    return keeper;
+  }
   if (auto err = keeper->check()) return err;
   log::info("secret store enabled", {{"key_check", keeper->key_check()},
                                      {"rotating", previous ? "true" : "false"}});
@@ -239,7 +244,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto http_pool = std::make_shared<worker::run_pool>(4);
   router::router_options ropts{report_base, http_pool, 30'000, cfg.dispatch_rate,
                                cfg.dispatch_rate * 2};
-  if (*secrets)
+  if ((*secrets)->enabled())
     ropts.reveal_secrets = [keeper = *secrets](const std::string& tenant,
                                                const std::set<std::string>& names) {
       return keeper->reveal(tenant, names);

@@ -18,18 +18,25 @@ std::string value_aad(const std::string& tenant, const std::string& name) {
   return "aisched secret v1:" + std::to_string(tenant.size()) + ":" + tenant + ":" + name;
 }
 
+caf::error disabled() {
+  return make_error(errc::unavailable, "secrets",
+                    "secrets are disabled on this node: start every member with "
+                    "--secrets-key-file");
+}
+
 }  // namespace
 
-secret_keeper::secret_keeper(rocks& db, secret_crypto::key current,
+secret_keeper::secret_keeper(rocks& db, std::optional<secret_crypto::key> current,
                              std::optional<secret_crypto::key> previous)
     : db_(db), current_(current), previous_(previous) {
-  current_check_ = secret_crypto::key_check(current_);
+  if (current_) current_check_ = secret_crypto::key_check(*current_);
   if (previous_) previous_check_ = secret_crypto::key_check(*previous_);
 }
 
 caf::expected<secret_crypto::key> secret_keeper::unwrap(const data_key& k) const {
+  if (!current_) return disabled();
   const secret_crypto::key* kek = nullptr;
-  if (k.kek_check == current_check_) kek = &current_;
+  if (k.kek_check == current_check_) kek = &*current_;
   else if (previous_ && k.kek_check == previous_check_) kek = &*previous_;
   if (!kek) {
     std::string have = current_check_ + (previous_ ? " and " + previous_check_ : "");
@@ -50,6 +57,7 @@ caf::expected<secret_crypto::key> secret_keeper::unwrap(const data_key& k) const
 }
 
 caf::error secret_keeper::check() const {
+  if (!current_) return {};
   auto keys = read_data_keys(db_);
   if (!keys) return keys.error();
   for (auto& k : *keys)
@@ -73,6 +81,7 @@ caf::expected<secret_crypto::key> secret_keeper::data_key_of(const data_key& k) 
 caf::expected<secret_keeper::sealed_secret> secret_keeper::seal(const std::string& tenant,
                                                                 const std::string& name,
                                                                 std::string_view value) {
+  if (!current_) return disabled();
   sealed_secret out;
   auto stored = read_data_key(db_, tenant);
   if (!stored) return stored.error();
@@ -89,7 +98,7 @@ caf::expected<secret_keeper::sealed_secret> secret_keeper::seal(const std::strin
     k.tenant = tenant;
     k.id = random_hex(8);
     k.kek_check = current_check_;
-    k.wrapped = secret_crypto::wrap(current_, dk, tenant, k.id);
+    k.wrapped = secret_crypto::wrap(*current_, dk, tenant, k.id);
     out.first_key = put_data_keys{{k}, false};
     std::lock_guard<std::mutex> guard(mutex_);
     opened_.emplace(tenant + '\0' + k.id, dk);
@@ -106,6 +115,7 @@ caf::expected<std::map<std::string, std::string>> secret_keeper::reveal(
     const std::string& tenant, const std::set<std::string>& names) {
   std::map<std::string, std::string> out;
   if (names.empty()) return out;
+  if (!current_) return disabled();
   auto stored = read_data_key(db_, tenant);
   if (!stored) return stored.error();
   for (auto& name : names) {
@@ -126,6 +136,7 @@ caf::expected<std::map<std::string, std::string>> secret_keeper::reveal(
 }
 
 caf::expected<put_data_keys> secret_keeper::rewrap_all() {
+  if (!current_) return disabled();
   auto keys = read_data_keys(db_);
   if (!keys) return keys.error();
   put_data_keys cmd;
@@ -135,7 +146,7 @@ caf::expected<put_data_keys> secret_keeper::rewrap_all() {
     if (!dk) return dk.error();
     auto w = k;
     w.kek_check = current_check_;
-    w.wrapped = secret_crypto::wrap(current_, *dk, k.tenant, k.id);
+    w.wrapped = secret_crypto::wrap(*current_, *dk, k.tenant, k.id);
     cmd.keys.push_back(std::move(w));
   }
   return cmd;

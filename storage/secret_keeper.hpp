@@ -26,13 +26,19 @@ class rocks;
 class secret_keeper {
  public:
   /// `current` seals and wraps; `previous` (a rotation in progress) only
-  /// unwraps data keys not re-wrapped yet. `db` must outlive this.
-  secret_keeper(rocks& db, secret_crypto::key current,
+  /// unwraps data keys not re-wrapped yet. Without `current` the keeper is
+  /// disabled: it lists and checks names, and refuses to seal, reveal or
+  /// re-wrap (unavailable). `db` must outlive this.
+  secret_keeper(rocks& db, std::optional<secret_crypto::key> current,
                 std::optional<secret_crypto::key> previous);
+
+  /// Whether this node has the cluster key (--secrets-key-file).
+  bool enabled() const { return current_.has_value(); }
 
   /// Whether every data key in the local state opens under the current or
   /// the previous key; else an error saying which key the cluster expects.
-  /// A node calls it at startup and refuses to start on an error.
+  /// A node calls it at startup and refuses to start on an error. Disabled:
+  /// nothing to check.
   [[nodiscard]] caf::error check() const;
 
   /// What the gateway proposes to set secret `name` of `tenant` to `value`:
@@ -70,7 +76,7 @@ class secret_keeper {
   [[nodiscard]] caf::expected<secret_crypto::key> data_key_of(const proto::data_key& k);
 
   rocks& db_;
-  secret_crypto::key current_;
+  std::optional<secret_crypto::key> current_;
   std::optional<secret_crypto::key> previous_;
   std::string current_check_, previous_check_;
   std::mutex mutex_;  // guards opened_

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/auth_client.hpp"
+#include "support/http_receiver.hpp"
 #include "support/node_process.hpp"
 #include "support/raft_group_process.hpp"
 #include "support/scripted_llm.hpp"
@@ -251,17 +252,54 @@ TEST_F(secrets, admins_set_operators_reference_viewers_list_and_tenants_share_no
             0u);
 }
 
+TEST_F(secrets, an_http_task_gets_its_secret_in_headers_and_body_and_its_output_masked) {
+  http_receiver api({200}, std::string("echo: ") + value);  // a service that echoes it back
+  node_process node(dir_.path() + "/data", {"--secrets-key-file", key("key", key_a)});
+  ASSERT_TRUE(node.running()) << tail(node.log());
+  auto port = node.http_port();
+  ASSERT_EQ(http_call(port, "PUT", "/api/v1/secrets/api-token", secret_body(value)).status, 200u);
+  auto doc = [&](const std::string& name) {
+    return json::serialize(json::object{
+        {"name", "call-api"},
+        {"kind", "http"},
+        {"http", json::object{{"method", "POST"},
+                              {"url", api.url("/v1/thing")},
+                              {"headers", json::object{{"Authorization",
+                                                        "Bearer {{secret." + name + "}}"}}},
+                              {"body", "{\"key\":\"{{secret." + name + "}}\"}"}}}});
+  };
+  auto missing = http_call(port, "POST", "/api/v1/tasks", doc("nope"));
+  EXPECT_EQ(missing.status, 400u) << missing.body;
+  EXPECT_EQ(error_field(missing), "http.headers.Authorization");
+  ASSERT_EQ(create_task(port, doc("api-token")), 1);
+  auto run = run_once(port, 1);
+  EXPECT_EQ(str(run, "state"), "success") << json::serialize(run);
+  EXPECT_EQ(str(run, "output"), "echo: ***");
+  auto got = api.requests();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].header("Authorization").value_or(""), std::string("Bearer ") + value);
+  EXPECT_EQ(got[0].body, std::string(R"({"key":")") + value + "\"}");
+  auto task = http_call(port, "GET", "/api/v1/tasks/1");
+  EXPECT_NE(task.body.find("{{secret.api-token}}"), std::string::npos) << task.body;
+  EXPECT_FALSE(holds_value(task.body));
+}
+
 TEST_F(secrets, without_a_key_file_secret_routes_are_disabled_and_references_refused) {
   node_process node(dir_.path() + "/data");
   ASSERT_TRUE(node.running()) << tail(node.log());
   auto port = node.http_port();
-  for (auto [method, path] : {std::pair{"GET", "/api/v1/secrets"},
-                              std::pair{"PUT", "/api/v1/secrets/prod-db"},
-                              std::pair{"DELETE", "/api/v1/secrets/prod-db"}}) {
+  for (auto [method, path] : {std::pair{"PUT", "/api/v1/secrets/prod-db"},
+                              std::pair{"DELETE", "/api/v1/secrets/prod-db"},
+                              std::pair{"POST", "/api/v1/cluster/secrets-key/rotate"}}) {
     auto r = http_call(port, method, path, secret_body(value));
     EXPECT_EQ(r.status, 503u) << method << " " << path << ": " << r.body;
     EXPECT_NE(r.body.find("secrets_disabled"), std::string::npos) << r.body;
   }
+  auto listed = http_call(port, "GET", "/api/v1/secrets");  // names need no key
+  EXPECT_EQ(listed.status, 200u) << listed.body;
+  EXPECT_EQ(listed.body, R"({"items":[],"enabled":false})");
+  auto bad = http_call(port, "PUT", "/api/v1/secrets/prod-db", "{");  // bad input still 400
+  EXPECT_EQ(bad.status, 400u) << bad.body;
   auto t = http_call(port, "POST", "/api/v1/tasks", task_body("t"));
   EXPECT_EQ(t.status, 400u) << t.body;
   EXPECT_EQ(error_field(t), "secrets.DB_PASSWORD");

@@ -134,6 +134,23 @@ TEST_F(secret_store, a_wrong_cluster_key_fails_the_check_naming_the_flag) {
   EXPECT_FALSE(wrong.reveal("acme", {"x"}));
 }
 
+TEST_F(secret_store, a_keeper_without_the_key_lists_names_and_opens_nothing) {
+  {
+    secret_keeper k(*db_, cluster_key_, std::nullopt);
+    set(k, "acme", "x", "v");
+  }
+  secret_keeper none(*db_, std::nullopt, std::nullopt);
+  EXPECT_FALSE(none.enabled());
+  EXPECT_FALSE(none.check());  // nothing to check: the node starts, setting is refused
+  EXPECT_EQ(none.list("acme")->size(), 1u);
+  EXPECT_TRUE(*none.exists("acme", "x"));
+  auto s = none.seal("acme", "y", "w");
+  ASSERT_FALSE(s);
+  EXPECT_EQ(code_of(s.error()), errc::unavailable);
+  EXPECT_FALSE(none.reveal("acme", {"x"}));
+  EXPECT_FALSE(none.rewrap_all());
+}
+
 TEST_F(secret_store, rotation_rewraps_data_keys_so_the_new_key_alone_opens_every_secret) {
   {
     secret_keeper old_key(*db_, cluster_key_, std::nullopt);
