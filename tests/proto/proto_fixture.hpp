@@ -263,6 +263,11 @@ inline std::vector<command> every_command() {
   out.emplace_back(retry_instance{"acme", "42-1-0", t_2026_11_30_07 + 6});
   out.emplace_back(put_ai_records{{{ai_column::conversations, "c/c-1", "{\"id\":\"c-1\"}", false},
                                    {ai_column::analyses, "acme/42-1-0", "bytes", true}}});
+  out.emplace_back(put_data_keys{{data_key{"acme", "k1", "c0ffee", std::string("\x01\x02w", 3)}},
+                                 true});
+  out.emplace_back(put_secret{secret_record{"acme", "prod-db", "k1", std::string("\x01s\x00", 3),
+                                            2, "alice", t_2026_11_30_07, 5}});
+  out.emplace_back(delete_secret{"acme", "prod-db"});
   return out;
 }
 
