@@ -25,6 +25,10 @@ namespace caf {
 class actor_system;
 }
 
+namespace aisched::storage {
+class secret_keeper;
+}
+
 namespace aisched::gateway {
 
 struct ai_context;
@@ -56,6 +60,10 @@ struct api_context {
   /// Why this node's last storage write failed; "" while it succeeded (/readyz).
   std::function<std::string()> storage_problem;
   auth_options auth;  // off by default: every request is cluster_admin of tenant "default"
+  /// The node's cluster key holder (gateway/secrets_routes.hpp); disabled
+  /// without --secrets-key-file: secret routes but the list answer
+  /// secrets_disabled. Null (tests): every secret route does.
+  std::shared_ptr<storage::secret_keeper> secrets;
 };
 
 /// Checks a task beyond structure (proto::validate_task plus its schedule and

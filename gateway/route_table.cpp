@@ -17,6 +17,7 @@
 #include "gateway/load_history_route.hpp"
 #include "gateway/metrics_route.hpp"
 #include "gateway/report_route.hpp"
+#include "gateway/secrets_routes.hpp"
 #include "gateway/task_routes.hpp"
 
 namespace aisched::gateway {
@@ -94,6 +95,12 @@ const std::vector<route> table{
     {"POST",   "/api/v1/tokens",                            admin,         tenant,  "token.create",         create_token_route},
     {"DELETE", "/api/v1/tokens/{id}",                       admin,         tenant,  "token.revoke",         revoke_token},
     {"GET",    "/api/v1/audit",                             admin,         tenant,  "",                     list_audit_route},
+    // Secrets of the caller's tenant: viewers see names, admins set and delete
+    // values (write-only); the cluster admin re-wraps every data key.
+    {"GET",    "/api/v1/secrets",                           viewer,        tenant,  "",                     list_secrets},
+    {"PUT",    "/api/v1/secrets/{name}",                    admin,         tenant,  "secret.set",           put_secret_route},
+    {"DELETE", "/api/v1/secrets/{name}",                    admin,         tenant,  "secret.delete",        delete_secret_route},
+    {"POST",   "/api/v1/cluster/secrets-key/rotate",        cluster_admin, cluster, "cluster.rotate_secrets_key", rotate_secrets_key},
     // AI: what spends model tokens needs operator; reading what is stored, viewer.
     {"POST",   "/api/v1/ai/chat",                           operator_,     tenant,  "",                     ai_chat},
     {"POST",   "/api/v1/ai/confirm",                        operator_,     tenant,  "",                     ai_confirm},

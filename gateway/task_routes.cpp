@@ -5,7 +5,9 @@
 
 #include <boost/json.hpp>
 
+#include "gateway/access.hpp"
 #include "gateway/ask.hpp"
+#include "gateway/secrets_routes.hpp"
 #include "proto/json.hpp"
 
 namespace aisched::gateway {
@@ -43,6 +45,27 @@ void set_paused_route(route_call& c, bool paused) {
           [](applied& a) { return json_response(200, task_view(a.tasks.at(0))); });
 }
 
+/// "VAR=name,..." of a task's secret references (names only, never a value).
+std::string refs_text(const task& t) {
+  std::string out;
+  for (auto& [var, name] : t.secrets) out += (out.empty() ? "" : ",") + var + "=" + name;
+  return out;
+}
+
+/// Audits a change of task `t`'s secret references beside its task.* entry:
+/// who made task `t` reach which secrets.
+void audit_refs(access& gate, const principal& who, const task& t, const std::string& before) {
+  auto now = refs_text(t);
+  if (now == before) return;
+  audit_entry e;
+  e.subject = who.subject;
+  e.tenant = t.tenant;
+  e.action = "secret.reference";
+  e.target = "task " + std::to_string(t.id) + ": " + (now.empty() ? "(none)" : now);
+  e.result = "ok";
+  gate.record(std::move(e));
+}
+
 json::value instances_json(const applied& a) {
   json::array items;
   for (auto& x : a.instances) items.push_back(to_json(x));
@@ -62,6 +85,7 @@ void create_task(route_call& c) {
   t->tenant = req.who.tenant;
   t->created_at = t->updated_at = now_ms();
   if (auto err = validate_full(*t, t->created_at)) return c.reply(error_response(err));
+  if (auto err = check_secret_refs(c.ctx, *t)) return c.reply(error_response(err));
   // A client that retries a create after a timeout sends the same key and
   // gets the task the first attempt made instead of a second one.
   std::string key;
@@ -73,8 +97,13 @@ void create_task(route_call& c) {
       return c.reply(error_response(make_error(errc::invalid_argument, "Idempotency-Key",
                                                "Idempotency-Key: 1 to 128 visible ASCII characters")));
   }
+  auto* gate = &c.gate;
+  auto who = req.who;
   propose(c.ctx, command{proto::create_task{std::move(*t), std::move(key)}}, c.reply,
-          [](applied& a) { return json_response(201, task_view(a.tasks.at(0))); });
+          [gate, who](applied& a) {
+            audit_refs(*gate, who, a.tasks.at(0), "");
+            return json_response(201, task_view(a.tasks.at(0)));
+          });
 }
 
 void list_tasks(route_call& c) {
@@ -137,7 +166,10 @@ void update_task(route_call& c) {
   auto tenant = c.req.who.tenant;
   auto reply = c.reply;
   bool replace = c.req.method == "PUT";
-  ctx.sys->spawn([ctx, id, patch, reply, tenant, replace](caf::event_based_actor* self) {
+  auto* gate = &c.gate;
+  auto who = c.req.who;
+  ctx.sys->spawn([ctx, id, patch, reply, tenant, replace, gate,
+                  who](caf::event_based_actor* self) {
     self->request(ctx.store, ctx.timeout, get_task_atom::value, tenant, id)
         .then(
             [=](task& cur) {
@@ -151,9 +183,14 @@ void update_task(route_call& c) {
               t->updated_at = now_ms();
               if (auto err = validate_full(*t, t->updated_at, &cur))
                 return reply(error_response(err));
+              if (auto err = check_secret_refs(ctx, *t)) return reply(error_response(err));
+              auto before = refs_text(cur);
               proto::update_task cmd{std::move(*t), expected};
               self->request(ctx.raft, ctx.timeout, propose_atom::value, command{std::move(cmd)})
-                  .then([=](applied& a) { reply(json_response(200, task_view(a.tasks.at(0)))); },
+                  .then([=](applied& a) {
+                          audit_refs(*gate, who, a.tasks.at(0), before);
+                          reply(json_response(200, task_view(a.tasks.at(0))));
+                        },
                         [=](caf::error& e) { reply(error_response(e)); });
             },
             [=](caf::error& e) { reply(error_response(e)); });

@@ -14,6 +14,7 @@
 
 #include "proto/auth_types.hpp"
 #include "proto/membership.hpp"
+#include "proto/secret_types.hpp"
 #include "proto/types.hpp"
 
 namespace aisched::proto {
@@ -316,10 +317,47 @@ typename Inspector::result_type inspect(Inspector& f, record_audit& x) {
   return f(caf::meta::type_name("aisched.record_audit"), x.entries);
 }
 
+/// Stores tenants' data keys (storage/secret_store). Without `rotate`, each
+/// tenant must have none yet (already_exists otherwise: two gateways racing
+/// to create a tenant's first key, the first wins). With `rotate`, each
+/// tenant must have the key `id` already; its wrapping is replaced (a new
+/// cluster key), the key itself and every value sealed under it stay.
+struct put_data_keys {
+  std::vector<data_key> keys;
+  bool rotate = false;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_data_keys& x) {
+  return f(caf::meta::type_name("aisched.put_data_keys"), x.keys, x.rotate);
+}
+
+/// Sets secret `s.name` of `s.tenant` to the value sealed in `s.sealed` (the
+/// gateway sealed it before proposing: the log never holds it in clear).
+/// conflict when `s.key_id` is not the tenant's data key; the state machine
+/// assigns the version (one more than the value it replaces).
+struct put_secret {
+  secret_record s;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_secret& x) {
+  return f(caf::meta::type_name("aisched.put_secret"), x.s);
+}
+
+/// Deletes secret `name` of `tenant` (not_found if there is none).
+struct delete_secret {
+  std::string tenant;
+  std::string name;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, delete_secret& x) {
+  return f(caf::meta::type_name("aisched.delete_secret"), x.tenant, x.name);
+}
+
 using command = caf::variant<noop, create_task, update_task, delete_task, set_paused, fire,
                              dispatch, report_results, retry, cancel, put_user, delete_user,
                              put_token, delete_token, record_audit, record_load, set_membership,
-                             note_waiting, share_worker, retry_instance, put_ai_records>;
+                             note_waiting, share_worker, retry_instance, put_ai_records,
+                             put_data_keys, put_secret, delete_secret>;
 
 /// One entry of the replicated log.
 struct log_entry {

@@ -140,12 +140,20 @@ struct execute_request {
   /// them to the run's environment.
   std::map<std::string, std::string> env;
   std::string tenant;  // whose run: the worker may run each tenant as its own OS user
+  /// The values of the task's secrets (environment variable -> value), opened
+  /// by the leader's router for this attempt only. In memory and on the wire
+  /// (authenticated cluster link, external worker's channel) only: nobody
+  /// persists a request, and the worker masks `redact` in all output.
+  std::map<std::string, std::string> secret_env;
+  /// Every secret value this request carries (in secret_env or filled into an
+  /// HTTP task's headers and body): masked as *** in the run's output.
+  std::vector<std::string> redact;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, execute_request& x) {
   return f(caf::meta::type_name("aisched.execute_request"), x.instance_id, x.task_id, x.kind,
            x.command, x.http, x.image, x.attempt, x.shard, x.shards, x.idempotency_key,
-           x.trace_id, x.timeout, x.memory_mb, x.env, x.tenant);
+           x.trace_id, x.timeout, x.memory_mb, x.env, x.tenant, x.secret_env, x.redact);
 }
 
 /// A page of tasks with their runtime facts, for a new leader's rebuild.

@@ -35,7 +35,7 @@ constexpr const char* command_names[] = {
     "fire",        "dispatch",     "report_results", "retry",     "cancel",
     "put_user",    "delete_user",  "put_token",    "delete_token", "record_audit",
     "record_load", "set_membership", "note_waiting", "share_worker", "retry_instance",
-    "put_ai_records"};
+    "put_ai_records", "put_data_keys", "put_secret", "delete_secret"};
 static_assert(std::size(command_names) == alternatives<command>::value,
               "every command needs a name, in the order of the variant");
 

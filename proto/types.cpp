@@ -13,7 +13,7 @@ bool operator==(const task& a, const task& b) {
          a.overlap == b.overlap && a.start_at == b.start_at && a.end_at == b.end_at &&
          a.jitter == b.jitter && a.catchup_window == b.catchup_window &&
          a.misfire == b.misfire && a.misfire_limit == b.misfire_limit &&
-         a.depends_on == b.depends_on && a.paused == b.paused &&
+         a.depends_on == b.depends_on && a.secrets == b.secrets && a.paused == b.paused &&
          a.created_at == b.created_at && a.updated_at == b.updated_at && a.version == b.version;
 }
 

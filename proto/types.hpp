@@ -163,6 +163,9 @@ struct task {
   misfire_policy misfire = misfire_policy::fire_once;
   uint32_t misfire_limit = 10;  // fire_all: at most this many catch-up runs
   std::vector<uint64_t> depends_on;
+  /// Environment variable of each run -> name of a secret of the task's tenant
+  /// (storage/secret_store); the value reaches the run only, never the task.
+  std::map<std::string, std::string> secrets;
   // lifecycle
   bool paused = false;
   unix_ms created_at = 0;
@@ -178,7 +181,7 @@ typename Inspector::result_type inspect(Inspector& f, task& x) {
            x.image, x.schedule, x.at, x.event, x.timezone, x.labels, x.route, x.shards, x.retry,
            x.timeout, x.overlap, x.start_at, x.end_at, x.jitter, x.catchup_window, x.misfire,
            x.misfire_limit, x.depends_on, x.paused, x.created_at, x.updated_at, x.version,
-           x.memory_mb);
+           x.memory_mb, x.secrets);
 }
 
 /// Runtime facts about a task kept by the state machine beside its definition:

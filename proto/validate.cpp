@@ -5,6 +5,7 @@
 #include <set>
 
 #include "proto/errors.hpp"
+#include "proto/secret_types.hpp"
 
 namespace aisched::proto {
 
@@ -28,6 +29,40 @@ std::string printable(const std::string& name) {
 bool is_http_url(const std::string& url) {
   return (url.rfind("http://", 0) == 0 && url.size() > 7) ||
          (url.rfind("https://", 0) == 0 && url.size() > 8);
+}
+
+bool env_name(const std::string& s) {
+  if (s.empty() || s.size() > 128 || (s[0] >= '0' && s[0] <= '9')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+/// The structure of a task's secret references (which exist is the gateway's
+/// check): variable names a shell accepts that do not shadow a run's own
+/// variables, valid secret names, placeholders only where they are filled.
+caf::error validate_secret_refs(const task& t) {
+  static const std::set<std::string> reserved{
+      "PATH",     "HOME",     "IDEMPOTENCY_KEY", "SHARD_NO", "SHARD_TOTAL",
+      "SCHEDULE_INSTANCE_ID", "ATTEMPT",         "TRACE_ID", "TASK_ID"};
+  if (t.secrets.size() > 64) return bad("secrets", "at most 64 secrets per task");
+  for (auto& [var, name] : t.secrets) {
+    auto field = "secrets." + printable(var);
+    if (!env_name(var))
+      return bad(field, "not an environment variable name (A-Z, a-z, 0-9, '_', not starting "
+                        "with a digit)");
+    if (reserved.count(var) || var.rfind("AISCHED_", 0) == 0)
+      return bad(field, "reserved: every run sets this variable itself");
+    if (!valid_secret_name(name))
+      return bad(field, "secret names are 1-128 of A-Z, a-z, 0-9, '_', '.', '-'");
+  }
+  if (!secret_refs(t.command).empty())
+    return bad("command", "{{secret.NAME}} is not filled in commands: map the secret to an "
+                          "environment variable in 'secrets' and use $VARIABLE");
+  if (!secret_refs(t.http.url).empty())
+    return bad("http.url", "secrets may not appear in the URL (URLs are shown and logged); "
+                           "use a header or the body");
+  return {};
 }
 
 }  // namespace
@@ -89,6 +124,7 @@ caf::error validate_task(const task& t) {
     return bad("misfire_limit", "must be at least 1 for misfire 'fire_all'");
   for (auto& [k, v] : t.labels)
     if (k.empty()) return bad("labels", "label names must not be empty");
+  if (auto err = validate_secret_refs(t)) return err;
   for (auto dep : t.depends_on) {
     if (dep == 0) return bad("depends_on", "task ids start at 1");
     if (t.id != 0 && dep == t.id) return bad("depends_on", "a task cannot depend on itself");

@@ -236,6 +236,15 @@ parse_outcome parse_command_line(int argc, char** argv) {
                  "every member and worker node: peers prove they hold it before they are "
                  "admitted to the cluster port")
       ->envname("AISCHED_CLUSTER_SECRET_FILE");
+  app.add_option("--secrets-key-file", cfg.secrets_key_file,
+                 "file holding the cluster key of the secret store (64 hex digits, "
+                 "`openssl rand -hex 32`, chmod 600), the same on every member; without it "
+                 "the secret routes answer secrets_disabled")
+      ->envname("AISCHED_SECRETS_KEY_FILE");
+  app.add_option("--secrets-previous-key-file", cfg.secrets_previous_key_file,
+                 "during a key rotation: the cluster key being replaced, which still opens "
+                 "the data keys until POST /api/v1/cluster/secrets-key/rotate re-wraps them")
+      ->envname("AISCHED_SECRETS_PREVIOUS_KEY_FILE");
   std::string secret_file, admin_file;
   app.add_flag("--auth", cfg.auth,
                "require 'Authorization: Bearer' on the API (roles, tenants, audit)")

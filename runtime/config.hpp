@@ -56,6 +56,11 @@ struct config {
   // Cluster admission (README "Cluster admission"): the content of
   // --cluster-secret-file, the same on every node; "" admits any peer.
   std::string cluster_secret;
+  // Secrets (README "Secrets"): the cluster key file, the same on every
+  // member; "" disables the secret store. The previous key opens data keys
+  // not yet re-wrapped during a rotation.
+  std::string secrets_key_file;
+  std::string secrets_previous_key_file;
   // Authentication (README "Authentication"): off by default. The secret signs
   // JWTs and must be the same on every node; the admin password creates the
   // first user while there is none.

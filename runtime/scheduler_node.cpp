@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <unistd.h>
@@ -47,6 +48,8 @@
 #include "runtime/node.hpp"
 #include "storage/health.hpp"
 #include "storage/rocks.hpp"
+#include "storage/secret_keeper.hpp"
+#include "storage/secret_store.hpp"
 #include "storage/state_machine.hpp"
 #include "actors/store/store_actor.hpp"
 
@@ -81,6 +84,41 @@ class late_handler {
 int fail(const std::string& what, const caf::error& err) {
   log::error(what, {{"error", view(err).message}});
   return 1;
+}
+
+/// The node's secret keeper over `db` (disabled without --secrets-key-file),
+/// once its key opens every data key this member stores: a member with the
+/// wrong key file refuses to start rather than fail each run that uses a secret.
+caf::expected<std::shared_ptr<storage::secret_keeper>> open_secrets(
+    const config& cfg, const std::shared_ptr<storage::rocks>& db) {
+  std::optional<secret_crypto::key> key, previous;
+  if (!cfg.secrets_key_file.empty()) {
+    auto k = secret_crypto::load_key_file(cfg.secrets_key_file, "--secrets-key-file");
+    if (!k) return k.error();
+    key = *k;
+  }
+  if (!cfg.secrets_previous_key_file.empty()) {
+    if (!key)
+      return make_error(errc::invalid_argument, "secrets-previous-key-file",
+                        "--secrets-previous-key-file needs --secrets-key-file (the new key)");
+    auto p = secret_crypto::load_key_file(cfg.secrets_previous_key_file,
+                                          "--secrets-previous-key-file");
+    if (!p) return p.error();
+    previous = *p;
+  }
+  auto keeper = std::make_shared<storage::secret_keeper>(*db, key, previous);
+  if (!key) {
+    auto keys = storage::read_data_keys(*db);
+    if (keys && !keys->empty())
+      log::warn("this member stores secrets but has no --secrets-key-file: runs that use "
+                "secrets fail while it leads, and its gateway answers secrets_disabled",
+                {{"tenants", std::to_string(keys->size())}});
+    return keeper;
+  }
+  if (auto err = keeper->check()) return err;
+  log::info("secret store enabled", {{"key_check", keeper->key_check()},
+                                     {"rotating", previous ? "true" : "false"}});
+  return keeper;
 }
 
 /// Crash-only supervision of the node's essential actors: one that terminates
@@ -150,6 +188,8 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto sm_opened = storage::state_machine::open(*db);
   if (!sm_opened) return fail("cannot open state machine", sm_opened.error());
   std::shared_ptr<storage::state_machine> sm = std::move(*sm_opened);
+  auto secrets = open_secrets(cfg, db);
+  if (!secrets) return fail("cannot open the secret store", secrets.error());
   raft::raft_options ropts_raft;
   ropts_raft.node_id = cfg.node_id;
   ropts_raft.snapshot_every = cfg.snapshot_every;
@@ -204,6 +244,11 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto http_pool = std::make_shared<worker::run_pool>(4);
   router::router_options ropts{report_base, http_pool, 30'000, cfg.dispatch_rate,
                                cfg.dispatch_rate * 2};
+  if ((*secrets)->enabled())
+    ropts.reveal_secrets = [keeper = *secrets](const std::string& tenant,
+                                               const std::set<std::string>& names) {
+      return keeper->reveal(tenant, names);
+    };
   auto router = sys.spawn(router::router_actor_impl, raft, store, ropts);
   caf::anon_send(router, proto::subscribe_atom::value, trigger);  // worker census for broadcast
   backpressure::thresholds limits;
@@ -345,6 +390,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
       return health->ok() ? std::string{} : health->problem();
     };
     api.auth = {cfg.auth, cfg.auth_secret, std::chrono::seconds(cfg.token_ttl_seconds)};
+    api.secrets = *secrets;
     if (cfg.auth && !cfg.admin_password.empty()) gateway::bootstrap_admin(api, cfg.admin_password);
     if (!cfg.auth && !is_loopback(cfg.http.host))
       log::warn("AUTHENTICATION IS OFF on a non-loopback HTTP address: anyone who can reach "

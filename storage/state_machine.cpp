@@ -23,6 +23,7 @@
 #include "storage/load_history.hpp"
 #include "storage/membership_store.hpp"
 #include "storage/rocks.hpp"
+#include "storage/secret_store.hpp"
 #include "storage/state_meta.hpp"
 
 namespace aisched::storage {
@@ -84,8 +85,9 @@ bool legal_transition(instance_state from, instance_state to) {
 /// that rejects it; `next_task_id` is advanced by create_task.
 class applier {
  public:
-  applier(batch_ctx& ctx, auth_applier& auth, uint64_t index, uint64_t& next_task_id)
-      : ctx_(ctx), auth_(auth), index_(index), next_task_id_(next_task_id) {}
+  applier(batch_ctx& ctx, auth_applier& auth, secret_applier& secrets, uint64_t index,
+          uint64_t& next_task_id)
+      : ctx_(ctx), auth_(auth), secrets_(secrets), index_(index), next_task_id_(next_task_id) {}
 
   caf::expected<applied> operator()(const noop&) { return done(); }
 
@@ -98,6 +100,10 @@ class applier {
   caf::expected<applied> operator()(const record_audit& c) {
     return with_index(auth_.apply(c, index_));
   }
+  // Data keys and sealed secrets: storage/secret_store.
+  caf::expected<applied> operator()(const put_data_keys& c) { return with_index(secrets_.apply(c)); }
+  caf::expected<applied> operator()(const put_secret& c) { return with_index(secrets_.apply(c)); }
+  caf::expected<applied> operator()(const delete_secret& c) { return with_index(secrets_.apply(c)); }
 
   caf::expected<applied> operator()(const create_task& c) {
     std::string idem;
@@ -560,6 +566,7 @@ class applier {
 
   batch_ctx& ctx_;
   auth_applier& auth_;
+  secret_applier& secrets_;
   bool stale_ = false;
   std::optional<instance_state> outcome_;  // the reported state of the result being applied
   uint64_t index_;
@@ -613,6 +620,7 @@ caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
   results.reserve(entries.size());
   batch_ctx ctx(db_, *cache_);
   auth_applier auth(db_, ctx.batch());
+  secret_applier secrets(db_, ctx.batch());
   uint64_t applied_to = applied_index_.load();
   uint64_t next_task_id = next_task_id_;
   for (auto& e : entries) {
@@ -631,7 +639,7 @@ caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
                      std::string(command_name(e.cmd)) + " of term " + std::to_string(term) +
                          " rejected in term " + std::to_string(e.term));
     } else {
-      applier a(ctx, auth, e.index, next_task_id);
+      applier a(ctx, auth, secrets, e.index, next_task_id);
       r = caf::visit(a, e.cmd);
     }
     // A read or write that failed (or read bytes that do not decode) fails

@@ -60,6 +60,19 @@ void enqueue(router_state& st, const instance& x) {
   st.queue.push(x);
 }
 
+/// Hands run `x` of `t` to worker `w`'s proxy with its secrets' values; a run
+/// that cannot be sent (a secret it names is gone) ends failed instead.
+void send_run(self_ptr self, const worker_entry& w, const task& t, const instance& x) {
+  auto& st = self->state;
+  auto req = make_request(t, x, st.opts.reveal_secrets);
+  if (req) return self->send(w.proxy, execute_atom::value, std::move(*req));
+  log::warn("run not sent", {{"actor", "router"}, {"instance_id", x.id},
+                             {"error", view(req.error()).message}});
+  report_results cmd{st.term, now_ms(), {unsendable(x, req.error())}};
+  self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
+      .then([](applied&) {}, [](caf::error&) {});  // uncommitted: the deadline times it out
+}
+
 void start_proxies(self_ptr self) {
   auto& st = self->state;
   for (auto& w : st.workers.entries()) {
@@ -204,7 +217,7 @@ void dispatch(self_ptr self) {
                                            {"trace_id", x.trace_id},
                                            {"worker_id", x.worker_id},
                                            {"attempt", std::to_string(x.attempt)}});
-              self->send(w->proxy, execute_atom::value, make_request(t->second, x));
+              send_run(self, *w, t->second, x);
             }
             if (!st.queue.empty()) schedule_dispatch(self);
           },
@@ -267,7 +280,7 @@ void adopt(self_ptr self, const instance& x) {
   if (a == st.assigned.end()) reserve(st, *w, x.id);
   auto t = st.tasks.find(x.task_id);
   if (w->proxy && t != st.tasks.end())
-    self->send(w->proxy, execute_atom::value, make_request(t->second, x));
+    send_run(self, *w, t->second, x);
 }
 
 /// A worker (re)registered: adopt the in-flight runs that were waiting for it.

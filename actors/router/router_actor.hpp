@@ -27,6 +27,7 @@
 #include "actors/router/placement.hpp"
 #include "actors/router/registry.hpp"
 #include "actors/router/routing.hpp"
+#include "actors/router/run_request.hpp"
 #include "common/run_pool.hpp"
 #include "proto/interfaces.hpp"
 
@@ -38,6 +39,7 @@ struct router_options {
   duration_ms heartbeat_timeout = 30'000;         // external worker offline after this silence
   double dispatch_rate = 3000;                    // dispatches per second (0: unlimited)
   double dispatch_burst = 6000;
+  reveal_fn reveal_secrets;  // opens a run's secrets (storage::secret_keeper); empty: disabled
 };
 
 struct router_state {

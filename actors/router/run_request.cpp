@@ -2,6 +2,8 @@
 #include "actors/router/run_request.hpp"
 
 #include "actors/router/substitute.hpp"
+#include "proto/errors.hpp"
+#include "proto/secret_types.hpp"
 
 namespace aisched::router {
 
@@ -35,6 +37,54 @@ execute_request make_request(const task& t, const instance& x) {
     r.http.body = sub(t.http.body, landing::json);
     for (auto& [k, v] : r.http.headers) v = sub(v, landing::text);
   }
+  return r;
+}
+
+namespace {
+
+/// What `v` becomes as JSON string contents (what fill_secrets writes in a body).
+std::string json_escaped(const std::string& v) {
+  return fill_secrets("{{secret.x}}", {{"x", v}}, true);
+}
+
+}  // namespace
+
+caf::expected<execute_request> make_request(const task& t, const instance& x,
+                                            const reveal_fn& reveal) {
+  std::set<std::string> names;
+  for (auto& [var, name] : t.secrets) names.insert(name);
+  if (t.kind == task_kind::http) {
+    for (auto& [h, v] : t.http.headers) names.merge(secret_refs(v));
+    names.merge(secret_refs(t.http.body));
+  }
+  if (names.empty()) return make_request(t, x);
+  if (!reveal)
+    return make_error(errc::invalid_argument, "secrets",
+                      "the task refers to secrets, but secrets are disabled on the leader "
+                      "(--secrets-key-file)");
+  auto values = reveal(t.tenant, names);
+  if (!values) return values.error();
+  task filled = t;  // a copy in memory, gone with this call
+  for (auto& [h, v] : filled.http.headers) v = fill_secrets(v, *values, false);
+  filled.http.body = fill_secrets(filled.http.body, *values, true);
+  auto r = make_request(filled, x);
+  for (auto& [var, name] : t.secrets) r.secret_env[var] = values->at(name);
+  for (auto& [name, v] : *values) {
+    r.redact.push_back(v);
+    if (auto e = json_escaped(v); e != v) r.redact.push_back(std::move(e));
+  }
+  return r;
+}
+
+run_result unsendable(const instance& x, const caf::error& why) {
+  run_result r;
+  r.instance_id = x.id;
+  r.worker_id = x.worker_id;
+  r.attempt = x.attempt;
+  r.state = instance_state::failed;
+  r.exit_code = -1;
+  r.error = "not sent to a worker: " + view(why).message;
+  r.started_at = r.finished_at = now_ms();
   return r;
 }
 

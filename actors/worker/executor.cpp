@@ -1,6 +1,7 @@
 // Process, HTTP and container execution of one attempt; see executor.hpp.
 #include "actors/worker/executor.hpp"
 #include "actors/worker/traceparent.hpp"
+#include "common/redactor.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -25,21 +26,31 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// Keeps the last `cap` bytes of everything appended.
+/// Keeps the last `cap` bytes of everything appended, with the run's secret
+/// values masked first (common/redactor), so neither the kept tail nor the
+/// live chunks passed on to `live` ever hold one, even split across reads.
 class tail_buffer {
  public:
-  explicit tail_buffer(size_t cap) : cap_(cap) {}
-  void append(std::string_view s) {
-    data_.append(s.data(), s.size());
-    if (data_.size() > 2 * cap_) data_.erase(0, data_.size() - cap_);
-  }
+  tail_buffer(size_t cap, const execute_request& req, const output_fn* live = nullptr)
+      : cap_(cap), mask_(req.redact), live_(live) {}
+  void append(std::string_view s) { keep(mask_.feed(s)); }
   std::string take() {
+    keep(mask_.flush());
     if (data_.size() > cap_) data_.erase(0, data_.size() - cap_);
     return std::move(data_);
   }
 
  private:
+  void keep(const std::string& s) {
+    if (s.empty()) return;
+    data_.append(s);
+    if (data_.size() > 2 * cap_) data_.erase(0, data_.size() - cap_);
+    if (live_ && *live_) (*live_)(s);
+  }
+
   size_t cap_;
+  redactor mask_;
+  const output_fn* live_;
   std::string data_;
 };
 
@@ -79,7 +90,7 @@ run_result run_process(const execute_request& req, const std::vector<std::string
   std::string spawn_error;
   if (!spawn_supervised(spec, run, spawn_error))
     return finish(r, instance_state::failed, -1, spawn_error, "");
-  tail_buffer out(opts.output_cap);
+  tail_buffer out(opts.output_cap, req, &on_output);
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(req.timeout > 0 ? req.timeout : 3'600'000);
   bool timed_out = false, killed_by_cancel = false, eof = false, exited = false;
@@ -99,9 +110,7 @@ run_result run_process(const execute_request& req, const std::vector<std::string
     if (n > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
       auto got = read(run.output_fd, buf, sizeof buf);
       if (got > 0) {
-        std::string_view chunk(buf, static_cast<size_t>(got));
-        out.append(chunk);
-        if (on_output) on_output(chunk);
+        out.append(std::string_view(buf, static_cast<size_t>(got)));
       } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
         eof = true;
       }
@@ -186,7 +195,7 @@ run_result run_http(const execute_request& req, const exec_options& opts,
   auto r = base_result(req);
   CURL* c = curl_easy_init();
   if (!c) return finish(r, instance_state::failed, -1, "curl_easy_init failed", "");
-  tail_buffer out(opts.output_cap);
+  tail_buffer out(opts.output_cap, req);
   for (auto& [k, v] : req.http.headers)
     if ((k + v).find_first_of("\r\n") != std::string::npos)  // tasks stored before validation
       return finish(r, instance_state::failed, -1,
@@ -203,7 +212,9 @@ run_result run_http(const execute_request& req, const exec_options& opts,
     // The run's identity travels as headers too: IDEMPOTENCY_KEY -> Idempotency-Key ...
     auto eq = kv.find('=');
     auto name = kv.substr(0, eq);
-    if (name == "PATH" || name == "HOME" || name.rfind("AISCHED_EVENT_", 0) == 0) continue;
+    if (name == "PATH" || name == "HOME" || name.rfind("AISCHED_EVENT_", 0) == 0 ||
+        req.secret_env.count(name))
+      continue;  // secrets reach an HTTP task only where it places {{secret.NAME}}
     std::string header;
     bool upper = true;
     for (char ch : name) {
@@ -270,6 +281,8 @@ std::vector<std::string> run_environment(const execute_request& req, const std::
   // Event values, referred to by the command; names never shadow the ones above.
   for (auto& [name, value] : req.env)
     if (name.rfind("AISCHED_EVENT_", 0) == 0) env.push_back(name + "=" + value);
+  // The task's secrets (validated names: none shadows the variables above).
+  for (auto& [name, value] : req.secret_env) env.push_back(name + "=" + value);
   return env;
 }
 

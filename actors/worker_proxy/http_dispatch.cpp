@@ -33,6 +33,14 @@ std::string execute_body(const proto::execute_request& req, const std::string& r
   json::object env;  // event values the command refers to as variables
   for (auto& [k, v] : req.env) env[k] = v;
   o["env"] = std::move(env);
+  // The run's secrets, for this attempt only; the worker must mask `redact` in
+  // what it reports (the credentialed channel of its registration carries them).
+  json::object secrets;
+  for (auto& [k, v] : req.secret_env) secrets[k] = v;
+  o["secrets"] = std::move(secrets);
+  json::array redact;
+  for (auto& v : req.redact) redact.push_back(json::string(v));
+  o["redact"] = std::move(redact);
   o["report_url"] = report_url;
   return json::serialize(o);
 }

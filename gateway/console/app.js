@@ -10,6 +10,7 @@ import dag from './dag.js';
 import workers from './workers.js';
 import { cluster, audit } from './cluster.js';
 import chat from './chat.js';
+import secrets from './secrets.js';
 
 const routes = [
   [/^\/?$/, overview, 'Overview'],
@@ -22,6 +23,7 @@ const routes = [
   [/^\/workers$/, workers, 'Workers'],
   [/^\/cluster$/, cluster, 'Cluster'],
   [/^\/audit$/, audit, 'Audit'],
+  [/^\/secrets$/, secrets, 'Secrets'],
   [/^\/chat$/, chat, 'AI chat'],
 ];
 

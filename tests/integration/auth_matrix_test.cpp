@@ -39,7 +39,7 @@ struct tenant_objects {
 
 /// How to call one row: what its `{x}` names and the body to send.
 struct recipe {
-  enum class param { none, task, instance, worker, user, token, member, event, conversation, asset };
+  enum class param { none, task, instance, worker, user, token, member, event, conversation, asset, secret };
   param kind = param::none;
   std::string body;           // "{tenant}" is replaced by the target tenant
   bool names_tenant = false;  // ?tenant= (or the body) names the target: another's is 403
@@ -104,6 +104,10 @@ const std::map<std::string, recipe>& recipes() {
       {"POST /api/v1/tokens", {P::none, R"({"name":"t","role":"nope","tenant":"{tenant}"})", true}},
       {"DELETE /api/v1/tokens/{id}", {P::token, "", true}},
       {"GET /api/v1/audit", {P::none, "", true}},
+      {"GET /api/v1/secrets", {}},
+      {"PUT /api/v1/secrets/{name}", {P::secret, "{}"}},
+      {"DELETE /api/v1/secrets/{name}", {P::secret}},
+      {"POST /api/v1/cluster/secrets-key/rotate", {}},
       {"POST /api/v1/ai/chat", {P::none, "{}"}},
       {"POST /api/v1/ai/confirm", {P::none, "{}"}},
       {"GET /api/v1/ai/ws", {}},
@@ -131,6 +135,7 @@ std::string value_for(P kind, const tenant_objects& o) {
     case P::event: return "matrix-event";
     case P::conversation: return "no-such-conversation";
     case P::asset: return "app.js";
+    case P::secret: return "matrix-secret";
     case P::none: return "";
   }
   return "";

@@ -197,6 +197,18 @@ inline auto fields(const put_ai_records& x) {
   for (auto& r : x.records) out.emplace_back(r.column, r.key, r.value, r.erase);
   return out;
 }
+inline auto fields(const data_key& x) { return std::make_tuple(x.tenant, x.id, x.kek_check, x.wrapped); }
+inline auto fields(const put_data_keys& x) {
+  std::vector<decltype(fields(data_key{}))> keys;
+  for (auto& k : x.keys) keys.push_back(fields(k));
+  return std::make_tuple(keys, x.rotate);
+}
+inline auto fields(const secret_record& x) {
+  return std::make_tuple(x.tenant, x.name, x.key_id, x.sealed, x.version, x.set_by, x.set_at,
+                         x.created_at);
+}
+inline auto fields(const put_secret& x) { return fields(x.s); }
+inline auto fields(const delete_secret& x) { return std::make_tuple(x.tenant, x.name); }
 
 /// Expects `a` and `b` to hold the same alternative with the same fields.
 inline void expect_same_command(const command& a, const command& b) {
@@ -251,6 +263,11 @@ inline std::vector<command> every_command() {
   out.emplace_back(retry_instance{"acme", "42-1-0", t_2026_11_30_07 + 6});
   out.emplace_back(put_ai_records{{{ai_column::conversations, "c/c-1", "{\"id\":\"c-1\"}", false},
                                    {ai_column::analyses, "acme/42-1-0", "bytes", true}}});
+  out.emplace_back(put_data_keys{{data_key{"acme", "k1", "c0ffee", std::string("\x01\x02w", 3)}},
+                                 true});
+  out.emplace_back(put_secret{secret_record{"acme", "prod-db", "k1", std::string("\x01s\x00", 3),
+                                            2, "alice", t_2026_11_30_07, 5}});
+  out.emplace_back(delete_secret{"acme", "prod-db"});
   return out;
 }
 

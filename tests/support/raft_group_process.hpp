@@ -106,6 +106,7 @@ class raft_group {
   /// Member `i`'s log so far ("" if it never started).
   std::string log(size_t i) const { return procs_.at(i) ? procs_[i]->log() : ""; }
   uint16_t port(size_t i) const { return running(i) ? procs_[i]->http_port() : 0; }
+  const std::string& data_dir(size_t i) const { return data_.at(i); }
   pid_t pid(size_t i) const { return running(i) ? procs_[i]->pid() : -1; }
 
   /// (Re)starts member `i` on its data dir and cluster port; waits until it serves HTTP.

@@ -25,6 +25,8 @@ void add_run_commands(CLI::App& app, action& chosen);
 void add_system_commands(CLI::App& app, action& chosen);
 /// login, whoami, token create|list|revoke, user create|list|delete, audit list
 void add_auth_commands(CLI::App& app, action& chosen);
+/// secret set|list|rm|rotate-key
+void add_secret_commands(CLI::App& app, action& chosen);
 
 // -- shared by the groups -----------------------------------------------------
 

@@ -50,6 +50,7 @@ int run(int argc, char** argv) {
   add_run_commands(app, chosen);
   add_system_commands(app, chosen);
   add_auth_commands(app, chosen);
+  add_secret_commands(app, chosen);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
