@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include "gateway/ask.hpp"
+#include "gateway/control_routes.hpp"
 #include "proto/json.hpp"
 
 namespace aisched::gateway {
@@ -119,8 +120,22 @@ void list_tasks(route_call& c) {
 void get_task(route_call& c) {
   auto id = task_id(c);
   if (!id) return;
-  ask<task>(c.ctx, c.ctx.store, c.reply, [](task& t) { return json_response(200, task_view(t)); },
-            get_task_atom::value, c.req.who.tenant, *id);
+  // Read the task, then (reply_task_view) the calendar it excludes, if any:
+  // its next_fire_times skip the excluded dates.
+  auto found = std::make_shared<task>();
+  auto ctx = c.ctx;
+  auto reply = c.reply;
+  reply_fn then = [ctx, reply, found](http_response r) {
+    if (r.status != 200) return reply(std::move(r));
+    reply_task_view(ctx, reply, 200, std::move(*found));
+  };
+  ask<task>(
+      c.ctx, c.ctx.store, then,
+      [found](task& t) {
+        *found = std::move(t);
+        return http_response{200, "", "application/json"};
+      },
+      get_task_atom::value, c.req.who.tenant, *id);
 }
 
 /// Read the stored task; PATCH merges the body over it, PUT replaces it (absent
