@@ -1,6 +1,8 @@
 // Task and event routes; see task_routes.hpp.
 #include "gateway/task_routes.hpp"
 
+#include <algorithm>
+#include <memory>
 #include <set>
 
 #include <boost/json.hpp>
@@ -16,9 +18,17 @@ using namespace proto;
 
 namespace {
 
-json::value page_json(const task_page& p) {
+/// The page; with `known`, each task's next_fire_times skip the dates of the
+/// calendar it excludes.
+json::value page_json(const task_page& p, const controls* known = nullptr) {
+  auto calendar_of = [known](const task& t) -> const calendar* {
+    if (!known || t.exclude_calendar.empty()) return nullptr;
+    for (auto& c : known->calendars)
+      if (c.name == t.exclude_calendar) return &c;
+    return nullptr;
+  };
   json::array items;
-  for (auto& t : p.items) items.push_back(task_view(t));
+  for (auto& t : p.items) items.push_back(task_view(t, calendar_of(t)));
   json::object o;
   o["items"] = std::move(items);
   o["next_cursor"] = p.next_cursor;
@@ -36,12 +46,27 @@ std::optional<uint64_t> task_id(route_call& c) {
   return id;
 }
 
+/// Proposes `cmd` and answers `status` with the view of the task it made or
+/// changed, whose next_fire_times skip the dates of the calendar it excludes.
+void propose_task(route_call& c, command cmd, unsigned status) {
+  auto made = std::make_shared<task>();
+  auto ctx = c.ctx;
+  auto reply = c.reply;
+  reply_fn then = [ctx, reply, made, status](http_response r) {
+    if (r.status >= 300) return reply(std::move(r));
+    reply_task_view(ctx, reply, status, std::move(*made));
+  };
+  propose(ctx, std::move(cmd), then, [made, status](applied& a) {
+    *made = a.tasks.at(0);
+    return http_response{status, "", "application/json"};
+  });
+}
+
 void set_paused_route(route_call& c, bool paused) {
   auto id = task_id(c);
   if (!id) return;
   set_paused cmd{c.req.who.tenant, *id, paused, now_ms()};
-  propose(c.ctx, command{cmd}, c.reply,
-          [](applied& a) { return json_response(200, task_view(a.tasks.at(0))); });
+  propose_task(c, command{cmd}, 200);
 }
 
 json::value instances_json(const applied& a) {
@@ -74,8 +99,7 @@ void create_task(route_call& c) {
       return c.reply(error_response(make_error(errc::invalid_argument, "Idempotency-Key",
                                                "Idempotency-Key: 1 to 128 visible ASCII characters")));
   }
-  propose(c.ctx, command{proto::create_task{std::move(*t), std::move(key)}}, c.reply,
-          [](applied& a) { return json_response(201, task_view(a.tasks.at(0))); });
+  propose_task(c, command{proto::create_task{std::move(*t), std::move(key)}}, 201);
 }
 
 void list_tasks(route_call& c) {
@@ -112,9 +136,26 @@ void list_tasks(route_call& c) {
       return reply(error_response(
           make_error(errc::invalid_argument, "state", "state: paused or active")));
   }
-  ask<task_page>(c.ctx, c.ctx.store, reply,
-                 [](task_page& p) { return json_response(200, page_json(p)); },
-                 list_tasks_atom::value, q);
+  // Read the page, then the tenant's calendars if a task on it excludes one.
+  auto page = std::make_shared<task_page>();
+  auto ctx = c.ctx;
+  reply_fn then = [ctx, reply, page, tenant = q.tenant](http_response r) {
+    if (r.status != 200) return reply(std::move(r));
+    bool excluding = std::any_of(page->items.begin(), page->items.end(),
+                                 [](const task& t) { return !t.exclude_calendar.empty(); });
+    if (!excluding) return reply(json_response(200, page_json(*page)));
+    ask<controls>(
+        ctx, ctx.store, reply,
+        [page](controls& x) { return json_response(200, page_json(*page, &x)); },
+        controls_atom::value, tenant);
+  };
+  ask<task_page>(
+      c.ctx, c.ctx.store, then,
+      [page](task_page& p) {
+        *page = std::move(p);
+        return http_response{200, "", "application/json"};
+      },
+      list_tasks_atom::value, q);
 }
 
 void get_task(route_call& c) {
@@ -168,7 +209,7 @@ void update_task(route_call& c) {
                 return reply(error_response(err));
               proto::update_task cmd{std::move(*t), expected};
               self->request(ctx.raft, ctx.timeout, propose_atom::value, command{std::move(cmd)})
-                  .then([=](applied& a) { reply(json_response(200, task_view(a.tasks.at(0)))); },
+                  .then([=](applied& a) { reply_task_view(ctx, reply, 200, a.tasks.at(0)); },
                         [=](caf::error& e) { reply(error_response(e)); });
             },
             [=](caf::error& e) { reply(error_response(e)); });

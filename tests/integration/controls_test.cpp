@@ -2,8 +2,9 @@
 // as `make run` does: a pool of 4 shared by 20 tasks never runs more than 4 at
 // once (sampled from the API while they run) and the waiting runs say why;
 // max_concurrency 1 with overlap allow never runs two; an excluded date does
-// not fire and the previews skip it; max_runs 3 fires three times; bad values
-// are 400s naming the field. Each test starts its own node and polls.
+// not fire and the previews skip it; max_runs 3 fires three times, and the
+// count survives a restart; bad values are 400s naming the field. Each test
+// starts its own node and polls.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -188,6 +189,12 @@ TEST(controls, an_excluded_date_does_not_fire_and_the_preview_skips_it) {
   auto& next = view["next_fire_times"].as_array();
   ASSERT_FALSE(next.empty()) << json::serialize(view);
   EXPECT_EQ(std::string(next[0].as_string()), after + "T00:00:00Z");
+  auto listed = parse(http_call(port, "GET", "/api/v1/tasks"));
+  for (auto& v : listed.as_object()["items"].as_array()) {
+    if (num(v.as_object(), "id") != frozen) continue;  // the list shows the same preview
+    EXPECT_EQ(std::string(v.as_object().at("next_fire_times").as_array().at(0).as_string()),
+              after + "T00:00:00Z");
+  }
   auto plain = parse(http_call(port, "GET", task_path(control))).as_object();
   EXPECT_LT(std::string(plain["next_fire_times"].as_array()[0].as_string()), after);
 
@@ -245,6 +252,36 @@ TEST(controls, max_runs_three_fires_three_times) {
   EXPECT_EQ(num(view, "max_runs"), 3);
   // A manual run is the operator's call: still allowed, and not counted.
   EXPECT_EQ(http_call(port, "POST", task_path(limited) + "/trigger").status, 201);
+}
+
+TEST(controls, the_max_runs_count_survives_a_restart) {
+  temp_dir dir;
+  auto data = dir.path() + "/data";
+  auto node = std::make_unique<node_process>(data);
+  ASSERT_TRUE(serving(*node)) << tail(node->log());
+  auto limited = create(node->http_port(),
+                        R"({"name":"four","command":"true","schedule":"@every 1s","max_runs":4})");
+  ASSERT_NE(limited, 0);
+  ASSERT_TRUE(eventually([&] { return runs_of(node->http_port(), limited).size() >= 2; }, 20s));
+  ASSERT_NE(node->stop(SIGTERM), -1) << "did not exit\n" << tail(node->log());
+  node = std::make_unique<node_process>(data);  // the same data: a new leadership
+  ASSERT_TRUE(serving(*node)) << tail(node->log());
+  auto port = node->http_port();
+  auto control = create(port, R"({"name":"control","command":"true","schedule":"@every 1s"})");
+  ASSERT_TRUE(eventually([&] { return runs_of(port, limited).size() >= 4; }, 20s))
+      << tail(node->log());
+  auto last = 0LL;
+  for (auto& v : runs_of(port, limited))
+    last = std::max<long long>(last, rfc3339_ms(str(v.as_object(), "slot")));
+  EXPECT_TRUE(eventually(
+      [&] {
+        size_t later = 0;
+        for (auto& v : runs_of(port, control))
+          if (rfc3339_ms(str(v.as_object(), "slot")) > last) ++later;
+        return later >= 3;
+      },
+      20s));
+  EXPECT_EQ(runs_of(port, limited).size(), 4u) << "the count restarted with the node";
 }
 
 // -- validation -------------------------------------------------------------------
