@@ -6,6 +6,7 @@
 #include <functional>
 
 #include <caf/stateful_actor.hpp>
+#include <caf/to_string.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
 #include "common/counted.hpp"
@@ -393,9 +394,11 @@ void rebuild(self_ptr self, uint64_t epoch) {
             for (auto& p : c.pools) self->state.limits.set_pool(p);
             scan();
           },
-          [=](caf::error&) {
+          [=](caf::error& err) {
             // Runs of pools then wait ("pool ... does not exist") until the
             // pool's next change; everything else dispatches as before.
+            log::warn("router rebuild: reading the pools failed",
+                      {{"actor", "router"}, {"error", caf::to_string(err)}});
             if (alive()) scan();
           });
 }
