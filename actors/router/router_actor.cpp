@@ -243,6 +243,9 @@ void observe(self_ptr self, const instance& x) {
   }
   switch (x.state) {
     case instance_state::pending:
+      // Placed, its dispatch not committed yet: a note_waiting that commits
+      // meanwhile reports it pending, and must not give its slots back.
+      if (st.assigned.count(x.id)) break;
       release(self, x.id);  // a retry comes back as pending
       enqueue(st, x);
       break;
