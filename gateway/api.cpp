@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 
+#include "actors/trigger/exclusion.hpp"
 #include "actors/trigger/schedule.hpp"
 #include "gateway/access.hpp"
 #include "gateway/ask.hpp"
@@ -99,16 +100,17 @@ caf::error validate_full(const task& t, unix_ms now, const task* stored) {
   return {};
 }
 
-json::value task_view(const task& t) {
+json::value task_view(const task& t, const calendar* excluded) {
   auto v = to_json(t);
   json::array next;
   if (!t.paused) {
     auto now = now_ms();
+    auto skip = excluded ? trigger::exclusion{*excluded, t.timezone} : trigger::exclusion{};
     std::vector<unix_ms> times;
     if (!t.schedule.empty()) {
       if (auto s = trigger::schedule::parse(t.schedule, t.timezone))
-        times = s->next_n(now, 5, t.start_at, t.end_at);
-    } else if (t.at != 0 && t.at > now) {
+        times = skip.next_n(*s, now, 5, t.start_at, t.end_at);
+    } else if (t.at != 0 && t.at > now && !skip.excludes(t.at)) {
       times.push_back(t.at);
     }
     for (auto x : times) next.push_back(json::string(format_rfc3339(x)));
@@ -182,9 +184,27 @@ void next_fire_times(route_call& c) {
   }
   auto s = trigger::schedule::parse(expr, tz);
   if (!s) return reply(error_response(s.error()));
-  json::array times;
-  for (auto t : s->next_n(after, n, 0, end_at)) times.push_back(json::string(format_rfc3339(t)));
-  reply(json_response(200, json::object{{"times", std::move(times)}}));
+  auto answer = [s = *s, tz, after, n, end_at](const calendar* cal) {
+    auto skip = cal ? trigger::exclusion{*cal, tz} : trigger::exclusion{};
+    json::array times;
+    for (auto t : skip.next_n(s, after, n, 0, end_at))
+      times.push_back(json::string(format_rfc3339(t)));
+    return json_response(200, json::object{{"times", std::move(times)}});
+  };
+  auto cal = req.query.find("calendar");
+  if (cal == req.query.end() || cal->second.empty()) return reply(answer(nullptr));
+  // A task's exclude_calendar: the preview skips its dates, as the task would.
+  if (auto err = validate_control_name(cal->second, "calendar")) return reply(error_response(err));
+  auto name = cal->second;
+  ask<controls>(
+      c.ctx, c.ctx.store, reply,
+      [answer, name](controls& x) {
+        for (auto& cal : x.calendars)
+          if (cal.name == name) return answer(&cal);
+        return error_response(make_error(errc::invalid_argument, "calendar",
+                                         "calendar: '" + name + "' does not exist"));
+      },
+      controls_atom::value, req.who.tenant);
 }
 
 // -- runs --------------------------------------------------------------------------

@@ -73,8 +73,10 @@ struct api_context {
 /// request sets it, so editing a task whose window has passed still works.
 caf::error validate_full(const proto::task& t, unix_ms now, const proto::task* stored = nullptr);
 
-/// The REST view of a task: its JSON plus `next_fire_times`.
-boost::json::value task_view(const proto::task& t);
+/// The REST view of a task: its JSON plus `next_fire_times`, which skip the
+/// dates of `excluded` (the calendar the task excludes, if the caller read it;
+/// gateway/control_routes.hpp reply_task_view does).
+boost::json::value task_view(const proto::task& t, const proto::calendar* excluded = nullptr);
 
 // -- handlers of this file (registered in gateway/route_table.cpp) ----------------
 
@@ -83,7 +85,7 @@ void get_ready(route_call& c);         // GET /readyz
 void get_version(route_call& c);       // GET /api/v1/version
 void get_openapi(route_call& c);       // GET /api/v1/openapi.json
 void get_backpressure(route_call& c);  // GET /api/v1/backpressure
-void next_fire_times(route_call& c);   // GET /api/v1/schedules/next?cron&tz&after&n
+void next_fire_times(route_call& c);   // GET /api/v1/schedules/next?cron&tz&after&n&end_at&calendar
 void list_instances(route_call& c);    // GET /api/v1/instances?task_id&state&since&until&limit&cursor
 void get_instance(route_call& c);         // GET /api/v1/instances/{id}
 void cancel_instance(route_call& c);      // POST /api/v1/instances/{id}/cancel

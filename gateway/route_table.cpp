@@ -13,6 +13,7 @@
 #include "gateway/cluster_members.hpp"
 #include "gateway/cluster_view.hpp"
 #include "gateway/console.hpp"
+#include "gateway/control_routes.hpp"
 #include "gateway/dag_route.hpp"
 #include "gateway/load_history_route.hpp"
 #include "gateway/metrics_route.hpp"
@@ -67,6 +68,14 @@ const std::vector<route> table{
     {"POST",   "/api/v1/tasks/{id}/backfill",               operator_,     tenant,  "task.backfill",        backfill_task},
     {"POST",   "/api/v1/events/{name}",                     operator_,     tenant,  "event.publish",        publish_event},
     {"GET",    "/api/v1/dag",                               viewer,        tenant,  "",                     get_dag},
+    // Scheduling controls: pools bound runs across tasks, calendars exclude dates.
+    {"GET",    "/api/v1/pools",                             viewer,        tenant,  "",                     list_pools},
+    {"GET",    "/api/v1/pools/{name}",                      viewer,        tenant,  "",                     get_pool},
+    {"PUT",    "/api/v1/pools/{name}",                      admin,         tenant,  "pool.put",             put_pool_route},
+    {"GET",    "/api/v1/calendars",                         viewer,        tenant,  "",                     list_calendars},
+    {"GET",    "/api/v1/calendars/{name}",                  viewer,        tenant,  "",                     get_calendar},
+    {"PUT",    "/api/v1/calendars/{name}",                  admin,         tenant,  "calendar.put",         put_calendar_route},
+    {"DELETE", "/api/v1/calendars/{name}",                  admin,         tenant,  "calendar.delete",      delete_calendar_route},
     // Runs.
     {"GET",    "/api/v1/instances",                         viewer,        tenant,  "",                     list_instances},
     {"GET",    "/api/v1/instances/{id}",                    viewer,        tenant,  "",                     get_instance},

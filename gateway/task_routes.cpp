@@ -1,6 +1,8 @@
 // Task and event routes; see task_routes.hpp.
 #include "gateway/task_routes.hpp"
 
+#include <algorithm>
+#include <memory>
 #include <set>
 
 #include <boost/json.hpp>
@@ -8,6 +10,7 @@
 #include "gateway/access.hpp"
 #include "gateway/ask.hpp"
 #include "gateway/secrets_routes.hpp"
+#include "gateway/control_routes.hpp"
 #include "proto/json.hpp"
 
 namespace aisched::gateway {
@@ -17,9 +20,17 @@ using namespace proto;
 
 namespace {
 
-json::value page_json(const task_page& p) {
+/// The page; with `known`, each task's next_fire_times skip the dates of the
+/// calendar it excludes.
+json::value page_json(const task_page& p, const controls* known = nullptr) {
+  auto calendar_of = [known](const task& t) -> const calendar* {
+    if (!known || t.exclude_calendar.empty()) return nullptr;
+    for (auto& c : known->calendars)
+      if (c.name == t.exclude_calendar) return &c;
+    return nullptr;
+  };
   json::array items;
-  for (auto& t : p.items) items.push_back(task_view(t));
+  for (auto& t : p.items) items.push_back(task_view(t, calendar_of(t)));
   json::object o;
   o["items"] = std::move(items);
   o["next_cursor"] = p.next_cursor;
@@ -37,12 +48,31 @@ std::optional<uint64_t> task_id(route_call& c) {
   return id;
 }
 
+/// Proposes `cmd` and answers `status` with the view of the task it made or
+/// changed, whose next_fire_times skip the dates of the calendar it excludes.
+/// Proposes `cmd`; once applied, `after` sees the task (the audit of its
+/// secret references) and the answer is its view with `status`.
+void propose_task(route_call& c, command cmd, unsigned status,
+                  std::function<void(const task&)> after = nullptr) {
+  auto made = std::make_shared<task>();
+  auto ctx = c.ctx;
+  auto reply = c.reply;
+  reply_fn then = [ctx, reply, made, status](http_response r) {
+    if (r.status >= 300) return reply(std::move(r));
+    reply_task_view(ctx, reply, status, std::move(*made));
+  };
+  propose(ctx, std::move(cmd), then, [made, status, after](applied& a) {
+    *made = a.tasks.at(0);
+    if (after) after(*made);
+    return http_response{status, "", "application/json"};
+  });
+}
+
 void set_paused_route(route_call& c, bool paused) {
   auto id = task_id(c);
   if (!id) return;
   set_paused cmd{c.req.who.tenant, *id, paused, now_ms()};
-  propose(c.ctx, command{cmd}, c.reply,
-          [](applied& a) { return json_response(200, task_view(a.tasks.at(0))); });
+  propose_task(c, command{cmd}, 200);
 }
 
 /// "VAR=name,..." of a task's secret references (names only, never a value).
@@ -99,11 +129,8 @@ void create_task(route_call& c) {
   }
   auto* gate = &c.gate;
   auto who = req.who;
-  propose(c.ctx, command{proto::create_task{std::move(*t), std::move(key)}}, c.reply,
-          [gate, who](applied& a) {
-            audit_refs(*gate, who, a.tasks.at(0), "");
-            return json_response(201, task_view(a.tasks.at(0)));
-          });
+  propose_task(c, command{proto::create_task{std::move(*t), std::move(key)}}, 201,
+               [gate, who](const task& made) { audit_refs(*gate, who, made, ""); });
 }
 
 void list_tasks(route_call& c) {
@@ -140,16 +167,47 @@ void list_tasks(route_call& c) {
       return reply(error_response(
           make_error(errc::invalid_argument, "state", "state: paused or active")));
   }
-  ask<task_page>(c.ctx, c.ctx.store, reply,
-                 [](task_page& p) { return json_response(200, page_json(p)); },
-                 list_tasks_atom::value, q);
+  // Read the page, then the tenant's calendars if a task on it excludes one.
+  auto page = std::make_shared<task_page>();
+  auto ctx = c.ctx;
+  reply_fn then = [ctx, reply, page, tenant = q.tenant](http_response r) {
+    if (r.status != 200) return reply(std::move(r));
+    bool excluding = std::any_of(page->items.begin(), page->items.end(),
+                                 [](const task& t) { return !t.exclude_calendar.empty(); });
+    if (!excluding) return reply(json_response(200, page_json(*page)));
+    ask<controls>(
+        ctx, ctx.store, reply,
+        [page](controls& x) { return json_response(200, page_json(*page, &x)); },
+        controls_atom::value, tenant);
+  };
+  ask<task_page>(
+      c.ctx, c.ctx.store, then,
+      [page](task_page& p) {
+        *page = std::move(p);
+        return http_response{200, "", "application/json"};
+      },
+      list_tasks_atom::value, q);
 }
 
 void get_task(route_call& c) {
   auto id = task_id(c);
   if (!id) return;
-  ask<task>(c.ctx, c.ctx.store, c.reply, [](task& t) { return json_response(200, task_view(t)); },
-            get_task_atom::value, c.req.who.tenant, *id);
+  // Read the task, then (reply_task_view) the calendar it excludes, if any:
+  // its next_fire_times skip the excluded dates.
+  auto found = std::make_shared<task>();
+  auto ctx = c.ctx;
+  auto reply = c.reply;
+  reply_fn then = [ctx, reply, found](http_response r) {
+    if (r.status != 200) return reply(std::move(r));
+    reply_task_view(ctx, reply, 200, std::move(*found));
+  };
+  ask<task>(
+      c.ctx, c.ctx.store, then,
+      [found](task& t) {
+        *found = std::move(t);
+        return http_response{200, "", "application/json"};
+      },
+      get_task_atom::value, c.req.who.tenant, *id);
 }
 
 /// Read the stored task; PATCH merges the body over it, PUT replaces it (absent
@@ -189,7 +247,7 @@ void update_task(route_call& c) {
               self->request(ctx.raft, ctx.timeout, propose_atom::value, command{std::move(cmd)})
                   .then([=](applied& a) {
                           audit_refs(*gate, who, a.tasks.at(0), before);
-                          reply(json_response(200, task_view(a.tasks.at(0))));
+                          reply_task_view(ctx, reply, 200, a.tasks.at(0));
                         },
                         [=](caf::error& e) { reply(error_response(e)); });
             },

@@ -13,6 +13,7 @@
 #include <caf/variant.hpp>
 
 #include "proto/auth_types.hpp"
+#include "proto/controls.hpp"
 #include "proto/membership.hpp"
 #include "proto/secret_types.hpp"
 #include "proto/types.hpp"
@@ -79,11 +80,13 @@ struct fire_slot {
   std::string event_name;     // set when an event fired the slot
   std::string event_payload;  // the event's JSON payload (substituted at dispatch)
   uint32_t fanout = 0;        // broadcast tasks: runs for this slot (0: the task's shards)
+  bool scheduled = false;     // fired by the schedule or an event (counts toward max_runs),
+                              // not by hand (trigger, backfill)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fire_slot& x) {
   return f(caf::meta::type_name("aisched.fire_slot"), x.task_id, x.slot, x.trace_id,
-           x.event_name, x.event_payload, x.fanout);
+           x.event_name, x.event_payload, x.fanout, x.scheduled);
 }
 
 /// A batch of fires decided by the leader of `term` at time `at`. A slot that
@@ -353,11 +356,41 @@ typename Inspector::result_type inspect(Inspector& f, delete_secret& x) {
   return f(caf::meta::type_name("aisched.delete_secret"), x.tenant, x.name);
 }
 
+/// Creates or resizes pool `p.name` of `p.tenant` (an admin's command).
+struct put_pool {
+  pool p;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_pool& x) {
+  return f(caf::meta::type_name("aisched.put_pool"), x.p);
+}
+
+/// Creates or replaces calendar `c.name` of `c.tenant` (an admin's command).
+struct put_calendar {
+  calendar c;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, put_calendar& x) {
+  return f(caf::meta::type_name("aisched.put_calendar"), x.c);
+}
+
+/// Deletes calendar `name` of `tenant`: not_found if there is none,
+/// has_dependents (naming them) while a task excludes it.
+struct delete_calendar {
+  std::string tenant;
+  std::string name;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, delete_calendar& x) {
+  return f(caf::meta::type_name("aisched.delete_calendar"), x.tenant, x.name);
+}
+
 using command = caf::variant<noop, create_task, update_task, delete_task, set_paused, fire,
                              dispatch, report_results, retry, cancel, put_user, delete_user,
                              put_token, delete_token, record_audit, record_load, set_membership,
                              note_waiting, share_worker, retry_instance, put_ai_records,
-                             put_data_keys, put_secret, delete_secret>;
+                             put_data_keys, put_secret, delete_secret, put_pool, put_calendar,
+                             delete_calendar>;
 
 /// One entry of the replicated log.
 struct log_entry {
@@ -375,17 +408,22 @@ typename Inspector::result_type inspect(Inspector& f, log_entry& x) {
 /// the ids of tasks it deleted, and the instances it created or changed.
 /// `waiting_for` is the trigger actor's answer to a manual run held back for
 /// its upstreams (nothing was proposed): the upstream task ids it waits for.
+/// `pools` and `calendars` are the ones it put; `deleted_calendars` holds the
+/// tenant and name of each calendar it deleted.
 struct applied {
   uint64_t index = 0;
   std::vector<task> tasks;
   std::vector<uint64_t> deleted_tasks;
   std::vector<instance> instances;
   std::vector<uint64_t> waiting_for;
+  std::vector<pool> pools;
+  std::vector<calendar> calendars;
+  std::vector<calendar> deleted_calendars;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, applied& x) {
   return f(caf::meta::type_name("aisched.applied"), x.index, x.tasks, x.deleted_tasks,
-           x.instances, x.waiting_for);
+           x.instances, x.waiting_for, x.pools, x.calendars, x.deleted_calendars);
 }
 
 /// Short name of the command's kind, for logs and metrics.

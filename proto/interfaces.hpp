@@ -61,6 +61,7 @@ using list_audit_atom = caf::atom_constant<caf::atom("lstaudit")>;
 using load_history_atom = caf::atom_constant<caf::atom("loadhist")>;
 using attempts_atom = caf::atom_constant<caf::atom("attempts")>;
 using held_atom = caf::atom_constant<caf::atom("held")>;
+using controls_atom = caf::atom_constant<caf::atom("controls")>;
 
 // -- messages ------------------------------------------------------------------
 
@@ -217,6 +218,7 @@ using store_actor = caf::typed_actor<
     caf::replies_to<list_users_atom, std::string>::with<user_list>,
     caf::replies_to<get_token_atom, std::string>::with<api_token>,
     caf::replies_to<share_atom, std::string>::with<std::string>,
+    caf::replies_to<controls_atom, std::string>::with<controls>,
     caf::replies_to<list_tokens_atom, std::string>::with<token_list>,
     caf::replies_to<list_audit_atom, audit_query>::with<audit_page>,
     caf::replies_to<get_task_atom, std::string, uint64_t>::with<task>,

@@ -403,6 +403,10 @@ json::value to_json(const task& t) {
   for (auto d : t.depends_on) deps.push_back(d);
   o["depends_on"] = std::move(deps);
   o["secrets"] = labels_json(t.secrets);  // env variable -> secret name; never a value
+  o["max_runs"] = t.max_runs;
+  o["max_concurrency"] = t.max_concurrency;
+  o["pool"] = t.pool;
+  o["exclude_calendar"] = t.exclude_calendar;
   o["paused"] = t.paused;
   o["created_at"] = time_or_null(t.created_at);
   o["updated_at"] = time_or_null(t.updated_at);
@@ -521,6 +525,10 @@ caf::expected<task> task_from_json(const json::value& v, task t) {
     else if (k == "misfire_limit") e = read(x, p, t.misfire_limit);
     else if (k == "depends_on") e = read_int_list(x, p, t.depends_on);
     else if (k == "secrets") e = read(x, p, t.secrets);
+    else if (k == "max_runs") e = read(x, p, t.max_runs);
+    else if (k == "max_concurrency") e = read(x, p, t.max_concurrency);
+    else if (k == "pool") e = read(x, p, t.pool);
+    else if (k == "exclude_calendar") e = read(x, p, t.exclude_calendar);
     else if (k == "paused") e = read(x, p, t.paused);
     else if (k == "version") e = read(x, p, t.version);
     else if (k == "id" || k == "tenant" || k == "created_at" || k == "updated_at" ||

@@ -11,6 +11,7 @@
 
 #include "proto/auth_types.hpp"
 #include "proto/commands.hpp"
+#include "proto/controls.hpp"
 #include "proto/interfaces.hpp"
 #include "proto/types.hpp"
 
@@ -67,5 +68,16 @@ bool is_idempotency_key_reused(const caf::error& err);
 /// The REST error body `{"error": {"code", "message", "field"}}` for `err`;
 /// message and field are made valid UTF-8 (valid_utf8), whatever they quote.
 boost::json::value error_to_json(const caf::error& err);
+
+// -- pools and calendars (proto/controls_json.cpp) ----------------------------
+
+/// `{"name", "size", "updated_at"}` (tenant too).
+boost::json::value to_json(const pool& p);
+/// `{"name", "description", "dates": ["2026-12-25", "2026-12-24..2026-12-26"], "updated_at"}`.
+boost::json::value to_json(const calendar& c);
+/// Reads `{"size": N}`; unknown fields and bad values name the field.
+caf::expected<pool> pool_from_json(const boost::json::value& v, pool base);
+/// Reads `{"dates": [...], "description": "..."}` and normalizes the dates.
+caf::expected<calendar> calendar_from_json(const boost::json::value& v, calendar base);
 
 }  // namespace aisched::proto

@@ -35,7 +35,8 @@ constexpr const char* command_names[] = {
     "fire",        "dispatch",     "report_results", "retry",     "cancel",
     "put_user",    "delete_user",  "put_token",    "delete_token", "record_audit",
     "record_load", "set_membership", "note_waiting", "share_worker", "retry_instance",
-    "put_ai_records", "put_data_keys", "put_secret", "delete_secret"};
+    "put_ai_records", "put_data_keys", "put_secret", "delete_secret", "put_pool",
+    "put_calendar", "delete_calendar"};
 static_assert(std::size(command_names) == alternatives<command>::value,
               "every command needs a name, in the order of the variant");
 
@@ -54,6 +55,9 @@ uint64_t leader_term_of(const command& cmd) {
 
 void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<task>("aisched.task");
+  cfg.add_message_type<pool>("aisched.pool");
+  cfg.add_message_type<calendar>("aisched.calendar");
+  cfg.add_message_type<controls>("aisched.controls");
   cfg.add_message_type<instance>("aisched.instance");
   cfg.add_message_type<worker>("aisched.worker");
   cfg.add_message_type<attempt_list>("aisched.attempt_list");

@@ -166,6 +166,11 @@ struct task {
   /// Environment variable of each run -> name of a secret of the task's tenant
   /// (storage/secret_store); the value reaches the run only, never the task.
   std::map<std::string, std::string> secrets;
+  // limits
+  uint32_t max_runs = 0;         // the schedule ends after this many fires (0: unbounded)
+  uint32_t max_concurrency = 0;  // runs of the task dispatched or running at once (0: any)
+  std::string pool;              // the tenant's pool whose size bounds runs across tasks
+  std::string exclude_calendar;  // the tenant's calendar of dates the schedule skips
   // lifecycle
   bool paused = false;
   unix_ms created_at = 0;
@@ -181,26 +186,30 @@ typename Inspector::result_type inspect(Inspector& f, task& x) {
            x.image, x.schedule, x.at, x.event, x.timezone, x.labels, x.route, x.shards, x.retry,
            x.timeout, x.overlap, x.start_at, x.end_at, x.jitter, x.catchup_window, x.misfire,
            x.misfire_limit, x.depends_on, x.paused, x.created_at, x.updated_at, x.version,
-           x.memory_mb, x.secrets);
+           x.memory_mb, x.secrets, x.max_runs, x.max_concurrency, x.pool, x.exclude_calendar);
 }
 
 /// Runtime facts about a task kept by the state machine beside its definition:
-/// the last slot fired (so a repeated or late fire of an older slot is visible).
+/// the last slot fired (so a repeated or late fire of an older slot is visible),
+/// and how many slots its schedule fired (what `max_runs` counts: every member,
+/// and so every next leader, counts the same fire records).
 struct task_runtime {
   uint64_t task_id = 0;
   unix_ms last_slot = 0;
   std::string last_instance_id;
   instance_state last_state = instance_state::pending;
+  uint64_t scheduled_fires = 0;
   friend bool operator==(const task_runtime& a, const task_runtime& b) {
     return a.task_id == b.task_id && a.last_slot == b.last_slot &&
-           a.last_instance_id == b.last_instance_id && a.last_state == b.last_state;
+           a.last_instance_id == b.last_instance_id && a.last_state == b.last_state &&
+           a.scheduled_fires == b.scheduled_fires;
   }
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_runtime& x) {
   return f(caf::meta::type_name("aisched.task_runtime"), x.task_id, x.last_slot,
-           x.last_instance_id, x.last_state);
+           x.last_instance_id, x.last_state, x.scheduled_fires);
 }
 
 // -- instance ----------------------------------------------------------------

@@ -129,6 +129,16 @@ caf::error validate_task(const task& t) {
     if (dep == 0) return bad("depends_on", "task ids start at 1");
     if (t.id != 0 && dep == t.id) return bad("depends_on", "a task cannot depend on itself");
   }
+  if (t.max_runs != 0 && t.schedule.empty() && t.at == 0 && t.event.empty())
+    return bad("max_runs", "the task has no schedule or event whose fires it could count");
+  if (t.max_runs > max_runs_limit)
+    return bad("max_runs", "must be at most " + std::to_string(max_runs_limit));
+  if (t.max_concurrency > max_pool_size)
+    return bad("max_concurrency", "must be at most " + std::to_string(max_pool_size));
+  if (!t.pool.empty())
+    if (auto err = validate_control_name(t.pool, "pool")) return err;
+  if (!t.exclude_calendar.empty())
+    if (auto err = validate_control_name(t.exclude_calendar, "exclude_calendar")) return err;
   auto deps = t.depends_on;
   std::sort(deps.begin(), deps.end());
   if (std::adjacent_find(deps.begin(), deps.end()) != deps.end())

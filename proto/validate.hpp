@@ -5,6 +5,7 @@
 
 #include <caf/error.hpp>
 
+#include "proto/controls.hpp"
 #include "proto/types.hpp"
 
 namespace aisched::proto {
@@ -14,6 +15,7 @@ constexpr size_t max_name_length = 200;
 constexpr size_t max_command_length = 64 * 1024;
 constexpr uint32_t max_shards = 1024;
 constexpr uint32_t max_attempts_limit = 100;
+constexpr uint32_t max_runs_limit = 1'000'000'000;
 constexpr duration_ms max_timeout = 7LL * 24 * 3'600'000;
 
 /// Returns an empty error if `t` is a valid task definition.

@@ -62,22 +62,28 @@ class batch_ctx {
   /// The tasks whose `depends_on` lists `id`, as this batch sees them, in id
   /// order. A scan of every task: for deletes, which are rare.
   caf::expected<std::vector<proto::task>> dependents_of(uint64_t id) {
-    std::map<std::string, proto::task> found;
-    auto lists = [id](const proto::task& t) {
+    return tasks_where([id](const proto::task& t) {
       return std::find(t.depends_on.begin(), t.depends_on.end(), id) != t.depends_on.end();
-    };
+    });
+  }
+
+  /// The tasks for which `keep` holds, as this batch sees them, in id order.
+  /// A scan of every task: for deletes (of tasks, calendars), which are rare.
+  template <class Keep>
+  caf::expected<std::vector<proto::task>> tasks_where(Keep keep) {
+    std::map<std::string, proto::task> found;
     auto it = db_.iterate(column::tasks);
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       auto key = it->key().ToString();
       if (tasks_.count(key)) continue;  // this batch's version wins (below)
       auto t = proto::decode<proto::task>(it->value().ToString());
       if (!t) return t.error();
-      if (lists(*t)) found.emplace(key, std::move(*t));
+      if (keep(*t)) found.emplace(key, std::move(*t));
     }
     if (!it->status().ok())
       return make_error(errc::storage_error, "task scan failed: " + it->status().ToString());
     for (auto& [key, t] : tasks_)
-      if (t && lists(*t)) found.emplace(key, *t);
+      if (t && keep(*t)) found.emplace(key, *t);
     std::vector<proto::task> out;
     for (auto& [key, t] : found) out.push_back(std::move(t));
     return out;

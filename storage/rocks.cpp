@@ -95,6 +95,7 @@ const char* column_name(column c) {
     case column::ai_conversations: return "ai_conversations";
     case column::ai_analysis: return "ai_analysis";
     case column::attempts: return "attempts";
+    case column::controls: return "controls";
   }
   return "?";
 }

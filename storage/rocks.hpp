@@ -41,8 +41,9 @@ enum class column : uint8_t {
   ai_analysis,         // "tenant/instance id" -> encoded proto::failure_analysis (node-local,
                        // not replicated: not in snapshots; see actors/ai_features)
   attempts,            // instance key + big-endian u32 attempt -> encoded proto::attempt_record
+  controls,            // "p/" or "c/" + tenant, NUL, name -> encoded proto::pool / calendar
 };
-constexpr size_t column_count = 12;
+constexpr size_t column_count = 13;
 
 /// Name of a column family as stored on disk.
 const char* column_name(column c);

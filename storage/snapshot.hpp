@@ -25,10 +25,10 @@ namespace aisched::storage {
 
 /// The column families that make up the state machine: a snapshot carries
 /// these and nothing else (the raft CFs are each member's own).
-constexpr std::array<column, 10> state_columns = {
+constexpr std::array<column, 11> state_columns = {
     column::tasks, column::task_state, column::instances, column::instances_by_state,
     column::meta,  column::auth,       column::audit,     column::attempts,
-    column::ai_conversations, column::ai_analysis};
+    column::ai_conversations, column::ai_analysis, column::controls};
 
 /// A point-in-time view of the state machine, exported chunk by chunk.
 /// Holds a RocksDB snapshot, so concurrent applies do not change what it reads.

@@ -19,6 +19,7 @@
 #include "storage/attempt_history.hpp"
 #include "storage/auth_state.hpp"
 #include "storage/batch_ctx.hpp"
+#include "storage/controls_state.hpp"
 #include "storage/keys.hpp"
 #include "storage/load_history.hpp"
 #include "storage/membership_store.hpp"
@@ -85,9 +86,10 @@ bool legal_transition(instance_state from, instance_state to) {
 /// that rejects it; `next_task_id` is advanced by create_task.
 class applier {
  public:
-  applier(batch_ctx& ctx, auth_applier& auth, secret_applier& secrets, uint64_t index,
-          uint64_t& next_task_id)
-      : ctx_(ctx), auth_(auth), secrets_(secrets), index_(index), next_task_id_(next_task_id) {}
+  applier(batch_ctx& ctx, auth_applier& auth, secret_applier& secrets,
+          controls_applier& controls, uint64_t index, uint64_t& next_task_id)
+      : ctx_(ctx), auth_(auth), secrets_(secrets), controls_(controls), index_(index),
+        next_task_id_(next_task_id) {}
 
   caf::expected<applied> operator()(const noop&) { return done(); }
 
@@ -104,6 +106,19 @@ class applier {
   caf::expected<applied> operator()(const put_data_keys& c) { return with_index(secrets_.apply(c)); }
   caf::expected<applied> operator()(const put_secret& c) { return with_index(secrets_.apply(c)); }
   caf::expected<applied> operator()(const delete_secret& c) { return with_index(secrets_.apply(c)); }
+
+  // Pools and calendars: storage/controls_state.
+  caf::expected<applied> operator()(const put_pool& c) { return with_index(controls_.apply(c)); }
+  caf::expected<applied> operator()(const put_calendar& c) {
+    return with_index(controls_.apply(c));
+  }
+  caf::expected<applied> operator()(const delete_calendar& c) {
+    auto users = ctx_.tasks_where([&](const task& t) {
+      return t.tenant == c.tenant && t.exclude_calendar == c.name;
+    });
+    if (!users) return users.error();
+    return with_index(controls_.apply(c, *users));
+  }
 
   caf::expected<applied> operator()(const create_task& c) {
     std::string idem;
@@ -136,6 +151,7 @@ class applier {
     }
     task t = c.t;
     if (auto err = check_upstreams(t, next_task_id_)) return err;
+    if (auto err = controls_.check_refs(t)) return err;
     t.id = next_task_id_++;
     t.version = 1;
     ctx_.put_task(t);
@@ -156,6 +172,7 @@ class applier {
     task t = c.t;
     if (auto err = check_upstreams(t, t.id)) return err;
     t.tenant = cur->tenant;
+    if (auto err = controls_.check_refs(t)) return err;
     t.created_at = cur->created_at;
     t.version = cur->version + 1;
     ctx_.put_task(t);
@@ -220,6 +237,7 @@ class applier {
       if (!rt) return rt.error();
       // A broadcast slot runs once per worker the leader counted at the fire.
       const uint32_t shards = s.fanout != 0 ? s.fanout : (*t)->shards;
+      bool created = false;
       for (uint32_t shard = 0; shard < shards; ++shard) {
         auto key = keys::instance(s.task_id, s.slot, shard);
         auto existing = ctx_.read_instance(key);
@@ -243,8 +261,11 @@ class applier {
           rt->last_instance_id = x.id;
           rt->last_state = x.state;
         }
+        created = true;
         out_.instances.push_back(std::move(x));
       }
+      // What max_runs counts, from fire records: a repeated slot counts once.
+      if (created && s.scheduled) rt->scheduled_fires += 1;
       ctx_.put_runtime(*rt);
     }
     return done();
@@ -567,6 +588,7 @@ class applier {
   batch_ctx& ctx_;
   auth_applier& auth_;
   secret_applier& secrets_;
+  controls_applier& controls_;
   bool stale_ = false;
   std::optional<instance_state> outcome_;  // the reported state of the result being applied
   uint64_t index_;
@@ -621,6 +643,7 @@ caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
   batch_ctx ctx(db_, *cache_);
   auth_applier auth(db_, ctx.batch());
   secret_applier secrets(db_, ctx.batch());
+  controls_applier controls(db_, ctx.batch());
   uint64_t applied_to = applied_index_.load();
   uint64_t next_task_id = next_task_id_;
   for (auto& e : entries) {
@@ -639,7 +662,7 @@ caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
                      std::string(command_name(e.cmd)) + " of term " + std::to_string(term) +
                          " rejected in term " + std::to_string(e.term));
     } else {
-      applier a(ctx, auth, secrets, e.index, next_task_id);
+      applier a(ctx, auth, secrets, controls, e.index, next_task_id);
       r = caf::visit(a, e.cmd);
     }
     // A read or write that failed (or read bytes that do not decode) fails

@@ -72,7 +72,14 @@ const std::vector<tool_def>& defs() {
          "spread the fire time by a deterministic offset up to this duration, e.g. 30s"},
         {"retry", arg_type::object, false, "retry policy {policy,max_attempts,initial,max}"},
         {"http", arg_type::object, false, "kind http: {method,url,headers,body}"},
-        {"image", arg_type::string, false, "kind container: the image"}}},
+        {"image", arg_type::string, false, "kind container: the image"},
+        {"max_runs", arg_type::integer, false, "end the schedule after this many fires (0: never)"},
+        {"max_concurrency", arg_type::integer, false,
+         "at most this many runs of the task at once, across shards and attempts (0: any)"},
+        {"pool", arg_type::string, false,
+         "an existing pool (GET /api/v1/pools) shared with other tasks: bounds their runs at once"},
+        {"exclude_calendar", arg_type::string, false,
+         "an existing calendar (GET /api/v1/calendars) of dates the schedule skips"}}},
       {"trigger_task", "Run a task now (a manual fire).",
        {{"task_id", arg_type::integer, true, "the task id"}}},
       {"pause_task", "Pause a task (no more scheduled runs) or resume it.",
@@ -94,7 +101,9 @@ const std::vector<tool_def>& defs() {
        {{"cron", arg_type::string, true, "the schedule expression"},
         {"timezone", arg_type::string, false, "IANA time zone, default UTC"},
         {"n", arg_type::integer, false, "how many times (default 5, at most 100)"},
-        {"end_at", arg_type::string, false, "RFC 3339 time: list nothing after it (a task's end_at)"}}},
+        {"end_at", arg_type::string, false, "RFC 3339 time: list nothing after it (a task's end_at)"},
+        {"calendar", arg_type::string, false,
+         "skip the dates of this exclusion calendar (a task's exclude_calendar)"}}},
   };
   return all;
 }
@@ -223,7 +232,11 @@ tool_plan build(const std::string& name, const json::object& a) {
   } else if (name == "cluster_status") {
     add(get_req("/api/v1/cluster"));
   } else if (name == "next_fire_times") {
-    auto q = query_of(a, {{"cron", "cron"}, {"timezone", "tz"}, {"n", "n"}, {"end_at", "end_at"}});
+    auto q = query_of(a, {{"cron", "cron"},
+                          {"timezone", "tz"},
+                          {"n", "n"},
+                          {"end_at", "end_at"},
+                          {"calendar", "calendar"}});
     if (!q.count("n")) q["n"] = "5";
     add(get_req("/api/v1/schedules/next", std::move(q)));
   }

@@ -33,7 +33,7 @@ void run_queue::clear() {
 
 placement_round place(run_queue& q, const std::function<const task*(uint64_t)>& task_of,
                       std::vector<candidate>& workers, size_t budget, size_t scan_limit,
-                      pick_context& ctx) {
+                      pick_context& ctx, concurrency& limits) {
   placement_round out;
   uint64_t free_slots = 0;
   for (auto& c : workers)
@@ -48,6 +48,10 @@ placement_round place(run_queue& q, const std::function<const task*(uint64_t)>& 
       out.orphaned.push_back(x.id);
       continue;
     }
+    if (!limits.blocked(*t).empty()) {  // its task or pool is at its limit: it waits
+      skipped.push_back(std::move(x));
+      continue;
+    }
     auto choice = pick(t->route, t->labels, workers, t->id, ctx.rr, ctx.rng(), ctx.ring, x.shard,
                        x.tenant);
     if (!choice) {
@@ -56,6 +60,7 @@ placement_round place(run_queue& q, const std::function<const task*(uint64_t)>& 
     }
     workers[*choice].reserved += 1;
     free_slots -= 1;
+    limits.hold(x.id, *t);
     out.placed.push_back(dispatch_entry{x.id, workers[*choice].id});
   }
   q.put_back(std::move(skipped));

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "actors/router/concurrency.hpp"
 #include "actors/router/routing.hpp"
 #include "proto/commands.hpp"
 
@@ -56,10 +57,11 @@ struct placement_round {
 
 /// Places up to `budget` runs from the head of `q`, looking at no more than
 /// `scan_limit` of them. `task_of` answers the task of a run (nullptr if it was
-/// deleted).
+/// deleted). A run over its task's max_concurrency or its pool's size
+/// (`limits`) stays queued; each run placed holds a slot of `limits`.
 placement_round place(run_queue& q, const std::function<const proto::task*(uint64_t)>& task_of,
                       std::vector<candidate>& workers, size_t budget, size_t scan_limit,
-                      pick_context& ctx);
+                      pick_context& ctx, concurrency& limits);
 
 /// Why a run of `tenant` with label `selector` cannot be placed on any of
 /// `workers` now — "" when some matching online worker exists (it only waits

@@ -6,12 +6,14 @@
 #include <functional>
 
 #include <caf/stateful_actor.hpp>
+#include <caf/to_string.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
 #include "common/counted.hpp"
 #include "actors/router/adoption.hpp"
 #include "actors/router/leader_forward.hpp"
 #include "actors/router/run_request.hpp"
+#include "actors/router/waiting.hpp"
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
 #include "obs/metrics.hpp"
 #include "common/log.hpp"
@@ -42,6 +44,7 @@ void schedule_dispatch(self_ptr self) {
 
 void release(self_ptr self, const std::string& run_id) {
   auto& st = self->state;
+  st.limits.release(run_id);
   auto i = st.assigned.find(run_id);
   if (i == st.assigned.end()) return;
   if (auto* w = find_worker(st, i->second); w && w->c.reserved > 0) w->c.reserved -= 1;
@@ -53,6 +56,11 @@ void reserve(router_state& st, worker_entry& w, const std::string& run_id) {
   w.c.reserved += 1;
   w.c.uses += 1;
   w.c.last_used = now_ms();
+}
+
+/// Run `x` (dispatched or running) holds a slot of its task's and pool's limits.
+void hold_limits(router_state& st, const instance& x) {
+  if (auto t = st.tasks.find(x.task_id); t != st.tasks.end()) st.limits.hold(x.id, t->second);
 }
 
 void enqueue(router_state& st, const instance& x) {
@@ -180,7 +188,7 @@ void dispatch(self_ptr self) {
     auto t = st.tasks.find(id);
     return t == st.tasks.end() ? nullptr : &t->second;
   };
-  auto round = place(st.queue, task_of, cands, budget, scan_limit, st.pick);
+  auto round = place(st.queue, task_of, cands, budget, scan_limit, st.pick, st.limits);
   for (auto& id : round.orphaned) {
     // The task was deleted: nothing to run it with.
     cancel c{"", id, now_ms(), "task deleted before the run was dispatched"};
@@ -240,10 +248,17 @@ bool is_active_in_flight(instance_state s) {
 /// Applies one committed instance state to the queue and reservations.
 void observe(self_ptr self, const instance& x) {
   auto& st = self->state;
-  if (is_active_in_flight(x.state)) st.in_flight[x.id] = x;
-  else st.in_flight.erase(x.id);
+  if (is_active_in_flight(x.state)) {
+    st.in_flight[x.id] = x;
+    hold_limits(st, x);
+  } else {
+    st.in_flight.erase(x.id);
+  }
   switch (x.state) {
     case instance_state::pending:
+      // Placed, its dispatch not committed yet: a note_waiting that commits
+      // meanwhile reports it pending, and must not give its slots back.
+      if (st.assigned.count(x.id)) break;
       release(self, x.id);  // a retry comes back as pending
       enqueue(st, x);
       break;
@@ -363,6 +378,7 @@ void rebuild(self_ptr self, uint64_t epoch) {
         // the worker holds it; a native worker that registered in this term
         // without it lost it. Otherwise it waits for its worker's registration.
         st.in_flight[x.id] = x;
+        hold_limits(st, x);
         auto* w = find_worker(st, x.worker_id);
         auto h = st.held.find(x.worker_id);
         if (w && w->info.protocol == worker_protocol::http) {
@@ -381,9 +397,26 @@ void rebuild(self_ptr self, uint64_t epoch) {
     self->state.ready = true;
     schedule_dispatch(self);
   };
-  storage::scan_tasks(self, self->state.store, 0, alive, on_tasks, [=] {
-    storage::scan_active(self, self->state.store, "", alive, on_active, done);
-  });
+  auto scan = [=] {
+    storage::scan_tasks(self, self->state.store, 0, alive, on_tasks, [=] {
+      storage::scan_active(self, self->state.store, "", alive, on_active, done);
+    });
+  };
+  // Pool sizes first: runs of a pool this leader did not know would wait.
+  self->request(self->state.store, request_timeout, controls_atom::value, std::string{})
+      .then(
+          [=](controls& c) {
+            if (!alive()) return;
+            for (auto& p : c.pools) self->state.limits.set_pool(p);
+            scan();
+          },
+          [=](caf::error& err) {
+            // Runs of pools then wait ("pool ... does not exist") until the
+            // pool's next change; everything else dispatches as before.
+            log::warn("router rebuild: reading the pools failed",
+                      {{"actor", "router"}, {"error", caf::to_string(err)}});
+            if (alive()) scan();
+          });
 }
 
 /// Forgets every worker: the registry belongs to the leader, and workers
@@ -419,45 +452,6 @@ std::map<std::string, std::string> details_of(self_ptr self) {
                                std::to_string(w.c.load()) + "/" + std::to_string(w.c.max_load) +
                                (w.drained ? " drained" : "");
   return d;
-}
-
-/// Commits why runs wait that no worker can take now (a reason per task,
-/// tenant and labels; runs are looked at from the head of the queue, at most
-/// `scan_limit`). Only changes are committed: a run already noted with the
-/// same reason is not noted again. Counted in scheduler_runs_waiting{reason}.
-void explain_waiting(self_ptr self) {
-  auto& st = self->state;
-  if (!st.leading || !st.ready) return;
-  std::vector<candidate> cands;
-  for (auto& w : st.workers.entries()) cands.push_back(w.c);
-  std::unordered_map<uint64_t, std::string> by_task;
-  note_waiting cmd{st.term, {}};
-  size_t looked_at = 0, waiting = 0;
-  for (auto& x : st.queue.items()) {
-    if (looked_at++ >= scan_limit) break;
-    auto t = st.tasks.find(x.task_id);
-    if (t == st.tasks.end()) continue;
-    auto r = by_task.find(x.task_id);
-    if (r == by_task.end())
-      r = by_task.emplace(x.task_id, why_waiting(x.tenant, t->second.labels, cands)).first;
-    if (!r->second.empty()) ++waiting;
-    auto n = st.noted.find(x.id);
-    auto before = n == st.noted.end() ? x.error : n->second;
-    if (before == r->second) continue;
-    st.noted[x.id] = r->second;
-    cmd.notes.emplace_back(x.id, r->second);
-  }
-  obs::get().runs_unplaceable.set(static_cast<double>(waiting));
-  if (cmd.notes.empty()) return;
-  auto epoch = st.epoch;
-  auto notes = cmd.notes;
-  self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
-      .then([](applied&) {},
-            [=](caf::error&) {
-              // Not committed: say it again at the next tick.
-              if (epoch != self->state.epoch) return;
-              for (auto& [id, _] : notes) self->state.noted.erase(id);
-            });
 }
 
 /// An external worker's report, checked against the registry: the credential
@@ -502,6 +496,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         st.term = l.term;
         st.ready = false;
         st.queue.clear();
+        st.limits.clear();
         st.assigned.clear();
         st.noted.clear();
         st.orphans.clear();
@@ -518,6 +513,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
       [=](committed_atom, const applied& a) {
         auto& st = self->state;
         if (!st.leading) return;
+        for (auto& p : a.pools) st.limits.set_pool(p);
         for (auto& t : a.tasks) st.tasks[t.id] = t;
         for (auto id : a.deleted_tasks) st.tasks.erase(id);
         for (auto& x : a.instances) {
@@ -662,7 +658,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
               now - w.info.last_heartbeat > self->state.opts.heartbeat_timeout)
             set_status(self, w, worker_status::offline);
         obs::get().dispatch_tokens.set(self->state.bucket->tokens(now));  // refills while idle
-        explain_waiting(self);
+        explain_waiting(self, scan_limit);
         self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
       },
       [=](report_atom, run_result& r) {

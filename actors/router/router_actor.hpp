@@ -54,6 +54,7 @@ struct router_state {
   worker_registry workers;
   std::unordered_map<uint64_t, proto::task> tasks;
   run_queue queue;                                        // pending runs to place
+  concurrency limits;  // runs holding max_concurrency / pool slots, and pool sizes
   std::unordered_map<std::string, std::string> assigned;  // run id -> worker id
   std::unordered_map<std::string, std::string> noted;     // run id -> reason committed
   std::vector<proto::instance> orphans;  // in flight on a worker not registered (yet)

@@ -6,6 +6,7 @@
 
 #include "common/counted.hpp"
 #include "storage/auth_state.hpp"
+#include "storage/controls_state.hpp"
 #include "storage/load_history.hpp"
 #include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
@@ -77,6 +78,9 @@ store_actor::behavior_type store_actor_impl(store_actor::stateful_pointer<store_
       },
       [=](share_atom, const std::string& worker_id) -> caf::result<std::string> {
         return answer(read_worker_share(*self->state.db, worker_id));
+      },
+      [=](controls_atom, const std::string& tenant) -> caf::result<controls> {
+        return answer(storage::read_controls(*self->state.db, tenant));
       },
       [=](list_tokens_atom, const std::string& tenant) -> caf::result<token_list> {
         return answer(read_tokens(*self->state.db, tenant));

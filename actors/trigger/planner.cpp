@@ -44,6 +44,8 @@ void planner::upsert(const task& t, const task_runtime& rt, unix_ms now, bool ca
   for (auto up : e.def.depends_on) dependents_[up].erase(t.id);
   for (auto up : t.depends_on) dependents_[up].insert(t.id);
   e.def = t;
+  e.excluded = exclusion_of(t);
+  e.fires_committed = std::max(e.fires_committed, rt.scheduled_fires);
   e.last_slot = std::max(e.last_slot, rt.last_slot);
   if (rt.last_instance_id.size() > 0) e.last_state = rt.last_state;
   if (!t.schedule.empty()) {
@@ -100,7 +102,7 @@ uint64_t planner::catch_up(entry& e, unix_ms after, unix_ms now) {
   unix_ms eligible_from = t.catchup_window > 0 ? now - t.catchup_window : after + 1;
   std::deque<unix_ms> newest;  // the newest eligible missed slots, at most keep_max
   uint64_t total = 0;
-  if (auto every = e.sched.interval(); every > 0) {
+  if (auto every = e.sched.interval(); every > 0 && e.excluded.empty()) {
     // Fixed rate: count and pick the newest slots arithmetically (an outage of a
     // day at 100 ms is 864 000 slots; no need to walk them).
     auto floor_div = [](unix_ms a, unix_ms b) { return a / b - ((a % b != 0) && (a < 0)); };
@@ -112,12 +114,13 @@ uint64_t planner::catch_up(entry& e, unix_ms after, unix_ms now) {
       newest.push_front(s);
     }
   } else {
-    // Calendar schedules: walk, keeping only the newest slots (bounded walk).
-    auto s = e.sched.next_after(std::max(after, eligible_from - 1));
+    // Calendar schedules (and any with excluded dates, which were never due):
+    // walk, keeping only the newest slots (bounded walk).
+    auto s = e.excluded.next_after(e.sched, std::max(after, eligible_from - 1));
     total = 0;
     // Slots before the window are counted coarsely by one walk step (they are missed).
     if (eligible_from > after + 1) {
-      auto first = e.sched.next_after(after);
+      auto first = e.excluded.next_after(e.sched, after);
       if (first && *first < eligible_from) total += 1;
     }
     size_t walked = 0;
@@ -125,7 +128,7 @@ uint64_t planner::catch_up(entry& e, unix_ms after, unix_ms now) {
       ++total;
       newest.push_back(*s);
       if (newest.size() > keep_max) newest.pop_front();
-      s = e.sched.next_after(*s);
+      s = e.excluded.next_after(e.sched, *s);
     }
   }
   stats_.missed += total - std::min<uint64_t>(total, newest.size());
@@ -134,13 +137,62 @@ uint64_t planner::catch_up(entry& e, unix_ms after, unix_ms now) {
 }
 
 void planner::arm_after(entry& e, unix_ms after) {
-  auto s = e.sched.next_after(after);
+  if (exhausted(e)) {  // max_runs: the schedule has ended
+    e.next_slot = 0;
+    return;
+  }
+  auto s = e.excluded.next_after(e.sched, after);
   if (!s || (e.def.end_at != 0 && *s > e.def.end_at)) {
     e.next_slot = 0;
     return;
   }
   e.next_slot = *s;
   timers_.arm(e.def.id, jittered(e.def, *s));
+}
+
+void planner::rearm(entry& e, unix_ms now) {
+  timers_.cancel(e.def.id);
+  e.next_slot = 0;
+  if (e.def.paused || e.sched.is_manual()) return;
+  unix_ms after = std::max(now, e.last_slot);
+  if (e.def.start_at != 0) after = std::max(after, e.def.start_at - 1);
+  arm_after(e, after);
+}
+
+exclusion planner::exclusion_of(const task& t) const {
+  if (t.exclude_calendar.empty()) return {};
+  auto i = calendars_.find({t.tenant, t.exclude_calendar});
+  // Unknown here (the store refuses such a task; a new leader loads calendars first).
+  return i == calendars_.end() ? exclusion{} : exclusion{i->second, t.timezone};
+}
+
+void planner::put_calendar(const calendar& c, unix_ms now) {
+  calendars_[{c.tenant, c.name}] = c;
+  for (auto& [id, e] : tasks_) {
+    if (e.def.tenant != c.tenant || e.def.exclude_calendar != c.name) continue;
+    e.excluded = exclusion_of(e.def);
+    rearm(e, now);
+  }
+}
+
+void planner::remove_calendar(const std::string& tenant, const std::string& name, unix_ms now) {
+  calendars_.erase({tenant, name});
+  for (auto& [id, e] : tasks_) {
+    if (e.def.tenant != tenant || e.def.exclude_calendar != name) continue;
+    e.excluded = {};
+    rearm(e, now);
+  }
+}
+
+void planner::requeue(const fire_slot& s) {
+  if (auto i = tasks_.find(s.task_id); i != tasks_.end() && s.scheduled)
+    i->second.fires_proposed.erase(s.slot);
+  ready_.push_back({s.task_id, s.slot, false});
+}
+
+uint64_t planner::scheduled_fires(uint64_t id) const {
+  auto i = tasks_.find(id);
+  return i == tasks_.end() ? 0 : i->second.fires_committed + i->second.fires_proposed.size();
 }
 
 void planner::remove(uint64_t id) {
@@ -217,7 +269,7 @@ decisions planner::collect(unix_ms now) {
     if (i == tasks_.end() || i->second.def.paused) continue;
     if (r.released) decide_released(i->second, r.slot, out);
     else if (!i->second.def.depends_on.empty()) with_deps.emplace_back(r.task, r.slot);
-    else decide(i->second, r.slot, out);
+    else decide(i->second, r.slot, out, true);
   }
   due_buf_.clear();
   timers_.advance(now, due_buf_);
@@ -227,7 +279,7 @@ decisions planner::collect(unix_ms now) {
     auto& e = i->second;
     auto slot = e.next_slot;
     arm_after(e, slot);
-    if (e.def.depends_on.empty()) decide(e, slot, out);
+    if (e.def.depends_on.empty()) decide(e, slot, out, true);
     else with_deps.emplace_back(id, slot);
   }
   // Downstream tasks decide after their upstreams (by DAG depth), so an upstream
@@ -236,7 +288,7 @@ decisions planner::collect(unix_ms now) {
                    [&](auto& a, auto& b) { return depth(a.first) < depth(b.first); });
   for (auto& [id, slot] : with_deps) {
     auto i = tasks_.find(id);
-    if (i != tasks_.end()) decide(i->second, slot, out);
+    if (i != tasks_.end()) decide(i->second, slot, out, true);
   }
   return out;
 }
@@ -256,11 +308,17 @@ void planner::decide_released(entry& e, unix_ms slot, decisions& out) {
     e.buffered.push_front(slot);
     return;
   }
-  fire_now(e, slot, out);
+  fire_now(e, slot, out, true);
 }
 
-void planner::decide(entry& e, unix_ms slot, decisions& out, const std::string& event,
-                     const std::string& payload) {
+void planner::decide(entry& e, unix_ms slot, decisions& out, bool scheduled,
+                     const std::string& event, const std::string& payload) {
+  // The schedule ended (max_runs) or the slot falls on an excluded date (a
+  // catch-up or an event): nothing fires. Manual runs are the operator's call.
+  if (scheduled && (exhausted(e) || e.excluded.excludes(slot))) {
+    stats_.skipped += 1;
+    return;
+  }
   if (!e.def.depends_on.empty() && !upstreams_ok(e)) {
     if (e.blocked) stats_.skipped += 1;  // a newer slot supersedes the waiting one
     e.blocked = slot;
@@ -270,13 +328,13 @@ void planner::decide(entry& e, unix_ms slot, decisions& out, const std::string& 
   bool busy = planner::busy(e);
   switch (e.def.overlap) {
     case overlap_policy::allow:
-      return fire_now(e, slot, out, event, payload);
+      return fire_now(e, slot, out, scheduled, event, payload);
     case overlap_policy::skip:
       if (busy) {
         stats_.skipped += 1;
         return;
       }
-      return fire_now(e, slot, out, event, payload);
+      return fire_now(e, slot, out, scheduled, event, payload);
     case overlap_policy::buffer_one:
       if (busy) {
         if (e.buffered.empty()) {
@@ -287,7 +345,7 @@ void planner::decide(entry& e, unix_ms slot, decisions& out, const std::string& 
         }
         return;
       }
-      return fire_now(e, slot, out, event, payload);
+      return fire_now(e, slot, out, scheduled, event, payload);
     case overlap_policy::buffer_all:
       if (busy || !e.buffered.empty()) {
         if (e.buffered.size() < max_buffered) {
@@ -299,21 +357,29 @@ void planner::decide(entry& e, unix_ms slot, decisions& out, const std::string& 
         if (!busy) release(e);  // the oldest waiting slot goes first
         return;
       }
-      return fire_now(e, slot, out, event, payload);
+      return fire_now(e, slot, out, scheduled, event, payload);
     case overlap_policy::replace:
       for (auto& id : e.active) {
         out.cancels.push_back(id);
         stats_.replaced += 1;
       }
-      return fire_now(e, slot, out, event, payload);
+      return fire_now(e, slot, out, scheduled, event, payload);
   }
 }
 
-void planner::fire_now(entry& e, unix_ms slot, decisions& out, const std::string& event,
-                       const std::string& payload) {
+void planner::fire_now(entry& e, unix_ms slot, decisions& out, bool scheduled,
+                       const std::string& event, const std::string& payload) {
   fire_slot f;
   f.task_id = e.def.id;
   f.slot = slot;
+  f.scheduled = scheduled;
+  if (scheduled && e.def.max_runs != 0) {
+    e.fires_proposed.insert(slot);
+    if (exhausted(e)) {  // that was the last one: nothing more to arm
+      timers_.cancel(e.def.id);
+      e.next_slot = 0;
+    }
+  }
   f.event_name = event;
   f.event_payload = payload;
   f.trace_id = new_trace_id();  // random: unique across nodes and restarts, never guessable
@@ -341,7 +407,7 @@ caf::expected<decisions> planner::trigger_now(const std::string& tenant, uint64_
     return make_error(errc::already_exists, "id", "a run for this instant is already starting");
   decisions out;
   auto before = stats_;
-  decide(e, now, out);
+  decide(e, now, out, false);
   if (out.fires.empty()) {
     if (stats_.blocked != before.blocked) {
       out.waiting_for = pending_upstreams(e);
@@ -361,7 +427,7 @@ decisions planner::fire_event(const std::string& tenant, const std::string& name
     if (e.def.event != name || e.def.paused) continue;
     if (!tenant.empty() && e.def.tenant != tenant) continue;
     if (e.proposed.count(now)) continue;  // this instant already fired for it
-    decide(e, now, out, name, payload);
+    decide(e, now, out, true, name, payload);
   }
   return out;
 }
@@ -375,7 +441,8 @@ caf::expected<decisions> planner::backfill(const std::string& tenant, uint64_t i
   if (e.sched.is_manual())
     return make_error(errc::invalid_argument, "schedule", "the task has no schedule to backfill");
   std::vector<unix_ms> slots;
-  for (auto s = e.sched.next_after(from - 1); s && *s <= to; s = e.sched.next_after(*s)) {
+  for (auto s = e.excluded.next_after(e.sched, from - 1); s && *s <= to;
+       s = e.excluded.next_after(e.sched, *s)) {
     if (slots.size() == max_backfill)
       return make_error(errc::invalid_argument, "to",
                         "the range holds more than " + std::to_string(max_backfill) + " slots");
@@ -383,7 +450,7 @@ caf::expected<decisions> planner::backfill(const std::string& tenant, uint64_t i
   }
   decisions out;
   for (auto s : slots)
-    if (!e.proposed.count(s)) decide(e, s, out);
+    if (!e.proposed.count(s)) decide(e, s, out, false);
   return out;
 }
 

@@ -1,12 +1,14 @@
 // The trigger's decision logic, free of actors and clocks: for every task it
 // keeps the schedule, the next slot and the bookkeeping that decides whether a
-// due slot fires now — pause, schedule bounds, overlap policy, DAG upstreams,
-// misfire policy after an outage — and yields the fire_slots to propose.
+// due slot fires now — pause, schedule bounds, exclusion calendars, max_runs,
+// overlap policy, DAG upstreams, misfire policy after an outage — and yields
+// the fire_slots to propose.
 // The trigger actor feeds it time, task changes and committed instances.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -15,6 +17,7 @@
 
 #include <caf/expected.hpp>
 
+#include "actors/trigger/exclusion.hpp"
 #include "actors/trigger/schedule.hpp"
 #include "actors/trigger/timer_queue.hpp"
 #include "proto/commands.hpp"
@@ -72,8 +75,19 @@ class planner {
   /// none fire; fire_once: the newest; fire_all: up to misfire_limit), and
   /// re-armed after `now`. Returns how many slots came due during the hold.
   uint64_t release_held(unix_ms now);
-  /// Puts slot `s` back to be decided at the next collect() (its fire failed).
-  void requeue(const proto::fire_slot& s) { ready_.push_back({s.task_id, s.slot, false}); }
+  /// Puts slot `s` back to be decided at the next collect() (its fire failed,
+  /// so it no longer counts toward the task's max_runs until it fires).
+  void requeue(const proto::fire_slot& s);
+
+  /// Adds or replaces calendar `c` (tasks of its tenant naming it skip its
+  /// dates from now on: their next slot is armed again after `now`).
+  void put_calendar(const proto::calendar& c, unix_ms now);
+  /// Forgets calendar `name` of `tenant` (tasks naming it exclude nothing).
+  void remove_calendar(const std::string& tenant, const std::string& name, unix_ms now);
+
+  /// Slots task `id`'s schedule fired so far (committed before this planner
+  /// began, plus proposed since): what max_runs bounds.
+  uint64_t scheduled_fires(uint64_t id) const;
 
   /// Decides a manual run of task `id` at `now` (slot = now), subject to its
   /// overlap policy and upstreams. A run that waits for upstreams is no error:
@@ -130,19 +144,32 @@ class planner {
     std::optional<unix_ms> blocked;          // latest slot waiting for upstreams
     proto::instance_state last_state = proto::instance_state::pending;
     unix_ms last_slot = 0;
+    exclusion excluded;                      // its calendar in its zone (empty: none)
+    uint64_t fires_committed = 0;            // scheduled fires in the store at upsert
+    std::set<unix_ms> fires_proposed;        // scheduled slots fired since (max_runs only)
   };
 
   void arm_after(entry& e, unix_ms after);
+  /// Arms `e` again after `now` (a calendar it names changed).
+  void rearm(entry& e, unix_ms now);
+  /// Whether the schedule of `e` fired its max_runs.
+  static bool exhausted(const entry& e) {
+    return e.def.max_runs != 0 &&
+           e.fires_committed + e.fires_proposed.size() >= e.def.max_runs;
+  }
+  exclusion exclusion_of(const proto::task& t) const;
   uint32_t fanout_of(const proto::task& t) const;
-  void decide(entry& e, unix_ms slot, decisions& out, const std::string& event = {},
-              const std::string& payload = {});
+  /// `scheduled`: the slot comes from the schedule or an event (counted and
+  /// bounded by max_runs), not from a manual trigger or backfill.
+  void decide(entry& e, unix_ms slot, decisions& out, bool scheduled,
+              const std::string& event = {}, const std::string& payload = {});
   void decide_released(entry& e, unix_ms slot, decisions& out);
   size_t depth(uint64_t id, size_t guard = 0) const;
   /// Queues the missed slots in (after, now] that the misfire policy keeps; returns
   /// how many slots there were.
   uint64_t catch_up(entry& e, unix_ms after, unix_ms now);
-  void fire_now(entry& e, unix_ms slot, decisions& out, const std::string& event = {},
-                const std::string& payload = {});
+  void fire_now(entry& e, unix_ms slot, decisions& out, bool scheduled,
+                const std::string& event = {}, const std::string& payload = {});
   bool upstreams_ok(const entry& e) const { return pending_upstreams(e).empty(); }
   /// The upstreams of `e` whose latest slot has not succeeded (or is not settled).
   std::vector<uint64_t> pending_upstreams(const entry& e) const;
@@ -164,6 +191,7 @@ class planner {
   std::vector<timer_queue::fired> due_buf_;
   slot_stats stats_;
   proto::worker_census census_;
+  std::map<std::pair<std::string, std::string>, proto::calendar> calendars_;  // tenant, name
 };
 
 }  // namespace aisched::trigger

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include <caf/stateful_actor.hpp>
+#include <caf/to_string.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
 #include "common/counted.hpp"
@@ -190,8 +191,31 @@ void wake(self_ptr self) {
   rearm(self);
 }
 
-/// Rebuilds the planner from committed state: every task (misfire policies
-/// decide what an outage missed), then the runs still active (overlap policies).
+/// Gives the planner every tenant's calendars, then runs `next`. Without them
+/// it would fire on excluded dates, so a read that fails is tried again
+/// (`tries` times); after that the trigger stays not ready for this term (a
+/// store that cannot be read fences the member anyway) and says so.
+template <class Next>
+void load_calendars(self_ptr self, uint64_t epoch, int tries, Next next) {
+  self->request(self->state.store, request_timeout, controls_atom::value, std::string{})
+      .then(
+          [=](controls& c) {
+            auto& st = self->state;
+            if (epoch != st.epoch || !st.plan) return;
+            for (auto& cal : c.calendars) st.plan->put_calendar(cal, now_of(self));
+            next();
+          },
+          [=](caf::error& err) {
+            if (epoch != self->state.epoch) return;
+            if (tries > 1) return load_calendars(self, epoch, tries - 1, next);
+            log::error("trigger: cannot read the calendars; not firing in this term",
+                       {{"actor", "trigger"}, {"error", caf::to_string(err)}});
+          });
+}
+
+/// Rebuilds the planner from committed state: the calendars tasks exclude,
+/// every task (misfire policies decide what an outage missed), then the runs
+/// still active (overlap policies).
 void rebuild(self_ptr self, uint64_t epoch) {
   auto alive = [=] { return epoch == self->state.epoch; };
   auto on_tasks = [=](schedule_page& page) {
@@ -211,8 +235,10 @@ void rebuild(self_ptr self, uint64_t epoch) {
     for (auto& [fn, rp] : deferred) fn(rp);
     wake(self);
   };
-  storage::scan_tasks(self, self->state.store, 0, alive, on_tasks, [=] {
-    storage::scan_active(self, self->state.store, "", alive, on_active, done);
+  load_calendars(self, epoch, 3, [=] {
+    storage::scan_tasks(self, self->state.store, 0, alive, on_tasks, [=] {
+      storage::scan_active(self, self->state.store, "", alive, on_active, done);
+    });
   });
 }
 
@@ -272,6 +298,8 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
         auto& st = self->state;
         if (!st.plan) return;
         auto now = now_of(self);
+        for (auto& c : a.calendars) st.plan->put_calendar(c, now);
+        for (auto& c : a.deleted_calendars) st.plan->remove_calendar(c.tenant, c.name, now);
         for (auto& t : a.tasks) st.plan->upsert(t, task_runtime{t.id, 0, {}, {}}, now, false);
         for (auto id : a.deleted_tasks) st.plan->remove(id);
         for (auto& x : a.instances) st.plan->observe(x);

@@ -103,6 +103,8 @@ function readForm(form) {
     labels: parseLabels(f.labels), timeout: f.timeout.trim() || '1h', overlap: f.overlap,
     shards: Number(f.shards || 1),
     retry: { policy: f.retry_policy, max_attempts: Number(f.max_attempts || 1) },
+    max_runs: Number(f.max_runs || 0), max_concurrency: Number(f.max_concurrency || 0),
+    pool: (f.pool || '').trim(), exclude_calendar: (f.exclude_calendar || '').trim(),
   };
   if (f.retry_policy === 'exponential') Object.assign(t.retry, { initial: f.retry_initial || '1s', max: f.retry_max || '10m' });
   else t.retry.interval = f.retry_initial || '1s';
@@ -142,6 +144,11 @@ export async function taskForm(view) {
       field('Timeout', 'timeout', input('timeout', { value: t.timeout || '1h' })),
       field('Overlap', 'overlap', select('overlap', ['allow', 'skip', 'buffer_one', 'buffer_all', 'replace'], t.overlap || 'skip')),
       field('Shards', 'shards', input('shards', { type: 'number', min: 1, value: t.shards || 1 }))),
+    h('div', { class: 'row' },
+      field('Max runs', 'max_runs', input('max_runs', { type: 'number', min: 0, value: t.max_runs || 0 }), '0: the schedule never ends'),
+      field('Max concurrency', 'max_concurrency', input('max_concurrency', { type: 'number', min: 0, value: t.max_concurrency || 0 }), '0: unbounded'),
+      field('Pool', 'pool', input('pool', { value: t.pool || '', placeholder: 'db' }), 'shared limit, see /api/v1/pools'),
+      field('Exclude calendar', 'exclude_calendar', input('exclude_calendar', { value: t.exclude_calendar || '', placeholder: 'holidays' }), 'dates the schedule skips')),
     formError,
     h('div', { class: 'row' }, h('button', { type: 'submit', id: 'save-task' }, id ? 'Save' : 'Create'),
       h('a', { class: 'button secondary', href: '#/tasks' }, 'Cancel')));
@@ -161,6 +168,8 @@ export async function taskForm(view) {
     if (!expr) return fill(preview, h('li', { class: 'muted' }, 'manual only'));
     const q = new URLSearchParams({ cron: expr, tz: form.elements.timezone.value.trim() || 'UTC', n: '5' });
     if (t.end_at) q.set('end_at', t.end_at);  // the preview stops where the task's window does
+    const cal = form.elements.exclude_calendar.value.trim();
+    if (cal) q.set('calendar', cal);  // and skips the dates of its exclusion calendar
     try {
       const r = await get(`/api/v1/schedules/next?${q}`, view.signal);
       fill(preview, r.times.map((x) => h('li', {}, time(x))));
@@ -168,7 +177,7 @@ export async function taskForm(view) {
       if (e.name !== 'AbortError') fill(preview, h('li', { class: 'error' }, e.message));
     }
   };
-  for (const n of ['schedule', 'timezone'])
+  for (const n of ['schedule', 'timezone', 'exclude_calendar'])
     form.elements[n].addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(refreshPreview, 250); });
   refreshPreview();
 

@@ -331,3 +331,36 @@ TEST_F(aischedctl, cluster_workers_backpressure_version_and_events) {
   ASSERT_EQ(tasks.size(), 1u) << fired.out;
   EXPECT_EQ(tasks[0].to_number<int64_t>(), id);
 }
+
+TEST_F(aischedctl, sets_pools_and_calendars_that_tasks_then_name) {
+  auto set = ctl({"pool", "set", "ctl-db", "--size", "3", "-o", "json"});
+  ASSERT_EQ(set.exit_code, 0) << set.err;
+  EXPECT_EQ(num(json_of(set).as_object(), "size"), 3);
+  auto pools = ctl({"pool", "list"});
+  ASSERT_EQ(pools.exit_code, 0) << pools.err;
+  EXPECT_NE(pools.out.find("ctl-db"), std::string::npos) << pools.out;
+
+  auto cal = ctl({"calendar", "set", "ctl-holidays", "--date", "2030-12-25", "--date",
+                  "2030-12-31..2031-01-01", "--description", "closed", "-o", "json"});
+  ASSERT_EQ(cal.exit_code, 0) << cal.err;
+  auto dates = json_of(cal).as_object().at("dates").as_array();
+  EXPECT_EQ(dates.size(), 2u);
+  // The preview takes the calendar (the server skips its dates; see controls_test).
+  auto next = ctl({"cron", "next", "@daily", "--calendar", "ctl-holidays", "-n", "2", "-o", "json"});
+  ASSERT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_EQ(json_of(next).as_object().at("times").as_array().size(), 2u);
+  auto unknown = ctl({"cron", "next", "@daily", "--calendar", "ctl-none"});
+  EXPECT_NE(unknown.exit_code, 0) << "an unknown calendar is an error, not an empty preview";
+  auto bad = ctl({"calendar", "set", "ctl-bad", "--date", "2030-02-30"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("dates[0]"), std::string::npos) << bad.err;
+
+  auto id = create(R"({"name":"ctl-limited","command":"true","schedule":"0 3 * * *",
+                       "pool":"ctl-db","exclude_calendar":"ctl-holidays","max_runs":2})");
+  ASSERT_GT(id, 0);
+  auto in_use = ctl({"calendar", "delete", "ctl-holidays"});
+  EXPECT_NE(in_use.exit_code, 0) << "a task still excludes it";
+  EXPECT_NE(in_use.err.find(std::to_string(id)), std::string::npos) << in_use.err;
+  EXPECT_EQ(ctl({"task", "delete", std::to_string(id)}).exit_code, 0);
+  EXPECT_EQ(ctl({"calendar", "delete", "ctl-holidays"}).exit_code, 0);
+}

@@ -39,7 +39,8 @@ struct tenant_objects {
 
 /// How to call one row: what its `{x}` names and the body to send.
 struct recipe {
-  enum class param { none, task, instance, worker, user, token, member, event, conversation, asset, secret };
+  enum class param { none, task, instance, worker, user, token, member, event, conversation, asset,
+                     secret, control };
   param kind = param::none;
   std::string body;           // "{tenant}" is replaced by the target tenant
   bool names_tenant = false;  // ?tenant= (or the body) names the target: another's is 403
@@ -78,6 +79,13 @@ const std::map<std::string, recipe>& recipes() {
       {"POST /api/v1/tasks/{id}/backfill", {P::task, "{}"}},
       {"POST /api/v1/events/{name}", {P::event, "[]"}},
       {"GET /api/v1/dag", {}},
+      {"GET /api/v1/pools", {}},
+      {"GET /api/v1/pools/{name}", {P::control}},
+      {"PUT /api/v1/pools/{name}", {P::control, R"({"size":"four"})"}},
+      {"GET /api/v1/calendars", {}},
+      {"GET /api/v1/calendars/{name}", {P::control}},
+      {"PUT /api/v1/calendars/{name}", {P::control, R"({"dates":"soon"})"}},
+      {"DELETE /api/v1/calendars/{name}", {P::control}},
       {"GET /api/v1/instances", {}},
       {"GET /api/v1/instances/{id}", {P::instance}},
       {"POST /api/v1/instances/{id}/cancel", {P::instance}},
@@ -136,6 +144,7 @@ std::string value_for(P kind, const tenant_objects& o) {
     case P::conversation: return "no-such-conversation";
     case P::asset: return "app.js";
     case P::secret: return "matrix-secret";
+    case P::control: return "matrix-control";
     case P::none: return "";
   }
   return "";

@@ -152,6 +152,8 @@ class openapi_node : public ::testing::Test {
     if (c == "instances") return instance_id_;
     if (c == "workers") return worker_id_;
     if (c == "ai") return "";  // no conversation exists on a node without a model
+    if (c == "pools") return "openapi-pool";
+    if (c == "calendars") return "openapi-calendar";
     return "openapi-test-event";  // events: nobody subscribes, so it fires nothing
   }
 
@@ -162,6 +164,7 @@ class openapi_node : public ::testing::Test {
     if (c == "instances") return "999999-1000-0";
     if (c == "workers") return "no-such-worker";
     if (c == "ai") return "c-0000000000000000";
+    // pools, calendars: a PUT to an unknown name creates it (no 4xx to expect).
     return "";
   }
 
@@ -229,6 +232,10 @@ TEST_F(openapi_node, every_documented_operation_answers_as_documented) {
       },
       std::chrono::seconds(20)))
       << "the sample run did not end";
+  check(op("put", "/api/v1/pools/{name}"), "/api/v1/pools/openapi-pool", R"({"size":2})", 2,
+        "create a pool");
+  check(op("put", "/api/v1/calendars/{name}"), "/api/v1/calendars/openapi-calendar",
+        R"({"dates":["2030-12-25"]})", 2, "create a calendar");
   check(op("post", "/api/v1/workers"), "/api/v1/workers",
         R"({"id":"openapi-worker","callback_url":"http://127.0.0.1:9/","labels":{"pool":"none"}})",
         2, "register a worker");

@@ -86,6 +86,10 @@ inline task full_task() {
   t.misfire = misfire_policy::fire_all;
   t.misfire_limit = 3;
   t.depends_on = {7, 9};
+  t.max_runs = 3;
+  t.max_concurrency = 2;
+  t.pool = "db";
+  t.exclude_calendar = "holidays";
   t.paused = true;
   t.created_at = t_2026_01_01 + 1;
   t.updated_at = t_2026_01_01 + 2;
@@ -143,7 +147,12 @@ inline auto fields(const delete_task& x) {
 inline auto fields(const retry_instance& x) { return std::make_tuple(x.tenant, x.instance_id, x.at); }
 inline auto fields(const share_worker& x) { return std::make_tuple(x.tenant, x.worker_id, x.shared); }
 inline auto fields(const set_paused& x) { return std::make_tuple(x.tenant, x.id, x.paused, x.at); }
-inline auto fields(const fire_slot& x) { return std::make_tuple(x.task_id, x.slot, x.trace_id); }
+inline auto fields(const fire_slot& x) {
+  return std::make_tuple(x.task_id, x.slot, x.trace_id, x.scheduled);
+}
+inline auto fields(const put_pool& x) { return std::make_tuple(x.p); }
+inline auto fields(const put_calendar& x) { return std::make_tuple(x.c); }
+inline auto fields(const delete_calendar& x) { return std::make_tuple(x.tenant, x.name); }
 inline auto fields(const dispatch_entry& x) { return std::make_tuple(x.instance_id, x.worker_id); }
 inline auto fields(const run_result& x) {
   return std::make_tuple(x.instance_id, x.worker_id, x.state, x.exit_code, x.error, x.output,
@@ -229,7 +238,9 @@ inline std::vector<command> every_command() {
   out.emplace_back(update_task{full_task(), 11});
   out.emplace_back(delete_task{"acme", 42, 12, true});
   out.emplace_back(set_paused{"acme", 42, false, t_2026_11_30_07});
-  out.emplace_back(fire{3, t_2026_11_30_07, {{42, t_2026_11_30_07, "tr-1"}, {43, -5, "tr-2"}}});
+  fire_slot scheduled{43, -5, "tr-2"};
+  scheduled.scheduled = true;
+  out.emplace_back(fire{3, t_2026_11_30_07, {{42, t_2026_11_30_07, "tr-1"}, scheduled}});
   out.emplace_back(dispatch{3, t_2026_11_30_07 + 1, {{"42-1-0", "w-1"}, {"42-1-1", "w-2"}}});
   run_result r;
   r.instance_id = "42-1-0";
@@ -268,6 +279,11 @@ inline std::vector<command> every_command() {
   out.emplace_back(put_secret{secret_record{"acme", "prod-db", "k1", std::string("\x01s\x00", 3),
                                             2, "alice", t_2026_11_30_07, 5}});
   out.emplace_back(delete_secret{"acme", "prod-db"});
+  out.emplace_back(put_pool{pool{"acme", "db", 4, t_2026_11_30_07 + 7}});
+  out.emplace_back(put_calendar{calendar{"acme", "holidays", "public holidays",
+                                         {{20'447, 20'447}, {20'453, 20'454}},
+                                         t_2026_11_30_07 + 8}});
+  out.emplace_back(delete_calendar{"acme", "holidays"});
   return out;
 }
 

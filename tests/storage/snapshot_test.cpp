@@ -18,6 +18,7 @@
 
 #include "proto/commands.hpp"
 #include "proto/errors.hpp"
+#include "storage/controls_state.hpp"
 #include "storage/keys.hpp"
 #include "storage/raft_log.hpp"
 #include "storage/rocks.hpp"
@@ -94,6 +95,9 @@ struct node {
     std::vector<dispatch_entry> items;
     for (uint64_t id = first; id < first + n; ++id) items.push_back({make_instance_id(id, t0, 0), "w1"});
     apply(dispatch{1, t0 + 1, items});
+    // Pools and calendars are state too (column `controls`).
+    apply(put_pool{pool{"default", prefix + "-pool", 4, t0}});
+    apply(put_calendar{calendar{"default", prefix + "-cal", "", {{20'000, 20'002}}, t0}});
   }
 
   std::vector<task> tasks() {
@@ -129,6 +133,10 @@ void expect_same_state(node& a, node& b) {
     EXPECT_EQ(a.instances(true, s), b.instances(true, s));
   }
   EXPECT_EQ(a.sm->instance_counts(), b.sm->instance_counts());
+  auto ca = read_controls(*a.db, ""), cb = read_controls(*b.db, "");
+  ASSERT_TRUE(ca && cb);
+  EXPECT_EQ(ca->pools, cb->pools);
+  EXPECT_EQ(ca->calendars, cb->calendars);
   for (auto& t : a.tasks()) {
     auto ra = a.sm->get_task_runtime(t.id);
     auto rb = b.sm->get_task_runtime(t.id);
@@ -146,6 +154,10 @@ TEST(snapshot, export_then_install_reads_back_identically) {
   ASSERT_FALSE(b.sm->reload());
   EXPECT_EQ(b.tasks().size(), 50u);
   EXPECT_EQ(b.instances().size(), 200u);
+  auto controls = read_controls(*b.db, "default");
+  ASSERT_TRUE(controls);
+  EXPECT_EQ(controls->pools.size(), 1u) << "pools travel in the snapshot";
+  EXPECT_EQ(controls->calendars.size(), 1u) << "calendars travel in the snapshot";
   expect_same_state(a, b);
   // Durable, and the next command applies on top as on the source.
   b.close();

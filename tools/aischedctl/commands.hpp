@@ -23,6 +23,8 @@ void add_task_commands(CLI::App& app, action& chosen);
 void add_run_commands(CLI::App& app, action& chosen);
 /// worker list|drain|undrain|remove, cluster status, backpressure, version, cron next, event fire
 void add_system_commands(CLI::App& app, action& chosen);
+/// pool set|get|list, calendar set|get|list|delete
+void add_control_commands(CLI::App& app, action& chosen);
 /// login, whoami, token create|list|revoke, user create|list|delete, audit list
 void add_auth_commands(CLI::App& app, action& chosen);
 /// secret set|list|rm|rotate-key

@@ -49,6 +49,7 @@ int run(int argc, char** argv) {
   add_task_commands(app, chosen);
   add_run_commands(app, chosen);
   add_system_commands(app, chosen);
+  add_control_commands(app, chosen);
   add_auth_commands(app, chosen);
   add_secret_commands(app, chosen);
   try {

@@ -120,11 +120,13 @@ struct cron_args {
   std::string expression;
   std::string tz = "UTC";
   unsigned n = 5;
+  std::string calendar;  // skip the dates of this exclusion calendar
 };
 
 int cron_next(session& s, const cron_args& a) {
   auto target = "/api/v1/schedules/next?cron=" + url_encode(a.expression) +
-                "&tz=" + url_encode(a.tz) + "&n=" + std::to_string(a.n);
+                "&tz=" + url_encode(a.tz) + "&n=" + std::to_string(a.n) +
+                (a.calendar.empty() ? "" : "&calendar=" + url_encode(a.calendar));
   return show(s, target, [](const json::value& v) {
     for (auto& t : array_field(v, "times"))
       std::cout << (t.is_string() ? std::string(t.get_string()) : "-") << '\n';
@@ -214,6 +216,7 @@ void add_system_commands(CLI::App& app, action& chosen) {
   next->add_option("-n,--n", c->n, "How many times (1-1000)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
+  next->add_option("--calendar", c->calendar, "Skip the dates of this exclusion calendar");
   next->callback([&chosen, c] { chosen = [c](session& s) { return cron_next(s, *c); }; });
 
   auto e = std::make_shared<event_args>();

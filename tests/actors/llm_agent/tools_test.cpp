@@ -29,6 +29,20 @@ TEST(tools_test, describes_the_fourteen_tools_with_object_schemas) {
     EXPECT_TRUE(names.count(n)) << n;
 }
 
+TEST(tools_test, create_task_offers_the_scheduling_controls) {
+  for (auto& t : tool_specs()) {
+    if (t.name != "create_task" && t.name != "next_fire_times") continue;
+    auto props = json::parse(t.parameters).at("properties").as_object();
+    if (t.name == "create_task") {
+      for (auto f : {"max_runs", "max_concurrency", "pool", "exclude_calendar"})
+        EXPECT_TRUE(props.contains(f)) << f;
+      EXPECT_EQ(props.at("max_runs").at("type").as_string(), "integer");
+    } else {
+      EXPECT_TRUE(props.contains("calendar"));
+    }
+  }
+}
+
 const gateway::http_request& only(const tool_plan& p) {
   EXPECT_EQ(p.steps.size(), 1u);
   return p.steps.at(0).request;
@@ -72,6 +86,13 @@ TEST(tools_test, calls_become_the_rest_requests_of_the_api) {
   p = plan_tool("next_fire_times", R"({"cron":"@hourly","end_at":"2030-01-01T00:00:00Z"})");
   ASSERT_TRUE(p);
   EXPECT_EQ(only(*p).query.at("end_at"), "2030-01-01T00:00:00Z");
+  p = plan_tool("next_fire_times", R"({"cron":"@daily","calendar":"holidays"})");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(only(*p).query.at("calendar"), "holidays");
+  p = plan_tool("create_task", R"({"name":"x","command":"true","schedule":"@hourly",)"
+                               R"("max_runs":3,"pool":"db","exclude_calendar":"holidays"})");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(json::parse(only(*p).body).at("pool").as_string(), "db");
   // Another attempt of the same run, not a new run of its task.
   p = plan_tool("retry_failed_instance", R"({"instance_id":"4-1000-0"})");
   ASSERT_TRUE(p);

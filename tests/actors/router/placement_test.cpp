@@ -35,6 +35,7 @@ candidate worker(const std::string& id, const std::string& tenant, uint32_t slot
 struct fixture : ::testing::Test {
   std::map<uint64_t, task> tasks;
   pick_context ctx;
+  concurrency limits;
   std::function<const task*(uint64_t)> task_of = [this](uint64_t id) -> const task* {
     auto t = tasks.find(id);
     return t == tasks.end() ? nullptr : &t->second;
@@ -59,7 +60,7 @@ TEST_F(fixture, runs_go_only_to_their_tenants_workers_or_shared_ones) {
   q.push(run("b1", 2, "bravo"));
   q.push(run("a2", 1, "acme"));
   std::vector<candidate> ws{worker("bravo-w", "bravo", 8)};
-  auto r = place(q, task_of, ws, 100, 100, ctx);
+  auto r = place(q, task_of, ws, 100, 100, ctx, limits);
   ASSERT_EQ(r.placed.size(), 1u);
   EXPECT_EQ(r.placed[0].instance_id, "b1");
   EXPECT_EQ(r.placed[0].worker_id, "bravo-w");
@@ -69,7 +70,7 @@ TEST_F(fixture, runs_go_only_to_their_tenants_workers_or_shared_ones) {
   EXPECT_EQ(q.items()[1].id, "a2");
   // A shared worker takes every tenant's runs.
   ws.push_back(worker("shared", "default", 8, true));
-  r = place(q, task_of, ws, 100, 100, ctx);
+  r = place(q, task_of, ws, 100, 100, ctx, limits);
   ASSERT_EQ(r.placed.size(), 2u);
   for (auto& e : r.placed) EXPECT_EQ(e.worker_id, "shared");
   EXPECT_TRUE(q.empty());
@@ -81,9 +82,9 @@ TEST_F(fixture, a_round_stops_at_the_budget_and_the_free_slots) {
   for (int i = 0; i < 10; ++i) q.push(run("r" + std::to_string(i), 1));
   EXPECT_FALSE(q.push(run("r0", 1))) << "a run is queued once";
   std::vector<candidate> ws{worker("w", "default", 3)};
-  auto r = place(q, task_of, ws, 2, 100, ctx);
+  auto r = place(q, task_of, ws, 2, 100, ctx, limits);
   EXPECT_EQ(r.placed.size(), 2u);
-  r = place(q, task_of, ws, 100, 100, ctx);
+  r = place(q, task_of, ws, 100, 100, ctx, limits);
   EXPECT_EQ(r.placed.size(), 1u) << "one slot left";
   EXPECT_EQ(ws[0].reserved, 3u);
   EXPECT_EQ(q.size(), 7u);
@@ -96,7 +97,7 @@ TEST_F(fixture, runs_of_deleted_tasks_are_handed_back_for_cancelling) {
   q.push(run("gone", 99));
   q.push(run("ok", 1));
   std::vector<candidate> ws{worker("w", "default", 4)};
-  auto r = place(q, task_of, ws, 10, 10, ctx);
+  auto r = place(q, task_of, ws, 10, 10, ctx, limits);
   EXPECT_EQ(r.orphaned, std::vector<std::string>{"gone"});
   ASSERT_EQ(r.placed.size(), 1u);
   EXPECT_FALSE(q.contains("gone"));

@@ -2,7 +2,8 @@
 // a real raft group of one over RocksDB in a temporary directory, the store actor and the
 // trigger actor, wired as in runtime/main.cpp. Checks committed instances (deterministic
 // ids, whole-second slots, no duplicates), manual runs, overlap skip, the catch-up after
-// a leadership change, and the slot outcomes and lateness it reports as metrics.
+// a leadership change, max_runs and exclusion calendars across leaderships, and the slot
+// outcomes and lateness it reports as metrics.
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
 #include "support/single_node.hpp"
@@ -324,6 +325,47 @@ TEST_F(trigger_actor_test, restart_without_downtime_refires_no_slot) {
   EXPECT_EQ(stats().missed, 0u);
 }
 
+TEST_F(trigger_actor_test, a_new_leadership_continues_the_max_runs_count_from_the_store) {
+  auto t = every_second();
+  t.max_runs = 3;
+  auto id = create(t);
+  ASSERT_NE(id, 0u);
+  advance(2s);  // slots 1 and 2 fire
+  ASSERT_EQ(instances_of(id).size(), 2u);
+  set_leading(false);
+  set_leading(true);  // a new planner, rebuilt from the committed fire records
+  advance(5s);
+  EXPECT_EQ(slots(instances_of(id)), whole_seconds(t0 + sec, t0 + 3 * sec))
+      << "one more fire, then the schedule ends";
+  auto rt = sm_->get_task_runtime(id);
+  ASSERT_TRUE(rt);
+  EXPECT_EQ(rt->scheduled_fires, 3u);
+}
+
+TEST_F(trigger_actor_test, a_committed_calendar_skips_its_dates_also_for_a_new_leader) {
+  proto::calendar c;
+  c.name = "freeze";
+  c.days = {{*proto::parse_day("2026-01-01"), *proto::parse_day("2026-01-01")}};
+  ASSERT_TRUE(propose(proto::put_calendar{c}));
+  sched.run();
+  auto t = every_second();
+  t.exclude_calendar = "freeze";
+  auto frozen = create(t);
+  auto control = create(every_second());
+  ASSERT_NE(frozen, 0u);
+  advance(3s);
+  EXPECT_EQ(instances_of(control).size(), 3u);
+  EXPECT_TRUE(instances_of(frozen).empty()) << "fired on an excluded date";
+  set_leading(false);
+  set_leading(true);  // the rebuild reads the calendar before the tasks
+  advance(3s);
+  EXPECT_TRUE(instances_of(frozen).empty()) << "a new leader fired on an excluded date";
+  // The calendar no longer excludes today: the task fires from its next slot.
+  c.days = {{*proto::parse_day("2026-02-01"), *proto::parse_day("2026-02-01")}};
+  ASSERT_TRUE(propose(proto::put_calendar{c}));
+  advance(2s);
+  EXPECT_EQ(instances_of(frozen).size(), 2u);
+}
 
 TEST_F(trigger_actor_test, slot_outcomes_and_lateness_reach_the_metrics) {
   // The registry is per process: compare against the values before this test.

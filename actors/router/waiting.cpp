@@ -1,0 +1,73 @@
+// Waiting reasons of pending runs; see waiting.hpp.
+#include "actors/router/waiting.hpp"
+
+#include <chrono>
+#include <unordered_map>
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "obs/metrics.hpp"
+
+namespace aisched::router {
+
+using namespace proto;
+
+using self_ptr = router_actor::stateful_pointer<router_state>;
+
+namespace {
+
+constexpr auto request_timeout = std::chrono::seconds(10);
+
+/// Why runs of a task wait: no worker can take them (`unplaceable`, what
+/// scheduler_runs_unplaceable counts), or their task or pool is at its limit.
+struct waiting_reason {
+  std::string text;  // "": they only wait for a free slot
+  bool unplaceable = false;
+};
+
+waiting_reason reason_of(const router_state& st, const task& t,
+                         const std::vector<candidate>& cands) {
+  auto why = why_waiting(t.tenant, t.labels, cands);
+  if (!why.empty()) return {std::move(why), true};
+  return {st.limits.blocked(t), false};
+}
+
+}  // namespace
+
+void explain_waiting(self_ptr self, size_t scan_limit) {
+  auto& st = self->state;
+  if (!st.leading || !st.ready) return;
+  std::vector<candidate> cands;
+  for (auto& w : st.workers.entries()) cands.push_back(w.c);
+  std::unordered_map<uint64_t, waiting_reason> by_task;
+  note_waiting cmd{st.term, {}};
+  size_t looked_at = 0, waiting = 0;
+  for (auto& x : st.queue.items()) {
+    if (looked_at++ >= scan_limit) break;
+    auto t = st.tasks.find(x.task_id);
+    if (t == st.tasks.end()) continue;
+    auto r = by_task.find(x.task_id);
+    if (r == by_task.end())
+      r = by_task.emplace(x.task_id, reason_of(st, t->second, cands)).first;
+    if (r->second.unplaceable) ++waiting;
+    auto n = st.noted.find(x.id);
+    auto before = n == st.noted.end() ? x.error : n->second;
+    if (before == r->second.text) continue;
+    st.noted[x.id] = r->second.text;
+    cmd.notes.emplace_back(x.id, r->second.text);
+  }
+  obs::get().runs_unplaceable.set(static_cast<double>(waiting));
+  if (cmd.notes.empty()) return;
+  auto epoch = st.epoch;
+  auto notes = cmd.notes;
+  self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
+      .then([](applied&) {},
+            [=](caf::error&) {
+              // Not committed: say it again at the next tick.
+              if (epoch != self->state.epoch) return;
+              for (auto& [id, _] : notes) self->state.noted.erase(id);
+            });
+}
+
+}  // namespace aisched::router
