@@ -26,6 +26,7 @@
 #include "storage/rocks.hpp"
 #include "storage/secret_store.hpp"
 #include "storage/state_meta.hpp"
+#include "storage/transitions.hpp"
 
 namespace aisched::storage {
 
@@ -61,26 +62,6 @@ bool tenant_matches(std::string_view want, const std::string& have) {
 /// (unknown task, stale version, illegal transition) is the same on every
 /// member and only rejects the entry.
 bool fails_batch(errc code) { return is_storage_fault(code) || code == errc::corrupted; }
-
-/// Whether an instance may move from `from` to `to` (DESIGN §3).
-bool legal_transition(instance_state from, instance_state to) {
-  using s = instance_state;
-  switch (from) {
-    case s::pending:
-      return to == s::dispatched || to == s::cancelled;
-    case s::dispatched:
-      return to == s::dispatched || to == s::running || to == s::success || to == s::failed ||
-             to == s::timed_out || to == s::retry_waiting || to == s::cancelled ||
-             to == s::pending;
-    case s::running:
-      return to == s::running || to == s::success || to == s::failed || to == s::timed_out ||
-             to == s::retry_waiting || to == s::cancelled;
-    case s::retry_waiting:
-      return to == s::pending || to == s::cancelled;
-    default:
-      return false;  // terminal
-  }
-}
 
 /// Applies one command against `ctx`. Returns the command's effect or the error
 /// that rejects it; `next_task_id` is advanced by create_task.
