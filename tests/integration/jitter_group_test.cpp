@@ -23,7 +23,8 @@ std::map<int64_t, int64_t> fires_of(uint16_t port, uint64_t id) {
   std::map<int64_t, int64_t> out;
   auto r = http_call(port, "GET", "/api/v1/instances?task_id=" + std::to_string(id) + "&limit=200");
   if (r.status != 200) return out;
-  for (auto& x : parse(r).at("items").as_array())
+  auto page = parse(r);  // kept: a range-for over parse(r).at(...) would dangle
+  for (auto& x : page.at("items").as_array())
     out[time_ms(x.at("slot"))] = time_ms(x.at("created_at"));
   return out;
 }
