@@ -43,8 +43,8 @@ struct failure_analysis {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, failure_analysis& x) {
   return f(caf::meta::type_name("aisched.failure_analysis"), x.instance_id, x.source, x.summary,
-           x.severity, x.categories, x.root_cause, x.fix, x.confidence, x.analyzed_at,
-           x.llm_error);
+           x.severity, x.categories, x.root_cause, x.fix, save_finite(x.confidence), x.confidence,
+           load_finite(x.confidence), x.analyzed_at, x.llm_error);
 }
 
 /// The REST shape: {"instance_id","source","summary","severity","categories",

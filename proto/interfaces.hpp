@@ -350,7 +350,7 @@ struct pressure_status {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pressure_status& x) {
   return f(caf::meta::type_name("aisched.pressure_status"), x.current, x.backlog, x.max_backlog,
-           x.worker_load, x.leading);
+           save_finite(x.worker_load), x.worker_load, load_finite(x.worker_load), x.leading);
 }
 
 using pressure_status_atom = caf::atom_constant<caf::atom("pstatus")>;

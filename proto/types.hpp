@@ -14,6 +14,7 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include "proto/finite.hpp"
 #include "proto/time.hpp"
 
 namespace aisched::proto {
@@ -129,7 +130,8 @@ struct retry_policy {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, retry_policy& x) {
   return f(caf::meta::type_name("aisched.retry_policy"), x.kind, x.max_attempts, x.interval,
-           x.initial, x.max, x.multiplier, x.jitter, x.error_codes, x.window);
+           x.initial, x.max, save_finite(x.multiplier), x.multiplier, load_finite(x.multiplier),
+           x.jitter, x.error_codes, x.window);
 }
 
 /// A task definition. At most one of `schedule`, `at`, `event` is set; none means

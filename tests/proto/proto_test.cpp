@@ -204,6 +204,36 @@ TEST(codec, enum_value_outside_its_enum_is_corrupted) {
   EXPECT_EQ(code_of(back.error()), errc::corrupted);
 }
 
+TEST(codec, an_infinite_number_is_corrupted_and_never_hangs) {
+  // CAF's pack754 never finishes on an infinity and its unpack754 yields one for
+  // an exponent field of all ones: the bytes of 1.5 (0x3FF8...) patched to
+  // +inf (0x7FF0...) must not decode, or re-encoding them hangs the member.
+  task t;
+  t.retry.multiplier = 1.5;
+  for (bool in_command : {false, true}) {
+    auto bytes = in_command ? encode(command{create_task{t, ""}}) : encode(t);
+    const std::string one_and_a_half("\x3F\xF8\0\0\0\0\0\0", 8);
+    auto at = bytes.find(one_and_a_half);
+    ASSERT_NE(at, std::string::npos);
+    bytes.replace(at, 8, std::string("\x7F\xF0\0\0\0\0\0\0", 8));
+    if (in_command) {
+      auto back = decode<command>(bytes);
+      ASSERT_FALSE(back);
+      EXPECT_EQ(code_of(back.error()), errc::corrupted);
+    } else {
+      auto back = decode<task>(bytes);
+      ASSERT_FALSE(back) << back->retry.multiplier;
+      EXPECT_EQ(code_of(back.error()), errc::corrupted);
+    }
+  }
+}
+
+TEST(codec_death, encoding_an_infinite_number_aborts_instead_of_hanging) {
+  task t;
+  t.retry.multiplier = std::numeric_limits<double>::infinity();
+  EXPECT_DEATH(encode(t), "");
+}
+
 // -- JSON: mapping --------------------------------------------------------------
 
 json::value parse(std::string_view body) {
