@@ -9,7 +9,7 @@
 #include <chrono>
 
 #include "common/counted.hpp"
-#include "common/http_post.hpp"
+#include "common/curl_session.hpp"
 #include "obs/metrics.hpp"
 #include "common/log.hpp"
 

@@ -10,9 +10,9 @@
 #include <thread>
 
 #include <boost/json.hpp>
-#include <curl/curl.h>
 
 #include "actors/backpressure/pressure.hpp"
+#include "common/curl_session.hpp"
 #include "obs/metrics.hpp"
 #include "proto/errors.hpp"
 #include "proto/time.hpp"
@@ -250,33 +250,6 @@ struct attempt_outcome {
   bool streamed_any = false;
 };
 
-struct transfer {
-  bool stream = false;
-  CURL* curl = nullptr;
-  std::string body;   // plain answers and error bodies
-  stream_accumulator* acc = nullptr;
-  bool parse_failed = false;
-  const std::atomic<bool>* stopping = nullptr;
-};
-
-size_t on_bytes(char* data, size_t size, size_t n, void* user) {
-  auto* t = static_cast<transfer*>(user);
-  long status = 0;
-  curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
-  std::string_view bytes(data, size * n);
-  if (t->stream && status >= 200 && status < 300) {
-    if (!t->acc->feed(bytes)) t->parse_failed = true;
-  } else if (t->body.size() < (8u << 20)) {
-    t->body.append(bytes);
-  }
-  return size * n;
-}
-
-int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  auto* t = static_cast<transfer*>(user);
-  return t->stopping && t->stopping->load() ? 1 : 0;
-}
-
 std::string base_url(std::string e) {
   while (!e.empty() && e.back() == '/') e.pop_back();
   if (e.size() >= 17 && e.compare(e.size() - 17, 17, "/chat/completions") == 0) return e;
@@ -291,59 +264,47 @@ attempt_outcome attempt(const llm_config& cfg, const target& to, const chat_requ
     streamed = true;
     if (on_delta) on_delta(d);
   });
-  transfer t;
-  t.stream = req.stream;
-  t.acc = &acc;
-  t.stopping = &stopping;
-  CURL* c = curl_easy_init();
-  if (!c) {
-    out.result = make_error(errc::unavailable, "curl_easy_init failed");
-    return out;
-  }
-  t.curl = c;
-  auto body = request_body(req, to.model);
   auto url = base_url(to.endpoint);
-  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
-  if (req.stream) headers = curl_slist_append(headers, "Accept: text/event-stream");
-  if (!to.api_key.empty())
-    headers = curl_slist_append(headers, ("Authorization: Bearer " + to.api_key).c_str());
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_POST, 1L);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
-  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(cfg.timeout.count()));
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(cfg.connect_timeout.count()));
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_bytes);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
-  auto rc = curl_easy_perform(c);
-  long status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(c);
+  http::curl_request call;
+  call.method = "POST";
+  call.url = url;
+  call.headers.push_back("Content-Type: application/json");
+  if (req.stream) call.headers.push_back("Accept: text/event-stream");
+  if (!to.api_key.empty()) call.headers.push_back("Authorization: Bearer " + to.api_key);
+  call.body = request_body(req, to.model);
+  call.timeout = cfg.timeout;
+  call.connect_timeout = cfg.connect_timeout;
+  std::string body;  // plain answers and error bodies
+  bool parse_failed = false;
+  call.on_data = [&](long status, std::string_view bytes) {
+    if (req.stream && status >= 200 && status < 300) {
+      if (!acc.feed(bytes)) parse_failed = true;
+    } else if (body.size() < (8u << 20)) {
+      body.append(bytes);
+    }
+    return true;
+  };
+  call.cancelled = [&stopping] { return stopping.load(); };
+  auto got = http::perform(call);
+  auto status = got.status;
   out.streamed_any = streamed;
   auto where = " (" + to.endpoint + ", model " + to.model + ")";
-  if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && status >= 200 && status < 300)) {
-    out.retryable = rc != CURLE_ABORTED_BY_CALLBACK;
-    out.result = make_error(errc::unavailable, std::string("LLM request failed: ") +
-                                                   curl_easy_strerror(rc) + where);
+  if (got.outcome != http::curl_outcome::ok) {
+    out.retryable = got.outcome != http::curl_outcome::cancelled;
+    out.result = make_error(errc::unavailable, "LLM request failed: " + got.error + where);
     return out;
   }
   if (status < 200 || status >= 300) {
     out.retryable = status >= 500 || status == 429;
     out.result = make_error(errc::unavailable, "LLM answered HTTP " + std::to_string(status) +
-                                                   where + ": " + t.body.substr(0, 300));
+                                                   where + ": " + body.substr(0, 300));
     return out;
   }
   if (!req.stream) {
-    out.result = parse_completion(t.body);
+    out.result = parse_completion(body);
     return out;
   }
-  if (t.parse_failed) {
+  if (parse_failed) {
     out.result = make_error(errc::invalid_argument, acc.error() + where);
     return out;
   }

@@ -1,6 +1,7 @@
 // Process, HTTP and container execution of one attempt; see executor.hpp.
 #include "actors/worker/executor.hpp"
 #include "actors/worker/traceparent.hpp"
+#include "common/curl_session.hpp"
 #include "common/redactor.hpp"
 
 #include <fcntl.h>
@@ -16,7 +17,6 @@
 #include <filesystem>
 
 #include <boost/json.hpp>
-#include <curl/curl.h>
 #include <strings.h>
 
 namespace aisched::worker {
@@ -167,15 +167,6 @@ run_result run_process(const execute_request& req, const std::vector<std::string
   return finish(r, instance_state::failed, code, error, out.take());
 }
 
-size_t curl_write(char* data, size_t size, size_t n, void* user) {
-  static_cast<tail_buffer*>(user)->append(std::string_view(data, size * n));
-  return size * n;
-}
-
-int curl_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  return (*static_cast<const cancel_fn*>(user))() ? 1 : 0;  // non-zero aborts
-}
-
 /// Whether the task's own headers include `name` (header names are case-insensitive).
 bool has_header(const execute_request& req, const char* name) {
   for (auto& [k, v] : req.http.headers)
@@ -193,8 +184,6 @@ bool is_json(const std::string& body) {
 run_result run_http(const execute_request& req, const exec_options& opts,
                     const cancel_fn& cancelled) {
   auto r = base_result(req);
-  CURL* c = curl_easy_init();
-  if (!c) return finish(r, instance_state::failed, -1, "curl_easy_init failed", "");
   tail_buffer out(opts.output_cap, req);
   for (auto& [k, v] : req.http.headers)
     if ((k + v).find_first_of("\r\n") != std::string::npos)  // tasks stored before validation
@@ -202,12 +191,14 @@ run_result run_http(const execute_request& req, const exec_options& opts,
                     "http.headers." + k.substr(0, k.find_first_of("\r\n")) +
                         ": must not contain CR or LF",
                     "");
-  curl_slist* headers = nullptr;
-  for (auto& [k, v] : req.http.headers) headers = curl_slist_append(headers, (k + ": " + v).c_str());
+  http::curl_request call;
+  call.method = req.http.method;
+  call.url = req.http.url;
+  for (auto& [k, v] : req.http.headers) call.headers.push_back(k + ": " + v);
   // curl would label a body application/x-www-form-urlencoded, which a JSON API
   // refuses or misreads; the task's own Content-Type wins.
   if (!req.http.body.empty() && !has_header(req, "Content-Type") && is_json(req.http.body))
-    headers = curl_slist_append(headers, "Content-Type: application/json");
+    call.headers.push_back("Content-Type: application/json");
   for (auto& kv : run_environment(req, "")) {
     // The run's identity travels as headers too: IDEMPOTENCY_KEY -> Idempotency-Key ...
     auto eq = kv.find('=');
@@ -226,34 +217,35 @@ run_result run_http(const execute_request& req, const exec_options& opts,
         upper = false;
       }
     }
-    headers = curl_slist_append(headers, (header + ": " + kv.substr(eq + 1)).c_str());
+    call.headers.push_back(header + ": " + kv.substr(eq + 1));
   }
   // W3C trace context, unless the task sets its own.
   if (auto tp = traceparent(req.trace_id); !tp.empty() && !has_header(req, "traceparent"))
-    headers = curl_slist_append(headers, ("traceparent: " + tp).c_str());
-  curl_easy_setopt(c, CURLOPT_URL, req.http.url.c_str());
-  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.http.method.c_str());
-  if (req.http.method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-  if (!req.http.body.empty()) curl_easy_setopt(c, CURLOPT_POSTFIELDS, req.http.body.c_str());
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout > 0 ? req.timeout : 3'600'000));
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_write);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
-  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, curl_progress);
-  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &cancelled);
-  auto rc = curl_easy_perform(c);
-  long status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(c);
-  if (rc == CURLE_ABORTED_BY_CALLBACK) return finish(r, instance_state::failed, -1, "cancelled", out.take());
-  if (rc == CURLE_OPERATION_TIMEDOUT)
-    return finish(r, instance_state::timed_out, -1, "timed out after " + format_duration(req.timeout), out.take());
-  if (rc != CURLE_OK) return finish(r, instance_state::failed, -1, curl_easy_strerror(rc), out.take());
-  if (status >= 200 && status < 300) return finish(r, instance_state::success, int32_t(status), "", out.take());
-  return finish(r, instance_state::failed, int32_t(status), "HTTP status " + std::to_string(status), out.take());
+    call.headers.push_back("traceparent: " + tp);
+  if (!req.http.body.empty()) call.body = req.http.body;
+  call.timeout = std::chrono::milliseconds(req.timeout > 0 ? req.timeout : 3'600'000);
+  call.on_data = [&out](long, std::string_view bytes) {
+    out.append(bytes);  // the response is the run's output, whatever its status
+    return true;
+  };
+  call.cancelled = cancelled;
+  auto got = http::perform(call);
+  switch (got.outcome) {
+    case http::curl_outcome::cancelled:
+      return finish(r, instance_state::failed, -1, "cancelled", out.take());
+    case http::curl_outcome::timed_out:
+      return finish(r, instance_state::timed_out, -1,
+                    "timed out after " + format_duration(req.timeout), out.take());
+    case http::curl_outcome::ok:
+    case http::curl_outcome::stopped:
+      break;
+    case http::curl_outcome::failed:
+      return finish(r, instance_state::failed, -1, got.error, out.take());
+  }
+  auto status = static_cast<int32_t>(got.status);
+  if (status >= 200 && status < 300) return finish(r, instance_state::success, status, "", out.take());
+  return finish(r, instance_state::failed, status, "HTTP status " + std::to_string(status),
+                out.take());
 }
 
 std::string find_in_path(const char* name) {

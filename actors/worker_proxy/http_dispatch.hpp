@@ -1,5 +1,5 @@
 // The external-worker protocol, client side: builds the JSON body of
-// `POST {callback}/internal/tasks/execute` (sent with common/http_post.hpp
+// `POST {callback}/internal/tasks/execute` (sent with common/curl_session.hpp
 // on dispatch threads, never on CAF's threads).
 #pragma once
 

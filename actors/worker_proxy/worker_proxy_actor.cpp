@@ -8,7 +8,7 @@
 
 #include "actors/worker/traceparent.hpp"
 #include "actors/worker_proxy/http_dispatch.hpp"
-#include "common/http_post.hpp"
+#include "common/curl_session.hpp"
 #include "proto/errors.hpp"
 #include "common/log.hpp"
 
