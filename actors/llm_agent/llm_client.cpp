@@ -134,23 +134,11 @@ caf::expected<completion> parse_completion(const std::string& body) {
 
 // -- streaming ----------------------------------------------------------------
 
-bool stream_accumulator::feed(std::string_view bytes) {
-  buffer_.append(bytes.data(), bytes.size());
-  size_t start = 0;
-  for (;;) {
-    auto nl = buffer_.find('\n', start);
-    if (nl == std::string::npos) break;
-    std::string_view l(buffer_.data() + start, nl - start);
-    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    start = nl + 1;
-    if (!line(l)) {
-      buffer_.erase(0, start);
-      return false;
-    }
-  }
-  buffer_.erase(0, start);
-  return true;
-}
+stream_accumulator::stream_accumulator(delta_fn on_delta)
+    : on_delta_(std::move(on_delta)),
+      reader_([this](const http::sse_event& e) { return event(e.data); }) {}
+
+bool stream_accumulator::feed(std::string_view bytes) { return reader_.feed(bytes); }
 
 namespace {
 
@@ -172,10 +160,10 @@ int call_index(const json::value* i) {
 
 }  // namespace
 
-bool stream_accumulator::line(std::string_view l) {
-  if (l.substr(0, 5) != "data:") return true;  // event:, id:, comments, blank separators
-  l.remove_prefix(5);
-  while (!l.empty() && l.front() == ' ') l.remove_prefix(1);
+bool stream_accumulator::event(std::string_view l) {
+  while (!l.empty() && (l.front() == ' ' || l.back() == ' '))
+    l = l.front() == ' ' ? l.substr(1) : l.substr(0, l.size() - 1);
+  if (l.empty()) return true;  // an event without data
   if (l == "[DONE]") {
     done_ = true;
     return true;
@@ -308,7 +296,10 @@ attempt_outcome attempt(const llm_config& cfg, const target& to, const chat_requ
     out.result = make_error(errc::invalid_argument, acc.error() + where);
     return out;
   }
-  acc.feed("\n");  // a last line without its newline
+  if (!acc.finish()) {  // a last event without its blank line
+    out.result = make_error(errc::invalid_argument, acc.error() + where);
+    return out;
+  }
   out.result = acc.result();
   return out;
 }

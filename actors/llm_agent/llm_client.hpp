@@ -16,6 +16,8 @@
 
 #include <caf/expected.hpp>
 
+#include "common/sse_reader.hpp"
+
 namespace aisched::llm {
 
 /// Where and how to reach the model. Read by runtime/config from the config
@@ -132,15 +134,20 @@ std::string request_body(const chat_request& req, const std::string& model);
 /// Parses a non-streamed chat/completions answer.
 caf::expected<completion> parse_completion(const std::string& body);
 
-/// Accumulates a streamed answer: feed it the raw bytes as they arrive (SSE
-/// lines may be split anywhere); it assembles content, reasoning and tool
-/// calls (arguments concatenated per call `index`) and reports each delta.
+/// Accumulates a streamed answer: feed it the raw bytes as they arrive (split
+/// anywhere; common/sse_reader makes the events); it assembles content,
+/// reasoning and tool calls (arguments concatenated per call `index`) and
+/// reports each delta.
 class stream_accumulator {
  public:
-  explicit stream_accumulator(delta_fn on_delta = nullptr) : on_delta_(std::move(on_delta)) {}
+  explicit stream_accumulator(delta_fn on_delta = nullptr);
+  stream_accumulator(const stream_accumulator&) = delete;  // its reader calls back into it
+  stream_accumulator& operator=(const stream_accumulator&) = delete;
 
-  /// Consumes bytes; false when a chunk did not parse (the error says why).
+  /// Consumes bytes; false when an event did not parse (the error says why).
   bool feed(std::string_view bytes);
+  /// Ends the stream: a last event without its blank line still counts.
+  bool finish() { return feed("\n\n"); }
   /// True once `data: [DONE]` arrived.
   bool done() const { return done_; }
   /// The assembled answer (call at the end of the stream).
@@ -148,9 +155,9 @@ class stream_accumulator {
   const std::string& error() const { return error_; }
 
  private:
-  bool line(std::string_view l);
+  bool event(std::string_view data);
   delta_fn on_delta_;
-  std::string buffer_;
+  http::sse_reader reader_;
   completion out_;
   std::vector<int> tool_index_;  // provider index of each entry of out_.tool_calls
   bool done_ = false;

@@ -1,17 +1,17 @@
 // A Server-Sent Events stream as `aischedctl run logs --follow` reads it from a
-// node (tools/aischedctl/sse_reader): never crashes, and the events do not depend
+// node (common/sse_reader): never crashes, and the events do not depend
 // on how the bytes were split into reads. Byte 0 picks the read size.
 #include <string>
 #include <vector>
 
 #include "tests/fuzz/fuzz_check.hpp"
-#include "tools/aischedctl/sse_reader.hpp"
+#include "common/sse_reader.hpp"
 
 namespace {
 
 std::vector<std::string> events_of(std::string_view stream, size_t chunk) {
   std::vector<std::string> out;
-  aisched::ctl::sse_reader reader([&](const aisched::ctl::sse_event& e) {
+  aisched::http::sse_reader reader([&](const aisched::http::sse_event& e) {
     out.push_back(e.type + '\x1f' + e.data);
     return out.size() < 1000;
   });

@@ -10,7 +10,7 @@
 #include "proto/types.hpp"
 #include "tools/aischedctl/commands.hpp"
 #include "tools/aischedctl/output.hpp"
-#include "tools/aischedctl/sse_reader.hpp"
+#include "common/sse_reader.hpp"
 
 namespace aisched::ctl {
 
@@ -96,7 +96,7 @@ int follow_logs(session& s, const std::string& id) {
   // and `event: error` ends it with the server's error document.
   bool ended = false;
   int rc = exit_ok;
-  sse_reader events([&](const sse_event& e) {
+  http::sse_reader events([&](const http::sse_event& e) {
     boost::system::error_code ec;
     auto v = json::parse(e.data, ec);
     if (e.type == "end" || e.type == "error") {

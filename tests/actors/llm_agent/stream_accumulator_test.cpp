@@ -89,6 +89,20 @@ TEST(stream_accumulator_test, a_name_repeated_in_every_delta_is_that_name_once) 
   EXPECT_EQ(c.tool_calls[1].arguments, "{}");
 }
 
+TEST(stream_accumulator_test, an_event_is_its_data_lines_joined_and_the_last_needs_no_blank_line) {
+  // SSE joins an event's data lines with '\n': a chunk printed over two lines
+  // is one JSON document. A stream cut before its last blank line still ends
+  // that event at finish().
+  stream_accumulator acc;
+  ASSERT_TRUE(acc.feed("event: delta\ndata: {\"choices\":[{\"index\":0,\n"
+                       "data: \"delta\":{\"content\":\"Hi\"}}]}\n\n"))
+      << acc.error();
+  ASSERT_TRUE(acc.feed("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"!\"}}]}"));
+  EXPECT_EQ(acc.result().content, "Hi");
+  ASSERT_TRUE(acc.finish()) << acc.error();
+  EXPECT_EQ(acc.result().content, "Hi!");
+}
+
 TEST(stream_accumulator_test, an_unreadable_chunk_is_an_error_not_a_crash) {
   stream_accumulator acc;
   EXPECT_FALSE(acc.feed("data: {not json\n\n"));

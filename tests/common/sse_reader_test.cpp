@@ -1,14 +1,14 @@
 // sse_reader: events come out whole and in order however the stream is cut,
 // comments are skipped, and nothing is delivered after the handler stops.
-#include "tools/aischedctl/sse_reader.hpp"
+#include "common/sse_reader.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-using aisched::ctl::sse_event;
-using aisched::ctl::sse_reader;
+using aisched::http::sse_event;
+using aisched::http::sse_reader;
 
 namespace {
 

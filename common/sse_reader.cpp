@@ -1,7 +1,7 @@
 // Server-Sent Events parsing; see sse_reader.hpp.
-#include "tools/aischedctl/sse_reader.hpp"
+#include "common/sse_reader.hpp"
 
-namespace aisched::ctl {
+namespace aisched::http {
 
 bool sse_reader::feed(std::string_view bytes) {
   if (stopped_) return false;
@@ -44,4 +44,4 @@ bool sse_reader::line(std::string_view text) {
   return true;
 }
 
-}  // namespace aisched::ctl
+}  // namespace aisched::http

@@ -1,12 +1,13 @@
-// Splits a Server-Sent Events stream (text/event-stream) into events, however
-// the bytes arrive: `run logs --follow` reads a run's output this way.
+// The one Server-Sent Events reader: splits a text/event-stream into events,
+// however the bytes arrive. The LLM client reads a provider's streamed answer
+// with it, and aischedctl a run's live output (`run logs --follow`).
 #pragma once
 
 #include <functional>
 #include <string>
 #include <string_view>
 
-namespace aisched::ctl {
+namespace aisched::http {
 
 struct sse_event {
   std::string type;  // the `event:` field; "" for the default ("message")
@@ -35,4 +36,4 @@ class sse_reader {
   bool stopped_ = false;
 };
 
-}  // namespace aisched::ctl
+}  // namespace aisched::http
