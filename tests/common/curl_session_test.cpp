@@ -3,11 +3,6 @@
 // request ends (ok, stopped, cancelled, timed out, failed).
 #include "common/curl_session.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -15,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "support/http_receiver.hpp"
+#include "support/loopback.hpp"
 
 namespace aisched::http {
 namespace {
@@ -124,22 +120,12 @@ TEST(curl_session, a_request_past_its_timeout_is_timed_out) {
 }
 
 TEST(curl_session, a_refused_connection_fails_naming_curl_error_and_its_detail) {
-  // A bound socket that does not listen: connecting is refused, and no one else
-  // can take the port meanwhile.
-  int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(s, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(getsockname(s, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  auto port = std::to_string(ntohs(addr.sin_port));
+  test::refused_port refused;
   curl_request r;
-  r.url = "http://127.0.0.1:" + port + "/";
+  r.url = refused.url();
   auto got = perform(r);
   auto reply = post_json(r.url, "{}", 2000);
-  close(s);
+  auto port = std::to_string(refused.port());
   EXPECT_EQ(got.outcome, curl_outcome::failed);
   EXPECT_EQ(got.error, "Couldn't connect to server");
   EXPECT_NE(got.detail.find(port), std::string::npos) << got.detail;

@@ -96,20 +96,10 @@ TEST_F(executor_test, http_json_body_goes_out_as_application_json_unless_a_heade
 }
 
 TEST_F(executor_test, http_connection_refused_is_failed_with_the_curl_error) {
-  // A bound socket that does not listen: connecting to it is refused, and no one else
-  // can take the port meanwhile.
-  int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(s, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(getsockname(s, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  auto req = http("http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/");
+  test::refused_port refused;
+  auto req = http(refused.url());
   auto start = steady::now();
   auto r = run(req);
-  close(s);
   EXPECT_EQ(r.state, instance_state::failed);
   EXPECT_EQ(r.exit_code, -1);
   EXPECT_EQ(r.error, curl_easy_strerror(CURLE_COULDNT_CONNECT));
