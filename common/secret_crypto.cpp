@@ -17,6 +17,7 @@
 #include <openssl/rand.h>
 
 #include "proto/errors.hpp"
+#include "proto/private_file.hpp"
 
 namespace aisched::secret_crypto {
 
@@ -65,23 +66,10 @@ key random_key() {
 }
 
 caf::expected<key> load_key_file(const std::string& path, std::string_view flag) {
-  auto fail = [&](const std::string& why) {
-    return make_error(errc::invalid_argument, std::string(flag.substr(2)),
-                      std::string(flag) + " '" + path + "': " + why);
-  };
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return fail(std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) return fail("not a regular file");
-  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
-    return fail(std::string("is accessible by group or others (mode ") + mode +
-                "); chmod 600 it");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail("cannot open");
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return fail("cannot read");
+  auto file = proto::read_private_file(path, flag);
+  if (!file) return file.error();
+  auto fail = [&](const std::string& why) { return proto::private_file_error(path, flag, why); };
+  auto& data = *file;
   key k;
   if (data.size() == k.size()) {
     std::memcpy(k.data(), data.data(), k.size());

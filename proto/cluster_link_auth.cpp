@@ -15,12 +15,12 @@
 #include <sys/stat.h>
 
 #include "proto/errors.hpp"
+#include "proto/private_file.hpp"
 
 namespace aisched::proto::cluster_auth {
 
 namespace {
 
-constexpr const char* field = "cluster-secret-file";
 // A version in the MAC: a later protocol can never accept this one's proofs.
 constexpr const char* domain = "aisched cluster admission v1";
 
@@ -46,29 +46,17 @@ void put(std::string& out, const std::string& s) {
 }  // namespace
 
 caf::expected<std::string> read_secret_file(const std::string& path) {
+  auto secret = read_private_file(path, "--cluster-secret-file");
+  if (!secret) return secret.error();
   auto fail = [&](const std::string& why) {
-    return make_error(errc::invalid_argument, field,
-                      "--cluster-secret-file '" + path + "': " + why);
+    return private_file_error(path, "--cluster-secret-file", why);
   };
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return fail(std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) return fail("not a regular file");
-  // Like ssh with its keys: a secret others can read (or replace) is no secret.
-  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
-    return fail(std::string("is accessible by group or others (mode ") + mode +
-                "); run: chmod 600 '" + path + "'");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(std::strerror(errno));
-  std::string secret((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  while (!secret.empty() && std::strchr(" \t\r\n", secret.back()) != nullptr) secret.pop_back();
-  if (secret.empty())
+  while (!secret->empty() && std::strchr(" \t\r\n", secret->back()) != nullptr) secret->pop_back();
+  if (secret->empty())
     return fail("is empty; create it with: openssl rand -hex 32 > '" + path + "' && chmod 600 '" +
                 path + "'");
-  if (secret.size() < min_secret_bytes)
-    return fail("holds " + std::to_string(secret.size()) + " bytes, at least " +
+  if (secret->size() < min_secret_bytes)
+    return fail("holds " + std::to_string(secret->size()) + " bytes, at least " +
                 std::to_string(min_secret_bytes) + " are needed (openssl rand -hex 32)");
   return secret;
 }

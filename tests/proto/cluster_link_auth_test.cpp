@@ -12,6 +12,7 @@
 
 #include "proto/cluster_link_auth.hpp"
 #include "proto/errors.hpp"
+#include "proto/private_file.hpp"
 #include "support/test_dir.hpp"
 
 using namespace aisched;
@@ -195,5 +196,26 @@ TEST(cluster_auth, secret_file_must_exist_be_long_enough_and_private) {
   r = read_secret_file(write("good", secret + "\n", 0600));
   ASSERT_TRUE(r) << message(r);
   EXPECT_EQ(*r, secret) << "the trailing newline of `openssl rand -hex 32` is not part of it";
+  std::filesystem::remove_all(dir);
+}
+
+TEST(private_file, is_read_whole_only_when_its_owner_alone_may_access_it) {
+  auto dir = aisched::test::make_test_dir("private_file");
+  ASSERT_FALSE(dir.empty());
+  auto path = (dir / "key").string();
+  std::ofstream(path, std::ios::binary) << "raw\nbytes\n";
+  ::chmod(path.c_str(), 0600);
+  auto r = proto::read_private_file(path, "--secrets-key-file");
+  ASSERT_TRUE(r) << view(r.error()).message;
+  EXPECT_EQ(*r, "raw\nbytes\n");  // what it holds is the caller's to judge
+  ::chmod(path.c_str(), 0644);
+  r = proto::read_private_file(path, "--secrets-key-file");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(view(r.error()).field, "secrets-key-file");
+  EXPECT_NE(view(r.error()).message.find("chmod 600 '" + path + "'"), std::string::npos)
+      << view(r.error()).message;
+  r = proto::read_private_file(dir.string(), "--secrets-key-file");
+  ASSERT_FALSE(r);
+  EXPECT_NE(view(r.error()).message.find("not a regular file"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
