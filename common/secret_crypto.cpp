@@ -17,6 +17,7 @@
 #include <openssl/rand.h>
 
 #include "proto/errors.hpp"
+#include "proto/hex.hpp"
 #include "proto/private_file.hpp"
 
 namespace aisched::secret_crypto {
@@ -50,13 +51,6 @@ std::string wrap_aad(std::string_view tenant, std::string_view key_id) {
   return out;
 }
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 }  // namespace
 
 key random_key() {
@@ -80,7 +74,7 @@ caf::expected<key> load_key_file(const std::string& path, std::string_view flag)
     return fail("must hold 64 hex digits (openssl rand -hex 32) or 32 raw bytes, not " +
                 std::to_string(data.size()) + " bytes");
   for (size_t i = 0; i < k.size(); ++i) {
-    int hi = hex_digit(data[2 * i]), lo = hex_digit(data[2 * i + 1]);
+    int hi = proto::hex_digit(data[2 * i]), lo = proto::hex_digit(data[2 * i + 1]);
     if (hi < 0 || lo < 0) return fail("not hex at offset " + std::to_string(2 * i));
     k[i] = static_cast<unsigned char>(hi << 4 | lo);
   }
@@ -93,13 +87,7 @@ std::string key_check(const key& k) {
   unsigned int n = 0;
   HMAC(EVP_sha256(), k.data(), static_cast<int>(k.size()),
        reinterpret_cast<const unsigned char*>(label), sizeof label - 1, mac, &n);
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < 8; ++i) {
-    out.push_back(digits[mac[i] >> 4]);
-    out.push_back(digits[mac[i] & 0xf]);
-  }
-  return out;
+  return proto::to_hex(mac, 8);  // the first 8 bytes of the MAC
 }
 
 std::string seal(const key& k, std::string_view plain, std::string_view aad) {

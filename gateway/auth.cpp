@@ -12,6 +12,7 @@
 #include <openssl/sha.h>
 
 #include "proto/errors.hpp"
+#include "proto/hex.hpp"
 
 namespace aisched::gateway {
 
@@ -101,27 +102,7 @@ bool verify_password(const std::string& encoded, std::string_view password) {
 std::string sha256_hex(std::string_view data) {
   std::array<unsigned char, SHA256_DIGEST_LENGTH> md{};
   SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), md.data());
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  for (auto b : md) {
-    out.push_back(digits[b >> 4]);
-    out.push_back(digits[b & 15]);
-  }
-  return out;
-}
-
-std::string random_hex(size_t bytes) {
-  std::string raw(bytes, '\0');
-  // Without randomness no secret can be made safely: stop rather than go on.
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1)
-    std::abort();
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : raw) {
-    out.push_back(digits[b >> 4]);
-    out.push_back(digits[b & 15]);
-  }
-  return out;
+  return proto::to_hex(md.data(), md.size());
 }
 
 std::string bearer_of(const std::map<std::string, std::string>& headers) {

@@ -47,9 +47,6 @@ bool verify_password(const std::string& encoded, std::string_view password);
 
 std::string sha256_hex(std::string_view data);
 
-/// `bytes` random bytes (OpenSSL's CSPRNG) as lower-case hex.
-std::string random_hex(size_t bytes);
-
 /// API token secrets start with this, so the gate tells them from JWTs.
 constexpr std::string_view token_prefix = "ais_";
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "gateway/auth.hpp"
+#include "proto/random.hpp"
 
 namespace aisched::gateway {
 
@@ -122,7 +123,7 @@ void login_guard::released(const std::string& user, const std::string& source) {
 
 const std::string& login_guard::dummy_hash() {
   std::call_once(dummy_once_, [this] {
-    auto h = hash_password(random_hex(16));
+    auto h = hash_password(proto::random_hex(16));
     // Without it unknown users would answer at once, telling which names exist.
     if (!h) std::abort();
     dummy_ = std::move(*h);

@@ -12,6 +12,7 @@
 
 #include "proto/errors.hpp"
 #include "proto/json.hpp"
+#include "proto/random.hpp"
 
 namespace aisched::gateway {
 
@@ -247,13 +248,13 @@ void create_token(access& gate, http_request& req, reply_fn& reply) {
   if ((*f)["name"].size() > 200)
     return reply(error_response(make_error(errc::invalid_argument, "name", "name: too long")));
   api_token t;
-  t.id = "tok_" + random_hex(8);
+  t.id = "tok_" + proto::random_hex(8);
   t.name = (*f)["name"];
   t.tenant = *tenant;
   t.r = *r;
   t.created_by = req.who.subject;
   t.created_at = now_ms();
-  auto secret = std::string(token_prefix) + random_hex(24);
+  auto secret = std::string(token_prefix) + proto::random_hex(24);
   t.hash = sha256_hex(secret);
   ask<applied>(
       gate.ctx(), gate.ctx().raft, reply,

@@ -6,6 +6,8 @@
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/error.hpp>
 
+#include "proto/hex.hpp"
+
 namespace aisched::gateway {
 
 namespace http = boost::beast::http;
@@ -15,24 +17,13 @@ void limit(beast_parser& p, const request_limits& limits) {
   p.header_limit(static_cast<uint32_t>(limits.max_header_bytes));
 }
 
-namespace {
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
-
 std::string percent_decode(std::string_view s, bool plus_is_space) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
     int hi = -1, lo = -1;
-    if (s[i] == '%' && i + 2 < s.size() && (hi = hex_value(s[i + 1])) >= 0 &&
-        (lo = hex_value(s[i + 2])) >= 0) {
+    if (s[i] == '%' && i + 2 < s.size() && (hi = proto::hex_digit(s[i + 1])) >= 0 &&
+        (lo = proto::hex_digit(s[i + 2])) >= 0) {
       out.push_back(static_cast<char>(hi * 16 + lo));
       i += 2;
     } else if (s[i] == '+' && plus_is_space) {

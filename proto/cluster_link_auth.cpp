@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "proto/errors.hpp"
+#include "proto/hex.hpp"
 #include "proto/private_file.hpp"
 
 namespace aisched::proto::cluster_auth {
@@ -23,16 +24,6 @@ namespace {
 
 // A version in the MAC: a later protocol can never accept this one's proofs.
 constexpr const char* domain = "aisched cluster admission v1";
-
-std::string to_hex(const unsigned char* p, size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out(2 * n, '0');
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = digits[p[i] >> 4];
-    out[2 * i + 1] = digits[p[i] & 0xf];
-  }
-  return out;
-}
 
 /// Appends `s` with its length first, so that no two different transcripts
 /// serialize to the same bytes ("ab"+"c" vs "a"+"bc").

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "proto/hex.hpp"
+
 namespace aisched::proto {
 
 namespace {
@@ -37,14 +39,7 @@ void random_bytes(void* out, size_t n) {
 std::string random_hex(size_t bytes) {
   std::string raw(bytes, '\0');
   random_bytes(raw.data(), bytes);
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * bytes);
-  for (unsigned char b : raw) {
-    out.push_back(digits[b >> 4]);
-    out.push_back(digits[b & 15]);
-  }
-  return out;
+  return to_hex(raw);
 }
 
 std::string new_trace_id() { return nonzero_hex(16); }

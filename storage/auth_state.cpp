@@ -6,6 +6,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include "proto/hex.hpp"
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
 #include "storage/keys.hpp"
@@ -195,7 +196,7 @@ caf::expected<audit_page> read_audit(rocks& db, const audit_query& q) {
   std::string start = prefix + std::string(12, '\xff');
   bool skip_cursor = false;
   if (!q.cursor.empty()) {
-    auto c = keys::from_hex(q.cursor);
+    auto c = proto::from_hex(q.cursor);
     if (!c || c->rfind(prefix, 0) != 0)
       return make_error(errc::invalid_argument, "cursor", "malformed cursor");
     start = *c;
@@ -211,7 +212,7 @@ caf::expected<audit_page> read_audit(rocks& db, const audit_query& q) {
     if (!e) return e.error();
     if (q.since != 0 && e->at < q.since) return page;  // older entries follow: done
     if (page.items.size() == limit) {
-      page.next_cursor = keys::to_hex(last_key);
+      page.next_cursor = proto::to_hex(last_key);
       break;
     }
     page.items.push_back(std::move(*e));

@@ -106,8 +106,4 @@ inline std::string state_index(uint8_t state, std::string_view instance_key) {
   return out;
 }
 
-/// Hex encoding for opaque paging cursors.
-std::string to_hex(std::string_view bytes);
-std::optional<std::string> from_hex(std::string_view hex);
-
 }  // namespace aisched::storage::keys

@@ -6,6 +6,7 @@
 
 #include <rocksdb/db.h>
 
+#include "proto/hex.hpp"
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
 #include "storage/attempt_history.hpp"
@@ -105,7 +106,7 @@ caf::expected<instance_page> state_machine::list_instances(const instance_query&
   auto limit = std::max<uint32_t>(1, std::min<uint32_t>(q.limit, 1000));
   std::string cursor;
   if (!q.cursor.empty()) {
-    auto c = keys::from_hex(q.cursor);
+    auto c = proto::from_hex(q.cursor);
     if (!c) return make_error(errc::invalid_argument, "cursor", "malformed cursor");
     cursor = std::move(*c);
   }
@@ -122,12 +123,12 @@ caf::expected<instance_page> state_machine::list_instances(const instance_query&
     if (!tenant_matches(q.tenant, x->tenant)) return true;
     if (!in_range(x->slot)) {
       if (++skipped < max_skipped) return true;
-      page.next_cursor = keys::to_hex(key);
+      page.next_cursor = proto::to_hex(key);
       return false;
     }
     if (page.items.size() == limit) return false;
     page.items.push_back(std::move(*x));
-    page.next_cursor = keys::to_hex(key);
+    page.next_cursor = proto::to_hex(key);
     return true;
   };
   bool more = false;
@@ -210,7 +211,7 @@ caf::expected<schedule_page> state_machine::scan_active(const instance_query& q)
   auto limit = std::max<uint32_t>(1, std::min<uint32_t>(q.limit, 10'000));
   std::string cursor;
   if (!q.cursor.empty()) {
-    auto c = keys::from_hex(q.cursor);
+    auto c = proto::from_hex(q.cursor);
     if (!c) return make_error(errc::invalid_argument, "cursor", "malformed cursor");
     cursor = std::move(*c);
   }
@@ -228,7 +229,7 @@ caf::expected<schedule_page> state_machine::scan_active(const instance_query& q)
       continue;
     }
     if (page.active.size() == limit) {
-      page.next_cursor = keys::to_hex(cursor);
+      page.next_cursor = proto::to_hex(cursor);
       break;
     }
     std::string ikey(it->key().data() + 1, it->key().size() - 1);

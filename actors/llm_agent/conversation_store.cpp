@@ -2,12 +2,12 @@
 #include "actors/llm_agent/conversation_store.hpp"
 
 #include <algorithm>
-#include <random>
 
 #include <boost/json.hpp>
 #include <rocksdb/db.h>
 
 #include "proto/errors.hpp"
+#include "proto/random.hpp"
 #include "storage/keys.hpp"
 #include "storage/rocks.hpp"
 
@@ -32,14 +32,8 @@ std::string pending_key(const std::string& id, const std::string& action) {
   return "p/" + id + "/" + action;
 }
 
-std::string random_id() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static const char* hex = "0123456789abcdef";
-  std::string out = "c-";
-  auto x = rng();
-  for (int i = 0; i < 16; ++i) out += hex[(x >> (i * 4)) & 15];
-  return out;
-}
+/// A conversation id from the kernel's randomness: ids are not guessable.
+std::string random_id() { return "c-" + proto::random_hex(8); }
 
 std::string str(const json::object& o, const char* k) {
   auto* v = o.if_contains(k);

@@ -5,6 +5,7 @@
 
 #include "gateway/auth.hpp"
 #include "proto/errors.hpp"
+#include "proto/random.hpp"
 
 using namespace aisched;
 using namespace aisched::gateway;
@@ -109,7 +110,7 @@ TEST(auth_passwords, argon2id_hash_verifies_only_the_right_password) {
 TEST(auth_tokens, sha256_and_random_secrets) {
   EXPECT_EQ(sha256_hex("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  auto a = random_hex(24), b = random_hex(24);
+  auto a = proto::random_hex(24), b = proto::random_hex(24);
   EXPECT_EQ(a.size(), 48u);
   EXPECT_NE(a, b);
 }

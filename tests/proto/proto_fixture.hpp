@@ -22,6 +22,7 @@
 #include "proto/codec.hpp"
 #include "proto/commands.hpp"
 #include "proto/errors.hpp"
+#include "proto/hex.hpp"
 #include "proto/interfaces.hpp"
 #include "proto/json.hpp"
 #include "proto/time.hpp"

@@ -234,6 +234,17 @@ TEST(codec_death, encoding_an_infinite_number_aborts_instead_of_hanging) {
   EXPECT_DEATH(encode(t), "");
 }
 
+TEST(hex, round_trips_any_bytes_and_refuses_what_is_not_hex) {
+  const std::string bytes("\x00\x01\x7f\x80\xfe\xff", 6);
+  EXPECT_EQ(to_hex(bytes), "00017f80feff");
+  EXPECT_EQ(from_hex("00017F80FEff"), std::optional<std::string>(bytes));
+  EXPECT_EQ(from_hex(""), std::optional<std::string>(""));
+  EXPECT_FALSE(from_hex("abc"));  // odd length
+  EXPECT_FALSE(from_hex("0g"));
+  EXPECT_EQ(hex_digit('F'), 15);
+  EXPECT_EQ(hex_digit('/'), -1);
+}
+
 // -- JSON: mapping --------------------------------------------------------------
 
 json::value parse(std::string_view body) {
