@@ -21,15 +21,19 @@ handover sort_in_flight(const std::vector<instance>& in_flight, const std::strin
   return out;
 }
 
-run_result lost_report(const instance& x, const std::string& why) {
+run_result failed_report(const instance& x, std::string error) {
   run_result r;
   r.instance_id = x.id;
   r.worker_id = x.worker_id;
   r.attempt = x.attempt;
   r.state = instance_state::failed;
   r.exit_code = -1;
-  r.error = "worker_lost: worker " + x.worker_id + " " + why;
+  r.error = std::move(error);
   return r;
+}
+
+run_result lost_report(const instance& x, const std::string& why) {
+  return failed_report(x, "worker_lost: worker " + x.worker_id + " " + why);
 }
 
 }  // namespace aisched::router

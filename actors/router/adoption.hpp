@@ -24,6 +24,10 @@ struct handover {
 handover sort_in_flight(const std::vector<proto::instance>& in_flight,
                         const std::string& worker_id, const std::vector<proto::held_run>& held);
 
+/// The report ending attempt `x.attempt` of `x` on `x.worker_id` as failed,
+/// exit code -1, with `error`: the router's own verdicts on an attempt.
+proto::run_result failed_report(const proto::instance& x, std::string error);
+
 /// The report ending attempt `x.attempt` of `x` as lost with its worker
 /// `x.worker_id`: failed, exit code -1, error "worker_lost: worker <id> <why>".
 proto::run_result lost_report(const proto::instance& x, const std::string& why);

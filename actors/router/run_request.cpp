@@ -1,6 +1,7 @@
 // The execute request of a run; see run_request.hpp.
 #include "actors/router/run_request.hpp"
 
+#include "actors/router/adoption.hpp"
 #include "actors/router/substitute.hpp"
 #include "proto/errors.hpp"
 #include "proto/secret_types.hpp"
@@ -77,13 +78,7 @@ caf::expected<execute_request> make_request(const task& t, const instance& x,
 }
 
 run_result unsendable(const instance& x, const caf::error& why) {
-  run_result r;
-  r.instance_id = x.id;
-  r.worker_id = x.worker_id;
-  r.attempt = x.attempt;
-  r.state = instance_state::failed;
-  r.exit_code = -1;
-  r.error = "not sent to a worker: " + view(why).message;
+  auto r = failed_report(x, "not sent to a worker: " + view(why).message);
   r.started_at = r.finished_at = now_ms();
   return r;
 }
