@@ -70,8 +70,9 @@ void planner::upsert(const task& t, const task_runtime& rt, unix_ms now, bool ca
     catch_up = true;
   }
   if (catch_up) {
-    this->catch_up(e, after, now);
-    after = std::max(after, now);
+    auto until = due_until(e, after, now);
+    this->catch_up(e, after, until, now);
+    after = std::max(after, until);
   }
   arm_after(e, after);
 }
@@ -82,13 +83,24 @@ uint64_t planner::release_held(unix_ms now) {
     if (e.next_slot == 0 || e.next_slot > now || e.def.paused) continue;
     timers_.cancel(id);
     auto first = e.next_slot;
-    held += catch_up(e, first - 1, now);
-    arm_after(e, now);
+    auto until = due_until(e, first - 1, now);
+    held += catch_up(e, first - 1, until, now);
+    arm_after(e, std::max(first - 1, until));
   }
   return held;
 }
 
-uint64_t planner::catch_up(entry& e, unix_ms after, unix_ms now) {
+unix_ms planner::due_until(const entry& e, unix_ms after, unix_ms now) const {
+  if (e.def.jitter <= 0) return now;
+  // Only a slot within `jitter` of now can still be ahead of its jittered instant.
+  size_t walked = 0;
+  for (auto s = e.excluded.next_after(e.sched, std::max(after, now - e.def.jitter - 1));
+       s && *s <= now && walked++ < max_catch_up_walk; s = e.excluded.next_after(e.sched, *s))
+    if (jittered(e.def, *s) > now) return *s - 1;
+  return now;
+}
+
+uint64_t planner::catch_up(entry& e, unix_ms after, unix_ms until, unix_ms now) {
   const auto& t = e.def;
   size_t keep_max = 0;
   switch (t.misfire) {
@@ -96,7 +108,7 @@ uint64_t planner::catch_up(entry& e, unix_ms after, unix_ms now) {
     case misfire_policy::fire_once: keep_max = 1; break;
     case misfire_policy::fire_all: keep_max = t.misfire_limit; break;
   }
-  unix_ms last = now;
+  unix_ms last = until;
   if (t.end_at != 0) last = std::min(last, t.end_at);
   // Slots older than the catch-up window are missed whatever the policy.
   unix_ms eligible_from = t.catchup_window > 0 ? now - t.catchup_window : after + 1;

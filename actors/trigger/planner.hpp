@@ -165,9 +165,14 @@ class planner {
               const std::string& event = {}, const std::string& payload = {});
   void decide_released(entry& e, unix_ms slot, decisions& out);
   size_t depth(uint64_t id, size_t guard = 0) const;
-  /// Queues the missed slots in (after, now] that the misfire policy keeps; returns
-  /// how many slots there were.
-  uint64_t catch_up(entry& e, unix_ms after, unix_ms now);
+  /// Where the slots in (after, now] that are due at `now` end: a slot whose
+  /// jittered instant is still ahead was not missed, so it and every slot after
+  /// it are left to be armed (a new leader, or the end of a hold, inside a
+  /// slot's jitter must not fire it early). `now` when the task has no jitter.
+  unix_ms due_until(const entry& e, unix_ms after, unix_ms now) const;
+  /// Queues the missed slots in (after, until] that the misfire policy keeps
+  /// (`now` bounds the catch-up window); returns how many slots there were.
+  uint64_t catch_up(entry& e, unix_ms after, unix_ms until, unix_ms now);
   void fire_now(entry& e, unix_ms slot, decisions& out, bool scheduled,
                 const std::string& event = {}, const std::string& payload = {});
   bool upstreams_ok(const entry& e) const { return pending_upstreams(e).empty(); }

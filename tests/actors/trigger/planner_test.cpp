@@ -353,6 +353,35 @@ TEST(planner, jitter_offset_is_deterministic_and_within_bounds) {
   EXPECT_EQ(planner::jittered(t, t0 + sec), t0 + sec);
 }
 
+TEST(planner, a_rebuild_inside_a_slots_jitter_arms_it_instead_of_firing_it_early) {
+  // A new leader rebuilds between a slot and its jittered instant: that slot
+  // was not missed. It fires at its jittered instant, not at the rebuild (found
+  // by jitter_group: a slot fired 425 ms early right after a failover).
+  auto t = make_task(7, "@every 2s");
+  t.jitter = 1500;
+  unix_ms slot = 0;
+  for (unix_ms k = 1; k < 100 && slot == 0; ++k)
+    if (planner::jittered(t, t0 + 2 * k * sec) - (t0 + 2 * k * sec) > 200) slot = t0 + 2 * k * sec;
+  ASSERT_NE(slot, 0);
+  const unix_ms due = planner::jittered(t, slot);
+  for (auto policy : {misfire_policy::fire_once, misfire_policy::fire_all, misfire_policy::skip}) {
+    t.misfire = policy;
+    const unix_ms rebuilt = slot + 100;  // after the slot, before its jittered instant
+    planner p(rebuilt);
+    p.upsert(t, runtime_at(7, slot - 2 * sec), rebuilt, true);
+    EXPECT_TRUE(p.collect(rebuilt).empty()) << "fired at the rebuild, before " << due;
+    EXPECT_TRUE(p.collect(due - 1).empty());
+    EXPECT_EQ(slots_of(p.collect(due)), std::vector<unix_ms>{slot});
+  }
+  // The same when a hold (backpressure red) ends inside the slot's jitter.
+  t.misfire = misfire_policy::fire_once;
+  planner h(slot - 2 * sec + 1);
+  h.upsert(t, runtime_at(7, slot - 2 * sec), slot - 2 * sec + 1, false);
+  EXPECT_EQ(h.release_held(slot + 100), 0u);
+  EXPECT_TRUE(h.collect(slot + 100).empty());
+  EXPECT_EQ(slots_of(h.collect(due)), std::vector<unix_ms>{slot});
+}
+
 TEST(planner, paused_task_never_fires) {
   planner p(t0);
   auto t = make_task(1, "@every 1s");
