@@ -13,6 +13,7 @@
 #include <caf/variant.hpp>
 
 #include "proto/auth_types.hpp"
+#include "proto/command_traits.hpp"
 #include "proto/controls.hpp"
 #include "proto/membership.hpp"
 #include "proto/secret_types.hpp"
@@ -23,6 +24,7 @@ namespace aisched::proto {
 /// Creates a task; the state machine assigns `t.id` and `t.version = 1`.
 /// The proposer sets `t.created_at` / `t.updated_at`.
 struct create_task {
+  static constexpr command_traits traits{"create_task", fencing::none};
   task t;
   /// The client's Idempotency-Key ("" = none): a create repeated with the same
   /// key (a retry after a timeout) answers with the task the first one made.
@@ -36,6 +38,7 @@ typename Inspector::result_type inspect(Inspector& f, create_task& x) {
 /// Replaces the definition of task `t.id` if its stored version equals
 /// `expected_version` (0 skips the check). Bumps the version.
 struct update_task {
+  static constexpr command_traits traits{"update_task", fencing::none};
   task t;
   uint64_t expected_version = 0;
 };
@@ -49,6 +52,7 @@ typename Inspector::result_type inspect(Inspector& f, update_task& x) {
 /// then the same apply removes it from each dependent's `depends_on`, so no
 /// member ever holds an edge to a missing task.
 struct delete_task {
+  static constexpr command_traits traits{"delete_task", fencing::none};
   std::string tenant;  // "" = any tenant (internal callers)
   uint64_t id = 0;
   uint64_t expected_version = 0;
@@ -62,6 +66,7 @@ typename Inspector::result_type inspect(Inspector& f, delete_task& x) {
 
 /// Pauses or resumes a task.
 struct set_paused {
+  static constexpr command_traits traits{"set_paused", fencing::none};
   std::string tenant;
   uint64_t id = 0;
   bool paused = true;
@@ -92,6 +97,7 @@ typename Inspector::result_type inspect(Inspector& f, fire_slot& x) {
 /// A batch of fires decided by the leader of `term` at time `at`. A slot that
 /// already has instances is a no-op (deterministic ids).
 struct fire {
+  static constexpr command_traits traits{"fire", fencing::leader_term};
   uint64_t term = 0;
   unix_ms at = 0;
   std::vector<fire_slot> slots;
@@ -112,6 +118,7 @@ typename Inspector::result_type inspect(Inspector& f, dispatch_entry& x) {
 }
 
 struct dispatch {
+  static constexpr command_traits traits{"dispatch", fencing::leader_term};
   uint64_t term = 0;
   unix_ms at = 0;
   std::vector<dispatch_entry> entries;
@@ -143,6 +150,7 @@ typename Inspector::result_type inspect(Inspector& f, run_result& x) {
 }
 
 struct report_results {
+  static constexpr command_traits traits{"report_results", fencing::leader_term};
   uint64_t term = 0;
   unix_ms at = 0;
   std::vector<run_result> results;
@@ -154,6 +162,7 @@ typename Inspector::result_type inspect(Inspector& f, report_results& x) {
 
 /// retry_waiting -> pending with the attempt counter incremented.
 struct retry {
+  static constexpr command_traits traits{"retry", fencing::leader_term};
   uint64_t term = 0;
   unix_ms at = 0;
   std::vector<std::string> instance_ids;
@@ -168,6 +177,7 @@ typename Inspector::result_type inspect(Inspector& f, retry& x) {
 /// no longer pending is left alone. The reason shows as the run's `error`
 /// until it is dispatched ("" clears it).
 struct note_waiting {
+  static constexpr command_traits traits{"note_waiting", fencing::leader_term};
   uint64_t term = 0;
   std::vector<std::pair<std::string, std::string>> notes;  // instance id, reason
 };
@@ -178,6 +188,7 @@ typename Inspector::result_type inspect(Inspector& f, note_waiting& x) {
 
 /// Cancels a run that has not finished.
 struct cancel {
+  static constexpr command_traits traits{"cancel", fencing::none};
   std::string tenant;
   std::string instance_id;
   unix_ms at = 0;
@@ -193,6 +204,7 @@ typename Inspector::result_type inspect(Inspector& f, cancel& x) {
 /// instance id (the ended attempts stay in its history). Any other state is
 /// illegal_transition. A client command (an operator's retry).
 struct retry_instance {
+  static constexpr command_traits traits{"retry_instance", fencing::none};
   std::string tenant;
   std::string instance_id;
   unix_ms at = 0;
@@ -205,6 +217,7 @@ typename Inspector::result_type inspect(Inspector& f, retry_instance& x) {
 /// One round of worker load samples taken by the leader at `at`; samples
 /// older than `prune_before` are dropped in the same batch (7 days kept).
 struct record_load {
+  static constexpr command_traits traits{"record_load", fencing::leader_term};
   uint64_t term = 0;
   unix_ms at = 0;
   unix_ms prune_before = 0;
@@ -238,6 +251,7 @@ typename Inspector::result_type inspect(Inspector& f, ai_record& x) {
 /// Writes AI records in one batch: replicated, so conversations and analyses
 /// survive the loss of the member that wrote them, and kept in snapshots.
 struct put_ai_records {
+  static constexpr command_traits traits{"put_ai_records", fencing::none};
   std::vector<ai_record> records;
 };
 template <class Inspector>
@@ -247,6 +261,7 @@ typename Inspector::result_type inspect(Inspector& f, put_ai_records& x) {
 
 /// Does nothing; a new leader commits one to learn its commit index.
 struct noop {
+  static constexpr command_traits traits{"noop", fencing::none};
   friend bool operator==(const noop&, const noop&) { return true; }
 };
 template <class Inspector>
@@ -259,6 +274,7 @@ typename Inspector::result_type inspect(Inspector& f, noop&) {
 /// admin, proposed by every node that has an admin password: the first wins,
 /// the others are no-ops).
 struct put_user {
+  static constexpr command_traits traits{"put_user", fencing::none};
   user u;
   bool bootstrap = false;
 };
@@ -269,6 +285,7 @@ typename Inspector::result_type inspect(Inspector& f, put_user& x) {
 
 /// Deletes user `name` of `tenant` (not_found if it is in another tenant).
 struct delete_user {
+  static constexpr command_traits traits{"delete_user", fencing::none};
   std::string tenant;
   std::string name;
 };
@@ -282,6 +299,7 @@ typename Inspector::result_type inspect(Inspector& f, delete_user& x) {
 /// re-registration and a new leader; it holds only while the worker registers
 /// from `tenant` (another tenant reusing the id gets no shared worker).
 struct share_worker {
+  static constexpr command_traits traits{"share_worker", fencing::none};
   std::string tenant;
   std::string worker_id;
   bool shared = true;
@@ -293,6 +311,7 @@ typename Inspector::result_type inspect(Inspector& f, share_worker& x) {
 
 /// Stores an API token (its secret's hash only).
 struct put_token {
+  static constexpr command_traits traits{"put_token", fencing::none};
   api_token t;
 };
 template <class Inspector>
@@ -302,6 +321,7 @@ typename Inspector::result_type inspect(Inspector& f, put_token& x) {
 
 /// Revokes token `id` of `tenant`.
 struct delete_token {
+  static constexpr command_traits traits{"delete_token", fencing::none};
   std::string tenant;
   std::string id;
 };
@@ -313,6 +333,7 @@ typename Inspector::result_type inspect(Inspector& f, delete_token& x) {
 /// Audit entries batched by one gateway (keyed by the log index, so replaying
 /// the entry writes the same keys).
 struct record_audit {
+  static constexpr command_traits traits{"record_audit", fencing::none};
   std::vector<audit_entry> entries;
 };
 template <class Inspector>
@@ -326,6 +347,7 @@ typename Inspector::result_type inspect(Inspector& f, record_audit& x) {
 /// tenant must have the key `id` already; its wrapping is replaced (a new
 /// cluster key), the key itself and every value sealed under it stay.
 struct put_data_keys {
+  static constexpr command_traits traits{"put_data_keys", fencing::none};
   std::vector<data_key> keys;
   bool rotate = false;
 };
@@ -339,6 +361,7 @@ typename Inspector::result_type inspect(Inspector& f, put_data_keys& x) {
 /// conflict when `s.key_id` is not the tenant's data key; the state machine
 /// assigns the version (one more than the value it replaces).
 struct put_secret {
+  static constexpr command_traits traits{"put_secret", fencing::none};
   secret_record s;
 };
 template <class Inspector>
@@ -348,6 +371,7 @@ typename Inspector::result_type inspect(Inspector& f, put_secret& x) {
 
 /// Deletes secret `name` of `tenant` (not_found if there is none).
 struct delete_secret {
+  static constexpr command_traits traits{"delete_secret", fencing::none};
   std::string tenant;
   std::string name;
 };
@@ -358,6 +382,7 @@ typename Inspector::result_type inspect(Inspector& f, delete_secret& x) {
 
 /// Creates or resizes pool `p.name` of `p.tenant` (an admin's command).
 struct put_pool {
+  static constexpr command_traits traits{"put_pool", fencing::none};
   pool p;
 };
 template <class Inspector>
@@ -367,6 +392,7 @@ typename Inspector::result_type inspect(Inspector& f, put_pool& x) {
 
 /// Creates or replaces calendar `c.name` of `c.tenant` (an admin's command).
 struct put_calendar {
+  static constexpr command_traits traits{"put_calendar", fencing::none};
   calendar c;
 };
 template <class Inspector>
@@ -377,6 +403,7 @@ typename Inspector::result_type inspect(Inspector& f, put_calendar& x) {
 /// Deletes calendar `name` of `tenant`: not_found if there is none,
 /// has_dependents (naming them) while a task excludes it.
 struct delete_calendar {
+  static constexpr command_traits traits{"delete_calendar", fencing::none};
   std::string tenant;
   std::string name;
 };

@@ -11,6 +11,8 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include "proto/command_traits.hpp"
+
 namespace aisched::proto {
 
 /// One member of the raft group. A learner (voter = false) is replicated to but
@@ -52,6 +54,7 @@ inline bool is_voter(const membership& m, const std::string& id) {
 /// leader accepts it only as a single-server change (add one learner, promote
 /// one learner, or remove one member) once the previous change committed.
 struct set_membership {
+  static constexpr command_traits traits{"set_membership", fencing::none};
   membership members;
 };
 template <class Inspector>

@@ -1,7 +1,6 @@
 // Message-type registration; see registry.hpp.
 #include "proto/registry.hpp"
 
-#include <iterator>
 #include <type_traits>
 
 #include <caf/actor_system_config.hpp>
@@ -18,36 +17,37 @@ namespace aisched::proto {
 
 namespace {
 
-/// Whether command type T is decided by a leader: it carries the `term` of
-/// the leader that proposed it (detected, so a new command cannot forget it).
+/// Whether command type T has a `term` member (what a leader-fenced command
+/// carries), detected so its traits cannot claim otherwise.
 template <class T, class = void>
 struct carries_term : std::false_type {};
 template <class T>
 struct carries_term<T, std::void_t<decltype(std::declval<T&>().term)>> : std::true_type {};
 
-template <class>
-struct alternatives;
-template <class... Ts>
-struct alternatives<caf::variant<Ts...>> : std::integral_constant<size_t, sizeof...(Ts)> {};
+template <class T>
+constexpr bool traits_agree() {
+  return (T::traits.fence == fencing::leader_term) == carries_term<T>::value;
+}
 
-constexpr const char* command_names[] = {
-    "noop",        "create_task",  "update_task",  "delete_task", "set_paused",
-    "fire",        "dispatch",     "report_results", "retry",     "cancel",
-    "put_user",    "delete_user",  "put_token",    "delete_token", "record_audit",
-    "record_load", "set_membership", "note_waiting", "share_worker", "retry_instance",
-    "put_ai_records", "put_data_keys", "put_secret", "delete_secret", "put_pool",
-    "put_calendar", "delete_calendar"};
-static_assert(std::size(command_names) == alternatives<command>::value,
-              "every command needs a name, in the order of the variant");
+template <class>
+struct all_traits_agree;
+template <class... Ts>
+struct all_traits_agree<caf::variant<Ts...>>
+    : std::bool_constant<(traits_agree<Ts>() && ...)> {};
+static_assert(all_traits_agree<command>::value,
+              "a command is fenced by leader_term exactly when it carries a term");
 
 }  // namespace
 
-const char* command_name(const command& cmd) { return command_names[cmd.index()]; }
+const char* command_name(const command& cmd) {
+  return caf::visit([](const auto& c) { return std::decay_t<decltype(c)>::traits.name; }, cmd);
+}
 
 uint64_t leader_term_of(const command& cmd) {
   return caf::visit(
       [](const auto& c) -> uint64_t {
-        if constexpr (carries_term<std::decay_t<decltype(c)>>::value) return c.term;
+        using T = std::decay_t<decltype(c)>;
+        if constexpr (T::traits.fence == fencing::leader_term) return c.term;
         else return 0;
       },
       cmd);
