@@ -45,7 +45,7 @@ void reassess(self_ptr self) {
 /// Recounts the backlog from the runs still active after winning leadership.
 void rebuild(self_ptr self, uint64_t epoch) {
   storage::scan_active(
-      self, self->state.store, "", [=] { return epoch == self->state.epoch; },
+      self, self->state.store, "", [=] { return self->state.lead.current(epoch); },
       [=](schedule_page& page) {
         for (auto& x : page.active)
           if (in_backlog(x.state)) self->state.backlog.insert(x.id);
@@ -57,7 +57,7 @@ void rebuild(self_ptr self, uint64_t epoch) {
 /// (the dispatch tokens are the router's: see its row).
 std::map<std::string, std::string> details_of(self_ptr self) {
   auto& st = self->state;
-  return {{"leading", inspector::text(st.leading)},
+  return {{"leading", inspector::text(st.lead.leading)},
           {"level", inspector::text(st.current.level)},
           {"delay_ms", std::to_string(st.current.delay)},
           {"backlog", std::to_string(st.backlog.size())},
@@ -81,14 +81,12 @@ backpressure_actor::behavior_type backpressure_actor_impl(self_ptr self, store_a
       [=](inspect_atom) { return inspector::summary_of(self, details_of(self)); },
       [=](leader_atom, const leadership& l) {
         auto& st = self->state;
-        ++st.epoch;
-        st.leading = l.leading;
         st.backlog.clear();
-        if (l.leading) rebuild(self, st.epoch);
+        if (st.lead.change(l.leading, l.term)) rebuild(self, st.lead.epoch);
       },
       [=](committed_atom, const applied& a) {
         auto& st = self->state;
-        if (!st.leading) return;
+        if (!st.lead.leading) return;
         for (auto& x : a.instances) {
           if (in_backlog(x.state)) st.backlog.insert(x.id);
           else st.backlog.erase(x.id);
@@ -98,7 +96,7 @@ backpressure_actor::behavior_type backpressure_actor_impl(self_ptr self, store_a
       [=](pressure_status_atom) {
         auto& st = self->state;
         return pressure_status{st.current, st.backlog.size(), st.limits.max_backlog,
-                               st.worker_load, st.leading};
+                               st.worker_load, st.lead.leading};
       },
       [=](caf::tick_atom) {
         // Sample the workers' load once a second.

@@ -10,6 +10,7 @@
 
 #include "actors/backpressure/pressure.hpp"
 #include "common/activity.hpp"
+#include "common/leader_epoch.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::backpressure {
@@ -19,8 +20,7 @@ struct backpressure_state {
   proto::router_actor router;
   std::vector<proto::trigger_actor> triggers;
   thresholds limits;
-  bool leading = false;
-  uint64_t epoch = 0;
+  leader_epoch lead;  // leading, and the epoch that drops stale replies
   std::unordered_set<std::string> backlog;  // ids of pending / dispatched runs
   double worker_load = 0;
   proto::pressure current;

@@ -27,7 +27,7 @@ unix_ms now_of(self_ptr self) {
 
 void rearm(self_ptr self) {
   auto& st = self->state;
-  if (!st.leading || !st.ready) return;
+  if (!st.lead.leading || !st.lead.ready) return;
   // Drop stale heap tops so the timer aims at a live deadline.
   while (!st.heap.empty()) {
     auto& [at, id] = st.heap.top();
@@ -60,10 +60,10 @@ void observe(retry_state& st, const instance& x) {
 
 void wake(self_ptr self) {
   auto& st = self->state;
-  if (!st.leading || !st.ready) return;
+  if (!st.lead.leading || !st.lead.ready) return;
   auto now = now_of(self);
-  proto::retry retry_cmd{st.term, now, {}};
-  report_results expired{st.term, now, {}};
+  proto::retry retry_cmd{st.lead.term, now, {}};
+  report_results expired{st.lead.term, now, {}};
   while (!st.heap.empty() && st.heap.top().first <= now) {
     auto [at, id] = st.heap.top();
     st.heap.pop();
@@ -82,10 +82,10 @@ void wake(self_ptr self) {
     }
     st.watching.erase(w);
   }
-  auto epoch = st.epoch;
+  auto epoch = st.lead.epoch;
   auto on_error = [=](caf::error&) {
     // Not committed: look again shortly; the committed state is the truth.
-    if (epoch == self->state.epoch)
+    if (self->state.lead.current(epoch))
       self->delayed_send(self, std::chrono::milliseconds(500), wake_atom::value, uint64_t{0});
   };
   if (!retry_cmd.instance_ids.empty()) {
@@ -94,7 +94,7 @@ void wake(self_ptr self) {
         .then([](applied&) {},
               [=](caf::error& e) {
                 auto& st = self->state;
-                if (epoch != st.epoch) return;
+                if (!st.lead.current(epoch)) return;
                 for (auto& id : ids) {
                   st.watching[id] = {retry_state::kind::retry, now + 500, 0};
                   st.heap.emplace(now + 500, id);
@@ -111,13 +111,12 @@ void wake(self_ptr self) {
 /// Rebuilds the deadlines from the runs still active after winning leadership.
 void rebuild(self_ptr self, uint64_t epoch) {
   storage::scan_active(
-      self, self->state.store, "", [=] { return epoch == self->state.epoch; },
+      self, self->state.store, "", [=] { return self->state.lead.current(epoch); },
       [=](schedule_page& page) {
         for (auto& x : page.active) observe(self->state, x);
       },
       [=] {
-        self->state.ready = true;
-        wake(self);
+        if (self->state.lead.rebuilt(epoch)) wake(self);
       });
 }
 
@@ -127,9 +126,9 @@ std::map<std::string, std::string> details_of(self_ptr self) {
   auto& st = self->state;
   size_t waiting = 0;
   for (auto& [id, w] : st.watching) waiting += w.what == retry_state::kind::retry ? 1 : 0;
-  return {{"leading", inspector::text(st.leading)},
-          {"ready", inspector::text(st.ready)},
-          {"term", std::to_string(st.term)},
+  return {{"leading", inspector::text(st.lead.leading)},
+          {"ready", inspector::text(st.lead.ready)},
+          {"term", std::to_string(st.lead.term)},
           {"retry_waiting", std::to_string(waiting)},
           {"deadlines", std::to_string(st.watching.size() - waiting)},
           {"next_due", st.heap.empty() ? "-" : inspector::instant(st.heap.top().first)},
@@ -149,19 +148,15 @@ retry_actor::behavior_type retry_actor_impl(self_ptr self, raft_actor raft, stor
       [=](inspect_atom) { return inspector::summary_of(self, details_of(self)); },
       [=](leader_atom, const leadership& l) {
         auto& st = self->state;
-        ++st.epoch;
         ++st.timer_gen;
-        st.leading = l.leading;
-        st.term = l.term;
-        st.ready = false;
         st.armed_for = 0;
         st.watching.clear();
         st.heap = {};
-        if (l.leading) rebuild(self, st.epoch);
+        if (st.lead.change(l.leading, l.term)) rebuild(self, st.lead.epoch);
       },
       [=](committed_atom, const applied& a) {
         auto& st = self->state;
-        if (!st.leading) return;
+        if (!st.lead.leading) return;
         for (auto& x : a.instances) observe(st, x);
         rearm(self);
       },

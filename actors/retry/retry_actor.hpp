@@ -13,6 +13,7 @@
 #include <caf/actor_clock.hpp>
 
 #include "common/activity.hpp"
+#include "common/leader_epoch.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::retry {
@@ -27,10 +28,7 @@ struct retry_state {
   using item = std::pair<unix_ms, std::string>;  // (due, run id)
   proto::raft_actor raft;
   proto::store_actor store;
-  bool leading = false;
-  bool ready = false;
-  uint64_t term = 0;
-  uint64_t epoch = 0;
+  leader_epoch lead;  // leading, term, and the epoch that drops stale replies
   std::unordered_map<std::string, watch> watching;  // the live entry per run
   std::priority_queue<item, std::vector<item>, std::greater<item>> heap;  // may hold stale items
   uint64_t timer_gen = 0;

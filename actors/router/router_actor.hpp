@@ -29,6 +29,7 @@
 #include "actors/router/routing.hpp"
 #include "actors/router/run_request.hpp"
 #include "common/run_pool.hpp"
+#include "common/leader_epoch.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::router {
@@ -46,10 +47,7 @@ struct router_state {
   proto::raft_actor raft;
   proto::store_actor store;
   proto::trigger_actor census_to;  // told the online workers' labels when they change
-  bool leading = false;
-  bool ready = false;
-  uint64_t term = 0;
-  uint64_t epoch = 0;
+  leader_epoch lead;  // leading, term, the epoch that drops stale replies, ready once rebuilt
   proto::router_actor leader_router;  // a follower's cache of the leader's router
   worker_registry workers;
   std::unordered_map<uint64_t, proto::task> tasks;

@@ -37,11 +37,11 @@ waiting_reason reason_of(const router_state& st, const task& t,
 
 void explain_waiting(self_ptr self, size_t scan_limit) {
   auto& st = self->state;
-  if (!st.leading || !st.ready) return;
+  if (!st.lead.leading || !st.lead.ready) return;
   std::vector<candidate> cands;
   for (auto& w : st.workers.entries()) cands.push_back(w.c);
   std::unordered_map<uint64_t, waiting_reason> by_task;
-  note_waiting cmd{st.term, {}};
+  note_waiting cmd{st.lead.term, {}};
   size_t looked_at = 0, waiting = 0;
   for (auto& x : st.queue.items()) {
     if (looked_at++ >= scan_limit) break;
@@ -59,13 +59,13 @@ void explain_waiting(self_ptr self, size_t scan_limit) {
   }
   obs::get().runs_unplaceable.set(static_cast<double>(waiting));
   if (cmd.notes.empty()) return;
-  auto epoch = st.epoch;
+  auto epoch = st.lead.epoch;
   auto notes = cmd.notes;
   self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
       .then([](applied&) {},
             [=](caf::error&) {
               // Not committed: say it again at the next tick.
-              if (epoch != self->state.epoch) return;
+              if (!self->state.lead.current(epoch)) return;
               for (auto& [id, _] : notes) self->state.noted.erase(id);
             });
 }

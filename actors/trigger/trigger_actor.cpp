@@ -33,7 +33,7 @@ unix_ms now_of(self_ptr self) {
 /// Arms the single wake-up timer for the planner's next due instant.
 void rearm(self_ptr self) {
   auto& st = self->state;
-  if (!st.leading || !st.ready || st.load.level == pressure_level::red) return;
+  if (!st.lead.leading || !st.lead.ready || st.load.level == pressure_level::red) return;
   auto due = st.plan->next_due();
   if (!due) return;
   auto now = now_of(self);
@@ -88,34 +88,34 @@ void count_committed(size_t slots, const applied& a, unix_ms now, bool scheduled
 
 void on_fire_failed(self_ptr self, const fire& f, uint64_t epoch) {
   auto& st = self->state;
-  if (epoch != st.epoch || !st.plan) return;
+  if (!st.lead.current(epoch) || !st.plan) return;
   for (auto& s : f.slots) {
     st.plan->settle(s);
     // Decide the same slot again shortly (a repeated fire is a no-op in storage).
-    if (st.leading) st.plan->requeue(s);
+    if (st.lead.leading) st.plan->requeue(s);
   }
-  if (st.leading)
+  if (st.lead.leading)
     self->delayed_send(self, std::chrono::milliseconds(retry_fire_after), wake_atom::value,
                        uint64_t{0});
 }
 
 void propose_decisions(self_ptr self, decisions d, unix_ms now) {
   auto& st = self->state;
-  auto epoch = st.epoch;
+  auto epoch = st.lead.epoch;
   for (auto& id : d.cancels) {
     cancel c{"", id, now, "replaced by a newer slot (overlap: replace)"};
     self->request(st.raft, request_timeout, propose_atom::value, command{std::move(c)})
         .then([](applied&) {}, [](caf::error&) {});
   }
   if (d.fires.empty()) return;
-  fire f{st.term, now, std::move(d.fires)};
+  fire f{st.lead.term, now, std::move(d.fires)};
   auto copy = f;
   self->request(st.raft, request_timeout, propose_atom::value, command{std::move(f)})
       .then(
           [=](applied& a) {
             count_committed(copy.slots.size(), a, now_of(self), true);
             auto& st = self->state;
-            if (epoch != st.epoch || !st.plan) return;
+            if (!st.lead.current(epoch) || !st.plan) return;
             for (auto& s : copy.slots) st.plan->settle(s);
             rearm(self);
           },
@@ -148,14 +148,14 @@ void commit_now(self_ptr self, decisions d, unix_ms now, applied_promise rp) {
     return;
   }
   auto slots = d.fires;
-  auto epoch = st.epoch;
+  auto epoch = st.lead.epoch;
   auto settle = [=] {
     auto& st = self->state;
-    if (epoch == st.epoch && st.plan)
+    if (st.lead.current(epoch) && st.plan)
       for (auto& s : slots) st.plan->settle(s);
   };
   self->request(st.raft, request_timeout, propose_atom::value,
-                command{fire{st.term, now, std::move(d.fires)}})
+                command{fire{st.lead.term, now, std::move(d.fires)}})
       .then(
           [=](applied& a) mutable {
             count_committed(slots.size(), a, now_of(self), false);
@@ -174,16 +174,16 @@ void commit_now(self_ptr self, decisions d, unix_ms now, applied_promise rp) {
 template <class Fn>
 caf::result<applied> when_ready(self_ptr self, Fn fn) {
   auto& st = self->state;
-  if (!st.leading) return not_leading(st);
+  if (!st.lead.leading) return not_leading(st);
   auto rp = self->make_response_promise<applied>();
-  if (st.ready) fn(rp);
+  if (st.lead.ready) fn(rp);
   else st.deferred.emplace_back(fn, rp);
   return rp;
 }
 
 void wake(self_ptr self) {
   auto& st = self->state;
-  if (!st.leading || !st.ready || st.load.level == pressure_level::red) return;
+  if (!st.lead.leading || !st.lead.ready || st.load.level == pressure_level::red) return;
   auto now = now_of(self);
   auto d = st.plan->collect(now);
   publish_slot_stats(st);
@@ -201,12 +201,12 @@ void load_calendars(self_ptr self, uint64_t epoch, int tries, Next next) {
       .then(
           [=](controls& c) {
             auto& st = self->state;
-            if (epoch != st.epoch || !st.plan) return;
+            if (!st.lead.current(epoch) || !st.plan) return;
             for (auto& cal : c.calendars) st.plan->put_calendar(cal, now_of(self));
             next();
           },
           [=](caf::error& err) {
-            if (epoch != self->state.epoch) return;
+            if (!self->state.lead.current(epoch)) return;
             if (tries > 1) return load_calendars(self, epoch, tries - 1, next);
             log::error("trigger: cannot read the calendars; not firing in this term",
                        {{"actor", "trigger"}, {"error", caf::to_string(err)}});
@@ -217,7 +217,7 @@ void load_calendars(self_ptr self, uint64_t epoch, int tries, Next next) {
 /// every task (misfire policies decide what an outage missed), then the runs
 /// still active (overlap policies).
 void rebuild(self_ptr self, uint64_t epoch) {
-  auto alive = [=] { return epoch == self->state.epoch; };
+  auto alive = [=] { return self->state.lead.current(epoch); };
   auto on_tasks = [=](schedule_page& page) {
     auto& st = self->state;
     auto now = now_of(self);
@@ -229,7 +229,7 @@ void rebuild(self_ptr self, uint64_t epoch) {
   };
   auto done = [=] {
     auto& st = self->state;
-    st.ready = true;
+    if (!st.lead.rebuilt(epoch)) return;
     auto deferred = std::move(st.deferred);
     st.deferred.clear();
     for (auto& [fn, rp] : deferred) fn(rp);
@@ -248,9 +248,9 @@ std::map<std::string, std::string> details_of(self_ptr self) {
   auto& st = self->state;
   std::optional<unix_ms> due;
   if (st.plan) due = st.plan->next_due();
-  return {{"leading", inspector::text(st.leading)},
-          {"ready", inspector::text(st.ready)},
-          {"term", std::to_string(st.term)},
+  return {{"leading", inspector::text(st.lead.leading)},
+          {"ready", inspector::text(st.lead.ready)},
+          {"term", std::to_string(st.lead.term)},
           {"tasks", std::to_string(st.plan ? st.plan->task_count() : 0)},
           {"armed", std::to_string(st.plan ? st.plan->armed_count() : 0)},
           {"next_due", due ? inspector::instant(*due) : "-"},
@@ -272,11 +272,8 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
       [=](inspect_atom) { return inspector::summary_of(self, details_of(self)); },
       [=](leader_atom, const leadership& l) {
         auto& st = self->state;
-        ++st.epoch;
-        st.leading = l.leading;
-        st.term = l.term;
+        st.lead.change(l.leading, l.term);
         st.leader_id = l.leader_id;
-        st.ready = false;
         st.armed_for = 0;
         ++st.timer_gen;
         publish_slot_stats(st);
@@ -292,7 +289,7 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
         // Rebuild from committed state; misfire policies decide what the outage missed.
         st.plan = std::make_unique<planner>(now_of(self));
         st.plan->set_workers(st.census);
-        rebuild(self, st.epoch);
+        rebuild(self, st.lead.epoch);
       },
       [=](committed_atom, const applied& a) {
         auto& st = self->state;
@@ -303,7 +300,7 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
         for (auto& t : a.tasks) st.plan->upsert(t, task_runtime{t.id, 0, {}, {}}, now, false);
         for (auto id : a.deleted_tasks) st.plan->remove(id);
         for (auto& x : a.instances) st.plan->observe(x);
-        if (st.ready) rearm(self);
+        if (st.lead.ready) rearm(self);
       },
       [=](census_atom, worker_census& census) {
         auto& st = self->state;

@@ -15,6 +15,7 @@
 
 #include "common/activity.hpp"
 #include "actors/trigger/planner.hpp"
+#include "common/leader_epoch.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::trigger {
@@ -24,10 +25,7 @@ struct trigger_state {
   proto::store_actor store;
   std::unique_ptr<planner> plan;
   proto::worker_census census;  // from the router; kept across planners
-  bool leading = false;
-  uint64_t term = 0;
-  uint64_t epoch = 0;       // bumped on each leadership change; stale replies are ignored
-  bool ready = false;       // the rebuild after winning leadership has finished
+  leader_epoch lead;  // leading, term, the epoch that drops stale replies, ready once rebuilt
   uint64_t timer_gen = 0;   // generation of the armed wake-up timer (timers cannot be cancelled)
   unix_ms armed_for = 0;    // instant the armed timer wakes at (0: none)
   proto::pressure load;
