@@ -45,6 +45,7 @@ using heartbeat_atom = caf::atom_constant<caf::atom("heartbeat")>;
 using list_workers_atom = caf::atom_constant<caf::atom("lstworkers")>;
 using event_atom = caf::atom_constant<caf::atom("event")>;
 using ack_atom = caf::atom_constant<caf::atom("ack")>;
+using settle_atom = caf::atom_constant<caf::atom("settle")>;
 using backfill_atom = caf::atom_constant<caf::atom("backfill")>;
 using output_atom = caf::atom_constant<caf::atom("output")>;
 using drain_atom = caf::atom_constant<caf::atom("drain")>;
@@ -243,10 +244,15 @@ using trigger_actor = commit_listener_actor::extend<
     caf::reacts_to<census_atom, worker_census>,
     caf::reacts_to<wake_atom, uint64_t>, inspect_signature>;
 
-/// worker_proxy (actors/worker_proxy): the leader's handle on one worker. The
-/// router hands it `execute` and `cancel_run`; the worker sends it `report`s,
-/// which it batches into committed `report_results`. `flush` is internal.
+/// worker_proxy (actors/worker_proxy): the leader's handle on one worker, and
+/// the one proposer of that worker's reports. The router hands it `execute` and
+/// `cancel_run`; a native worker sends it `report`s, which it batches into
+/// committed `report_results`. `report` with `settle` is an external worker's
+/// report, already verified by the router: proposed on its own, it answers
+/// with the commit or the error the state machine gave. `flush` is internal.
 using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_result>,
+                                            caf::replies_to<report_atom, run_result,
+                                                            settle_atom>::with<applied>,
                                             caf::reacts_to<execute_atom, execute_request>,
                                             caf::reacts_to<cancel_run_atom, std::string>,
                                             caf::reacts_to<flush_atom>>;

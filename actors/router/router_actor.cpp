@@ -37,7 +37,7 @@ worker_entry* find_worker(router_state& st, const std::string& id) { return st.w
 
 void schedule_dispatch(self_ptr self) {
   auto& st = self->state;
-  if (st.dispatch_scheduled || !st.leading || !st.ready) return;
+  if (st.dispatch_scheduled || !st.lead.leading || !st.lead.ready) return;
   st.dispatch_scheduled = true;
   self->send(self, wake_atom::value, static_cast<uint64_t>(wake_reason::dispatch));
 }
@@ -76,7 +76,7 @@ void send_run(self_ptr self, const worker_entry& w, const task& t, const instanc
   if (req) return self->send(w.proxy, execute_atom::value, std::move(*req));
   log::warn("run not sent", {{"actor", "router"}, {"instance_id", x.id},
                              {"error", view(req.error()).message}});
-  report_results cmd{st.term, now_ms(), {unsendable(x, req.error())}};
+  report_results cmd{st.lead.term, now_ms(), {unsendable(x, req.error())}};
   self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
       .then([](applied&) {}, [](caf::error&) {});  // uncommitted: the deadline times it out
 }
@@ -88,10 +88,10 @@ void start_proxies(self_ptr self) {
     if (w.info.protocol == worker_protocol::http)
       w.proxy = self->spawn<caf::linked>(worker_proxy::http_worker_proxy_impl, w.info.id,
                                          w.info.address, st.opts.report_base, st.opts.http_pool,
-                                         st.raft, st.term);
+                                         st.raft, st.lead.term);
     else
       w.proxy = self->spawn<caf::linked>(worker_proxy::worker_proxy_impl, w.info.id, w.handle,
-                                         st.raft, st.term);
+                                         st.raft, st.lead.term);
   }
 }
 
@@ -160,7 +160,7 @@ void dispatch(self_ptr self) {
   st.dispatch_scheduled = false;
   // Backpressure defers firing (the trigger's part), never the drain: only
   // dispatching lowers the backlog, so holding it at red would hold it forever.
-  if (!st.leading || !st.ready || st.queue.empty()) return;
+  if (!st.lead.leading || !st.lead.ready || st.queue.empty()) return;
   std::vector<candidate> cands;
   for (auto& w : st.workers.entries()) cands.push_back(w.c);
   // Free slots over the online workers: once they are taken nothing else fits,
@@ -195,17 +195,17 @@ void dispatch(self_ptr self) {
     self->request(st.raft, request_timeout, propose_atom::value, command{std::move(c)})
         .then([](applied&) {}, [](caf::error&) {});
   }
-  proto::dispatch cmd{st.term, now, std::move(round.placed)};
+  proto::dispatch cmd{st.lead.term, now, std::move(round.placed)};
   for (auto& e : cmd.entries)
     if (auto* w = find_worker(st, e.worker_id)) reserve(st, *w, e.instance_id);
   if (cmd.entries.empty()) return;
-  auto epoch = st.epoch;
+  auto epoch = st.lead.epoch;
   auto entries = cmd.entries;
   self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
       .then(
           [=](applied& a) {
             auto& st = self->state;
-            if (epoch != st.epoch) return;
+            if (!st.lead.current(epoch)) return;
             std::unordered_set<std::string> placed;
             for (auto& x : a.instances)
               if (x.state == instance_state::dispatched) placed.insert(x.id);
@@ -233,7 +233,7 @@ void dispatch(self_ptr self) {
             // Not committed: give the capacity back; the runs are still pending.
             obs::get().dispatch_error.inc(static_cast<double>(entries.size()));
             auto& st = self->state;
-            if (epoch != st.epoch) return;
+            if (!st.lead.current(epoch)) return;
             for (auto& e : entries) release(self, e.instance_id);
             self->delayed_send(self, std::chrono::milliseconds(200), wake_atom::value,
                                static_cast<uint64_t>(wake_reason::dispatch));
@@ -301,7 +301,7 @@ void adopt(self_ptr self, const instance& x) {
 /// A worker (re)registered: adopt the in-flight runs that were waiting for it.
 void adopt_orphans(self_ptr self, const std::string& worker_id) {
   auto& st = self->state;
-  if (!st.leading) return;
+  if (!st.lead.leading) return;
   std::vector<instance> waiting;
   for (auto& x : st.orphans) {
     if (x.worker_id == worker_id) adopt(self, x);
@@ -322,13 +322,13 @@ void report_lost(self_ptr self, std::vector<run_result> lost) {
                                            {"instance_id", r.instance_id},
                                            {"worker_id", r.worker_id},
                                            {"attempt", std::to_string(r.attempt)}});
-  auto epoch = st.epoch;
-  report_results cmd{st.term, now_ms(), lost};
+  auto epoch = st.lead.epoch;
+  report_results cmd{st.lead.term, now_ms(), lost};
   self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
       .then([](applied&) {},
             [=](caf::error&) {
               auto& st = self->state;
-              if (epoch != st.epoch) return;
+              if (!st.lead.current(epoch)) return;
               for (auto& r : lost)
                 if (auto i = st.in_flight.find(r.instance_id);
                     i != st.in_flight.end() && i->second.attempt == r.attempt)
@@ -342,7 +342,7 @@ void report_lost(self_ptr self, std::vector<run_result> lost) {
 /// have restarted); otherwise only the orphans that wait for it.
 void settle(self_ptr self, const std::string& worker_id, bool all) {
   auto& st = self->state;
-  if (!st.leading) return;
+  if (!st.lead.leading) return;
   std::vector<instance> runs;
   if (all) {
     for (auto& [id, x] : st.in_flight)
@@ -363,7 +363,7 @@ void settle(self_ptr self, const std::string& worker_id, bool all) {
 /// Rebuilds the view from committed state after winning leadership: task
 /// definitions, then pending runs (queued) and in-flight ones (adopted).
 void rebuild(self_ptr self, uint64_t epoch) {
-  auto alive = [=] { return epoch == self->state.epoch; };
+  auto alive = [=] { return self->state.lead.current(epoch); };
   auto on_tasks = [=](schedule_page& page) {
     for (auto& t : page.tasks) self->state.tasks[t.id] = t;
   };
@@ -383,7 +383,7 @@ void rebuild(self_ptr self, uint64_t epoch) {
         auto h = st.held.find(x.worker_id);
         if (w && w->info.protocol == worker_protocol::http) {
           adopt(self, x);
-        } else if (w && h != st.held.end() && h->second.epoch == st.epoch) {
+        } else if (w && h != st.held.end() && h->second.epoch == st.lead.epoch) {
           auto sorted = sort_in_flight({x}, x.worker_id, h->second.runs);
           for (auto& y : sorted.adopt) adopt(self, y);
           report_lost(self, std::move(sorted.lost));
@@ -394,8 +394,7 @@ void rebuild(self_ptr self, uint64_t epoch) {
     }
   };
   auto done = [=] {
-    self->state.ready = true;
-    schedule_dispatch(self);
+    if (self->state.lead.rebuilt(epoch)) schedule_dispatch(self);
   };
   auto scan = [=] {
     storage::scan_tasks(self, self->state.store, 0, alive, on_tasks, [=] {
@@ -436,9 +435,9 @@ void forget_workers(self_ptr self) {
 std::map<std::string, std::string> details_of(self_ptr self) {
   auto& st = self->state;
   std::map<std::string, std::string> d{
-      {"leading", inspector::text(st.leading)},
-      {"ready", inspector::text(st.ready)},
-      {"term", std::to_string(st.term)},
+      {"leading", inspector::text(st.lead.leading)},
+      {"ready", inspector::text(st.lead.ready)},
+      {"term", std::to_string(st.lead.term)},
       {"workers", std::to_string(st.workers.entries().size())},
       {"queue", std::to_string(st.queue.size())},
       {"in_flight", std::to_string(st.assigned.size())},
@@ -465,9 +464,13 @@ caf::result<applied> verified_report(self_ptr self, run_result r, const std::str
                       "the worker credential does not belong to worker '" + r.worker_id + "'");
   if (r.attempt == 0)
     return make_error(errc::invalid_argument, "attempt", "attempt: required");
+  // The worker's proxy proposes it, as it does a native worker's reports.
+  auto* w = find_worker(st, r.worker_id);
+  if (!w || !w->proxy)
+    return make_error(errc::unavailable, "worker_id",
+                      "this leader is still loading its workers; resend the report");
   auto rp = self->make_response_promise<applied>();
-  report_results cmd{st.term, now_ms(), {std::move(r)}};
-  self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
+  self->request(w->proxy, request_timeout, report_atom::value, std::move(r), settle_atom::value)
       .then([=](applied& a) mutable { rp.deliver(std::move(a)); },
             [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
   return rp;
@@ -491,10 +494,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
       [=](inspect_atom) { return inspector::summary_of(self, details_of(self)); },
       [=](leader_atom, const leadership& l) {
         auto& st = self->state;
-        ++st.epoch;
-        st.leading = l.leading;
-        st.term = l.term;
-        st.ready = false;
+        st.lead.change(l.leading, l.term);
         st.queue.clear();
         st.limits.clear();
         st.assigned.clear();
@@ -508,11 +508,11 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         stop_proxies(self);
         if (!l.leading) return forget_workers(self);
         start_proxies(self);
-        rebuild(self, st.epoch);
+        rebuild(self, st.lead.epoch);
       },
       [=](committed_atom, const applied& a) {
         auto& st = self->state;
-        if (!st.leading) return;
+        if (!st.lead.leading) return;
         for (auto& p : a.pools) st.limits.set_pool(p);
         for (auto& t : a.tasks) st.tasks[t.id] = t;
         for (auto id : a.deleted_tasks) st.tasks.erase(id);
@@ -528,9 +528,9 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
       },
       [=](register_atom, proto::worker& info, worker_actor handle) {
         auto& st = self->state;
-        if (!st.leading) return;  // its registrar finds the leader and registers there
+        if (!st.lead.leading) return;  // its registrar finds the leader and registers there
         info.protocol = worker_protocol::native;
-        st.held[info.id] = {st.epoch, info.held};
+        st.held[info.id] = {st.lead.epoch, info.held};
         if (auto* known = find_worker(st, info.id); known && known->handle == handle) {
           // A periodic re-registration of the same worker: a heartbeat. Its
           // runs waiting as orphans (registered before this term's rebuild
@@ -555,12 +555,12 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         w.credential.clear();  // a cluster member: its link is its proof
         self->monitor(handle);
         workers_changed(self);
-        if (self->state.leading) start_proxies(self);
+        if (self->state.lead.leading) start_proxies(self);
         settle(self, w.info.id, true);  // new, or restarted: it may have lost runs
         schedule_dispatch(self);
       },
       [=](register_atom, proto::worker& info) -> caf::result<proto::worker> {
-        if (!self->state.leading)
+        if (!self->state.lead.leading)
           return forward_to_leader<proto::worker>(self, register_atom::value, std::move(info));
         if (auto* known = find_worker(self->state, info.id); known && known->handle)
           return make_error(errc::already_exists, "id",
@@ -572,7 +572,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         w.handle = nullptr;
         w.credential = make_credential();
         workers_changed(self);
-        if (self->state.leading) start_proxies(self);
+        if (self->state.lead.leading) start_proxies(self);
         adopt_orphans(self, w.info.id);
         schedule_dispatch(self);
         auto reply = w.info;
@@ -580,7 +580,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         return reply;
       },
       [=](heartbeat_atom, const worker_heartbeat& hb) -> caf::result<bool> {
-        if (!self->state.leading) return forward_to_leader<bool>(self, heartbeat_atom::value, hb);
+        if (!self->state.lead.leading) return forward_to_leader<bool>(self, heartbeat_atom::value, hb);
         auto* w = find_worker(self->state, hb.id);
         if (!w) return false;  // unknown (e.g. after a leader change): register again
         if (w->info.protocol == worker_protocol::http &&
@@ -597,7 +597,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         return true;
       },
       [=](drain_atom, const std::string& id, bool drain) -> caf::result<proto::worker> {
-        if (!self->state.leading)
+        if (!self->state.lead.leading)
           return forward_to_leader<proto::worker>(self, drain_atom::value, id, drain);
         auto* w = find_worker(self->state, id);
         if (!w) return make_error(errc::not_found, "id", "no worker '" + id + "'");
@@ -611,7 +611,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
           bool shared) -> caf::result<bool> {
         // The mark itself is replicated (share_worker); this applies it to the
         // worker registered now, if it registered from the marked tenant.
-        if (!self->state.leading)
+        if (!self->state.lead.leading)
           return forward_to_leader<bool>(self, share_atom::value, id, tenant, shared);
         auto* w = find_worker(self->state, id);
         if (!w || w->handle || w->info.tenant != tenant) return false;
@@ -621,7 +621,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         return true;
       },
       [=](remove_atom, const std::string& id) -> caf::result<bool> {
-        if (!self->state.leading) return forward_to_leader<bool>(self, remove_atom::value, id);
+        if (!self->state.lead.leading) return forward_to_leader<bool>(self, remove_atom::value, id);
         // Its runs in flight keep their deadline: the retry actor times them out
         // and they run again elsewhere, so removing a worker loses no run.
         auto* w = find_worker(self->state, id);
@@ -638,7 +638,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
       [=](output_atom, const std::string& instance_id,
           const caf::actor& follower) -> caf::result<bool> {
         auto& st = self->state;
-        if (!st.leading)
+        if (!st.lead.leading)
           return forward_to_leader<bool>(self, output_atom::value, instance_id, follower);
         auto i = st.assigned.find(instance_id);
         auto* w = i == st.assigned.end() ? nullptr : find_worker(st, i->second);
@@ -668,12 +668,12 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         if (w && w->proxy && w->handle) self->send(w->proxy, report_atom::value, std::move(r));
       },
       [=](report_atom, run_result& r, const std::string& credential) -> caf::result<applied> {
-        if (!self->state.leading)
+        if (!self->state.lead.leading)
           return forward_to_leader<applied>(self, report_atom::value, std::move(r), credential);
         return verified_report(self, std::move(r), credential);
       },
       [=](list_workers_atom) -> caf::result<worker_list> {
-        if (!self->state.leading) return forward_to_leader<worker_list>(self, list_workers_atom::value);
+        if (!self->state.lead.leading) return forward_to_leader<worker_list>(self, list_workers_atom::value);
         return self->state.workers.list("");
       },
       [=](subscribe_atom, trigger_actor trigger) {

@@ -94,6 +94,21 @@ void flush_reports(self_ptr self) {
             });
 }
 
+/// An external worker's report, verified by the router: proposed on its own
+/// (not batched) so its sender hears this report's own outcome.
+caf::result<applied> settle_report(self_ptr self, run_result r) {
+  auto rp = self->make_response_promise<applied>();
+  report_results cmd{self->state.term, now_ms(), {std::move(r)}};
+  self->request(self->state.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
+      .then(
+          [=](applied& a) mutable {
+            for (auto& x : a.instances) log_result(x);
+            rp.deliver(std::move(a));
+          },
+          [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
 }  // namespace
 
 worker_proxy_actor::behavior_type http_worker_proxy_impl(
@@ -132,6 +147,7 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
         pool->submit([=](const std::atomic<bool>&) { http::post_json(url, body, 5'000); });
       },
       [=](report_atom, run_result& r) { queue_report(self, std::move(r)); },
+      [=](report_atom, run_result& r, settle_atom) { return settle_report(self, std::move(r)); },
       [=](flush_atom) { flush_reports(self); },
   };
 }
@@ -166,6 +182,7 @@ worker_proxy_actor::behavior_type worker_proxy_impl(self_ptr self, std::string w
         self->send(self->state.worker, cancel_run_atom::value, instance_id);
       },
       [=](report_atom, run_result& r) { queue_report(self, std::move(r)); },
+      [=](report_atom, run_result& r, settle_atom) { return settle_report(self, std::move(r)); },
       [=](flush_atom) { flush_reports(self); },
   };
 }

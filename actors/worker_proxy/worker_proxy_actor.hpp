@@ -2,6 +2,8 @@
 // `cancel_run`; it forwards them to the worker (a typed CAF actor, local or
 // remote) and turns the worker's reports into committed `report_results`
 // commands, batched: reports queued behind one another share one proposal.
+// It is the one proposer of its worker's reports: an external worker's report
+// (REST, verified by the router) reaches raft through it too, on its own.
 // A delivery the worker does not accept becomes a failed attempt at once.
 #pragma once
 
@@ -29,7 +31,8 @@ struct proxy_state {
 
 /// A proxy for an external HTTP worker: `execute` becomes `POST {callback_url}
 /// /internal/tasks/execute` (expects 202) on `dispatch_pool`'s threads; the
-/// worker reports over REST (POST /api/v1/instances/{id}/report) instead.
+/// worker reports over REST (POST /api/v1/instances/{id}/report), which the
+/// router verifies and hands here with `settle`.
 proto::worker_proxy_actor::behavior_type http_worker_proxy_impl(
     proto::worker_proxy_actor::stateful_pointer<proxy_state> self, std::string worker_id,
     std::string callback_url, std::string report_base, std::shared_ptr<worker::run_pool> pool,

@@ -3,8 +3,9 @@
 // runs complete inside it, without a thread) and the proxy between them, as the
 // router wires them. Checks that a report is committed and only then
 // acknowledged to the worker, that a refused run fails at once with the
-// worker's reason (a worker whose outbox failed), and that a proxy of another
-// term commits nothing and acknowledges nothing.
+// worker's reason (a worker whose outbox failed), that a proxy of another
+// term commits nothing and acknowledges nothing, and that an external worker's
+// report, handed over with `settle`, is committed on its own and answered.
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
 #include "support/single_node.hpp"
@@ -163,6 +164,74 @@ TEST_F(worker_proxy_actor_test, a_proxy_of_another_term_commits_and_acknowledges
   EXPECT_EQ(instance(x.id).state, instance_state::dispatched) << "a fenced report was applied";
   EXPECT_EQ(held(w), (std::vector<proto::held_run>{{x.id, x.attempt}}))
       << "a report that was not committed must stay in the worker's outbox";
+}
+
+/// An external worker's report, as the router hands it over once it has checked
+/// the worker's credential: `report` with `settle`, answered by its own commit.
+class external_report_test : public worker_proxy_actor_test {
+ protected:
+  proto::worker_proxy_actor spawn_http_proxy(uint64_t term) {
+    auto p = sys.spawn(http_worker_proxy_impl, std::string("w1"),
+                       std::string("http://127.0.0.1:9"), std::string("http://127.0.0.1:9"),
+                       pool_, node_.raft, term);
+    spawned_.push_back(caf::actor_cast<caf::actor>(p));
+    return p;
+  }
+
+  static proto::run_result report_of(const proto::instance& x, std::string worker) {
+    proto::run_result r;
+    r.instance_id = x.id;
+    r.worker_id = std::move(worker);
+    r.attempt = x.attempt;
+    r.state = instance_state::success;
+    r.output = "done";
+    return r;
+  }
+
+  caf::expected<proto::applied> settle(const proto::worker_proxy_actor& p, proto::run_result r) {
+    caf::expected<proto::applied> out = caf::make_error(caf::sec::request_timeout);
+    auto h = self->request(p, caf::infinite, proto::report_atom::value, std::move(r),
+                           proto::settle_atom::value);
+    sched.run();
+    h.receive([&](proto::applied& a) { out = std::move(a); },
+              [&](caf::error& e) { out = std::move(e); });
+    return out;
+  }
+};
+
+TEST_F(external_report_test, a_settled_report_is_committed_by_the_proxy_and_answered) {
+  auto x = dispatched_run();
+  auto proxy = spawn_http_proxy(node_.term);
+
+  auto got = settle(proxy, report_of(x, "w1"));
+
+  ASSERT_TRUE(got) << sys.render(got.error());
+  ASSERT_EQ(got->instances.size(), 1u);
+  EXPECT_EQ(got->instances[0].id, x.id);
+  EXPECT_EQ(instance(x.id).state, instance_state::success);
+  EXPECT_EQ(instance(x.id).output, "done");
+}
+
+TEST_F(external_report_test, another_workers_report_is_refused_with_the_state_machines_error) {
+  auto x = dispatched_run();  // assigned to w1
+  auto proxy = spawn_http_proxy(node_.term);
+
+  auto got = settle(proxy, report_of(x, "w2"));
+
+  ASSERT_FALSE(got) << "a report from a worker the run is not assigned to was accepted";
+  EXPECT_EQ(view(got.error()).code, errc::illegal_transition)
+      << sys.render(got.error());
+  EXPECT_EQ(instance(x.id).state, instance_state::dispatched);
+}
+
+TEST_F(external_report_test, a_proxy_of_another_term_settles_nothing) {
+  auto x = dispatched_run();
+  auto stale = spawn_http_proxy(node_.term + 1);
+
+  auto got = settle(stale, report_of(x, "w1"));
+
+  EXPECT_FALSE(got) << "a fenced report was answered as committed";
+  EXPECT_EQ(instance(x.id).state, instance_state::dispatched) << "a fenced report was applied";
 }
 
 }  // namespace
