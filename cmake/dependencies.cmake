@@ -21,7 +21,7 @@ set_target_properties(caf::openssl PROPERTIES IMPORTED_LOCATION "${CAF_OPENSSL_L
   INTERFACE_LINK_LIBRARIES "caf::io;OpenSSL::SSL;OpenSSL::Crypto")
 
 find_package(RocksDB CONFIG REQUIRED)
-find_package(Boost 1.81.0 EXACT CONFIG REQUIRED COMPONENTS json)
+find_package(Boost 1.81.0 EXACT CONFIG REQUIRED COMPONENTS json url)
 find_package(CURL REQUIRED)
 find_package(prometheus-cpp CONFIG REQUIRED)
 find_package(date CONFIG REQUIRED)

@@ -5,8 +5,8 @@
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/error.hpp>
-
-#include "proto/hex.hpp"
+#include <boost/url/decode_view.hpp>
+#include <boost/url/pct_string_view.hpp>
 
 namespace aisched::gateway {
 
@@ -17,45 +17,51 @@ void limit(beast_parser& p, const request_limits& limits) {
   p.header_limit(static_cast<uint32_t>(limits.max_header_bytes));
 }
 
-std::string percent_decode(std::string_view s, bool plus_is_space) {
+caf::expected<std::string> percent_decode(std::string_view s, bool plus_is_space) {
+  // Only the escapes are checked: a client's raw '|' or '{' in a query is
+  // taken as it is, as Beast took it.
+  auto escaped = boost::urls::make_pct_string_view(boost::core::string_view(s.data(), s.size()));
+  if (!escaped)
+    return make_error(errc::invalid_argument, "target",
+                      "request target: a '%' must be followed by two hex digits (" +
+                          escaped.error().message() + "); send a literal '%' as %25");
+  boost::urls::encoding_opts opts;
+  opts.space_as_plus = plus_is_space;
   std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    int hi = -1, lo = -1;
-    if (s[i] == '%' && i + 2 < s.size() && (hi = proto::hex_digit(s[i + 1])) >= 0 &&
-        (lo = proto::hex_digit(s[i + 2])) >= 0) {
-      out.push_back(static_cast<char>(hi * 16 + lo));
-      i += 2;
-    } else if (s[i] == '+' && plus_is_space) {
-      out.push_back(' ');
-    } else {
-      out.push_back(s[i]);
-    }
-  }
+  out.reserve(escaped->decoded_size());
+  for (char c : boost::urls::decode_view(*escaped, opts)) out.push_back(c);
   return out;
 }
 
-void split_target(std::string_view target, http_request& req) {
+caf::error split_target(std::string_view target, http_request& req) {
   auto q = target.find('?');
-  req.path = percent_decode(target.substr(0, q), false);
-  if (q == std::string_view::npos) return;
+  auto path = percent_decode(target.substr(0, q), false);
+  if (!path) return std::move(path.error());
+  req.path = std::move(*path);
+  if (q == std::string_view::npos) return caf::none;
   auto rest = target.substr(q + 1);
   while (!rest.empty()) {
     auto amp = rest.find('&');
     auto pair = rest.substr(0, amp);
     auto eq = pair.find('=');
-    if (!pair.empty())
-      req.query[percent_decode(pair.substr(0, eq), true)] =
-          eq == std::string_view::npos ? "" : percent_decode(pair.substr(eq + 1), true);
+    if (!pair.empty()) {
+      auto key = percent_decode(pair.substr(0, eq), true);
+      if (!key) return std::move(key.error());
+      auto value = eq == std::string_view::npos ? caf::expected<std::string>{std::string{}}
+                                                : percent_decode(pair.substr(eq + 1), true);
+      if (!value) return std::move(value.error());
+      req.query[std::move(*key)] = std::move(*value);
+    }
     if (amp == std::string_view::npos) break;
     rest = rest.substr(amp + 1);
   }
+  return caf::none;
 }
 
-http_request to_request(beast_request&& msg) {
+caf::expected<http_request> to_request(beast_request&& msg) {
   http_request req;
   req.method = std::string(msg.method_string());
-  split_target(msg.target(), req);
+  if (auto err = split_target(msg.target(), req)) return err;
   for (auto& h : msg) {
     std::string name(h.name_string());
     for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -29,16 +29,19 @@ using beast_parser = boost::beast::http::request_parser<boost::beast::http::stri
 /// Applies `limits` to a fresh parser (the server does this before each read).
 void limit(beast_parser& p, const request_limits& limits);
 
-/// Decodes %XX escapes; `plus_is_space` only for a query string, where
-/// application/x-www-form-urlencoded makes '+' a space (in a path it is a '+').
-std::string percent_decode(std::string_view s, bool plus_is_space);
+/// Decodes %XX escapes (Boost.URL); `plus_is_space` only for a query string,
+/// where application/x-www-form-urlencoded makes '+' a space (in a path it is
+/// a '+'). A '%' not followed by two hex digits is invalid_argument.
+caf::expected<std::string> percent_decode(std::string_view s, bool plus_is_space);
 
 /// Sets `req.path` (decoded, without the query) and `req.query` from `target`.
 /// A key given twice keeps its last value; a pair without '=' has value "".
-void split_target(std::string_view target, http_request& req);
+/// A malformed escape anywhere is invalid_argument (HTTP 400) naming it.
+caf::error split_target(std::string_view target, http_request& req);
 
-/// The gateway's request for a parsed Beast message (the peer is left empty).
-http_request to_request(beast_request&& msg);
+/// The gateway's request for a parsed Beast message (the peer is left empty),
+/// or split_target's error.
+caf::expected<http_request> to_request(beast_request&& msg);
 
 /// Why the server refuses a read before routing: the status and error it answers.
 struct read_refusal {

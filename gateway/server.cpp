@@ -187,7 +187,12 @@ class session : public std::enable_shared_from_this<session> {
       upgrade_ = std::make_shared<http::request<http::string_body>>(msg);
     keep_alive_ = msg.keep_alive();
     version_ = msg.version();
-    auto req = to_request(std::move(msg));
+    auto parsed = to_request(std::move(msg));
+    if (!parsed) {  // a malformed escape in the target
+      auto why = view(parsed.error()).message;
+      return write_and_close(400, error_body(errc::invalid_argument, why));
+    }
+    auto req = std::move(*parsed);
     beast::error_code peer_ec;
     auto peer = stream_.socket().remote_endpoint(peer_ec);
     if (!peer_ec) req.peer = peer.address().to_string();

@@ -8,7 +8,7 @@ PACKAGES="
   clang-14 libclang-rt-14-dev
   libcaf-dev
   librocksdb-dev
-  libboost1.81-dev libboost-json1.81-dev
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libcurl4-openssl-dev
   prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -3,11 +3,12 @@
 
 #include <cctype>
 #include <cstring>
-#include <cstdio>
 #include <deque>
 #include <vector>
 
 #include <boost/json.hpp>
+#include <boost/url/encode.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
 
 namespace aisched::router {
 
@@ -18,17 +19,8 @@ namespace {
 std::string escape(const std::string& v, landing where) {
   std::string out;
   switch (where) {
-    case landing::url:
-      for (unsigned char c : v) {
-        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-          out += static_cast<char>(c);
-        } else {
-          char buf[4];
-          std::snprintf(buf, sizeof buf, "%%%02X", c);
-          out += buf;
-        }
-      }
-      return out;
+    case landing::url:  // everything but RFC 3986's unreserved characters, as %XX
+      return boost::urls::encode(v, boost::urls::unreserved_chars);
     case landing::json: {
       auto quoted = json::serialize(json::value(json::string(v)));
       return quoted.substr(1, quoted.size() - 2);

@@ -120,6 +120,23 @@ TEST_F(hygiene_node, a_plus_in_a_path_is_a_plus_and_in_a_query_a_space) {
   EXPECT_EQ(found.at("items").as_array().size(), 1u) << json::serialize(found);
 }
 
+TEST_F(hygiene_node, a_malformed_escape_is_refused_and_a_raw_bar_is_taken_as_it_is) {
+  ASSERT_EQ(http_call(port_, "POST", "/api/v1/tasks", R"({"name":"a|b","kind":"noop"})").status,
+            201u);
+  auto bad = http_call(port_, "GET", "/api/v1/tasks?name=50%");
+  EXPECT_EQ(bad.status, 400u) << "a '%' without two hex digits was guessed at: " << bad.body;
+  auto e = error_of(bad);
+  EXPECT_EQ(str(e, "code"), "invalid_argument");
+  EXPECT_NE(str(e, "message").find("%25"), std::string::npos) << bad.body;
+  EXPECT_EQ(http_call(port_, "GET", "/api/v1/tasks/%zz").status, 400u);
+
+  auto bar = http_call(port_, "GET", "/api/v1/tasks?name=a|b");
+  ASSERT_EQ(bar.status, 200u) << bar.body;
+  EXPECT_EQ(parse(bar).at("items").as_array().size(), 1u) << bar.body;
+  auto escaped = parse(http_call(port_, "GET", "/api/v1/tasks?name=a%7Cb"));
+  EXPECT_EQ(escaped.at("items").as_array().size(), 1u) << json::serialize(escaped);
+}
+
 TEST(trace_ids, two_nodes_first_runs_share_neither_half_of_their_trace_id) {
   std::vector<std::string> traces;
   for (int n = 0; n < 2; ++n) {

@@ -1,7 +1,8 @@
 // One REST request with the error handling every subcommand shares; see session.hpp.
 #include "tools/aischedctl/session.hpp"
 
-#include <curl/curl.h>
+#include <boost/url/encode.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
 
 #include <boost/json.hpp>
 #include <fstream>
@@ -131,12 +132,7 @@ int read_document(const std::string& path, json::value& out) {
 }
 
 std::string url_encode(const std::string& value) {
-  // curl_easy_escape ignores its handle since curl 7.82.
-  char* escaped = curl_easy_escape(nullptr, value.c_str(), static_cast<int>(value.size()));
-  if (!escaped) return value;
-  std::string out(escaped);
-  curl_free(escaped);
-  return out;
+  return boost::urls::encode(value, boost::urls::unreserved_chars);
 }
 
 }  // namespace aisched::ctl
