@@ -12,6 +12,7 @@
 #include "common/curl_session.hpp"
 #include "obs/metrics.hpp"
 #include "common/log.hpp"
+#include "proto/backoff.hpp"
 
 namespace aisched::alerter {
 
@@ -149,10 +150,10 @@ alerter_actor::behavior_type alerter_actor_impl(self_ptr self, store_actor store
                     return;
                   }
                   obs::get().alerts_retried.inc();
-                  auto backoff = st.opts.initial_backoff;
-                  for (uint32_t k = 1; k < d.attempt && backoff < st.opts.max_backoff; ++k)
-                    backoff *= 2;
-                  backoff = std::min(backoff, st.opts.max_backoff);
+                  proto::retry_policy doubling;  // exponential, x2, no jitter
+                  doubling.initial = st.opts.initial_backoff;
+                  doubling.max = st.opts.max_backoff;
+                  auto backoff = retry::backoff(doubling, d.attempt, 0);
                   self->delayed_send(self, std::chrono::milliseconds(backoff), wake_atom::value,
                                      id);
                 },
