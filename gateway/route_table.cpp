@@ -66,6 +66,7 @@ const std::vector<route> table{
     {"POST",   "/api/v1/tasks/{id}/resume",                 operator_,     tenant,  "task.resume",          resume_task},
     {"POST",   "/api/v1/tasks/{id}/trigger",                operator_,     tenant,  "task.trigger",         trigger_task},
     {"POST",   "/api/v1/tasks/{id}/backfill",               operator_,     tenant,  "task.backfill",        backfill_task},
+    {"POST",   "/api/v1/tasks/{id}/runs",                   operator_,     tenant,  "task.enqueue",         enqueue_runs},
     {"POST",   "/api/v1/events/{name}",                     operator_,     tenant,  "event.publish",        publish_event},
     {"GET",    "/api/v1/dag",                               viewer,        tenant,  "",                     get_dag},
     // Scheduling controls: pools bound runs across tasks, calendars exclude dates.

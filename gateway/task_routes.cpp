@@ -12,6 +12,7 @@
 #include "gateway/secrets_routes.hpp"
 #include "gateway/control_routes.hpp"
 #include "proto/json.hpp"
+#include "proto/validate.hpp"
 
 namespace aisched::gateway {
 
@@ -325,6 +326,47 @@ void backfill_task(route_call& c) {
       c.ctx, c.reply,
       [](applied& a) { return json_response(200, json::object{{"instances", instances_json(a)}}); },
       backfill_atom::value, c.req.who.tenant, *id, from, to);
+}
+
+/// POST /api/v1/tasks/{id}/runs: a bulk enqueue, one run per payload (each a
+/// JSON object, substituted as an event payload), in one raft command.
+void enqueue_runs(route_call& c) {
+  auto id = task_id(c);
+  if (!id) return;
+  auto body = parse_json(c.req.body);
+  if (!body) return c.reply(error_response(body.error()));
+  auto* list = body->is_object() ? body->as_object().if_contains("payloads") : nullptr;
+  if (!list || !list->is_array())
+    return c.reply(error_response(make_error(
+        errc::invalid_argument, "payloads",
+        R"(payloads: required, an array of JSON objects (one run each), e.g. {"payloads":[{}]})")));
+  for (auto& [key, v] : body->as_object())
+    if (key != "payloads")
+      return c.reply(error_response(make_error(errc::invalid_argument, std::string(key),
+                                               std::string(key) + ": unknown field")));
+  auto& items = list->as_array();
+  if (items.empty() || items.size() > max_bulk_runs)
+    return c.reply(error_response(make_error(
+        errc::invalid_argument, "payloads",
+        "payloads: between 1 and " + std::to_string(max_bulk_runs) + " per request, got " +
+            std::to_string(items.size()))));
+  std::vector<std::string> payloads;
+  payloads.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].is_object())
+      return c.reply(error_response(
+          make_error(errc::invalid_argument, "payloads[" + std::to_string(i) + "]",
+                     "payloads[" + std::to_string(i) + "]: must be a JSON object")));
+    payloads.push_back(json::serialize(items[i]));
+  }
+  ask_leader<applied>(
+      c.ctx, c.reply,
+      [](applied& a) {
+        json::array ids;
+        for (auto& x : a.instances) ids.push_back(json::string(x.id));
+        return json_response(202, json::object{{"instance_ids", std::move(ids)}});
+      },
+      enqueue_atom::value, c.req.who.tenant, *id, std::move(payloads));
 }
 
 /// POST /api/v1/events/{name}: fires every subscriber once with the payload.

@@ -18,6 +18,7 @@ void pause_task(route_call& c);   // POST /api/v1/tasks/{id}/pause
 void resume_task(route_call& c);  // POST /api/v1/tasks/{id}/resume
 void trigger_task(route_call& c);   // POST /api/v1/tasks/{id}/trigger
 void backfill_task(route_call& c);  // POST /api/v1/tasks/{id}/backfill {"from", "to"}
+void enqueue_runs(route_call& c);   // POST /api/v1/tasks/{id}/runs {"payloads": [{...}, ...]}
 void publish_event(route_call& c);  // POST /api/v1/events/{name}
 
 }  // namespace aisched::gateway

@@ -87,11 +87,14 @@ struct fire_slot {
   uint32_t fanout = 0;        // broadcast tasks: runs for this slot (0: the task's shards)
   bool scheduled = false;     // fired by the schedule or an event (counts toward max_runs),
                               // not by hand (trigger, backfill)
+  /// A bulk enqueue (POST /api/v1/tasks/{id}/runs): one run per payload, run k
+  /// taking shard k and payloads[k] as its event payload. Empty otherwise.
+  std::vector<std::string> payloads;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fire_slot& x) {
   return f(caf::meta::type_name("aisched.fire_slot"), x.task_id, x.slot, x.trace_id,
-           x.event_name, x.event_payload, x.fanout, x.scheduled);
+           x.event_name, x.event_payload, x.fanout, x.scheduled, x.payloads);
 }
 
 /// A batch of fires decided by the leader of `term` at time `at`. A slot that

@@ -38,6 +38,7 @@ using flush_atom = caf::atom_constant<caf::atom("flush")>;
 using scan_atom = caf::atom_constant<caf::atom("scan")>;
 using wake_atom = caf::atom_constant<caf::atom("wake")>;
 using trigger_now_atom = caf::atom_constant<caf::atom("trignow")>;
+using enqueue_atom = caf::atom_constant<caf::atom("enqueue")>;
 using started_atom = caf::atom_constant<caf::atom("runstart")>;
 using done_atom = caf::atom_constant<caf::atom("rundone")>;
 using register_atom = caf::atom_constant<caf::atom("register")>;
@@ -235,12 +236,15 @@ using store_actor = caf::typed_actor<
 /// manual slot (subject to the overlap policy) and answers once it is committed;
 /// `event` (tenant, name, JSON payload) fires every subscriber once; `backfill`
 /// (tenant, task, from, to) fires the schedule's slots in that range;
+/// `enqueue` (tenant, task, JSON payloads) fires one slot with one run per
+/// payload (a bulk enqueue) and answers once it is committed;
 /// `wake` (with a timer generation) and the schedule_page replies are internal.
 using trigger_actor = commit_listener_actor::extend<
     caf::reacts_to<pressure_atom, pressure>,
     caf::replies_to<trigger_now_atom, std::string, uint64_t>::with<applied>,
     caf::replies_to<event_atom, std::string, std::string, std::string>::with<applied>,
     caf::replies_to<backfill_atom, std::string, uint64_t, unix_ms, unix_ms>::with<applied>,
+    caf::replies_to<enqueue_atom, std::string, uint64_t, std::vector<std::string>>::with<applied>,
     caf::reacts_to<census_atom, worker_census>,
     caf::reacts_to<wake_atom, uint64_t>, inspect_signature>;
 

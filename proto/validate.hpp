@@ -14,6 +14,8 @@ namespace aisched::proto {
 constexpr size_t max_name_length = 200;
 constexpr size_t max_command_length = 64 * 1024;
 constexpr uint32_t max_shards = 1024;
+/// Runs one bulk enqueue (POST /api/v1/tasks/{id}/runs) may carry.
+constexpr size_t max_bulk_runs = 1000;
 constexpr uint32_t max_attempts_limit = 100;
 constexpr uint32_t max_runs_limit = 1'000'000'000;
 constexpr duration_ms max_timeout = 7LL * 24 * 3'600'000;

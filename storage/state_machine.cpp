@@ -216,8 +216,11 @@ class applier {
       if (!*t) continue;  // deleted after the leader decided to fire: nothing to run
       auto rt = ctx_.read_runtime(s.task_id);
       if (!rt) return rt.error();
-      // A broadcast slot runs once per worker the leader counted at the fire.
-      const uint32_t shards = s.fanout != 0 ? s.fanout : (*t)->shards;
+      // A broadcast slot runs once per worker the leader counted at the fire,
+      // a bulk enqueue once per payload.
+      const uint32_t shards = !s.payloads.empty() ? static_cast<uint32_t>(s.payloads.size())
+                              : s.fanout != 0     ? s.fanout
+                                                  : (*t)->shards;
       bool created = false;
       for (uint32_t shard = 0; shard < shards; ++shard) {
         auto key = keys::instance(s.task_id, s.slot, shard);
@@ -234,7 +237,7 @@ class applier {
         x.created_at = c.at;
         x.trace_id = s.trace_id;
         x.event_name = s.event_name;
-        x.event_payload = s.event_payload;
+        x.event_payload = s.payloads.empty() ? s.event_payload : s.payloads[shard];
         x.idempotency_key = x.id;
         ctx_.put_instance(key, x, std::nullopt);
         if (shard == 0 && s.slot >= rt->last_slot) {

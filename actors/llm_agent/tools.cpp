@@ -1,6 +1,8 @@
 // The agent's tools; see tools.hpp.
 #include "actors/llm_agent/tools.hpp"
 
+#include <algorithm>
+
 #include <boost/json.hpp>
 
 #include "proto/errors.hpp"
@@ -11,7 +13,7 @@ namespace json = boost::json;
 
 namespace {
 
-enum class arg_type { string, integer, boolean, object };
+enum class arg_type { string, integer, boolean, object, objects };  // objects: an array of objects
 
 struct param {
   const char* name;
@@ -32,6 +34,7 @@ const char* type_name(arg_type t) {
     case arg_type::integer: return "integer";
     case arg_type::boolean: return "boolean";
     case arg_type::object: return "object";
+    case arg_type::objects: return "array";
   }
   return "string";
 }
@@ -82,6 +85,11 @@ const std::vector<tool_def>& defs() {
          "an existing calendar (GET /api/v1/calendars) of dates the schedule skips"}}},
       {"trigger_task", "Run a task now (a manual fire).",
        {{"task_id", arg_type::integer, true, "the task id"}}},
+      {"enqueue_runs",
+       "Enqueue many runs of a task at once, one per payload (at most 1000), like a bulk add to a "
+       "queue; each payload is substituted as {{event.payload.key}}.",
+       {{"task_id", arg_type::integer, true, "the task id"},
+        {"payloads", arg_type::objects, true, "one JSON object per run"}}},
       {"pause_task", "Pause a task (no more scheduled runs) or resume it.",
        {{"task_id", arg_type::integer, true, "the task id"},
         {"resume", arg_type::boolean, false, "true resumes instead of pausing"}}},
@@ -113,6 +121,7 @@ std::string schema_of(const tool_def& d) {
   json::array required;
   for (auto& p : d.params) {
     props[p.name] = {{"type", type_name(p.type)}, {"description", p.description}};
+    if (p.type == arg_type::objects) props[p.name].as_object()["items"] = {{"type", "object"}};
     if (p.required) required.push_back(json::string(p.name));
   }
   json::object o{{"type", "object"}, {"properties", std::move(props)}};
@@ -128,6 +137,9 @@ bool has_type(const json::value& v, arg_type t) {
              (v.is_double() && v.get_double() >= 0 && v.get_double() == static_cast<double>(static_cast<uint64_t>(v.get_double())));
     case arg_type::boolean: return v.is_bool();
     case arg_type::object: return v.is_object();
+    case arg_type::objects:
+      return v.is_array() && std::all_of(v.get_array().begin(), v.get_array().end(),
+                                         [](const json::value& x) { return x.is_object(); });
   }
   return false;
 }
@@ -211,6 +223,11 @@ tool_plan build(const std::string& name, const json::object& a) {
   } else if (name == "trigger_task") {
     add(post_req(tasks + number(a, "task_id") + "/trigger"));
     p.summary = "run task " + number(a, "task_id") + " now";
+  } else if (name == "enqueue_runs") {
+    json::object body{{"payloads", a.at("payloads")}};
+    add(post_req(tasks + number(a, "task_id") + "/runs", json::serialize(body)));
+    p.summary = "enqueue " + std::to_string(a.at("payloads").get_array().size()) + " runs of task " +
+                number(a, "task_id");
   } else if (name == "pause_task") {
     auto* r = a.if_contains("resume");
     bool resume = r && r->is_bool() && r->get_bool();

@@ -444,6 +444,43 @@ decisions planner::fire_event(const std::string& tenant, const std::string& name
   return out;
 }
 
+caf::expected<decisions> planner::enqueue(const std::string& tenant, uint64_t id,
+                                          std::vector<std::string> payloads, unix_ms now) {
+  auto i = tasks_.find(id);
+  if (i == tasks_.end() || (!tenant.empty() && i->second.def.tenant != tenant))
+    return make_error(errc::not_found, "id", "task " + std::to_string(id) + " does not exist");
+  auto& e = i->second;
+  auto refuse = [](std::string why) {
+    return make_error(errc::invalid_argument, "id", "a bulk enqueue runs one run per payload: " +
+                                                        std::move(why));
+  };
+  if (e.def.shards > 1) return refuse("not for a task with shards (trigger it instead)");
+  if (e.def.route == route_strategy::broadcast) return refuse("not for a broadcast task");
+  if (!e.def.depends_on.empty()) return refuse("not for a task with depends_on");
+  if (payloads.empty())
+    return make_error(errc::invalid_argument, "payloads", "payloads: at least one is needed");
+  if (payloads.size() > proto::max_bulk_runs)
+    return make_error(errc::invalid_argument, "payloads",
+                      "payloads: at most " + std::to_string(proto::max_bulk_runs) +
+                          " runs per request, got " + std::to_string(payloads.size()));
+  if (e.proposed.count(now))
+    return make_error(errc::already_exists, "id", "a run for this instant is already starting");
+  if (e.def.overlap != overlap_policy::allow && e.def.overlap != overlap_policy::replace &&
+      busy(e))
+    return make_error(errc::already_exists, "overlap",
+                      "held back by overlap policy '" + std::string(name_of(e.def.overlap)) +
+                          "' while a previous run is active");
+  decisions out;
+  if (e.def.overlap == overlap_policy::replace)
+    for (auto& active : e.active) {
+      out.cancels.push_back(active);
+      stats_.replaced += 1;
+    }
+  fire_now(e, now, out, false);
+  out.fires.back().payloads = std::move(payloads);
+  return out;
+}
+
 caf::expected<decisions> planner::backfill(const std::string& tenant, uint64_t id, unix_ms from,
                                            unix_ms to) {
   auto i = tasks_.find(id);

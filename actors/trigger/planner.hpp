@@ -102,6 +102,17 @@ class planner {
   decisions fire_event(const std::string& tenant, const std::string& name,
                        const std::string& payload, unix_ms now);
 
+  /// A bulk enqueue of task `id` at `now`: one slot (slot = now) with one run
+  /// per payload, side by side. The task's overlap policy applies to the batch
+  /// as to a manual run, against the runs already active; a batch is not
+  /// buffered. Errors: not_found as trigger_now; invalid_argument for a task
+  /// with shards, broadcast routing or upstreams (a run per payload would be
+  /// ambiguous), no payloads or more than proto::max_bulk_runs;
+  /// already_exists when a run for this instant is starting or the overlap
+  /// policy holds the batch back.
+  caf::expected<decisions> enqueue(const std::string& tenant, uint64_t id,
+                                   std::vector<std::string> payloads, unix_ms now);
+
   /// Fires every slot of task `id`'s schedule in [from, to] (at most
   /// `max_backfill`), oldest first, subject to its overlap policy.
   caf::expected<decisions> backfill(const std::string& tenant, uint64_t id, unix_ms from,

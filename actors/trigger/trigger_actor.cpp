@@ -349,6 +349,19 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
           commit_now(self, st.plan->fire_event(tenant, name, payload, now), now, rp);
         });
       },
+      [=](enqueue_atom, const std::string& tenant, uint64_t task_id,
+          std::vector<std::string>& payloads) -> caf::result<applied> {
+        return when_ready(self, [=](applied_promise rp) {
+          auto& st = self->state;
+          auto now = now_of(self);
+          auto d = st.plan->enqueue(tenant, task_id, payloads, now);
+          if (!d) {
+            rp.deliver(d.error());
+            return;
+          }
+          commit_now(self, std::move(*d), now, rp);
+        });
+      },
       [=](backfill_atom, const std::string& tenant, uint64_t task_id, unix_ms from,
           unix_ms to) -> caf::result<applied> {
         return when_ready(self, [=](applied_promise rp) {

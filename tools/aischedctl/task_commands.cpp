@@ -1,4 +1,4 @@
-// `task create|get|list|update|pause|resume|trigger|delete|next|runs` over
+// `task create|get|list|update|pause|resume|trigger|enqueue|delete|next|runs` over
 // /api/v1/tasks. The server lists tasks by id only, so `task list` filters by
 // name, label and state here, on the pages it fetched.
 #include <CLI/CLI.hpp>
@@ -101,6 +101,22 @@ int trigger_task(session& s, uint64_t id) {
   if (runs && runs->is_array())
     for (auto& r : runs->get_array()) t.add({cell(r, "id"), cell(r, "state")});
   t.print(std::cout);
+  return exit_ok;
+}
+
+/// A bulk enqueue: the file holds {"payloads": [{...}, ...]}, one run each.
+int enqueue_runs(session& s, uint64_t id, const std::string& file) {
+  json::value doc, answer;
+  if (int rc = read_document(file, doc)) return rc;
+  if (int rc = s.request("POST", task_path(id) + "/runs", json::serialize(doc), answer)) return rc;
+  if (s.json_output()) {
+    print_json(std::cout, answer);
+    return exit_ok;
+  }
+  auto* ids = answer.is_object() ? answer.get_object().if_contains("instance_ids") : nullptr;
+  if (ids && ids->is_array())
+    for (auto& r : ids->get_array())
+      if (r.is_string()) std::cout << r.get_string() << '\n';
   return exit_ok;
 }
 
@@ -236,6 +252,14 @@ void add_task_commands(CLI::App& app, action& chosen) {
   on(with_id(task->add_subcommand("trigger", "Run a task now (overlap policy and upstreams apply)"),
              *a),
      [](session& s, task_args& x) { return trigger_task(s, x.id); });
+
+  auto* enqueue = with_id(
+      task->add_subcommand("enqueue", "Enqueue many runs at once: one per payload (at most 1000)"),
+      *a);
+  enqueue
+      ->add_option("-f,--file", a->file, R"(The payloads: {"payloads":[{...}, ...]}; - reads stdin)")
+      ->required();
+  on(enqueue, [](session& s, task_args& x) { return enqueue_runs(s, x.id, x.file); });
 
   auto* del = with_id(task->add_subcommand("delete", "Delete a task"), *a);
   del->add_option("--version", a->version, "Fail with exit code 4 if the version changed")

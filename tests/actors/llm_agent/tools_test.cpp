@@ -103,6 +103,23 @@ TEST(tools_test, calls_become_the_rest_requests_of_the_api) {
   EXPECT_EQ(p->steps.size(), 3u);
 }
 
+TEST(tools_test, enqueue_runs_is_one_bulk_request_and_wants_objects) {
+  auto p = plan_tool("enqueue_runs", R"({"task_id":7,"payloads":[{"to":"a"},{"to":"b"}]})");
+  ASSERT_TRUE(p) << view(p.error()).message;
+  EXPECT_EQ(only(*p).method, "POST");
+  EXPECT_EQ(only(*p).path, "/api/v1/tasks/7/runs");
+  auto body = json::parse(only(*p).body);
+  ASSERT_EQ(body.at("payloads").as_array().size(), 2u);
+  EXPECT_EQ(body.at("payloads").as_array().at(1).at("to").as_string(), "b");
+  EXPECT_NE(p->summary.find("2 runs of task 7"), std::string::npos) << p->summary;
+  EXPECT_FALSE(p->destructive);
+  EXPECT_EQ(view(plan_tool("enqueue_runs", R"({"task_id":7,"payloads":[1]})").error()).field,
+            "payloads");
+  EXPECT_EQ(view(plan_tool("enqueue_runs", R"({"task_id":7,"payloads":{}})").error()).field,
+            "payloads");
+  EXPECT_EQ(view(plan_tool("enqueue_runs", R"({"task_id":7})").error()).field, "payloads");
+}
+
 TEST(tools_test, refuses_what_the_model_got_wrong) {
   EXPECT_EQ(view(plan_tool("nope", "{}").error()).code, errc::not_found);
   EXPECT_EQ(view(plan_tool("get_task_detail", "[1]").error()).field, "arguments");
