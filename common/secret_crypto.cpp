@@ -19,6 +19,7 @@
 #include "proto/errors.hpp"
 #include "proto/hex.hpp"
 #include "proto/private_file.hpp"
+#include "proto/invariant.hpp"
 
 namespace aisched::secret_crypto {
 
@@ -32,7 +33,7 @@ using ctx_ptr = std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)>;
 
 ctx_ptr new_ctx() {
   ctx_ptr c(EVP_CIPHER_CTX_new(), &EVP_CIPHER_CTX_free);
-  if (!c) std::abort();  // out of memory
+  AISCHED_INVARIANT(c, "EVP_CIPHER_CTX_new: out of memory");
   return c;
 }
 
@@ -55,7 +56,8 @@ std::string wrap_aad(std::string_view tenant, std::string_view key_id) {
 
 key random_key() {
   key k;
-  if (RAND_bytes(k.data(), static_cast<int>(k.size())) != 1) std::abort();
+  AISCHED_INVARIANT(RAND_bytes(k.data(), static_cast<int>(k.size())) == 1,
+                    "OpenSSL's random generator failed; cannot make a key");
   return k;
 }
 
@@ -95,7 +97,8 @@ std::string seal(const key& k, std::string_view plain, std::string_view aad) {
   auto* p = reinterpret_cast<unsigned char*>(out.data());
   p[0] = format_version;
   unsigned char* nonce = p + 1;
-  if (RAND_bytes(nonce, nonce_size) != 1) std::abort();  // a reused nonce breaks GCM
+  AISCHED_INVARIANT(RAND_bytes(nonce, nonce_size) == 1,
+                    "OpenSSL's random generator failed; a reused nonce would break GCM");
   unsigned char* body = nonce + nonce_size;
   auto c = new_ctx();
   int n = 0, total = 0;
@@ -110,7 +113,7 @@ std::string seal(const key& k, std::string_view plain, std::string_view aad) {
   ok = ok && EVP_CIPHER_CTX_ctrl(c.get(), EVP_CTRL_GCM_GET_TAG, tag_size, body + total) == 1;
   // AES-GCM encryption cannot fail on valid arguments; if OpenSSL says it did,
   // nothing sane can be stored.
-  if (!ok || static_cast<size_t>(total) != plain.size()) std::abort();
+  AISCHED_INVARIANT(ok && static_cast<size_t>(total) == plain.size(), "AES-GCM encryption failed");
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include "gateway/auth.hpp"
 #include "proto/random.hpp"
+#include "proto/invariant.hpp"
 
 namespace aisched::gateway {
 
@@ -125,7 +126,7 @@ const std::string& login_guard::dummy_hash() {
   std::call_once(dummy_once_, [this] {
     auto h = hash_password(proto::random_hex(16));
     // Without it unknown users would answer at once, telling which names exist.
-    if (!h) std::abort();
+    AISCHED_INVARIANT(h, "cannot hash the dummy password");
     dummy_ = std::move(*h);
   });
   return dummy_;

@@ -2,8 +2,6 @@
 #include "proto/cluster_link_auth.hpp"
 
 #include <cerrno>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -17,6 +15,7 @@
 #include "proto/errors.hpp"
 #include "proto/hex.hpp"
 #include "proto/private_file.hpp"
+#include "proto/invariant.hpp"
 
 namespace aisched::proto::cluster_auth {
 
@@ -54,10 +53,8 @@ caf::expected<std::string> read_secret_file(const std::string& path) {
 
 std::string fresh_nonce() {
   unsigned char buf[nonce_bytes];
-  if (RAND_bytes(buf, sizeof buf) != 1) {
-    std::fprintf(stderr, "aisched: OpenSSL's random generator failed; cannot make a nonce\n");
-    std::abort();
-  }
+  AISCHED_INVARIANT(RAND_bytes(buf, sizeof buf) == 1,
+                    "OpenSSL's random generator failed; cannot make a nonce");
   return to_hex(buf, sizeof buf);
 }
 
@@ -78,10 +75,7 @@ std::string proof(const std::string& secret, side who, const transcript& t) {
   unsigned int len = 0;
   auto* ok = HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
                   reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), mac, &len);
-  if (ok == nullptr) {
-    std::fprintf(stderr, "aisched: HMAC-SHA256 failed\n");
-    std::abort();
-  }
+  AISCHED_INVARIANT(ok != nullptr, "HMAC-SHA256 failed");
   return to_hex(mac, len);
 }
 
@@ -96,10 +90,7 @@ bool verify(const std::string& secret, side who, const transcript& t, const std:
 
 gate::gate(std::string secret, size_t max_pending, std::chrono::milliseconds ttl)
     : secret_(std::move(secret)), max_pending_(max_pending == 0 ? 1 : max_pending), ttl_(ttl) {
-  if (secret_.empty()) {
-    std::fprintf(stderr, "aisched: cluster_auth::gate needs a secret\n");
-    std::abort();
-  }
+  AISCHED_INVARIANT(!secret_.empty(), "cluster_auth::gate needs a secret");
 }
 
 void gate::evict(clock::time_point now) {

@@ -13,6 +13,7 @@
 
 #include "proto/errors.hpp"
 #include "proto/validity.hpp"
+#include "proto/invariant.hpp"
 
 namespace aisched::proto {
 
@@ -23,7 +24,7 @@ std::string encode(const T& x) {
   std::vector<char> buf;
   caf::binary_serializer sink{static_cast<caf::execution_unit*>(nullptr), buf};
   auto err = sink(const_cast<T&>(x));
-  if (err) std::abort();
+  AISCHED_INVARIANT(!err, "a proto value did not encode");
   return std::string(buf.begin(), buf.end());
 }
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "proto/hex.hpp"
+#include "proto/invariant.hpp"
 
 namespace aisched::proto {
 
@@ -29,7 +30,7 @@ void random_bytes(void* out, size_t n) {
     auto got = getrandom(p, n, 0);
     if (got < 0) {
       if (errno == EINTR) continue;
-      std::abort();
+      AISCHED_INVARIANT(false, "getrandom(2) failed: no kernel randomness");
     }
     p += got;
     n -= static_cast<size_t>(got);

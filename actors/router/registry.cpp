@@ -1,13 +1,9 @@
 // The worker registry; see registry.hpp.
 #include "actors/router/registry.hpp"
 
-#include <sys/random.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
 
+#include "proto/random.hpp"
 
 namespace aisched::router {
 
@@ -71,21 +67,6 @@ worker_list worker_registry::list(const std::string& tenant) const {
   return out;
 }
 
-std::string make_credential() {
-  unsigned char raw[32];
-  size_t got = 0;
-  while (got < sizeof raw) {
-    auto n = getrandom(raw + got, sizeof raw - got, 0);
-    if (n < 0 && errno != EINTR) {
-      // No kernel randomness means no credential worth issuing: stop loudly.
-      std::fprintf(stderr, "fatal: getrandom failed (errno %d)\n", errno);
-      std::abort();
-    }
-    if (n > 0) got += static_cast<size_t>(n);
-  }
-  std::string hex(2 * sizeof raw, '0');
-  for (size_t i = 0; i < sizeof raw; ++i) std::snprintf(&hex[2 * i], 3, "%02x", raw[i]);
-  return hex;
-}
+std::string make_credential() { return proto::random_hex(32); }
 
 }  // namespace aisched::router

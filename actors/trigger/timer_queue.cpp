@@ -2,9 +2,8 @@
 // before the partition tick, a hashed timing wheel with rounds holds the rest, and a flat
 // key index maps task ids to nodes in one pool. See timer_queue.hpp for the contracts.
 #include "actors/trigger/timer_queue.hpp"
+#include "proto/invariant.hpp"
 
-#include <cstdio>
-#include <cstdlib>
 
 namespace aisched::trigger {
 
@@ -12,12 +11,7 @@ namespace {
 
 // Broken invariants abort, in release builds too: a timer that silently drops or duplicates
 // a trigger is worse than a crash the supervisor restarts from durable state.
-void check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "aisched::trigger::timer_queue: %s\n", what);
-    std::abort();
-  }
-}
+void check(bool ok, const char* what) { AISCHED_INVARIANT(ok, what); }
 
 // Placement clamps times into +-2^62 so tick arithmetic cannot overflow; clamping is
 // monotone, so the heap/wheel partition still orders true due times. Delivery compares
