@@ -14,6 +14,7 @@
 #include <string>
 
 #include "support/node_process.hpp"
+#include "support/serving_node.hpp"
 #include "support/test_helpers.hpp"
 
 using namespace aisched::test;
@@ -21,28 +22,6 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 
 namespace {
-
-bool serving(node_process& node) {
-  return node.running() &&
-         eventually([&] { return http_call(node.http_port(), "GET", "/healthz").status == 200; });
-}
-
-std::string error_field(const http_result& r) {
-  auto v = parse(r);
-  auto* e = v.is_object() ? v.as_object().if_contains("error") : nullptr;
-  return e && e->is_object() ? str(e->as_object(), "field") : std::string();
-}
-
-int64_t create(uint16_t port, const std::string& body) {
-  auto r = http_call(port, "POST", "/api/v1/tasks", body);
-  if (r.status != 201) {
-    ADD_FAILURE() << "create failed (" << r.status << "): " << r.body << "\nrequest: " << body;
-    return 0;
-  }
-  return num(parse(r).as_object(), "id");
-}
-
-std::string task_path(int64_t id) { return "/api/v1/tasks/" + std::to_string(id); }
 
 /// Every run on the node, from one listing (one consistent read of the store).
 json::array all_runs(uint16_t port, const std::string& query = "") {
@@ -83,8 +62,8 @@ TEST(controls, twenty_tasks_in_a_pool_of_four_never_run_more_than_four_at_once) 
   EXPECT_EQ(num(parse(put).as_object(), "size"), 4);
   std::set<int64_t> ids;
   for (int i = 0; i < 20; ++i)
-    ids.insert(create(port, R"({"name":"db-)" + std::to_string(i) +
-                                R"(","command":"sleep 0.4","pool":"db"})"));
+    ids.insert(create_task(
+        port, R"({"name":"db-)" + std::to_string(i) + R"(","command":"sleep 0.4","pool":"db"})"));
   ASSERT_EQ(ids.size(), 20u);
   for (auto id : ids) {
     auto r = http_call(port, "POST", task_path(id) + "/trigger");
@@ -131,8 +110,8 @@ TEST(controls, max_concurrency_one_with_overlap_allow_never_runs_two) {
 
   // Slots every 200 ms, runs of 500 ms, two shards each: without the limit
   // several would overlap, as overlap "allow" permits.
-  auto id = create(port, R"({"name":"solo","command":"sleep 0.5","schedule":"@every 200ms",)"
-                         R"("overlap":"allow","shards":2,"max_concurrency":1})");
+  auto id = create_task(port, R"({"name":"solo","command":"sleep 0.5","schedule":"@every 200ms",)"
+                              R"("overlap":"allow","shards":2,"max_concurrency":1})");
   ASSERT_NE(id, 0);
   size_t most = 0, done = 0;
   std::string reason;
@@ -174,9 +153,9 @@ TEST(controls, an_excluded_date_does_not_fire_and_the_preview_skips_it) {
   ASSERT_EQ(put.status, 200) << put.body;
   EXPECT_NE(put.body.find(today + ".." + tomorrow), std::string::npos) << put.body;
 
-  auto frozen = create(port, R"({"name":"frozen","command":"true","schedule":"@every 1s",)"
-                             R"("exclude_calendar":"freeze"})");
-  auto control = create(port, R"({"name":"control","command":"true","schedule":"@every 1s"})");
+  auto frozen = create_task(port, R"({"name":"frozen","command":"true","schedule":"@every 1s",)"
+                                  R"("exclude_calendar":"freeze"})");
+  auto control = create_task(port, R"({"name":"control","command":"true","schedule":"@every 1s"})");
   ASSERT_NE(frozen, 0);
   ASSERT_NE(control, 0);
   // The task without the calendar fires meanwhile; the frozen one never does.
@@ -227,9 +206,9 @@ TEST(controls, max_runs_three_fires_three_times) {
   ASSERT_TRUE(serving(node)) << tail(node.log());
   auto port = node.http_port();
 
-  auto limited = create(port, R"({"name":"thrice","command":"true","schedule":"@every 1s",)"
-                              R"("max_runs":3})");
-  auto control = create(port, R"({"name":"control","command":"true","schedule":"@every 1s"})");
+  auto limited = create_task(port, R"({"name":"thrice","command":"true","schedule":"@every 1s",)"
+                                   R"("max_runs":3})");
+  auto control = create_task(port, R"({"name":"control","command":"true","schedule":"@every 1s"})");
   ASSERT_NE(limited, 0);
   ASSERT_NE(control, 0);
   ASSERT_TRUE(eventually([&] { return runs_of(port, limited).size() >= 3; }, 20s))
@@ -259,15 +238,15 @@ TEST(controls, the_max_runs_count_survives_a_restart) {
   auto data = dir.path() + "/data";
   auto node = std::make_unique<node_process>(data);
   ASSERT_TRUE(serving(*node)) << tail(node->log());
-  auto limited = create(node->http_port(),
-                        R"({"name":"four","command":"true","schedule":"@every 1s","max_runs":4})");
+  auto limited = create_task(
+      node->http_port(), R"({"name":"four","command":"true","schedule":"@every 1s","max_runs":4})");
   ASSERT_NE(limited, 0);
   ASSERT_TRUE(eventually([&] { return runs_of(node->http_port(), limited).size() >= 2; }, 20s));
   ASSERT_NE(node->stop(SIGTERM), -1) << "did not exit\n" << tail(node->log());
   node = std::make_unique<node_process>(data);  // the same data: a new leadership
   ASSERT_TRUE(serving(*node)) << tail(node->log());
   auto port = node->http_port();
-  auto control = create(port, R"({"name":"control","command":"true","schedule":"@every 1s"})");
+  auto control = create_task(port, R"({"name":"control","command":"true","schedule":"@every 1s"})");
   ASSERT_TRUE(eventually([&] { return runs_of(port, limited).size() >= 4; }, 20s))
       << tail(node->log());
   auto last = 0LL;

@@ -13,6 +13,7 @@
 
 #include "support/auth_client.hpp"
 #include "support/node_process.hpp"
+#include "support/serving_node.hpp"
 #include "support/test_helpers.hpp"
 
 using namespace aisched::test;
@@ -21,31 +22,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-bool serving(node_process& node) {
-  return node.running() &&
-         eventually([&] { return http_call(node.http_port(), "GET", "/healthz").status == 200; });
-}
-
-/// The `error.field` of an error answer ("" if it has none).
-std::string error_field(const http_result& r) {
-  auto v = parse(r);
-  auto* e = v.is_object() ? v.as_object().if_contains("error") : nullptr;
-  return e && e->is_object() ? str(e->as_object(), "field") : std::string();
-}
-
-/// Creates a task; its id, or 0 after recording a failure.
-int64_t create(uint16_t port, const std::string& body) {
-  auto r = http_call(port, "POST", "/api/v1/tasks", body);
-  if (r.status != 201) {
-    ADD_FAILURE() << "create failed (" << r.status << "): " << r.body << "\nrequest: " << body;
-    return 0;
-  }
-  return num(parse(r).as_object(), "id");
-}
-
 std::string rfc3339(int64_t ms) { return aisched::format_rfc3339(ms); }
-
-std::string task_path(int64_t id) { return "/api/v1/tasks/" + std::to_string(id); }
 
 }  // namespace
 
@@ -76,7 +53,7 @@ TEST(semantics, a_task_that_can_never_fire_is_refused_naming_the_field) {
   EXPECT_EQ(error_field(r), "end_at") << r.body;
 
   // The same checks on update: a valid task cannot be edited into a no-op.
-  auto id = create(port, R"({"name":"ok","command":"true","schedule":"0 3 * * *"})");
+  auto id = create_task(port, R"({"name":"ok","command":"true","schedule":"0 3 * * *"})");
   ASSERT_NE(id, 0);
   r = http_call(port, "PATCH", task_path(id), R"({"schedule":"0 0 31 4 *"})");
   EXPECT_EQ(r.status, 400) << r.body;
@@ -86,7 +63,7 @@ TEST(semantics, a_task_that_can_never_fire_is_refused_naming_the_field) {
   EXPECT_EQ(error_field(r), "at") << r.body;
   // A one-shot in the future is fine, and editing another field of it later is too.
   auto soon = rfc3339(wall_ms() + 3'600'000);
-  auto once = create(port, R"({"name":"once","command":"true","at":")" + soon + R"("})");
+  auto once = create_task(port, R"({"name":"once","command":"true","at":")" + soon + R"("})");
   ASSERT_NE(once, 0);
   r = http_call(port, "PATCH", task_path(once), R"({"name":"once-renamed"})");
   EXPECT_EQ(r.status, 200) << r.body;
@@ -100,8 +77,9 @@ TEST(semantics, next_fire_previews_stop_at_end_at) {
   // Whole hours until end_at: two or three of them, never the five a preview lists.
   auto end_ms = wall_ms() + 2 * 3'600'000 + 1'800'000;
   auto end = rfc3339(end_ms);
-  auto id = create(port, R"({"name":"window","command":"true","schedule":"@every 1h","end_at":")" +
-                             end + R"("})");
+  auto id =
+      create_task(port, R"({"name":"window","command":"true","schedule":"@every 1h","end_at":")" +
+                            end + R"("})");
   ASSERT_NE(id, 0);
   auto r = http_call(port, "GET", task_path(id));
   ASSERT_EQ(r.status, 200) << r.body;
@@ -128,10 +106,10 @@ TEST(semantics, deleting_an_upstream_is_refused_or_cascades_and_a_held_trigger_s
   node_process node(dir.path() + "/data");
   ASSERT_TRUE(serving(node)) << tail(node.log());
   auto port = node.http_port();
-  auto up = create(port, R"({"name":"extract","command":"true"})");
+  auto up = create_task(port, R"({"name":"extract","command":"true"})");
   ASSERT_NE(up, 0);
-  auto down = create(port, R"({"name":"load","command":"true","depends_on":[)" +
-                               std::to_string(up) + "]}");
+  auto down = create_task(
+      port, R"({"name":"load","command":"true","depends_on":[)" + std::to_string(up) + "]}");
   ASSERT_NE(down, 0);
 
   // The upstream never ran: a manual run of the downstream is accepted and waits.
@@ -174,7 +152,7 @@ TEST(semantics, a_backfill_reaching_into_the_future_is_refused_naming_to) {
   node_process node(dir.path() + "/data");
   ASSERT_TRUE(serving(node)) << tail(node.log());
   auto port = node.http_port();
-  auto id = create(port, R"({"name":"hourly","command":"true","schedule":"@every 1h"})");
+  auto id = create_task(port, R"({"name":"hourly","command":"true","schedule":"@every 1h"})");
   ASSERT_NE(id, 0);
   auto now = wall_ms();
   auto body = [](int64_t from, int64_t to) {
@@ -228,7 +206,7 @@ TEST(semantics, retry_starts_another_attempt_of_the_same_failed_run) {
   node_process node(dir.path() + "/data");
   ASSERT_TRUE(serving(node)) << tail(node.log());
   auto port = node.http_port();
-  auto id = create(port, R"({"name":"flaky","command":"echo try $ATTEMPT; exit 3"})");
+  auto id = create_task(port, R"({"name":"flaky","command":"echo try $ATTEMPT; exit 3"})");
   ASSERT_NE(id, 0);
   auto r = http_call(port, "POST", task_path(id) + "/trigger");
   ASSERT_EQ(r.status, 201) << r.body;
@@ -259,7 +237,7 @@ TEST(semantics, retry_starts_another_attempt_of_the_same_failed_run) {
   EXPECT_EQ(parse(r).as_object().at("items").as_array().size(), 1u) << "no second run: " << r.body;
 
   // A run that succeeded is not retried.
-  auto ok = create(port, R"({"name":"fine","command":"true"})");
+  auto ok = create_task(port, R"({"name":"fine","command":"true"})");
   ASSERT_NE(ok, 0);
   r = http_call(port, "POST", task_path(ok) + "/trigger");
   ASSERT_EQ(r.status, 201) << r.body;
@@ -280,7 +258,8 @@ TEST(semantics, put_replaces_patch_merges_and_numbers_read_plainly) {
   node_process node(dir.path() + "/data");
   ASSERT_TRUE(serving(node)) << tail(node.log());
   auto port = node.http_port();
-  auto id = create(port, R"({"name":"doc","command":"true","timeout":"5m","labels":{"zone":"eu"},
+  auto id =
+      create_task(port, R"({"name":"doc","command":"true","timeout":"5m","labels":{"zone":"eu"},
       "retry":{"policy":"exponential","max_attempts":3,"multiplier":1.5}})");
   ASSERT_NE(id, 0);
 

@@ -6,96 +6,34 @@
 // deadline, nothing proposed while not leading, and the same instants after a rebuild.
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
-#include "support/single_node.hpp"
+#include "support/node_fixture.hpp"
 
-#include <stdlib.h>
-
-#include <algorithm>
 #include <chrono>
-#include <filesystem>
-#include <memory>
-#include <stdexcept>
 #include <string>
 
-#include "actors/raft/raft_actor.hpp"
 #include "actors/retry/retry_actor.hpp"
-#include "proto/errors.hpp"
 #include "proto/interfaces.hpp"
-#include "proto/registry.hpp"
-#include "storage/rocks.hpp"
-#include "storage/state_machine.hpp"
-#include "actors/store/store_actor.hpp"
 
 namespace aisched::retry {
 namespace {
 
 using namespace std::chrono_literals;
-using proto::applied;
-using proto::instance;
 using proto::instance_state;
 
-unix_ms at(const char* rfc3339) {
-  auto t = parse_rfc3339(rfc3339);
-  if (!t) throw std::runtime_error(std::string("bad instant ") + rfc3339);
-  return *t;
-}
-
 // The retry actor's wall clock at spawn.
-const unix_ms start_unix = at("2026-01-01T00:00:00Z");
+const unix_ms start_unix = test::at("2026-01-01T00:00:00Z");
 constexpr duration_ms grace = 30'000;  // state_machine: deadline = dispatch + timeout + 30 s
 
-struct retry_test_config : caf::actor_system_config {
-  retry_test_config() { proto::register_types(*this); }
-};
-
-class retry_actor_test : public test_coordinator_fixture<retry_test_config>,
-                         public ::testing::Test {
+class retry_actor_test : public test_coordinator_fixture<test::actor_test_config>,
+                         public test::node_fixture {
  protected:
-  retry_actor_test() {
-    node_ = test::start_single_node(sys, "retry");
-    db_ = node_.db;
-    sm_ = node_.sm;
-    raft_ = node_.raft;
-    store_ = node_.store;
-    term_ = node_.term;
-    retry_ = sys.spawn(retry_actor_impl, raft_, store_, start_unix);
-    caf::anon_send(raft_, proto::subscribe_atom::value,
-                   caf::actor_cast<proto::commit_listener_actor>(retry_));
+  retry_actor_test() : node_fixture(sys, sched, self, "retry", start_unix) {
+    retry_ = sys.spawn(retry_actor_impl, node_.raft, node_.store, start_unix);
+    subscribe(retry_);
     sched.run();  // leadership, then the (empty) rebuild
   }
 
-  ~retry_actor_test() override {
-    // The fixture's destructor runs run(), which fires every pending timer: stop the
-    // actors (and drop their state, which holds the database) before that.
-    caf::anon_send_exit(retry_, caf::exit_reason::user_shutdown);
-    test::stop_single_node(node_);
-    sched.run();
-    retry_ = nullptr;
-    store_ = nullptr;
-    raft_ = nullptr;
-    sm_.reset();
-    db_.reset();
-    test::remove_single_node(node_);
-  }
-
-  // Virtual wall-clock time of the retry actor.
-  unix_ms now() const {
-    return test::virtual_now(*this, spawned_at_, start_unix);
-  }
-
-  // Moves virtual time forward to `target` in steps of at most 100 ms, delivering every
-  // message after each step. Timers fire when their instant is reached, never early.
-  void advance_to(unix_ms target) {
-    test::advance_virtual_to(*this, target, [this] { return now(); });
-  }
-
   void advance(std::chrono::milliseconds d) { advance_to(now() + d.count()); }
-
-  caf::expected<applied> propose(proto::command cmd) {
-    auto out = test::propose_via(*this, raft_, std::move(cmd));
-    sched.run();  // the commit reaches the retry actor
-    return out;
-  }
 
   // Creates a manual-only noop task with `policy` and `timeout`.
   uint64_t create(proto::retry_policy policy, duration_ms timeout = 3'600'000) {
@@ -105,19 +43,13 @@ class retry_actor_test : public test_coordinator_fixture<retry_test_config>,
     t.retry = std::move(policy);
     t.timeout = timeout;
     t.created_at = t.updated_at = now();
-    auto a = propose(proto::create_task{t});
-    if (!a || a->tasks.size() != 1) {
-      ADD_FAILURE() << "create_task failed: " << (a ? "no task" : sys.render(a.error()));
-      return 0;
-    }
-    return a->tasks[0].id;
+    return create_task(t);
   }
 
   // Fires slot now() of task `id`; returns the instance id.
   std::string fire(uint64_t id) {
     auto slot = now();
-    proto::fire f{term_, slot, {proto::fire_slot{id, slot, "trace"}}};
-    auto a = propose(f);
+    auto a = propose_fire(id, slot);
     if (a) {
       EXPECT_EQ(a->instances.size(), 1u);
     } else {
@@ -127,8 +59,7 @@ class retry_actor_test : public test_coordinator_fixture<retry_test_config>,
   }
 
   void dispatch(const std::string& run) {
-    proto::dispatch d{term_, now(), {proto::dispatch_entry{run, "w1"}}};
-    auto a = propose(d);
+    auto a = propose_dispatch(run, now());
     ASSERT_TRUE(a) << sys.render(a.error());
   }
 
@@ -144,23 +75,11 @@ class retry_actor_test : public test_coordinator_fixture<retry_test_config>,
       r.error = "boom";
       r.finished_at = now();
     }
-    auto a = propose(proto::report_results{term_, now(), {r}});
+    auto a = propose(proto::report_results{node_.term, now(), {r}});
     ASSERT_TRUE(a) << sys.render(a.error());
   }
 
-  instance get(const std::string& run) {
-    auto x = sm_->get_instance("", run);
-    if (!x) {
-      ADD_FAILURE() << "no instance " << run << ": " << sys.render(x.error());
-      return {};
-    }
-    return *x;
-  }
-
-  void set_leading(bool leading) {
-    caf::anon_send(retry_, proto::leader_atom::value, proto::leadership{leading, term_, "n1"});
-    sched.run();
-  }
+  void set_leading(bool leading) { lead(retry_, leading); }
 
   static proto::retry_policy fixed(duration_ms interval, uint32_t max_attempts) {
     proto::retry_policy p;
@@ -184,24 +103,17 @@ class retry_actor_test : public test_coordinator_fixture<retry_test_config>,
   // attempt `next_attempt`: checks at due - 1 ms, then at due.
   void expect_retry_exactly_at(const std::string& run, unix_ms due, uint32_t next_attempt) {
     advance_to(due - 1);
-    auto before = get(run);
+    auto before = instance_of(run);
     EXPECT_EQ(before.state, instance_state::retry_waiting) << "retried before its instant";
     EXPECT_EQ(before.attempt, next_attempt - 1);
     advance_to(due);
-    auto after = get(run);
+    auto after = instance_of(run);
     EXPECT_EQ(after.state, instance_state::pending) << "not retried at its instant";
     EXPECT_EQ(after.attempt, next_attempt);
     EXPECT_EQ(after.next_attempt_at, 0);
     EXPECT_TRUE(after.worker_id.empty());
   }
 
-  test::single_node node_;  // storage, raft and store
-  std::shared_ptr<storage::rocks> db_;
-  std::shared_ptr<storage::state_machine> sm_;
-  uint64_t term_ = 0;
-  caf::actor_clock::time_point spawned_at_ = sched.clock().now();
-  proto::raft_actor raft_;
-  proto::store_actor store_;
   proto::retry_actor retry_;
 };
 
@@ -213,7 +125,7 @@ TEST_F(retry_actor_test, failed_run_waits_the_fixed_interval_and_is_retried_at_t
   dispatch(run);
   advance(700ms);
   report(run, instance_state::failed);
-  auto x = get(run);
+  auto x = instance_of(run);
   ASSERT_EQ(x.state, instance_state::retry_waiting);
   EXPECT_EQ(x.finished_at, start_unix + 1'000);
   EXPECT_EQ(x.next_attempt_at, x.finished_at + 2'000);
@@ -221,8 +133,8 @@ TEST_F(retry_actor_test, failed_run_waits_the_fixed_interval_and_is_retried_at_t
   expect_retry_exactly_at(run, x.next_attempt_at, 2);
   // Nothing else happens to a pending run: the retry actor only proposes once.
   advance(10s);
-  EXPECT_EQ(get(run).state, instance_state::pending);
-  EXPECT_EQ(get(run).attempt, 2u);
+  EXPECT_EQ(instance_of(run).state, instance_state::pending);
+  EXPECT_EQ(instance_of(run).attempt, 2u);
 }
 
 TEST_F(retry_actor_test, exponential_backoff_waits_one_then_two_seconds_and_last_failure_is_final) {
@@ -232,7 +144,7 @@ TEST_F(retry_actor_test, exponential_backoff_waits_one_then_two_seconds_and_last
   dispatch(run);
   advance(250ms);
   report(run, instance_state::failed);
-  auto first = get(run);
+  auto first = instance_of(run);
   ASSERT_EQ(first.state, instance_state::retry_waiting);
   EXPECT_EQ(first.next_attempt_at, first.finished_at + 1'000) << "attempt 1 -> 2: 1 s";
   expect_retry_exactly_at(run, first.next_attempt_at, 2);
@@ -241,7 +153,7 @@ TEST_F(retry_actor_test, exponential_backoff_waits_one_then_two_seconds_and_last
   dispatch(run);
   advance(400ms);
   report(run, instance_state::failed, 7);
-  auto second = get(run);
+  auto second = instance_of(run);
   ASSERT_EQ(second.state, instance_state::retry_waiting);
   EXPECT_EQ(second.finished_at, now());
   EXPECT_EQ(second.next_attempt_at, second.finished_at + 2'000) << "attempt 2 -> 3: 2 s";
@@ -251,13 +163,13 @@ TEST_F(retry_actor_test, exponential_backoff_waits_one_then_two_seconds_and_last
   dispatch(run);
   advance(100ms);
   report(run, instance_state::failed);
-  auto last = get(run);
+  auto last = instance_of(run);
   EXPECT_EQ(last.state, instance_state::failed) << "attempt 3 of 3 failed: no more retries";
   EXPECT_EQ(last.attempt, 3u);
   EXPECT_EQ(last.next_attempt_at, 0);
   advance(30s);
-  EXPECT_EQ(get(run).state, instance_state::failed);
-  EXPECT_EQ(get(run).attempt, 3u);
+  EXPECT_EQ(instance_of(run).state, instance_state::failed);
+  EXPECT_EQ(instance_of(run).attempt, 3u);
 }
 
 TEST_F(retry_actor_test, dispatched_run_without_report_times_out_at_its_deadline_not_earlier) {
@@ -267,20 +179,20 @@ TEST_F(retry_actor_test, dispatched_run_without_report_times_out_at_its_deadline
   auto run = fire(id);
   auto dispatched_at = now();
   dispatch(run);
-  auto x = get(run);
+  auto x = instance_of(run);
   ASSERT_EQ(x.state, instance_state::dispatched);
   ASSERT_EQ(x.deadline, dispatched_at + 5'000 + grace);
   advance_to(x.deadline - 1);
-  EXPECT_EQ(get(run).state, instance_state::dispatched) << "timed out before the deadline";
+  EXPECT_EQ(instance_of(run).state, instance_state::dispatched) << "timed out before the deadline";
   advance_to(x.deadline);
-  auto y = get(run);
+  auto y = instance_of(run);
   EXPECT_EQ(y.state, instance_state::timed_out) << "one attempt only: final";
   EXPECT_EQ(y.finished_at, x.deadline);
   EXPECT_EQ(y.exit_code, -1);
   EXPECT_EQ(y.deadline, 0);
   EXPECT_FALSE(y.error.empty());
   advance(60s);
-  EXPECT_EQ(get(run).state, instance_state::timed_out);
+  EXPECT_EQ(instance_of(run).state, instance_state::timed_out);
 }
 
 TEST_F(retry_actor_test, timed_out_run_with_attempts_left_is_retried_and_running_keeps_deadline) {
@@ -289,12 +201,12 @@ TEST_F(retry_actor_test, timed_out_run_with_attempts_left_is_retried_and_running
   auto run = fire(id);
   advance(500ms);
   dispatch(run);
-  auto x = get(run);
+  auto x = instance_of(run);
   ASSERT_EQ(x.deadline, now() + 5'000 + grace);
   advance_to(x.deadline - 1);
-  EXPECT_EQ(get(run).state, instance_state::dispatched);
+  EXPECT_EQ(instance_of(run).state, instance_state::dispatched);
   advance_to(x.deadline);
-  auto waiting = get(run);
+  auto waiting = instance_of(run);
   ASSERT_EQ(waiting.state, instance_state::retry_waiting) << "timed out with attempts left";
   EXPECT_EQ(waiting.finished_at, x.deadline);
   EXPECT_EQ(waiting.next_attempt_at, x.deadline + 2'000);
@@ -303,16 +215,16 @@ TEST_F(retry_actor_test, timed_out_run_with_attempts_left_is_retried_and_running
   // Attempt 2 reports `running`: the deadline of its dispatch still holds.
   advance(300ms);
   dispatch(run);
-  auto second = get(run);
+  auto second = instance_of(run);
   ASSERT_EQ(second.deadline, now() + 5'000 + grace);
   advance(1s);
   report(run, instance_state::running);
-  ASSERT_EQ(get(run).state, instance_state::running);
-  EXPECT_EQ(get(run).deadline, second.deadline);
+  ASSERT_EQ(instance_of(run).state, instance_state::running);
+  EXPECT_EQ(instance_of(run).deadline, second.deadline);
   advance_to(second.deadline - 1);
-  EXPECT_EQ(get(run).state, instance_state::running);
+  EXPECT_EQ(instance_of(run).state, instance_state::running);
   advance_to(second.deadline);
-  auto last = get(run);
+  auto last = instance_of(run);
   EXPECT_EQ(last.state, instance_state::timed_out) << "attempt 2 of 2: final";
   EXPECT_EQ(last.attempt, 2u);
   EXPECT_EQ(last.finished_at, second.deadline);
@@ -327,23 +239,24 @@ TEST_F(retry_actor_test, not_leading_proposes_nothing_and_catches_up_when_leadin
   advance(1s);
   auto silent = fire(id);  // another slot: dispatched, never reported
   dispatch(silent);
-  auto deadline = get(silent).deadline;
+  auto deadline = instance_of(silent).deadline;
   ASSERT_EQ(deadline, now() + 5'000 + grace);
   report(failing, instance_state::failed);
-  auto due = get(failing).next_attempt_at;
+  auto due = instance_of(failing).next_attempt_at;
   ASSERT_EQ(due, now() + 2'000);
   advance_to(deadline + 10'000);
-  EXPECT_EQ(get(failing).state, instance_state::retry_waiting) << "proposed while not leading";
-  EXPECT_EQ(get(failing).attempt, 1u);
-  EXPECT_EQ(get(silent).state, instance_state::dispatched) << "proposed while not leading";
+  EXPECT_EQ(instance_of(failing).state, instance_state::retry_waiting)
+      << "proposed while not leading";
+  EXPECT_EQ(instance_of(failing).attempt, 1u);
+  EXPECT_EQ(instance_of(silent).state, instance_state::dispatched) << "proposed while not leading";
 
   // Leading again: the rebuild finds both overdue and acts at once.
   auto regained = now();
   set_leading(true);
-  auto x = get(failing);
+  auto x = instance_of(failing);
   EXPECT_EQ(x.state, instance_state::pending);
   EXPECT_EQ(x.attempt, 2u);
-  auto y = get(silent);
+  auto y = instance_of(silent);
   EXPECT_EQ(y.state, instance_state::retry_waiting);
   EXPECT_EQ(y.finished_at, regained);
   EXPECT_EQ(y.next_attempt_at, regained + 2'000);
@@ -357,26 +270,26 @@ TEST_F(retry_actor_test, leadership_regained_rebuilds_and_retries_at_the_committ
   dispatch(run);
   advance(400ms);
   report(run, instance_state::failed);
-  auto due = get(run).next_attempt_at;
+  auto due = instance_of(run).next_attempt_at;
   ASSERT_EQ(due, now() + 2'000);
   advance(500ms);
   set_leading(false);  // the timer armed for `due` is now stale
   advance(700ms);
   set_leading(true);  // rebuilt from the store 800 ms before `due`
-  EXPECT_EQ(get(run).state, instance_state::retry_waiting);
+  EXPECT_EQ(instance_of(run).state, instance_state::retry_waiting);
   expect_retry_exactly_at(run, due, 2);
 
   // And the rebuilt actor still watches new deadlines.
   dispatch(run);
-  auto deadline = get(run).deadline;
+  auto deadline = instance_of(run).deadline;
   ASSERT_EQ(deadline, now() + 5'000 + grace);
   set_leading(false);
   set_leading(true);
   advance_to(deadline - 1);
-  EXPECT_EQ(get(run).state, instance_state::dispatched);
+  EXPECT_EQ(instance_of(run).state, instance_state::dispatched);
   advance_to(deadline);
-  EXPECT_EQ(get(run).state, instance_state::retry_waiting);
-  EXPECT_EQ(get(run).next_attempt_at, deadline + 2'000);
+  EXPECT_EQ(instance_of(run).state, instance_state::retry_waiting);
+  EXPECT_EQ(instance_of(run).next_attempt_at, deadline + 2'000);
 }
 
 }  // namespace

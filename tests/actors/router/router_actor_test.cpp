@@ -9,7 +9,7 @@
 // policy to decide (the retry actor, not spawned here, starts the next one).
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
-#include "support/single_node.hpp"
+#include "support/node_fixture.hpp"
 
 #include <map>
 #include <memory>
@@ -19,7 +19,6 @@
 #include "actors/router/router_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
 #include "common/run_pool.hpp"
-#include "proto/registry.hpp"
 #include "storage/state_machine.hpp"
 
 namespace aisched::proto {
@@ -31,45 +30,22 @@ namespace {
 
 using proto::instance_state;
 
-struct router_test_config : caf::actor_system_config {
-  router_test_config() { proto::register_types(*this); }
-};
-
-class router_actor_test : public test_coordinator_fixture<router_test_config>,
-                          public ::testing::Test {
+class router_actor_test : public test_coordinator_fixture<test::actor_test_config>,
+                          public test::node_fixture {
  protected:
-  router_actor_test() {
-    node_ = test::start_single_node(sys, "router");
+  router_actor_test() : node_fixture(sys, sched, self, "router") {
     pool_ = std::make_shared<worker::run_pool>(1);
     router_options opts;
     opts.http_pool = pool_;
     router_ = sys.spawn(router_actor_impl, node_.raft, node_.store, opts);
-    keep(router_);
-    caf::anon_send(node_.raft, proto::subscribe_atom::value,
-                   caf::actor_cast<proto::commit_listener_actor>(router_));
+    subscribe(router_);
     lead(true);
   }
 
-  ~router_actor_test() override {
-    for (auto& a : spawned_) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    test::stop_single_node(node_);
-    sched.run();
-    spawned_.clear();
-    pool_->stop();
-    test::remove_single_node(node_);
-  }
-
-  template <class Handle>
-  void keep(const Handle& h) {
-    spawned_.push_back(caf::actor_cast<caf::actor>(h));
-  }
+  ~router_actor_test() override { pool_->stop(); }
 
   /// Tells the router who leads, as the raft actor's leadership listener does.
-  void lead(bool leading) {
-    caf::anon_send(router_, proto::leader_atom::value,
-                   proto::leadership{leading, node_.term, leading ? "n1" : "n2"});
-    sched.run();
-  }
+  void lead(bool leading) { node_fixture::lead(router_, leading, leading ? "n1" : "n2"); }
 
   /// A native worker `id` with `labels`, registered with the router (holding
   /// `held`, as a restarted worker's registration says).
@@ -93,33 +69,19 @@ class router_actor_test : public test_coordinator_fixture<router_test_config>,
     t.name = "routed";
     t.kind = proto::task_kind::noop;
     t.labels = std::move(labels);
-    auto made = propose(proto::create_task{t});
-    EXPECT_TRUE(made && made->tasks.size() == 1);
-    return made && made->tasks.size() == 1 ? made->tasks.at(0).id : 0;
+    return create_task(t);
   }
 
   /// Fires `task` for `slot` through raft, as the trigger does; the router
   /// hears of the new run from the commit and delivers every message it causes.
   std::string fire(uint64_t task, unix_ms slot) {
-    EXPECT_TRUE(propose(proto::fire{node_.term, slot, {proto::fire_slot{task, slot, "trace"}}}));
+    EXPECT_TRUE(propose_fire(task, slot));
     sched.run();
     return proto::make_instance_id(task, slot, 0);
   }
 
-  caf::expected<proto::applied> propose(proto::command cmd) {
-    return test::propose_via(*this, node_.raft, std::move(cmd));
-  }
-
-  proto::instance instance(const std::string& id) {
-    auto x = node_.sm->get_instance("", id);
-    EXPECT_TRUE(x) << id;
-    return x ? *x : proto::instance{};
-  }
-
-  test::single_node node_;
   std::shared_ptr<worker::run_pool> pool_;
   proto::router_actor router_;
-  std::vector<caf::actor> spawned_;
   static constexpr unix_ms slot_ = 1'796'022'000'000;
 };
 
@@ -128,7 +90,7 @@ TEST_F(router_actor_test, a_fired_run_goes_to_the_worker_whose_labels_match_and_
   add_worker("us-1", {{"zone", "us"}});
   auto id = fire(add_task({{"zone", "us"}}), slot_);
 
-  auto x = instance(id);
+  auto x = instance_of(id);
   EXPECT_EQ(x.state, instance_state::success) << x.error;
   EXPECT_EQ(x.worker_id, "us-1");
 }
@@ -140,7 +102,7 @@ TEST_F(router_actor_test, a_run_no_worker_can_take_waits_pending_with_its_reason
   // The reasons are committed on the router's tick, once a second.
   advance_time(std::chrono::seconds(1));
   sched.run();
-  auto x = instance(id);
+  auto x = instance_of(id);
   EXPECT_EQ(x.state, instance_state::pending);
   EXPECT_TRUE(x.worker_id.empty()) << x.worker_id;
   EXPECT_NE(x.error.find("zone=ap"), std::string::npos)
@@ -148,7 +110,7 @@ TEST_F(router_actor_test, a_run_no_worker_can_take_waits_pending_with_its_reason
 
   // A worker that matches arrives: the waiting run goes to it.
   add_worker("ap-1", {{"zone", "ap"}});
-  x = instance(id);
+  x = instance_of(id);
   EXPECT_EQ(x.state, instance_state::success) << x.error;
   EXPECT_EQ(x.worker_id, "ap-1");
 }
@@ -159,14 +121,14 @@ TEST_F(router_actor_test, a_router_that_no_longer_leads_dispatches_nothing) {
   lead(false);
   auto id = fire(task, slot_);
 
-  auto x = instance(id);
+  auto x = instance_of(id);
   EXPECT_EQ(x.state, instance_state::pending) << "a follower's router dispatched";
   EXPECT_TRUE(x.worker_id.empty()) << x.worker_id;
 
   // Leading again (its workers register with the new leader), it dispatches.
   lead(true);
   add_worker("eu-1", {{"zone", "eu"}});
-  EXPECT_EQ(instance(id).state, instance_state::success) << instance(id).error;
+  EXPECT_EQ(instance_of(id).state, instance_state::success) << instance_of(id).error;
 }
 
 TEST_F(router_actor_test, a_run_its_worker_no_longer_holds_is_committed_lost) {
@@ -179,9 +141,9 @@ TEST_F(router_actor_test, a_run_its_worker_no_longer_holds_is_committed_lost) {
   auto made = propose(proto::create_task{t});
   ASSERT_TRUE(made && made->tasks.size() == 1);
   auto task = made->tasks.at(0).id;
-  EXPECT_TRUE(propose(proto::fire{node_.term, slot_, {proto::fire_slot{task, slot_, "trace"}}}));
+  EXPECT_TRUE(propose_fire(task, slot_));
   auto id = proto::make_instance_id(task, slot_, 0);
-  EXPECT_TRUE(propose(proto::dispatch{node_.term, slot_ + 1, {proto::dispatch_entry{id, "eu-1"}}}));
+  EXPECT_TRUE(propose_dispatch(id, slot_ + 1, "eu-1"));
   lead(true);  // a new term's router rebuilds from the store and finds it in flight
 
   // The worker comes back holding nothing: the attempt died with it.
@@ -193,7 +155,7 @@ TEST_F(router_actor_test, a_run_its_worker_no_longer_holds_is_committed_lost) {
   ASSERT_FALSE(attempts->items.empty()) << "the lost attempt left no record";
   EXPECT_NE(attempts->items.front().error.find("worker_lost"), std::string::npos)
       << attempts->items.front().error;
-  auto x = instance(id);
+  auto x = instance_of(id);
   EXPECT_EQ(x.state, instance_state::retry_waiting)
       << "a lost attempt is a failure the retry policy decides on";
 }

@@ -6,97 +6,36 @@
 // C), and that a failed upstream run holds the downstream slot back for good.
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
-#include "support/single_node.hpp"
-
-#include <stdlib.h>
+#include "support/node_fixture.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <filesystem>
-#include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "actors/raft/raft_actor.hpp"
 #include "actors/trigger/trigger_actor.hpp"
-#include "proto/errors.hpp"
 #include "proto/interfaces.hpp"
-#include "proto/registry.hpp"
-#include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
-#include "actors/store/store_actor.hpp"
 
 namespace aisched::trigger {
 namespace {
 
-using namespace std::chrono_literals;
-using proto::applied;
 using proto::instance;
 using proto::instance_state;
 
-unix_ms at(const char* rfc3339) {
-  auto t = parse_rfc3339(rfc3339);
-  if (!t) throw std::runtime_error(std::string("bad instant ") + rfc3339);
-  return *t;
-}
-
 // The trigger's wall clock at spawn: half a second past a whole second, so `@every 1s`
 // slots and wake-ups never coincide with the start.
-const unix_ms start_unix = at("2026-01-01T00:00:00.500Z");
-const unix_ms t0 = at("2026-01-01T00:00:00Z");
+const unix_ms start_unix = test::at("2026-01-01T00:00:00.500Z");
+const unix_ms t0 = test::at("2026-01-01T00:00:00Z");
 constexpr unix_ms sec = 1000;
 
-struct dag_test_config : caf::actor_system_config {
-  dag_test_config() { proto::register_types(*this); }
-};
-
-class dag_actor_test : public test_coordinator_fixture<dag_test_config>,
-                       public ::testing::Test {
+class dag_actor_test : public test_coordinator_fixture<test::actor_test_config>,
+                       public test::node_fixture {
  protected:
-  dag_actor_test() {
-    node_ = test::start_single_node(sys, "dag");
-    db_ = node_.db;
-    sm_ = node_.sm;
-    raft_ = node_.raft;
-    store_ = node_.store;
-    term_ = node_.term;
-    trigger_ = sys.spawn(trigger_actor_impl, raft_, store_, start_unix);
-    caf::anon_send(raft_, proto::subscribe_atom::value,
-                   caf::actor_cast<proto::commit_listener_actor>(trigger_));
+  dag_actor_test() : node_fixture(sys, sched, self, "dag", start_unix) {
+    trigger_ = sys.spawn(trigger_actor_impl, node_.raft, node_.store, start_unix);
+    subscribe(trigger_);
     sched.run();  // leadership, then the (empty) rebuild
-  }
-
-  ~dag_actor_test() override {
-    // The fixture's destructor runs run(), which fires every pending timer: stop the
-    // actors (and drop their state, which holds the database) before that.
-    caf::anon_send_exit(trigger_, caf::exit_reason::user_shutdown);
-    test::stop_single_node(node_);
-    sched.run();
-    trigger_ = nullptr;
-    store_ = nullptr;
-    raft_ = nullptr;
-    sm_.reset();
-    db_.reset();
-    test::remove_single_node(node_);
-  }
-
-  // Virtual wall-clock time of the trigger.
-  unix_ms now() const {
-    return test::virtual_now(*this, spawned_at_, start_unix);
-  }
-
-  // Moves virtual time forward to `target` in steps of at most 100 ms, delivering every
-  // message after each step. Timers fire when their instant is reached, never early.
-  void advance_to(unix_ms target) {
-    test::advance_virtual_to(*this, target, [this] { return now(); });
-  }
-
-  caf::expected<applied> propose(proto::command cmd) {
-    auto out = test::propose_via(*this, raft_, std::move(cmd));
-    sched.run();  // the commit reaches the trigger, which may fire unblocked slots
-    return out;
   }
 
   // Creates an `@every 1s` noop task depending on `upstreams`.
@@ -107,17 +46,12 @@ class dag_actor_test : public test_coordinator_fixture<dag_test_config>,
     t.schedule = "@every 1s";
     t.depends_on = std::move(upstreams);
     t.created_at = t.updated_at = now();
-    auto a = propose(proto::create_task{t});
-    if (!a || a->tasks.size() != 1) {
-      ADD_FAILURE() << "create_task failed: " << (a ? "no task" : sys.render(a.error()));
-      return 0;
-    }
-    return a->tasks[0].id;
+    return create_task(t);
   }
 
   // The committed run of task `id`'s slot `slot`, if it fired.
   std::optional<instance> run_of(uint64_t id, unix_ms slot) {
-    auto x = sm_->get_instance("", proto::make_instance_id(id, slot, 0));
+    auto x = node_.sm->get_instance("", proto::make_instance_id(id, slot, 0));
     if (!x) return std::nullopt;
     return *x;
   }
@@ -128,7 +62,7 @@ class dag_actor_test : public test_coordinator_fixture<dag_test_config>,
   // both at now(). Returns the finished run.
   instance finish(uint64_t id, unix_ms slot, instance_state outcome) {
     auto run = proto::make_instance_id(id, slot, 0);
-    auto d = propose(proto::dispatch{term_, now(), {proto::dispatch_entry{run, "w1"}}});
+    auto d = propose_dispatch(run, now());
     EXPECT_TRUE(d) << "dispatch " << run << ": " << sys.render(d.error());
     proto::run_result r;
     r.instance_id = run;
@@ -136,7 +70,7 @@ class dag_actor_test : public test_coordinator_fixture<dag_test_config>,
     r.state = outcome;
     r.exit_code = outcome == instance_state::success ? 0 : 2;
     r.started_at = r.finished_at = now();
-    auto a = propose(proto::report_results{term_, now(), {r}});
+    auto a = propose(proto::report_results{node_.term, now(), {r}});
     EXPECT_TRUE(a) << "report " << run << ": " << sys.render(a.error());
     auto x = run_of(id, slot);
     if (!x) {
@@ -153,7 +87,7 @@ class dag_actor_test : public test_coordinator_fixture<dag_test_config>,
     q.tenant = "";
     q.task_id = id;
     q.limit = 1000;
-    auto page = sm_->list_instances(q);
+    auto page = node_.sm->list_instances(q);
     EXPECT_TRUE(page) << sys.render(page.error());
     std::vector<unix_ms> out;
     if (page)
@@ -162,13 +96,6 @@ class dag_actor_test : public test_coordinator_fixture<dag_test_config>,
     return out;
   }
 
-  test::single_node node_;  // storage, raft and store
-  std::shared_ptr<storage::rocks> db_;
-  std::shared_ptr<storage::state_machine> sm_;
-  uint64_t term_ = 0;
-  caf::actor_clock::time_point spawned_at_ = sched.clock().now();
-  proto::raft_actor raft_;
-  proto::store_actor store_;
   proto::trigger_actor trigger_;
 };
 

@@ -6,28 +6,20 @@
 // outcomes and lateness it reports as metrics.
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
-#include "support/single_node.hpp"
-
-#include <stdlib.h>
+#include "support/node_fixture.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
-#include <memory>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "actors/raft/raft_actor.hpp"
 #include "actors/trigger/trigger_actor.hpp"
 #include "obs/metrics.hpp"
 #include "proto/errors.hpp"
 #include "proto/interfaces.hpp"
-#include "proto/registry.hpp"
-#include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
-#include "actors/store/store_actor.hpp"
 #include "support/prometheus_text.hpp"
 
 namespace aisched::trigger {
@@ -37,57 +29,21 @@ using namespace std::chrono_literals;
 using proto::applied;
 using proto::instance;
 
-unix_ms at(const char* rfc3339) {
-  auto t = parse_rfc3339(rfc3339);
-  if (!t) throw std::runtime_error(std::string("bad instant ") + rfc3339);
-  return *t;
-}
-
 // The trigger's wall clock at spawn: half a second past a whole second, so `@every 1s`
 // slots and wake-ups never coincide with the start.
-const unix_ms start_unix = at("2026-01-01T00:00:00.500Z");
-const unix_ms t0 = at("2026-01-01T00:00:00Z");
+const unix_ms start_unix = test::at("2026-01-01T00:00:00.500Z");
+const unix_ms t0 = test::at("2026-01-01T00:00:00Z");
 constexpr unix_ms sec = 1000;
-
-struct trigger_test_config : caf::actor_system_config {
-  trigger_test_config() { proto::register_types(*this); }
-};
 
 using trigger_impl = caf::stateful_actor<trigger_state, proto::trigger_actor::base>;
 
-class trigger_actor_test : public test_coordinator_fixture<trigger_test_config>,
-                           public ::testing::Test {
+class trigger_actor_test : public test_coordinator_fixture<test::actor_test_config>,
+                           public test::node_fixture {
  protected:
-  trigger_actor_test() {
-    node_ = test::start_single_node(sys, "trigger");
-    db_ = node_.db;
-    sm_ = node_.sm;
-    raft_ = node_.raft;
-    store_ = node_.store;
-    term_ = node_.term;
-    trigger_ = sys.spawn(trigger_actor_impl, raft_, store_, start_unix);
-    caf::anon_send(raft_, proto::subscribe_atom::value,
-                   caf::actor_cast<proto::commit_listener_actor>(trigger_));
+  trigger_actor_test() : node_fixture(sys, sched, self, "trigger", start_unix) {
+    trigger_ = sys.spawn(trigger_actor_impl, node_.raft, node_.store, start_unix);
+    subscribe(trigger_);
     sched.run();  // leadership, then the (empty) rebuild
-  }
-
-  ~trigger_actor_test() override {
-    // The fixture's destructor runs run(), which fires every pending timer: stop the
-    // actors (and drop their state, which holds the database) before that.
-    caf::anon_send_exit(trigger_, caf::exit_reason::user_shutdown);
-    test::stop_single_node(node_);
-    sched.run();
-    trigger_ = nullptr;
-    store_ = nullptr;
-    raft_ = nullptr;
-    sm_.reset();
-    db_.reset();
-    test::remove_single_node(node_);
-  }
-
-  // Virtual wall-clock time of the trigger.
-  unix_ms now() const {
-    return test::virtual_now(*this, spawned_at_, start_unix);
   }
 
   // Moves virtual time forward by `total` in steps of `step`, delivering every message
@@ -100,23 +56,12 @@ class trigger_actor_test : public test_coordinator_fixture<trigger_test_config>,
     }
   }
 
-  caf::expected<applied> propose(proto::command cmd) {
-    auto out = test::propose_via(*this, raft_, std::move(cmd));
-    return out;
-  }
-
   // Creates a task as the gateway would (created_at = the trigger's current time).
   uint64_t create(proto::task t) {
     t.kind = proto::task_kind::noop;
     if (t.name.empty()) t.name = "t";
     t.created_at = t.updated_at = now();
-    auto a = propose(proto::create_task{t});
-    if (!a || a->tasks.size() != 1) {
-      ADD_FAILURE() << "create_task failed: " << (a ? "no task" : sys.render(a.error()));
-      return 0;
-    }
-    sched.run();  // the commit reaches the trigger
-    return a->tasks[0].id;
+    return create_task(t);
   }
 
   caf::expected<applied> trigger_now(uint64_t id) {
@@ -132,11 +77,7 @@ class trigger_actor_test : public test_coordinator_fixture<trigger_test_config>,
     return out;
   }
 
-  void set_leading(bool leading) {
-    caf::anon_send(trigger_, proto::leader_atom::value,
-                   proto::leadership{leading, term_, "n1"});
-    sched.run();
-  }
+  void set_leading(bool leading) { lead(trigger_, leading); }
 
   // Committed instances of task `id`, oldest slot first.
   std::vector<instance> instances_of(uint64_t id) {
@@ -144,7 +85,7 @@ class trigger_actor_test : public test_coordinator_fixture<trigger_test_config>,
     q.tenant = "";
     q.task_id = id;
     q.limit = 1000;
-    auto page = sm_->list_instances(q);
+    auto page = node_.sm->list_instances(q);
     EXPECT_TRUE(page) << sys.render(page.error());
     if (!page) return {};
     EXPECT_TRUE(page->next_cursor.empty());
@@ -166,13 +107,6 @@ class trigger_actor_test : public test_coordinator_fixture<trigger_test_config>,
     return st.plan->stats();
   }
 
-  test::single_node node_;  // storage, raft and store
-  std::shared_ptr<storage::rocks> db_;
-  std::shared_ptr<storage::state_machine> sm_;
-  uint64_t term_ = 0;
-  caf::actor_clock::time_point spawned_at_ = sched.clock().now();
-  proto::raft_actor raft_;
-  proto::store_actor store_;
   proto::trigger_actor trigger_;
 };
 
@@ -337,7 +271,7 @@ TEST_F(trigger_actor_test, a_new_leadership_continues_the_max_runs_count_from_th
   advance(5s);
   EXPECT_EQ(slots(instances_of(id)), whole_seconds(t0 + sec, t0 + 3 * sec))
       << "one more fire, then the schedule ends";
-  auto rt = sm_->get_task_runtime(id);
+  auto rt = node_.sm->get_task_runtime(id);
   ASSERT_TRUE(rt);
   EXPECT_EQ(rt->scheduled_fires, 3u);
 }

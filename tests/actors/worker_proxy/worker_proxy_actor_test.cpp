@@ -8,7 +8,7 @@
 // report, handed over with `settle`, is committed on its own and answered.
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
-#include "support/single_node.hpp"
+#include "support/node_fixture.hpp"
 
 #include <unistd.h>
 
@@ -21,8 +21,6 @@
 #include "actors/worker/worker_actor.hpp"
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
 #include "common/run_pool.hpp"
-#include "proto/registry.hpp"
-#include "storage/state_machine.hpp"
 
 namespace aisched::proto {
 void PrintTo(instance_state s, std::ostream* os) { *os << name_of(s); }
@@ -34,27 +32,17 @@ namespace {
 namespace fs = std::filesystem;
 using proto::instance_state;
 
-struct proxy_test_config : caf::actor_system_config {
-  proxy_test_config() { proto::register_types(*this); }
-};
-
-class worker_proxy_actor_test : public test_coordinator_fixture<proxy_test_config>,
-                                public ::testing::Test {
+class worker_proxy_actor_test : public test_coordinator_fixture<test::actor_test_config>,
+                                public test::node_fixture {
  protected:
-  worker_proxy_actor_test() {
-    node_ = test::start_single_node(sys, "proxy");
+  worker_proxy_actor_test() : node_fixture(sys, sched, self, "proxy") {
     pool_ = std::make_shared<worker::run_pool>(1);
   }
 
   ~worker_proxy_actor_test() override {
-    for (auto& a : spawned_) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    test::stop_single_node(node_);
-    sched.run();
-    spawned_.clear();
     pool_->stop();
     std::error_code ec;
     fs::remove(box_file_, ec);
-    test::remove_single_node(node_);
   }
 
   /// A noop task fired and dispatched to worker "w1": its instance.
@@ -62,24 +50,12 @@ class worker_proxy_actor_test : public test_coordinator_fixture<proxy_test_confi
     proto::task t;
     t.name = "nothing";
     t.kind = proto::task_kind::noop;
-    auto made = propose(proto::create_task{t});
-    EXPECT_TRUE(made && made->tasks.size() == 1);
-    auto id = made ? made->tasks.at(0).id : 0;
+    auto id = create_task(t);
     unix_ms slot = 1'796'022'000'000;
-    EXPECT_TRUE(propose(proto::fire{node_.term, slot, {proto::fire_slot{id, slot, "trace"}}}));
+    EXPECT_TRUE(propose_fire(id, slot));
     auto iid = proto::make_instance_id(id, slot, 0);
-    EXPECT_TRUE(propose(proto::dispatch{node_.term, slot + 1, {proto::dispatch_entry{iid, "w1"}}}));
-    return instance(iid);
-  }
-
-  caf::expected<proto::applied> propose(proto::command cmd) {
-    return test::propose_via(*this, node_.raft, std::move(cmd));
-  }
-
-  proto::instance instance(const std::string& id) {
-    auto x = node_.sm->get_instance("", id);
-    EXPECT_TRUE(x) << id;
-    return x ? *x : proto::instance{};
+    EXPECT_TRUE(propose_dispatch(iid, slot + 1));
+    return instance_of(iid);
   }
 
   proto::worker_actor spawn_worker(std::string outbox_dir = "") {
@@ -87,13 +63,13 @@ class worker_proxy_actor_test : public test_coordinator_fixture<proxy_test_confi
     cfg.id = "w1";
     cfg.outbox_dir = std::move(outbox_dir);
     auto w = sys.spawn(worker::worker_actor_impl, cfg, pool_);
-    spawned_.push_back(caf::actor_cast<caf::actor>(w));
+    keep(w);
     return w;
   }
 
   proto::worker_proxy_actor spawn_proxy(const proto::worker_actor& w, uint64_t term) {
     auto p = sys.spawn(worker_proxy_impl, std::string("w1"), w, node_.raft, term);
-    spawned_.push_back(caf::actor_cast<caf::actor>(p));
+    keep(p);
     return p;
   }
 
@@ -116,9 +92,7 @@ class worker_proxy_actor_test : public test_coordinator_fixture<proxy_test_confi
     return out;
   }
 
-  test::single_node node_;
   std::shared_ptr<worker::run_pool> pool_;
-  std::vector<caf::actor> spawned_;
   fs::path box_file_;
 };
 
@@ -130,8 +104,8 @@ TEST_F(worker_proxy_actor_test, a_report_is_committed_then_acknowledged_to_the_w
   caf::anon_send(proxy, proto::execute_atom::value, execute_of(x));
   sched.run();
 
-  EXPECT_EQ(instance(x.id).state, instance_state::success);
-  EXPECT_EQ(instance(x.id).worker_id, "w1");
+  EXPECT_EQ(instance_of(x.id).state, instance_state::success);
+  EXPECT_EQ(instance_of(x.id).worker_id, "w1");
   EXPECT_TRUE(held(w).empty()) << "the committed report was not acknowledged: the worker would "
                                   "keep re-sending it";
 }
@@ -147,7 +121,7 @@ TEST_F(worker_proxy_actor_test, a_run_the_worker_refuses_fails_at_once_with_its_
   caf::anon_send(proxy, proto::execute_atom::value, execute_of(x));
   sched.run();
 
-  auto now = instance(x.id);
+  auto now = instance_of(x.id);
   EXPECT_EQ(now.state, instance_state::failed)
       << "a worker that cannot keep its reports took the run";
   EXPECT_NE(now.error.find("outbox"), std::string::npos) << now.error;
@@ -161,7 +135,7 @@ TEST_F(worker_proxy_actor_test, a_proxy_of_another_term_commits_and_acknowledges
   caf::anon_send(stale, proto::execute_atom::value, execute_of(x));
   sched.run();
 
-  EXPECT_EQ(instance(x.id).state, instance_state::dispatched) << "a fenced report was applied";
+  EXPECT_EQ(instance_of(x.id).state, instance_state::dispatched) << "a fenced report was applied";
   EXPECT_EQ(held(w), (std::vector<proto::held_run>{{x.id, x.attempt}}))
       << "a report that was not committed must stay in the worker's outbox";
 }
