@@ -148,7 +148,7 @@ class external_report_test : public worker_proxy_actor_test {
     auto p = sys.spawn(http_worker_proxy_impl, std::string("w1"),
                        std::string("http://127.0.0.1:9"), std::string("http://127.0.0.1:9"),
                        pool_, node_.raft, term);
-    spawned_.push_back(caf::actor_cast<caf::actor>(p));
+    keep(p);
     return p;
   }
 
@@ -182,8 +182,8 @@ TEST_F(external_report_test, a_settled_report_is_committed_by_the_proxy_and_answ
   ASSERT_TRUE(got) << sys.render(got.error());
   ASSERT_EQ(got->instances.size(), 1u);
   EXPECT_EQ(got->instances[0].id, x.id);
-  EXPECT_EQ(instance(x.id).state, instance_state::success);
-  EXPECT_EQ(instance(x.id).output, "done");
+  EXPECT_EQ(instance_of(x.id).state, instance_state::success);
+  EXPECT_EQ(instance_of(x.id).output, "done");
 }
 
 TEST_F(external_report_test, another_workers_report_is_refused_with_the_state_machines_error) {
@@ -195,7 +195,7 @@ TEST_F(external_report_test, another_workers_report_is_refused_with_the_state_ma
   ASSERT_FALSE(got) << "a report from a worker the run is not assigned to was accepted";
   EXPECT_EQ(view(got.error()).code, errc::illegal_transition)
       << sys.render(got.error());
-  EXPECT_EQ(instance(x.id).state, instance_state::dispatched);
+  EXPECT_EQ(instance_of(x.id).state, instance_state::dispatched);
 }
 
 TEST_F(external_report_test, a_proxy_of_another_term_settles_nothing) {
@@ -205,7 +205,7 @@ TEST_F(external_report_test, a_proxy_of_another_term_settles_nothing) {
   auto got = settle(stale, report_of(x, "w1"));
 
   EXPECT_FALSE(got) << "a fenced report was answered as committed";
-  EXPECT_EQ(instance(x.id).state, instance_state::dispatched) << "a fenced report was applied";
+  EXPECT_EQ(instance_of(x.id).state, instance_state::dispatched) << "a fenced report was applied";
 }
 
 }  // namespace
