@@ -74,6 +74,9 @@ struct http_response {
   /// When set (and the request asked for a WebSocket upgrade), the server
   /// completes the handshake instead of answering, and hands over the channel.
   ws_fn websocket = nullptr;
+  /// An error answer's REST code (its body's `error.code`), set by the
+  /// gateway's error_response; "" for every other answer. The audit records it.
+  std::string error_code = {};
 };
 
 /// Answers a request. Thread-safe; call it exactly once.

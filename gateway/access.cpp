@@ -88,15 +88,10 @@ caf::behavior audit_recorder(caf::stateful_actor<recorder_state>* self, raft_act
   };
 }
 
-/// The error code of an error answer (its body's error.code), for the audit.
+/// The error code of an error answer (set by error_response), for the audit.
 std::string result_of(const http_response& res) {
   if (res.status < 400) return "ok";
-  json::error_code ec;
-  auto v = json::parse(res.body, ec);
-  if (!ec && v.is_object())
-    if (auto* e = v.as_object().if_contains("error"); e && e->is_object())
-      if (auto* c = e->as_object().if_contains("code"); c && c->is_string())
-        return std::string(c->as_string());
+  if (!res.error_code.empty()) return res.error_code;
   return "http_" + std::to_string(res.status);
 }
 

@@ -21,12 +21,9 @@ namespace {
 constexpr size_t max_message_chars = 16 * 1024;
 
 http_response not_configured() {
-  return json_response(
-      503, json::object{{"error",
-                         {{"code", "llm_not_configured"},
-                          {"message",
-                           "no LLM is configured on this node: set AISCHED_LLM_ENDPOINT and "
-                           "AISCHED_LLM_MODEL (or --llm-endpoint / --llm-model)"}}}});
+  return error_response(503, "llm_not_configured",
+                        "no LLM is configured on this node: set AISCHED_LLM_ENDPOINT and "
+                        "AISCHED_LLM_MODEL (or --llm-endpoint / --llm-model)");
 }
 
 http_response bad(const std::string& field, const std::string& message) {

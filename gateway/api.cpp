@@ -11,6 +11,7 @@
 #include "gateway/openapi.hpp"
 #include "gateway/output_stream.hpp"
 #include "proto/json.hpp"
+#include "proto/json_wire.hpp"
 #include "proto/validate.hpp"
 
 namespace aisched::gateway {
@@ -391,14 +392,29 @@ http_response json_response(unsigned status, const json::value& v) {
   return http_response{status, to_text(v), "application/json"};  // `2`, not `2E0`
 }
 
+namespace {
+
+/// `body` (an error_to_json document) answered with `status`, its code kept
+/// in error_code so that nobody parses the body back to find it.
+http_response error_answer(unsigned status, const json::value& body) {
+  auto res = json_response(status, body);
+  res.error_code = std::string(body.at("error").at("code").as_string());
+  return res;
+}
+
+}  // namespace
+
 http_response error_response(const caf::error& err) {
-  return json_response(http_status(err), error_to_json(err));
+  return error_answer(http_status(err), error_to_json(err));
+}
+
+http_response error_response(unsigned status, const std::string& code, const std::string& message,
+                             const std::string& field) {
+  return error_answer(status, error_to_json(code, message, field));
 }
 
 http_response method_not_allowed(const std::string& allow) {
-  auto res = json_response(405, json::object{{"error", json::object{{"code", "method_not_allowed"},
-                                                                    {"message", "method not allowed"},
-                                                                    {"field", ""}}}});
+  auto res = error_response(405, "method_not_allowed", "method not allowed");
   res.headers.emplace_back("Allow", allow);
   return res;
 }

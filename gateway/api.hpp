@@ -109,8 +109,14 @@ unsigned http_status(const caf::error& err);
 /// A JSON answer with `status`.
 http_response json_response(unsigned status, const boost::json::value& v);
 
-/// The answer for an error: its status and `{"error": {"code", "message", "field"}}`.
+/// The answer for an error: its status and `{"error": {"code", "message", "field"}}`,
+/// with the code in `error_code` too.
 http_response error_response(const caf::error& err);
+
+/// The same for a REST code errc has none for (method_not_allowed,
+/// too_many_requests, secrets_disabled, llm_not_configured): no actor answers it.
+http_response error_response(unsigned status, const std::string& code, const std::string& message,
+                             const std::string& field = "");
 
 /// 405 `method_not_allowed`, with `Allow: <allow>` (the methods the path has).
 http_response method_not_allowed(const std::string& allow);

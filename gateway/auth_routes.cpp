@@ -116,11 +116,9 @@ int64_t unix_seconds() {
 http_response throttled(const login_guard::verdict& v) {
   std::string whom = std::string(v.by) == "source" ? "from this address" : "for this user";
   auto seconds = std::to_string(v.retry_after.count());
-  auto res = json_response(
-      429, json::object{{"error", json::object{{"code", "too_many_requests"},
-                                               {"message", "too many failed logins " + whom +
-                                                               "; retry in " + seconds + " s"},
-                                               {"field", v.by}}}});
+  auto res = error_response(429, "too_many_requests",
+                            "too many failed logins " + whom + "; retry in " + seconds + " s",
+                            v.by);
   res.headers.emplace_back("Retry-After", seconds);
   return res;
 }

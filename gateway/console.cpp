@@ -6,8 +6,6 @@
 #include <map>
 #include <string>
 
-#include <boost/json.hpp>
-
 #include "gateway/api.hpp"
 #include "proto/errors.hpp"
 
@@ -67,11 +65,7 @@ bool is_console_path(std::string_view path) {
 
 void serve_console(const http_request& req, const reply_fn& reply) {
   if (req.method != "GET")
-    return reply(json_response(405, boost::json::object{
-                                        {"error", boost::json::object{
-                                                      {"code", "method_not_allowed"},
-                                                      {"message", "method not allowed"},
-                                                      {"field", ""}}}}));
+    return reply(error_response(405, "method_not_allowed", "method not allowed"));
   std::string_view path = req.path;
   auto name = path.size() <= 1 ? std::string_view("index.html") : path.substr(prefix.size());
   auto f = files().find(name);

@@ -24,9 +24,7 @@ constexpr const char* disabled_message =
 
 /// 503 secrets_disabled: a code of its own (no actor answers it, so errc has none).
 http_response disabled() {
-  return json_response(503, json::object{{"error", json::object{{"code", "secrets_disabled"},
-                                                                {"message", disabled_message},
-                                                                {"field", "secrets"}}}});
+  return error_response(503, "secrets_disabled", disabled_message, "secrets");
 }
 
 json::value meta_json(const secret_record& s) {

@@ -11,6 +11,7 @@
 #include <boost/json/basic_parser_impl.hpp>
 
 #include "proto/errors.hpp"
+#include "proto/json_wire.hpp"
 
 namespace json = boost::json;
 
@@ -632,15 +633,8 @@ bool is_idempotency_key_reused(const caf::error& err) {
 
 json::value error_to_json(const caf::error& err) {
   auto e = view(err);
-  json::object inner;
-  inner["code"] = is_idempotency_key_reused(err) ? "idempotency_key_reused" : to_string(e.code);
-  // Messages quote what the client sent (paths, ids, header values): raw bytes
-  // that may not be UTF-8, which JSON requires.
-  inner["message"] = valid_utf8(e.message);
-  inner["field"] = valid_utf8(e.field);
-  json::object o;
-  o["error"] = std::move(inner);
-  return o;
+  return error_to_json(is_idempotency_key_reused(err) ? "idempotency_key_reused" : to_string(e.code),
+                       e.message, e.field);
 }
 
 }  // namespace aisched::proto

@@ -13,6 +13,7 @@
 #include "obs/metrics.hpp"
 #include "common/log.hpp"
 #include "proto/backoff.hpp"
+#include "proto/json_wire.hpp"
 
 namespace aisched::alerter {
 
@@ -59,7 +60,7 @@ void remember(alerter_state& st, const std::string& key) {
 /// Queues one delivery of `x`'s alert per webhook.
 void alert(self_ptr self, const instance& x, const std::string& task_name) {
   auto& st = self->state;
-  auto body = alert_body(x, task_name, st.opts.node_id);
+  auto body = boost::json::serialize(alert_to_json(x, task_name, st.opts.node_id));
   for (auto& url : st.opts.webhooks) {
     if (st.deliveries.size() >= st.opts.max_queued) {
       st.dropped += 1;
@@ -75,23 +76,6 @@ void alert(self_ptr self, const instance& x, const std::string& task_name) {
 }
 
 }  // namespace
-
-std::string alert_body(const instance& x, const std::string& task_name,
-                       const std::string& node_id) {
-  boost::json::object o;
-  o["type"] = "run_failed";
-  o["task_id"] = x.task_id;
-  o["task_name"] = task_name;
-  o["instance_id"] = x.id;
-  o["state"] = std::string(name_of(x.state));
-  o["attempt"] = x.attempt;
-  o["exit_code"] = x.exit_code;
-  o["error"] = x.error;
-  o["trace_id"] = x.trace_id;
-  o["finished_at"] = format_rfc3339(x.finished_at);
-  o["node"] = node_id;
-  return boost::json::serialize(o);
-}
 
 alerter_actor::behavior_type alerter_actor_impl(self_ptr self, store_actor store,
                                                 alerter_options opts,

@@ -59,10 +59,6 @@ struct alerter_state {
   static inline const char* name = "alerter";
 };
 
-/// The alert document for final failure `x` of task `task_name`.
-std::string alert_body(const proto::instance& x, const std::string& task_name,
-                       const std::string& node_id);
-
 proto::alerter_actor::behavior_type alerter_actor_impl(
     proto::alerter_actor::stateful_pointer<alerter_state> self, proto::store_actor store,
     alerter_options opts, std::shared_ptr<worker::run_pool> http);

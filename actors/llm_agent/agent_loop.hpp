@@ -25,13 +25,8 @@ struct agent_event {
   std::string data;
 };
 
-/// A destructive call waiting for the user. Stored with the conversation.
-struct pending_action {
-  std::string action_id;
-  std::string name;
-  std::string arguments;
-  std::string summary;
-};
+/// A destructive call waiting for the user (proto's: stored with the conversation).
+using proto::pending_action;
 
 /// A checked tool call to execute.
 struct tool_invocation {

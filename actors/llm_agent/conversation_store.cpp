@@ -7,6 +7,7 @@
 #include <rocksdb/db.h>
 
 #include "proto/errors.hpp"
+#include "proto/json_wire.hpp"
 #include "proto/random.hpp"
 #include "storage/keys.hpp"
 #include "storage/rocks.hpp"
@@ -35,64 +36,6 @@ std::string pending_key(const std::string& id, const std::string& action) {
 /// A conversation id from the kernel's randomness: ids are not guessable.
 std::string random_id() { return "c-" + proto::random_hex(8); }
 
-std::string str(const json::object& o, const char* k) {
-  auto* v = o.if_contains(k);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
-int64_t num(const json::object& o, const char* k) {
-  auto* v = o.if_contains(k);
-  // Never to_number<int64_t>(): it throws on 0.5 or 1e300.
-  if (v && v->is_int64()) return v->get_int64();
-  if (v && v->is_uint64() && v->get_uint64() <= uint64_t(INT64_MAX)) return int64_t(v->get_uint64());
-  return 0;
-}
-
-json::object conv_json(const conversation& c) {
-  return {{"id", c.id},           {"tenant", c.tenant},         {"subject", c.subject},
-          {"title", c.title},     {"created_at", c.created_at}, {"updated_at", c.updated_at},
-          {"messages", c.messages}};
-}
-
-conversation conv_from(const json::object& o) {
-  conversation c;
-  c.id = str(o, "id");
-  c.tenant = str(o, "tenant");
-  c.subject = str(o, "subject");
-  c.title = str(o, "title");
-  c.created_at = num(o, "created_at");
-  c.updated_at = num(o, "updated_at");
-  c.messages = static_cast<uint64_t>(num(o, "messages"));
-  return c;
-}
-
-json::object msg_json(const chat_message& m) {
-  json::object o{{"role", m.role}, {"content", m.content}};
-  if (!m.tool_calls.empty()) {
-    json::array calls;
-    for (auto& c : m.tool_calls)
-      calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
-    o["tool_calls"] = std::move(calls);
-  }
-  if (!m.tool_call_id.empty()) o["tool_call_id"] = m.tool_call_id;
-  if (!m.name.empty()) o["name"] = m.name;
-  return o;
-}
-
-chat_message msg_from(const json::object& o) {
-  chat_message m;
-  m.role = str(o, "role");
-  m.content = str(o, "content");
-  m.tool_call_id = str(o, "tool_call_id");
-  m.name = str(o, "name");
-  if (auto* calls = o.if_contains("tool_calls"); calls && calls->is_array())
-    for (auto& c : calls->get_array())
-      if (c.is_object())
-        m.tool_calls.push_back({str(c.get_object(), "id"), str(c.get_object(), "name"),
-                                str(c.get_object(), "arguments")});
-  return m;
-}
-
 proto::ai_record put(std::string key, std::string value) {
   return {proto::ai_column::conversations, std::move(key), std::move(value), false};
 }
@@ -101,11 +44,24 @@ proto::ai_record erase(std::string key) {
   return {proto::ai_column::conversations, std::move(key), "", true};
 }
 
-caf::expected<json::object> parse_object(const std::string& raw) {
+/// A stored record's JSON; errc::corrupted when it is not JSON at all.
+caf::expected<json::value> parse_record(const std::string& raw) {
   json::error_code ec;
   auto v = json::parse(raw, ec);
-  if (ec || !v.is_object()) return make_error(errc::corrupted, "unreadable conversation record");
-  return std::move(v.get_object());
+  if (ec) return make_error(errc::corrupted, "unreadable conversation record");
+  return v;
+}
+
+caf::expected<conversation> read_conversation(const std::string& raw) {
+  auto v = parse_record(raw);
+  if (!v) return v.error();
+  return proto::conversation_from_record(*v);
+}
+
+caf::expected<stored_message> read_message(const std::string& raw) {
+  auto v = parse_record(raw);
+  if (!v) return v.error();
+  return proto::message_from_record(*v);
 }
 
 }  // namespace
@@ -122,7 +78,8 @@ caf::expected<conversation> conversation_store::create(const std::string& tenant
   c.subject = subject;
   c.title = first_message.substr(0, 80);
   c.created_at = c.updated_at = now_ms();
-  if (auto err = write_({put(conv_key(c.id), json::serialize(conv_json(c)))})) return err;
+  if (auto err = write_({put(conv_key(c.id), json::serialize(proto::conversation_record(c)))}))
+    return err;
   return c;
 }
 
@@ -130,9 +87,7 @@ caf::expected<conversation> conversation_store::get(const std::string& id) {
   auto raw = db_->get(cf, conv_key(id));
   if (!raw) return raw.error();
   if (!*raw) return make_error(errc::not_found, "conversation_id", "no conversation '" + id + "'");
-  auto o = parse_object(**raw);
-  if (!o) return o.error();
-  return conv_from(*o);
+  return read_conversation(**raw);
 }
 
 caf::error conversation_store::append(conversation& c, const std::vector<chat_message>& msgs) {
@@ -144,13 +99,11 @@ caf::error conversation_store::append(conversation& c, const std::vector<chat_me
   std::vector<proto::ai_record> records;
   auto at = now_ms();
   for (auto& m : msgs) {
-    auto o = msg_json(m);
-    o["at"] = at;
     if (c.messages >= messages_kept) records.push_back(erase(msg_key(c.id, c.messages - messages_kept)));
-    records.push_back(put(msg_key(c.id, c.messages++), json::serialize(o)));
+    records.push_back(put(msg_key(c.id, c.messages++), json::serialize(proto::message_record(m, at))));
   }
   c.updated_at = at;
-  records.push_back(put(conv_key(c.id), json::serialize(conv_json(c))));
+  records.push_back(put(conv_key(c.id), json::serialize(proto::conversation_record(c))));
   return write_(std::move(records));
 }
 
@@ -161,10 +114,9 @@ caf::expected<std::vector<conversation>> conversation_store::list(const std::str
   size_t scanned = 0;
   for (it->Seek("c/"); it->Valid() && it->key().starts_with("c/") && scanned < max_scan;
        it->Next(), ++scanned) {
-    auto o = parse_object(it->value().ToString());
-    if (!o) continue;
-    auto c = conv_from(*o);
-    if (c.tenant == tenant) out.push_back(std::move(c));
+    auto c = read_conversation(it->value().ToString());
+    if (!c) continue;
+    if (c->tenant == tenant) out.push_back(std::move(*c));
   }
   std::sort(out.begin(), out.end(),
             [](const conversation& a, const conversation& b) { return a.updated_at > b.updated_at; });
@@ -179,14 +131,11 @@ caf::expected<std::vector<stored_message>> conversation_store::messages(const st
   auto it = db_->iterate(cf);
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix) && out.size() < limit;
        it->Next()) {
-    auto o = parse_object(it->value().ToString());
-    if (!o) return o.error();
+    auto m = read_message(it->value().ToString());
+    if (!m) return m.error();
     auto key = it->key().ToString();
-    stored_message m;
-    m.seq = key.size() >= prefix.size() + 8 ? storage::keys::get_u64(key, prefix.size()) : 0;
-    m.at = num(*o, "at");
-    m.msg = msg_from(*o);
-    out.push_back(std::move(m));
+    m->seq = key.size() >= prefix.size() + 8 ? storage::keys::get_u64(key, prefix.size()) : 0;
+    out.push_back(std::move(*m));
   }
   return out;
 }
@@ -199,9 +148,9 @@ caf::expected<std::vector<chat_message>> conversation_store::recent(const std::s
   it->SeekForPrev(msg_key(id, UINT64_MAX));
   size_t chars = 0;
   for (; it->Valid() && it->key().starts_with(prefix) && tail.size() < b.max_messages; it->Prev()) {
-    auto o = parse_object(it->value().ToString());
-    if (!o) return o.error();
-    auto m = msg_from(*o);
+    auto stored = read_message(it->value().ToString());
+    if (!stored) return stored.error();
+    auto& m = stored->msg;
     chars += m.content.size();
     for (auto& c : m.tool_calls) chars += c.arguments.size();
     if (chars > b.max_chars && !tail.empty()) break;
@@ -215,11 +164,8 @@ caf::expected<std::vector<chat_message>> conversation_store::recent(const std::s
 }
 
 caf::error conversation_store::put_pending(const std::string& id, const pending_action& a) {
-  json::object o{{"action_id", a.action_id},
-                 {"name", a.name},
-                 {"arguments", a.arguments},
-                 {"summary", a.summary}};
-  return write_({put(pending_key(id, a.action_id), json::serialize(o))});
+  return write_(
+      {put(pending_key(id, a.action_id), json::serialize(proto::pending_action_record(a)))});
 }
 
 caf::expected<pending_action> conversation_store::take_pending(const std::string& id,
@@ -230,25 +176,12 @@ caf::expected<pending_action> conversation_store::take_pending(const std::string
   if (!*raw)
     return make_error(errc::not_found, "action_id",
                       "no action '" + action_id + "' waits for confirmation in this conversation");
-  auto o = parse_object(**raw);
-  if (!o) return o.error();
+  auto v = parse_record(**raw);
+  if (!v) return v.error();
+  auto a = proto::pending_action_from_record(*v);
+  if (!a) return a.error();
   if (auto err = write_({erase(key)})) return err;
-  return pending_action{str(*o, "action_id"), str(*o, "name"), str(*o, "arguments"),
-                        str(*o, "summary")};
-}
-
-std::string to_json_text(const conversation& c) {
-  auto o = conv_json(c);
-  o["created_at"] = format_rfc3339(c.created_at);
-  o["updated_at"] = format_rfc3339(c.updated_at);
-  return json::serialize(o);
-}
-
-std::string to_json_text(const stored_message& m) {
-  auto o = msg_json(m.msg);
-  o["seq"] = m.seq;
-  o["at"] = format_rfc3339(m.at);
-  return json::serialize(o);
+  return a;
 }
 
 }  // namespace aisched::llm

@@ -3,8 +3,9 @@
 // them): reads from this member's RocksDB, writes through the writer it is
 // given (common/propose.hpp). Keys: "c/<id>" the conversation, "m/<id>/<seq
 // be64>" its newest `messages_kept` messages in order, "p/<id>/<action>"
-// destructive calls waiting for the user. Values are JSON. Blocking: used by
-// the detached llm_agent actor only. Not thread-safe.
+// destructive calls waiting for the user. Values are JSON (proto/json_wire.hpp
+// has the records and their API views). Blocking: used by the detached
+// llm_agent actor only. Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -25,21 +26,8 @@ class rocks;
 
 namespace aisched::llm {
 
-struct conversation {
-  std::string id;
-  std::string tenant;
-  std::string subject;  // who started it ("" with auth disabled)
-  std::string title;    // the first user message, cut short
-  unix_ms created_at = 0;
-  unix_ms updated_at = 0;
-  uint64_t messages = 0;
-};
-
-struct stored_message {
-  uint64_t seq = 0;
-  unix_ms at = 0;
-  chat_message msg;
-};
+using proto::conversation;
+using proto::stored_message;
 
 /// How much history is replayed to the model: the most recent messages up to
 /// both bounds, starting at a user message (never an orphan tool result).
@@ -78,9 +66,5 @@ class conversation_store {
   std::shared_ptr<storage::rocks> db_;
   ai_record_writer write_;
 };
-
-/// The JSON shapes the API answers with.
-std::string to_json_text(const conversation& c);
-std::string to_json_text(const stored_message& m);
 
 }  // namespace aisched::llm

@@ -12,6 +12,7 @@
 #include "common/counted.hpp"
 #include "actors/llm_agent/tool_runner.hpp"
 #include "proto/errors.hpp"
+#include "proto/json_wire.hpp"
 
 namespace aisched::llm {
 
@@ -157,7 +158,7 @@ llm_agent_actor::behavior_type llm_agent_impl(self_ptr self, llm_agent_options o
         auto list = self->state.store->list(tenant, limit);
         if (!list) return list.error();
         json::array items;
-        for (auto& c : *list) items.push_back(json::parse(to_json_text(c)));
+        for (auto& c : *list) items.push_back(proto::to_json(c));
         return json::serialize(json::object{{"items", std::move(items)}});
       },
       [=](messages_atom, const std::string& tenant, const std::string& id,
@@ -169,7 +170,7 @@ llm_agent_actor::behavior_type llm_agent_impl(self_ptr self, llm_agent_options o
         auto msgs = self->state.store->messages(id, limit);
         if (!msgs) return msgs.error();
         json::array items;
-        for (auto& m : *msgs) items.push_back(json::parse(to_json_text(m)));
+        for (auto& m : *msgs) items.push_back(proto::to_json(m));
         return json::serialize(
             json::object{{"conversation_id", id}, {"items", std::move(items)}});
       },

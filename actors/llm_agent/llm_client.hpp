@@ -17,6 +17,7 @@
 #include <caf/expected.hpp>
 
 #include "common/sse_reader.hpp"
+#include "proto/ai_types.hpp"
 
 namespace aisched::llm {
 
@@ -38,22 +39,9 @@ struct llm_config {
   bool configured() const { return !endpoint.empty() && !model.empty(); }
 };
 
-/// One tool call the model asked for. `arguments` is the raw JSON text the
-/// model produced (it may be malformed: the agent checks it).
-struct tool_call {
-  std::string id;
-  std::string name;
-  std::string arguments;
-};
-
-/// One chat message: role "system" | "user" | "assistant" | "tool".
-struct chat_message {
-  std::string role;
-  std::string content;
-  std::vector<tool_call> tool_calls;  ///< assistant messages that call tools
-  std::string tool_call_id;           ///< tool messages: the call they answer
-  std::string name;                   ///< tool messages: the tool's name
-};
+/// Tool calls and chat messages are proto's (their stored JSON is proto/json_wire's).
+using proto::chat_message;
+using proto::tool_call;
 
 /// A tool described to the model; `parameters` is a JSON-schema object as JSON text.
 struct tool_spec {

@@ -143,7 +143,7 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
       },
       [=](cancel_run_atom, const std::string& instance_id) {
         auto url = self->state.callback_url + "/internal/tasks/cancel";
-        auto body = "{\"instance_id\":\"" + instance_id + "\"}";
+        auto body = cancel_body(instance_id);
         pool->submit([=](const std::atomic<bool>&) { http::post_json(url, body, 5'000); });
       },
       [=](report_atom, run_result& r) { queue_report(self, std::move(r)); },
