@@ -10,7 +10,7 @@
 //               dispatched and committed, from the node's /metrics, and whether
 //               --backlog and --due-ms capped that rate (see stats.hpp)
 //   api         concurrent REST reads: requests/s and latency percentiles
-// Tasks it creates are deleted at the end.
+// Tasks it creates are deleted at the end (burst and throughput: unless --keep-tasks).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
@@ -50,6 +50,7 @@ struct options {
   double lead_s = 5;
   bool json_out = false;
   bool per_minute = false;  // steady: each task fires once a minute, at second (i % 60)
+  bool keep_tasks = false;  // burst, throughput: leave the tasks (for a node thrown away)
   size_t backlog = 200;     // throughput: due runs kept waiting
   double due_ms = 500;      // throughput: each task is due this long after its create is sent
 };
@@ -241,7 +242,7 @@ int burst(const options& o) {
                    {"all_fired_after_ms", last_fired ? last_fired - due : -1},
                    {"all_started_after_ms", last_started ? last_started - due : -1},
                    {"all_done_after_ms", last_done ? last_done - due : -1}};
-  delete_tasks(o, ids);
+  if (!o.keep_tasks) delete_tasks(o, ids);
   report(o, out);
   return runs.size() == ids.size() ? 0 : 1;
 }
@@ -386,7 +387,7 @@ int throughput(const options& o) {
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
-  delete_tasks(o, ids);
+  if (!o.keep_tasks) delete_tasks(o, ids);
   auto rate = [&](double a, double b) { return (b - a) / window; };
   auto committed_per_s = rate(start.succeeded, at_end.succeeded);
   auto mean_in_flight = in_flight_samples ? in_flight_sum / in_flight_samples : 0.0;
@@ -479,6 +480,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(size_t{1}, size_t{100'000}));
   app.add_flag("--per-minute", o.per_minute,
                "steady: cron `S * * * * *` with S = i % 60 instead of @every 1s");
+  app.add_flag("--keep-tasks", o.keep_tasks,
+               "burst, throughput: do not delete the tasks at the end (for a node thrown away "
+               "after the run: a delete scans every task for dependents, so deleting many is slow)");
   std::string format = "text";
   app.add_option("-o,--output", format, "text | json")->check(CLI::IsMember({"text", "json"}));
   CLI11_PARSE(app, argc, argv);

@@ -5,10 +5,11 @@
 
 Installs what is missing (Debian's redis-server with apt-get, BullMQ and ioredis
 with npm into --work-dir, default build/bench-peers, never into the tree),
-starts a private redis-server on a free loopback port in a temp dir (no RDB,
-no AOF: it never fsyncs) and one aisched node with a temp data dir on free
-loopback ports (all roles, its built-in worker, as `make run` starts it), then
-for each workload runs both, alternating which goes first, --rounds times:
+and for each workload runs both, alternating which goes first, --rounds times,
+each run on a fresh server of its own: a private redis-server on a free
+loopback port in a temp dir (no RDB, no AOF: it never fsyncs), or one aisched
+node with a temp data dir on free loopback ports (all roles, its built-in
+worker, as `make run` starts it, with --slots and --node-args):
 
   a. --burst-n jobs due at one instant: due -> last run finished
   b. --steady-n schedules every 1 s for --steady-duration s: start lateness
@@ -143,18 +144,29 @@ def redis_ping(port):
         return False
 
 
+def peak_rss_mb(p):
+    try:
+        for line in open(f"/proc/{p.pid}/status"):
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024)
+    except OSError:
+        pass
+    return None
+
+
 def start_redis(exe, tmp):
+    """A fresh redis-server in tmp; returns (process, port)."""
     port = free_port()
     d = os.path.join(tmp, "redis")
     os.makedirs(d)
     # No persistence at all: no RDB snapshots, no AOF, so nothing is fsynced.
     # noeviction is what BullMQ requires.
-    spawn([exe, "--bind", "127.0.0.1", "--port", str(port), "--dir", d, "--save", "",
+    p = spawn([exe, "--bind", "127.0.0.1", "--port", str(port), "--dir", d, "--save", "",
            "--appendonly", "no", "--maxmemory-policy", "noeviction", "--daemonize", "no",
            "--logfile", os.path.join(d, "redis.log")],
           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for(lambda: redis_ping(port), 20, "redis-server")
-    return port
+    return p, port
 
 
 def http(method, url, body=None, timeout=5):
@@ -165,10 +177,11 @@ def http(method, url, body=None, timeout=5):
 
 
 def start_aisched(exe, tmp, node_args):
+    """A fresh aisched node with its data dir in tmp; returns (process, URL)."""
     data = os.path.join(tmp, "aisched")
     logf = os.path.join(tmp, "aisched.log")
     with open(logf, "w") as f:
-        spawn([exe, "--data-dir", data, "--http-addr", "127.0.0.1:0", "--cluster-addr",
+        p = spawn([exe, "--data-dir", data, "--http-addr", "127.0.0.1:0", "--cluster-addr",
                "127.0.0.1:0"] + node_args, stdout=f, stderr=subprocess.STDOUT)
     port = [None]
     pattern = re.compile(r'"msg":"http listening","addr":"127\.0\.0\.1:(\d+)"')
@@ -188,7 +201,7 @@ def start_aisched(exe, tmp, node_args):
     wait_for(healthy, 60, "aisched /healthz")
     # One JSON log line per transition would cost the node what BullMQ does not log.
     http("PUT", url + "/api/v1/admin/log-level", '{"level":"warn"}')
-    return url
+    return p, url
 
 
 # -- the workloads -------------------------------------------------------------
@@ -208,18 +221,19 @@ def aisched_cmd(a, url, workload):
     load = [a.aisched_load, "--server", url, "-o", "json"]
     if workload == "a":
         return load + ["burst", "--n", str(a.burst_n), "--lead", str(a.lead),
-                       "--concurrency", "16"], a.lead + 300
+                       "--concurrency", "16", "--keep-tasks"], a.lead + 300
     if workload == "b":
         return load + ["steady", "--n", str(a.steady_n), "--duration", str(a.steady_duration),
                        "--concurrency", "16"], a.steady_duration + 300
     return load + ["throughput", "--duration", str(a.throughput_duration), "--n", "1000000",
                    "--backlog", str(a.backlog), "--due-ms", str(a.due_ms),
-                   "--concurrency", "32"], a.throughput_duration + 300
+                   "--concurrency", "32", "--keep-tasks"], a.throughput_duration + 300
 
 
 def bullmq_cmd(a, redis_port, workload):
+    """The BullMQ side's command line and timeout."""
     node = ["node", os.path.join(HERE, "bullmq_bench.js")]
-    common = ["--port", str(redis_port), "--concurrency", str(a.slots)]
+    common = ["--port", str(redis_port), "--concurrency", str(a.bullmq_concurrency)]
     if workload == "a":
         return node + ["burst"] + common + ["--n", str(a.burst_n), "--lead", str(a.lead)], \
             a.lead + 300
@@ -254,16 +268,34 @@ def loadavg():
     return os.getloadavg()[0]
 
 
-def one_round(a, workload, rnd, urls):
+def measure(a, who, workload, tmp, exes):
+    """One run of one system on a fresh server of its own, stopped afterwards."""
+    os.makedirs(tmp)
+    if who == "aisched":
+        server, url = start_aisched(exes["aisched"], tmp,
+                                    ["--worker-slots", str(a.slots)] + a.node_args.split())
+        cmd, timeout = aisched_cmd(a, url, workload)
+    else:
+        server, port = start_redis(exes["redis"], tmp)
+        cmd, timeout = bullmq_cmd(a, port, workload)
+    try:
+        code, so, se = run(cmd, timeout)
+        r = parse_report(code, so, se, who)
+        r["server_peak_rss_mb"] = peak_rss_mb(server)
+        return r
+    finally:
+        stop_process(server)
+        started.remove(server)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def one_round(a, workload, rnd, tmp, exes):
     order = ["aisched", "bullmq"] if rnd % 2 == 0 else ["bullmq", "aisched"]
     out = {}
     for who in order:
-        cmd, timeout = (aisched_cmd(a, urls["aisched"], workload) if who == "aisched"
-                        else bullmq_cmd(a, urls["redis_port"], workload))
         env_load = loadavg()
         t0 = time.time()
-        code, so, se = run(cmd, timeout)
-        r = parse_report(code, so, se, who)
+        r = measure(a, who, workload, os.path.join(tmp, f"{workload}{rnd}-{who}"), exes)
         r["load_before"] = env_load
         r["wall_s"] = round(time.time() - t0, 1)
         out[who] = r
@@ -317,8 +349,11 @@ def main():
     p.add_argument("--backlog", type=int, default=20000, help="c: most runs in flight")
     p.add_argument("--due-ms", type=int, default=50,
                    help="c, aisched: each one-shot run is due this long after its create")
-    p.add_argument("--slots", type=int, default=1000,
-                   help="aisched --worker-slots and BullMQ Worker concurrency")
+    p.add_argument("--slots", type=int, default=1000, help="aisched --worker-slots")
+    p.add_argument("--bullmq-concurrency", type=int, default=100,
+                   help="BullMQ Worker concurrency (its best of 10/100/1000 here: a Worker "
+                        "fetches jobs one at a time, so at 1000 it first fetches 1000 in a "
+                        "row before running one)")
     p.add_argument("--node-args", default="--dispatch-rate 0 --max-backlog 1000000",
                    help="more aisched flags (BENCHMARKS.md's benchmark settings)")
     p.add_argument("--json", help="also write every round's reports to this file")
@@ -337,9 +372,7 @@ def main():
         redis_exe = ensure_redis()
         mod = ensure_bullmq(os.path.abspath(a.work_dir))
         os.environ["NODE_PATH"] = mod
-        urls = {"redis_port": start_redis(redis_exe, tmp),
-                "aisched": start_aisched(os.path.abspath(a.aisched), tmp,
-                                         ["--worker-slots", str(a.slots)] + a.node_args.split())}
+        exes = {"aisched": os.path.abspath(a.aisched), "redis": redis_exe}
         versions = {
             "aisched": subprocess.run([a.aisched, "--version"], capture_output=True,
                                       text=True).stdout.strip(),
@@ -351,12 +384,12 @@ def main():
             "cpus": os.cpu_count(),
         }
         log(f"peers: {versions}")
-        log(f"aisched at {urls['aisched']} (log {tmp}/aisched.log), "
-            f"redis-server on 127.0.0.1:{urls['redis_port']} (no RDB, no AOF, no fsync)")
+        log("each run on a fresh server: aisched with its data dir, or redis-server "
+            "(no RDB, no AOF, no fsync), in " + tmp)
         results = {}
         for w in a.only:
             log(TITLES[w].format(**vars(a)))
-            results[w] = [one_round(a, w, rnd, urls) for rnd in range(a.rounds)]
+            results[w] = [one_round(a, w, rnd, tmp, exes) for rnd in range(a.rounds)]
         text = summary(a, results)
         print(f"aisched vs BullMQ {versions['bullmq']} ({versions['redis']}, no fsync), "
               f"{a.rounds} round(s), medians; {versions['cpus']} CPUs, load average "
