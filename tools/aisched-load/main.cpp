@@ -145,6 +145,12 @@ json::object to_json(const percentiles& p) {
   return {{"p50_ms", p.p50}, {"p90_ms", p.p90}, {"p99_ms", p.p99}, {"max_ms", p.max}, {"n", p.n}};
 }
 
+std::string fixed1(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", x);
+  return buf;
+}
+
 void report(const options& o, const json::object& r) {
   if (o.json_out) {
     std::cout << json::serialize(r) << "\n";
@@ -153,11 +159,16 @@ void report(const options& o, const json::object& r) {
   for (auto& kv : r) {
     std::cout << kv.key() << ": ";
     if (kv.value().is_double()) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.1f", kv.value().as_double());
-      std::cout << buf << "\n";
+      std::cout << fixed1(kv.value().as_double()) << "\n";
     } else if (kv.value().is_string()) {
       std::cout << kv.value().as_string().c_str() << "\n";
+    } else if (kv.value().is_object()) {  // percentiles: p50_ms 12.0  p90_ms ...
+      for (auto& f : kv.value().as_object())
+        std::cout << f.key() << " "
+                  << (f.value().is_double() ? fixed1(f.value().as_double())
+                                            : json::serialize(f.value()))
+                  << "  ";
+      std::cout << "\n";
     } else {
       std::cout << json::serialize(kv.value()) << "\n";
     }
@@ -409,12 +420,10 @@ int throughput(const options& o) {
       {"self_cap_per_s", cap.cap_per_s},
       {"self_capped", cap.capped},
       {"all_done", drained.succeeded - start.succeeded >= static_cast<double>(created.load())}};
-  if (cap.capped) {
-    auto line = aisched::load::cap_warning(o.backlog, o.due_ms, cap, committed_per_s);
-    // Beside the JSON report, not in it, so that stdout stays one object.
-    (o.json_out ? std::cerr : std::cout) << line << "\n";
-  }
   report(o, out);
+  if (cap.capped)  // beside the JSON report, not in it, so that stdout stays one object
+    (o.json_out ? std::cerr : std::cout)
+        << aisched::load::cap_warning(o.backlog, o.due_ms, cap, committed_per_s) << "\n";
   return out.at("all_done").as_bool() ? 0 : 1;
 }
 
