@@ -365,7 +365,8 @@ def main():
         if not os.access(exe, os.X_OK):
             p.error(f"{exe}: not built (cmake --build build --target aisched aisched-load)")
 
-    for s in (signal.SIGTERM, signal.SIGHUP):
+    # SIGINT too: a background job can inherit it ignored, and Ctrl-C must still stop it all.
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, on_signal)
     tmp = tempfile.mkdtemp(prefix="aisched-peers-")
     try:
