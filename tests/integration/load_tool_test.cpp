@@ -1,5 +1,6 @@
 // aisched-load against a real node with small bounds: `burst` and
-// `throughput` complete and report sane numbers in `-o json`.
+// `throughput` complete and report sane numbers in `-o json` (fire and start
+// lateness; the throughput self-cap).
 #include <string>
 
 #include <boost/json.hpp>
@@ -49,6 +50,15 @@ TEST(load_tool, burst_fires_every_task_of_a_small_burst) {
   EXPECT_LE(number(late, "p50_ms"), number(late, "p99_ms"));
   EXPECT_LE(number(late, "p99_ms"), number(late, "max_ms"));
   EXPECT_LT(number(late, "max_ms"), 10'000);
+  // Each run starts after it fired, so each start-lateness percentile is at
+  // least the same fire-lateness percentile.
+  auto& start = r.at("start_lateness").as_object();
+  EXPECT_EQ(number(start, "n"), 20);
+  for (auto k : {"p50_ms", "p90_ms", "p99_ms", "max_ms"})
+    EXPECT_GE(number(start, k), number(late, k)) << k;
+  EXPECT_LE(number(start, "p90_ms"), number(start, "p99_ms"));
+  EXPECT_GE(number(r, "all_started_after_ms"), number(r, "all_fired_after_ms"));
+  EXPECT_LE(number(r, "all_started_after_ms"), number(r, "all_done_after_ms"));
 }
 
 TEST(load_tool, throughput_reports_fired_dispatched_and_committed_rates) {
@@ -75,4 +85,11 @@ TEST(load_tool, throughput_reports_fired_dispatched_and_committed_rates) {
   EXPECT_GT(number(r, "committed_per_s"), 0);
   EXPECT_GT(number(r, "window_s"), 0);
   EXPECT_LE(number(r, "window_s"), 10);
+  // The cap its own flags set: at most 30 in flight (plus one per connection
+  // racing the check), a pipeline past --due-ms, and whether it was reached.
+  EXPECT_GT(number(r, "mean_in_flight"), 0);
+  EXPECT_LE(number(r, "mean_in_flight"), 30 + 8);
+  EXPECT_GE(number(r, "pipeline_ms"), 0);
+  EXPECT_GT(number(r, "self_cap_per_s"), 0);
+  EXPECT_TRUE(r.at("self_capped").is_bool());
 }

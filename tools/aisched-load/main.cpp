@@ -1,14 +1,16 @@
 // aisched-load: load scenarios against a running node or cluster, on loopback
 // only, every loop bounded in count and time. Scenarios:
 //   burst       N one-shot noop tasks due at the same instant: fire lateness
-//               (created_at - slot) p50/p99/max, time until all fired and all done
+//               (created_at - slot) and start lateness (started_at - slot)
+//               p50/p90/p99/max, time until all fired, all started and all done
 //   steady      M `@every 1s` noop tasks for D seconds: expected vs observed runs,
-//               duplicates, misses, lateness percentiles, runs/s
+//               duplicates, misses, fire and start lateness percentiles, runs/s
 //   throughput  for --duration seconds (and at most --n runs), keeps --backlog
 //               one-shot noop tasks due and not yet done: runs/s fired,
-//               dispatched and committed, from the node's /metrics
+//               dispatched and committed, from the node's /metrics, and whether
+//               --backlog and --due-ms capped that rate (see stats.hpp)
 //   api         concurrent REST reads: requests/s and latency percentiles
-// Tasks it creates are deleted at the end.
+// Tasks it creates are deleted at the end (burst and throughput: unless --keep-tasks).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "proto/time.hpp"
+#include "tools/aisched-load/stats.hpp"
 #include "tools/common/http_client.hpp"
 
 namespace json = boost::json;
@@ -33,6 +36,9 @@ using aisched::now_ms;
 using aisched::parse_rfc3339;
 using aisched::unix_ms;
 using aisched::tools::http_client;
+using aisched::load::percentiles;
+using aisched::load::run_times;
+using aisched::load::summarize;
 
 namespace {
 
@@ -44,6 +50,7 @@ struct options {
   double lead_s = 5;
   bool json_out = false;
   bool per_minute = false;  // steady: each task fires once a minute, at second (i % 60)
+  bool keep_tasks = false;  // burst, throughput: leave the tasks (for a node thrown away)
   size_t backlog = 200;     // throughput: due runs kept waiting
   double due_ms = 500;      // throughput: each task is due this long after its create is sent
 };
@@ -93,9 +100,16 @@ void delete_tasks(const options& o, const std::vector<uint64_t>& ids) {
 
 struct run_view {
   uint64_t task_id;
-  unix_ms slot, created, finished;
+  run_times times;
   std::string state, id;
 };
+
+std::vector<run_times> times_of(const std::vector<run_view>& runs) {
+  std::vector<run_times> out;
+  out.reserve(runs.size());
+  for (auto& r : runs) out.push_back(r.times);
+  return out;
+}
 
 /// Every instance of `tasks` (paging through all instances; bounded pages).
 std::vector<run_view> fetch_runs(const options& o, const std::set<uint64_t>& tasks,
@@ -116,8 +130,10 @@ std::vector<run_view> fetch_runs(const options& o, const std::set<uint64_t>& tas
         auto& f = x.at(k);
         return f.is_string() ? parse_rfc3339(f.as_string()).value_or(0) : 0;
       };
-      out.push_back({tid, t("slot"), t("created_at"), t("finished_at"),
-                     std::string(x.at("state").as_string()), std::string(x.at("id").as_string())});
+      out.push_back({tid,
+                     {t("slot"), t("created_at"), t("started_at"), t("finished_at")},
+                     std::string(x.at("state").as_string()),
+                     std::string(x.at("id").as_string())});
     }
     cursor = std::string(v.at("next_cursor").as_string());
     if (cursor.empty()) break;
@@ -125,27 +141,14 @@ std::vector<run_view> fetch_runs(const options& o, const std::set<uint64_t>& tas
   return out;
 }
 
-struct percentiles {
-  double p50 = 0, p99 = 0, max = 0;
-  size_t n = 0;
-};
-
-percentiles summarize(std::vector<double> xs) {
-  percentiles p;
-  p.n = xs.size();
-  if (xs.empty()) return p;
-  std::sort(xs.begin(), xs.end());
-  auto at = [&](double q) {
-    return xs[std::min(xs.size() - 1, static_cast<size_t>(q * xs.size()))];
-  };
-  p.p50 = at(0.50);
-  p.p99 = at(0.99);
-  p.max = xs.back();
-  return p;
+json::object to_json(const percentiles& p) {
+  return {{"p50_ms", p.p50}, {"p90_ms", p.p90}, {"p99_ms", p.p99}, {"max_ms", p.max}, {"n", p.n}};
 }
 
-json::object to_json(const percentiles& p) {
-  return {{"p50_ms", p.p50}, {"p99_ms", p.p99}, {"max_ms", p.max}, {"n", p.n}};
+std::string fixed1(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", x);
+  return buf;
 }
 
 void report(const options& o, const json::object& r) {
@@ -156,9 +159,16 @@ void report(const options& o, const json::object& r) {
   for (auto& kv : r) {
     std::cout << kv.key() << ": ";
     if (kv.value().is_double()) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.1f", kv.value().as_double());
-      std::cout << buf << "\n";
+      std::cout << fixed1(kv.value().as_double()) << "\n";
+    } else if (kv.value().is_string()) {
+      std::cout << kv.value().as_string().c_str() << "\n";
+    } else if (kv.value().is_object()) {  // percentiles: p50_ms 12.0  p90_ms ...
+      for (auto& f : kv.value().as_object())
+        std::cout << f.key() << " "
+                  << (f.value().is_double() ? fixed1(f.value().as_double())
+                                            : json::serialize(f.value()))
+                  << "  ";
+      std::cout << "\n";
     } else {
       std::cout << json::serialize(kv.value()) << "\n";
     }
@@ -228,20 +238,22 @@ int burst(const options& o) {
     if (runs.size() >= ids.size()) break;
   }
   runs = fetch_runs(o, set);
-  std::vector<double> late;
-  unix_ms last_fired = 0, last_done = 0;
-  for (auto& r : runs) {
-    late.push_back(static_cast<double>(r.created - r.slot));
+  auto times = times_of(runs);
+  unix_ms last_fired = 0, last_started = 0, last_done = 0;
+  for (auto& r : times) {
     last_fired = std::max(last_fired, r.created);
+    last_started = std::max(last_started, r.started);
     last_done = std::max(last_done, r.finished);
   }
   json::object out{{"scenario", "burst"},
                    {"tasks", ids.size()},
                    {"runs", runs.size()},
-                   {"fire_lateness", to_json(summarize(late))},
+                   {"fire_lateness", to_json(summarize(aisched::load::fire_lateness(times)))},
+                   {"start_lateness", to_json(summarize(aisched::load::start_lateness(times)))},
                    {"all_fired_after_ms", last_fired ? last_fired - due : -1},
+                   {"all_started_after_ms", last_started ? last_started - due : -1},
                    {"all_done_after_ms", last_done ? last_done - due : -1}};
-  delete_tasks(o, ids);
+  if (!o.keep_tasks) delete_tasks(o, ids);
   report(o, out);
   return runs.size() == ids.size() ? 0 : 1;
 }
@@ -270,12 +282,12 @@ int steady(const options& o) {
   std::this_thread::sleep_for(std::chrono::seconds(2));  // let the last runs finish
   auto runs = fetch_runs(o, set);
   std::map<std::pair<uint64_t, unix_ms>, int> seen;
-  std::vector<double> late;
+  std::vector<run_times> in_window;
   size_t succeeded = 0;
   for (auto& r : runs) {
-    if (r.slot < start || r.slot >= stop) continue;
-    seen[{r.task_id, r.slot}] += 1;
-    late.push_back(static_cast<double>(r.created - r.slot));
+    if (r.times.slot < start || r.times.slot >= stop) continue;
+    seen[{r.task_id, r.times.slot}] += 1;
+    in_window.push_back(r.times);
     if (r.state == "success") ++succeeded;
   }
   size_t duplicates = 0;
@@ -299,7 +311,9 @@ int steady(const options& o) {
                    {"succeeded", succeeded},
                    {"runs_per_s", static_cast<double>(succeeded) * 1000.0 / (stop - start)},
                    {"schedule", o.per_minute ? "per minute" : "@every 1s"},
-                   {"fire_lateness", to_json(summarize(late))}};
+                   {"fire_lateness", to_json(summarize(aisched::load::fire_lateness(in_window)))},
+                   {"start_lateness",
+                    to_json(summarize(aisched::load::start_lateness(in_window)))}};
   report(o, out);
   return duplicates == 0 && seen.size() == expected ? 0 : 1;
 }
@@ -351,10 +365,19 @@ int throughput(const options& o) {
       }
     });
   // The window ends after --duration or once --n runs are done, whichever is first.
+  // Runs in flight (created, not yet seen done) are sampled every 10 ms between
+  // the 250 ms scrapes: their mean, by Little's law, tells what capped the rate.
   run_counters at_end = start;
   auto total_ms = static_cast<size_t>(o.duration_s * 1000);
+  double in_flight_sum = 0;
+  size_t in_flight_samples = 0;
   while (elapsed() < o.duration_s) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    for (int i = 0; i < 25 && elapsed() < o.duration_s; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      auto c = created.load(), d = done.load();
+      in_flight_sum += static_cast<double>(c - std::min(c, d));
+      ++in_flight_samples;
+    }
     auto now = scrape(probe);
     if (!now.ok) continue;
     at_end = now;
@@ -375,8 +398,11 @@ int throughput(const options& o) {
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
-  delete_tasks(o, ids);
+  if (!o.keep_tasks) delete_tasks(o, ids);
   auto rate = [&](double a, double b) { return (b - a) / window; };
+  auto committed_per_s = rate(start.succeeded, at_end.succeeded);
+  auto mean_in_flight = in_flight_samples ? in_flight_sum / in_flight_samples : 0.0;
+  auto cap = aisched::load::throughput_cap(o.backlog, o.due_ms, mean_in_flight, committed_per_s);
   json::object out{
       {"scenario", "throughput"},
       {"window_s", window},
@@ -387,9 +413,17 @@ int throughput(const options& o) {
       {"committed", at_end.succeeded - start.succeeded},
       {"fired_per_s", rate(start.fired, at_end.fired)},
       {"dispatched_per_s", rate(start.dispatched, at_end.dispatched)},
-      {"committed_per_s", rate(start.succeeded, at_end.succeeded)},
+      {"committed_per_s", committed_per_s},
+      {"due_ms", o.due_ms},
+      {"mean_in_flight", mean_in_flight},
+      {"pipeline_ms", cap.pipeline_ms},
+      {"self_cap_per_s", cap.cap_per_s},
+      {"self_capped", cap.capped},
       {"all_done", drained.succeeded - start.succeeded >= static_cast<double>(created.load())}};
   report(o, out);
+  if (cap.capped)  // beside the JSON report, not in it, so that stdout stays one object
+    (o.json_out ? std::cerr : std::cout)
+        << aisched::load::cap_warning(o.backlog, o.due_ms, cap, committed_per_s) << "\n";
   return out.at("all_done").as_bool() ? 0 : 1;
 }
 
@@ -448,11 +482,16 @@ int main(int argc, char** argv) {
                  "(a create committed after its instant would never fire)")
       ->capture_default_str()
       ->check(CLI::Range(10.0, 60'000.0));
-  app.add_option("--backlog", o.backlog, "throughput: due runs kept waiting")
+  app.add_option("--backlog", o.backlog,
+                 "throughput: most runs in flight (created, not yet done); with --due-ms it caps "
+                 "the rate at about backlog / (due + pipeline), and the report says when it did")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{100'000}));
   app.add_flag("--per-minute", o.per_minute,
                "steady: cron `S * * * * *` with S = i % 60 instead of @every 1s");
+  app.add_flag("--keep-tasks", o.keep_tasks,
+               "burst, throughput: do not delete the tasks at the end (for a node thrown away "
+               "after the run: a delete scans every task for dependents, so deleting many is slow)");
   std::string format = "text";
   app.add_option("-o,--output", format, "text | json")->check(CLI::IsMember({"text", "json"}));
   CLI11_PARSE(app, argc, argv);

@@ -1,0 +1,57 @@
+// aisched-load's arithmetic, pure and testable without a node: percentiles,
+// the two lateness measures of a run, and the rate cap that the throughput
+// scenario's own parameters put on what it measures.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "proto/time.hpp"
+
+namespace aisched::load {
+
+/// The times of one run, as `/api/v1/instances` reports them (0 when unset).
+/// A load task carries no jitter, so its slot is its due instant.
+struct run_times {
+  unix_ms slot = 0;      // the due instant
+  unix_ms created = 0;   // the fire: when the leader decided and proposed the run
+  unix_ms started = 0;   // when the worker started it
+  unix_ms finished = 0;  // when its result was reported
+};
+
+struct percentiles {
+  double p50 = 0, p90 = 0, p99 = 0, max = 0;
+  size_t n = 0;
+};
+
+/// Nearest-rank percentiles of `xs` (any order); all zero when empty.
+percentiles summarize(std::vector<double> xs);
+
+/// Fire lateness, created - slot, of every run that has a creation time.
+std::vector<double> fire_lateness(const std::vector<run_times>& runs);
+
+/// Start lateness, started - slot, of every run that started: what BullMQ's
+/// benchmarks call a delayed job's lateness. Runs that never started are left out.
+std::vector<double> start_lateness(const std::vector<run_times>& runs);
+
+/// What the throughput scenario can measure at most. It keeps at most `backlog`
+/// runs in flight (created and not yet seen done), each due `due_ms` after its
+/// create, so by Little's law its rate is at most backlog / (due + pipeline),
+/// where the pipeline is the rest of a run's time in flight: the create's round
+/// trip, fire, dispatch, run, result, and the tool's own polling of /metrics.
+struct self_cap {
+  double pipeline_ms = 0;  // mean time in flight beyond due_ms (0 when unknown)
+  double cap_per_s = 0;    // backlog / (due_ms + pipeline_ms)
+  bool capped = false;     // the measured rate is within `margin` of cap_per_s
+};
+
+/// `mean_in_flight` is the mean over the window of runs created and not seen
+/// done; `rate_per_s` the measured rate of runs done. Requires backlog > 0.
+self_cap throughput_cap(size_t backlog, double due_ms, double mean_in_flight, double rate_per_s,
+                        double margin = 0.10);
+
+/// The warning line for a capped run, naming the flags that lift the cap.
+std::string cap_warning(size_t backlog, double due_ms, const self_cap& c, double rate_per_s);
+
+}  // namespace aisched::load
