@@ -53,7 +53,25 @@ struct options {
   bool keep_tasks = false;  // burst, throughput: leave the tasks (for a node thrown away)
   size_t backlog = 200;     // throughput: due runs kept waiting
   double due_ms = 500;      // throughput: each task is due this long after its create is sent
+  size_t bulk = 0;          // throughput: runs per bulk enqueue (POST /tasks/{id}/runs); 0: creates
 };
+
+/// One bulk enqueue of `n` empty payloads on task `id`; the runs it made (0 on failure).
+size_t enqueue_bulk(http_client& c, uint64_t id, size_t n) {
+  std::string body = R"({"payloads":[)";
+  for (size_t k = 0; k < n; ++k) body += k ? ",{}" : "{}";
+  body += "]}";
+  for (int tries = 0; tries < 100; ++tries) {
+    auto r = c.call("POST", "/api/v1/tasks/" + std::to_string(id) + "/runs", body);
+    if (r.status == 202) return n;
+    if (r.status != 409) {  // 409: a batch of this task in the same millisecond; again
+      std::fprintf(stderr, "\nenqueue failed: %u %s\n", r.status, r.body.c_str());
+      return 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return 0;
+}
 
 /// Runs fn(i, client) for i in [0, n) on `threads` threads with one client each.
 template <class Fn>
@@ -335,11 +353,39 @@ int throughput(const options& o) {
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  // Creators keep `backlog` runs created but not done, each due --due-ms after its create.
+  // Creators keep `backlog` runs created but not done, each due --due-ms after its create;
+  // with --bulk, each creator enqueues batches of runs of its own manual noop task instead.
   std::vector<std::thread> creators;
   for (unsigned t = 0; t < std::max(1u, o.concurrency); ++t)
     creators.emplace_back([&, t] {
       http_client c(o.server);
+      if (o.bulk > 0) {
+        auto r = c.call("POST", "/api/v1/tasks",
+                        R"({"name":"load-bulk-)" + std::to_string(t) + R"(","kind":"noop"})");
+        if (r.status != 201) {
+          std::fprintf(stderr, "\ncreate failed: %u %s\n", r.status, r.body.c_str());
+          return;
+        }
+        auto id = json::parse(r.body).at("id").to_number<uint64_t>();
+        {
+          std::lock_guard<std::mutex> g(mtx);
+          ids.push_back(id);
+        }
+        while (!stop) {
+          auto c0 = created.load();
+          if (c0 - std::min(c0, done.load()) + o.bulk > o.backlog || c0 >= o.n) {
+            if (c0 >= o.n) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            continue;
+          }
+          created += o.bulk;
+          if (enqueue_bulk(c, id, o.bulk) == 0) {
+            created -= o.bulk;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          }
+        }
+        return;
+      }
       for (size_t i = t; !stop;) {
         if (created.load() - std::min(created.load(), done.load()) >= o.backlog) {
           std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -402,7 +448,9 @@ int throughput(const options& o) {
   auto rate = [&](double a, double b) { return (b - a) / window; };
   auto committed_per_s = rate(start.succeeded, at_end.succeeded);
   auto mean_in_flight = in_flight_samples ? in_flight_sum / in_flight_samples : 0.0;
-  auto cap = aisched::load::throughput_cap(o.backlog, o.due_ms, mean_in_flight, committed_per_s);
+  // Bulk runs are due at once: only the backlog and the pipeline bound them.
+  auto due_ms = o.bulk > 0 ? 0.0 : o.due_ms;
+  auto cap = aisched::load::throughput_cap(o.backlog, due_ms, mean_in_flight, committed_per_s);
   json::object out{
       {"scenario", "throughput"},
       {"window_s", window},
@@ -414,7 +462,8 @@ int throughput(const options& o) {
       {"fired_per_s", rate(start.fired, at_end.fired)},
       {"dispatched_per_s", rate(start.dispatched, at_end.dispatched)},
       {"committed_per_s", committed_per_s},
-      {"due_ms", o.due_ms},
+      {"due_ms", due_ms},
+      {"bulk", o.bulk},
       {"mean_in_flight", mean_in_flight},
       {"pipeline_ms", cap.pipeline_ms},
       {"self_cap_per_s", cap.cap_per_s},
@@ -423,7 +472,7 @@ int throughput(const options& o) {
   report(o, out);
   if (cap.capped)  // beside the JSON report, not in it, so that stdout stays one object
     (o.json_out ? std::cerr : std::cout)
-        << aisched::load::cap_warning(o.backlog, o.due_ms, cap, committed_per_s) << "\n";
+        << aisched::load::cap_warning(o.backlog, due_ms, cap, committed_per_s) << "\n";
   return out.at("all_done").as_bool() ? 0 : 1;
 }
 
@@ -487,6 +536,11 @@ int main(int argc, char** argv) {
                  "the rate at about backlog / (due + pipeline), and the report says when it did")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{100'000}));
+  app.add_option("--bulk", o.bulk,
+                 "throughput: enqueue runs in batches of this many (POST /api/v1/tasks/{id}/runs, "
+                 "one manual noop task per --concurrency thread) instead of one task per run")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{0}, size_t{1000}));
   app.add_flag("--per-minute", o.per_minute,
                "steady: cron `S * * * * *` with S = i % 60 instead of @every 1s");
   app.add_flag("--keep-tasks", o.keep_tasks,
