@@ -26,8 +26,9 @@ execute_request make_request(const task& t, const instance& x) {
   r.timeout = t.timeout;
   r.memory_mb = t.memory_mb;
   r.tenant = x.tenant;
-  if (!x.event_name.empty()) {
-    // An event-fired run: its payload lands in the command (as variables), URL and body.
+  if (!x.event_name.empty() || !x.event_payload.empty()) {
+    // An event-fired or bulk-enqueued run: its payload lands in the command (as
+    // variables), URL and body.
     auto sub = [&](const std::string& s, landing where) {
       return substitute(s, x.event_name, x.event_payload, where);
     };

@@ -77,6 +77,7 @@ const std::map<std::string, recipe>& recipes() {
       {"POST /api/v1/tasks/{id}/resume", {P::task}},
       {"POST /api/v1/tasks/{id}/trigger", {P::task}},
       {"POST /api/v1/tasks/{id}/backfill", {P::task, "{}"}},
+      {"POST /api/v1/tasks/{id}/runs", {P::task, "{}"}},
       {"POST /api/v1/events/{name}", {P::event, "[]"}},
       {"GET /api/v1/dag", {}},
       {"GET /api/v1/pools", {}},

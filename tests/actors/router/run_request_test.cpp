@@ -74,6 +74,20 @@ TEST(run_request, fills_http_headers_and_body_before_event_values) {
   EXPECT_NE(r->http.body.find("{{secret.other}}"), std::string::npos) << r->http.body;
 }
 
+TEST(run_request, a_bulk_enqueued_run_substitutes_its_payload_without_an_event_name) {
+  task t;
+  t.id = 9;
+  t.command = "echo {{event.payload.n}}";
+  auto x = run_of(t);
+  x.event_payload = R"({"n":7})";  // a bulk enqueue sets the payload, not event_name
+  auto r = make_request(t, x, vault({}, nullptr));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->command.find("{{"), std::string::npos) << "left unsubstituted: " << r->command;
+  bool seven = false;
+  for (auto& [name, value] : r->env) seven |= value == "7";
+  EXPECT_TRUE(seven) << "the payload's value is not in the run's variables: " << r->command;
+}
+
 TEST(run_request, a_missing_secret_or_disabled_secrets_refuse_the_run) {
   task t;
   t.id = 9;

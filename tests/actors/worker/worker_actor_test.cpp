@@ -61,6 +61,9 @@ proto::worker_proxy_actor::behavior_type forwarding_proxy(proto::worker_proxy_ac
         // anon_send: a typed actor may not send() to a dynamically typed one.
         caf::anon_send(sink, proto::report_atom::value, name, r);
       },
+      [](proto::report_atom, const run_result&, proto::settle_atom) -> caf::result<proto::applied> {
+        return proto::applied{};  // external workers only: not used here
+      },
       [](proto::execute_atom, const execute_request&) {},
       [](proto::cancel_run_atom, const std::string&) {},
       [](proto::flush_atom) {},
