@@ -12,7 +12,6 @@
 #include "gateway/secrets_routes.hpp"
 #include "gateway/control_routes.hpp"
 #include "proto/json.hpp"
-#include "proto/validate.hpp"
 
 namespace aisched::gateway {
 
@@ -344,12 +343,8 @@ void enqueue_runs(route_call& c) {
     if (key != "payloads")
       return c.reply(error_response(make_error(errc::invalid_argument, std::string(key),
                                                std::string(key) + ": unknown field")));
+  // How many a batch may hold is the planner's rule (trigger::planner::enqueue).
   auto& items = list->as_array();
-  if (items.empty() || items.size() > max_bulk_runs)
-    return c.reply(error_response(make_error(
-        errc::invalid_argument, "payloads",
-        "payloads: between 1 and " + std::to_string(max_bulk_runs) + " per request, got " +
-            std::to_string(items.size()))));
   std::vector<std::string> payloads;
   payloads.reserve(items.size());
   for (size_t i = 0; i < items.size(); ++i) {

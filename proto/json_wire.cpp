@@ -14,12 +14,6 @@ namespace aisched::proto {
 
 namespace {
 
-json::object strings_json(const std::map<std::string, std::string>& m) {
-  json::object o;
-  for (auto& [k, v] : m) o[k] = v;
-  return o;
-}
-
 // -- lenient readers of the agent's own records -------------------------------
 
 std::string str(const json::object& o, const char* k) {
@@ -93,7 +87,7 @@ json::value execute_to_json(const execute_request& req, const std::string& repor
   json::object h;
   h["method"] = req.http.method;
   h["url"] = req.http.url;
-  h["headers"] = strings_json(req.http.headers);
+  h["headers"] = json::value_from(req.http.headers);
   h["body"] = req.http.body;
   o["http"] = std::move(h);
   o["image"] = req.image;
@@ -103,10 +97,10 @@ json::value execute_to_json(const execute_request& req, const std::string& repor
   o["idempotency_key"] = req.idempotency_key;
   o["trace_id"] = req.trace_id;
   o["timeout"] = format_duration(req.timeout);
-  o["env"] = strings_json(req.env);  // event values the command refers to as variables
+  o["env"] = json::value_from(req.env);  // event values the command refers to as variables
   // The run's secrets, for this attempt only; the worker must mask `redact` in
   // what it reports (the credentialed channel of its registration carries them).
-  o["secrets"] = strings_json(req.secret_env);
+  o["secrets"] = json::value_from(req.secret_env);
   json::array redact;
   for (auto& v : req.redact) redact.push_back(json::string(v));
   o["redact"] = std::move(redact);
