@@ -138,7 +138,14 @@ TEST(cluster_tls, three_members_over_tls_elect_and_replicate) {
   // A write on a follower reaches the leader (gateway -> leader's endpoint over
   // TLS) and every member's state (raft over TLS).
   size_t follower = ids[0] == leader ? 1 : 0;
-  auto r = http_call(ports[follower], "POST", "/api/v1/tasks", R"({"name":"over-tls","kind":"noop"})");
+  // Right after the election the follower's link to the leader's endpoint may
+  // still be opening: it answers 503 (retry), as a client is told to.
+  http_result r;
+  eventually([&] {
+    r = http_call(ports[follower], "POST", "/api/v1/tasks", R"({"name":"over-tls","kind":"noop"})",
+                  5s, {{"Idempotency-Key", "over-tls-1"}});
+    return r.status != 503;
+  }, 15s);
   ASSERT_EQ(r.status, 201u) << r.body << "\n" << dump();
   auto id = std::to_string(num(parse(r).as_object(), "id"));
   for (size_t i = 0; i < ids.size(); ++i)
