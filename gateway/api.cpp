@@ -422,7 +422,8 @@ http_response method_not_allowed(const std::string& allow) {
 unsigned http_status(const caf::error& err) {
   switch (view(err).code) {
     case errc::invalid_argument: return 400;
-    case errc::not_found: return 404;
+    case errc::not_found:
+    case errc::gone: return 404;
     case errc::already_exists:
       if (is_idempotency_key_reused(err)) return 422;
       return 409;

@@ -106,6 +106,9 @@ struct state {
     m.task_deleted = counter(&mutations.Add({{"action", "delete"}}));
     m.task_paused = counter(&mutations.Add({{"action", "pause"}}));
     m.task_resumed = counter(&mutations.Add({{"action", "resume"}}));
+    m.runs_pruned = counter(&counters("scheduler_runs_pruned_total",
+                                      "Finished runs removed by run-history retention")
+                                 .Add({}));
 
     auto& elections = counters("leader_election_total",
                                "Elections this member stood in, by result (won or lost)");

@@ -88,6 +88,7 @@ struct metrics {
   std::array<gauge, instance_state_count> instances;
   /// tasks_mutations_total{action}.
   counter task_created, task_updated, task_deleted, task_paused, task_resumed;
+  counter runs_pruned;  ///< scheduler_runs_pruned_total: finished runs retention removed
 
   // -- raft --------------------------------------------------------------------
   counter elections_won, elections_lost;  ///< leader_election_total{result}

@@ -231,6 +231,22 @@ typename Inspector::result_type inspect(Inspector& f, record_load& x) {
   return f(caf::meta::type_name("aisched.record_load"), x.term, x.at, x.prune_before, x.samples);
 }
 
+/// Removes finished runs that run-history retention lets go (actors/retention
+/// decides which, from the leader's reading of the committed state). Each
+/// instance listed that is still finished goes, with its entry in the state
+/// index, its attempt history and its failure analysis; one that is not
+/// (retried by hand since) stays. A later read of a removed run answers
+/// `gone`. Leader-decided, so fenced like a fire.
+struct prune_runs {
+  static constexpr command_traits traits{"prune_runs", fencing::leader_term};
+  uint64_t term = 0;
+  std::vector<std::string> instance_ids;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, prune_runs& x) {
+  return f(caf::meta::type_name("aisched.prune_runs"), x.term, x.instance_ids);
+}
+
 /// Where an AI record lives: the agent's conversations or the failure analyses.
 enum class ai_column : uint8_t { conversations, analyses };
 template <> struct enum_names<ai_column> {
@@ -420,7 +436,7 @@ using command = caf::variant<noop, create_task, update_task, delete_task, set_pa
                              put_token, delete_token, record_audit, record_load, set_membership,
                              note_waiting, share_worker, retry_instance, put_ai_records,
                              put_data_keys, put_secret, delete_secret, put_pool, put_calendar,
-                             delete_calendar>;
+                             delete_calendar, prune_runs>;
 
 /// One entry of the replicated log.
 struct log_entry {
@@ -439,7 +455,8 @@ typename Inspector::result_type inspect(Inspector& f, log_entry& x) {
 /// `waiting_for` is the trigger actor's answer to a manual run held back for
 /// its upstreams (nothing was proposed): the upstream task ids it waits for.
 /// `pools` and `calendars` are the ones it put; `deleted_calendars` holds the
-/// tenant and name of each calendar it deleted.
+/// tenant and name of each calendar it deleted; `pruned` counts the runs a
+/// prune_runs removed.
 struct applied {
   uint64_t index = 0;
   std::vector<task> tasks;
@@ -449,11 +466,12 @@ struct applied {
   std::vector<pool> pools;
   std::vector<calendar> calendars;
   std::vector<calendar> deleted_calendars;
+  uint64_t pruned = 0;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, applied& x) {
   return f(caf::meta::type_name("aisched.applied"), x.index, x.tasks, x.deleted_tasks,
-           x.instances, x.waiting_for, x.pools, x.calendars, x.deleted_calendars);
+           x.instances, x.waiting_for, x.pools, x.calendars, x.deleted_calendars, x.pruned);
 }
 
 /// Short name of the command's kind, for logs and metrics.

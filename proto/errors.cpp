@@ -27,6 +27,7 @@ const char* to_string(errc x) {
     case errc::storage_unavailable: return "storage_unavailable";
     case errc::has_dependents: return "has_dependents";
     case errc::outcome_unknown: return "outcome_unknown";
+    case errc::gone: return "gone";
   }
   return "internal";
 }

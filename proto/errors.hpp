@@ -31,6 +31,7 @@ enum class errc : uint8_t {
   has_dependents,        // other tasks depend on the task (HTTP 409): the message names them
   outcome_unknown,       // stored in the log, not yet applied when the member failed: it may
                          // still take effect (HTTP 503); read before resending
+  gone,                  // a finished run that run-history retention removed (HTTP 404)
 };
 
 /// Whether `x` says the node cannot persist right now (storage_error,

@@ -51,6 +51,7 @@ using backfill_atom = caf::atom_constant<caf::atom("backfill")>;
 using output_atom = caf::atom_constant<caf::atom("output")>;
 using drain_atom = caf::atom_constant<caf::atom("drain")>;
 using remove_atom = caf::atom_constant<caf::atom("remove")>;
+using prune_scan_atom = caf::atom_constant<caf::atom("prunescan")>;
 /// Worker sharing: the store answers which tenant a worker id is shared from ("": none);
 /// the router applies a mark to the worker registered now.
 using share_atom = caf::atom_constant<caf::atom("share")>;
@@ -172,6 +173,33 @@ typename Inspector::result_type inspect(Inspector& f, schedule_page& x) {
            x.next_cursor);
 }
 
+/// One page of the run-history retention sweep (actors/retention): which
+/// finished runs of the tasks after `after_task` retention lets go at `now`,
+/// `defaults` standing for what a task's own policy leaves at 0. A page looks
+/// at `max_tasks` tasks and names `limit` runs at most.
+struct prune_query {
+  uint64_t after_task = 0;
+  unix_ms now = 0;
+  retention_policy defaults;
+  uint32_t limit = 500;
+  uint32_t max_tasks = 1000;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, prune_query& x) {
+  return f(caf::meta::type_name("aisched.prune_query"), x.after_task, x.now, x.defaults,
+           x.limit, x.max_tasks);
+}
+
+struct prune_page {
+  std::vector<std::string> instance_ids;
+  uint64_t next_after = 0;  // the next page's after_task
+  bool done = false;        // no task after the ones looked at has runs
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, prune_page& x) {
+  return f(caf::meta::type_name("aisched.prune_page"), x.instance_ids, x.next_after, x.done);
+}
+
 // -- interfaces ----------------------------------------------------------------
 
 /// Listeners of committed state (trigger, retry, router, backpressure): told of
@@ -230,7 +258,8 @@ using store_actor = caf::typed_actor<
     caf::replies_to<attempts_atom, std::string, std::string>::with<attempt_list>,
     caf::replies_to<scan_atom, task_query>::with<schedule_page>,
     caf::replies_to<scan_atom, instance_query>::with<schedule_page>,
-    caf::replies_to<load_history_atom, load_query>::with<load_history>, inspect_signature>;
+    caf::replies_to<load_history_atom, load_query>::with<load_history>,
+    caf::replies_to<prune_scan_atom, prune_query>::with<prune_page>, inspect_signature>;
 
 /// trigger (actors/trigger): fires due slots on the leader. `trigger_now` fires a
 /// manual slot (subject to the overlap policy) and answers once it is committed;
@@ -376,6 +405,11 @@ using backpressure_actor = commit_listener_actor::extend<
 /// `tick` is internal.
 using load_sampler_actor =
     commit_listener_actor::extend<caf::reacts_to<caf::tick_atom>, inspect_signature>;
+
+/// retention (actors/retention): on the leader, sweeps the finished runs
+/// run-history retention lets go and commits their removal (`prune_runs`).
+/// `tick` is internal.
+using retention_actor = caf::typed_actor<caf::reacts_to<caf::tick_atom>, inspect_signature>;
 
 /// alerter (actors/alerter): on the leader, POSTs a run_failed alert to the
 /// configured webhooks for every run committed as finally failed. Internal:

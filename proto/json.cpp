@@ -190,6 +190,15 @@ caf::error read(const json::value& v, const std::string& prefix, retry_policy& r
   });
 }
 
+caf::error read(const json::value& v, const std::string& prefix, retention_policy& r) {
+  return for_fields(v, prefix, [&](const std::string& k, const json::value& x,
+                                   const std::string& p, caf::error& err) {
+    if (k == "keep_for") err = read_duration(x, p, r.keep_for);
+    else if (k == "keep_runs") err = read(x, p, r.keep_runs);
+    else return false;
+    return true;
+  });
+}
 
 // -- parsing -----------------------------------------------------------------
 
@@ -408,6 +417,9 @@ json::value to_json(const task& t) {
   o["max_concurrency"] = t.max_concurrency;
   o["pool"] = t.pool;
   o["exclude_calendar"] = t.exclude_calendar;
+  // 0 in either: the cluster's default applies.
+  o["retention"] = json::object{{"keep_for", format_duration(t.retention.keep_for)},
+                                {"keep_runs", t.retention.keep_runs}};
   o["paused"] = t.paused;
   o["created_at"] = time_or_null(t.created_at);
   o["updated_at"] = time_or_null(t.updated_at);
@@ -530,6 +542,7 @@ caf::expected<task> task_from_json(const json::value& v, task t) {
     else if (k == "max_concurrency") e = read(x, p, t.max_concurrency);
     else if (k == "pool") e = read(x, p, t.pool);
     else if (k == "exclude_calendar") e = read(x, p, t.exclude_calendar);
+    else if (k == "retention") e = read(x, p, t.retention);
     else if (k == "paused") e = read(x, p, t.paused);
     else if (k == "version") e = read(x, p, t.version);
     else if (k == "id" || k == "tenant" || k == "created_at" || k == "updated_at" ||

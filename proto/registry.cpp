@@ -90,6 +90,8 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<token_list>("aisched.token_list");
   cfg.add_message_type<load_query>("aisched.load_query");
   cfg.add_message_type<load_history>("aisched.load_history");
+  cfg.add_message_type<prune_query>("aisched.prune_query");
+  cfg.add_message_type<prune_page>("aisched.prune_page");
   cfg.add_message_type<actor_summary>("aisched.actor_summary");
   cfg.add_message_type<node_summary>("aisched.node_summary");
   cfg.add_message_type<failure_analysis>("aisched.failure_analysis");

@@ -16,6 +16,7 @@ bool operator==(const task& a, const task& b) {
          a.depends_on == b.depends_on && a.secrets == b.secrets && a.paused == b.paused &&
          a.max_runs == b.max_runs && a.max_concurrency == b.max_concurrency &&
          a.pool == b.pool && a.exclude_calendar == b.exclude_calendar &&
+         a.retention == b.retention &&
          a.created_at == b.created_at && a.updated_at == b.updated_at && a.version == b.version;
 }
 

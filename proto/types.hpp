@@ -134,6 +134,24 @@ typename Inspector::result_type inspect(Inspector& f, retry_policy& x) {
            x.jitter, x.error_codes, x.window);
 }
 
+/// How long the finished runs of a task are kept (run-history retention,
+/// actors/retention): a run that ended more than `keep_for` ago goes, and so
+/// do the oldest beyond the newest `keep_runs` run records of the task (each
+/// shard's run is one record). Runs not finished are never removed. 0 in
+/// either: the cluster's default (aisched --retention-keep-for / -keep-runs).
+struct retention_policy {
+  duration_ms keep_for = 0;
+  uint32_t keep_runs = 0;
+  friend bool operator==(const retention_policy& a, const retention_policy& b) {
+    return a.keep_for == b.keep_for && a.keep_runs == b.keep_runs;
+  }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, retention_policy& x) {
+  return f(caf::meta::type_name("aisched.retention_policy"), x.keep_for, x.keep_runs);
+}
+
 /// A task definition. At most one of `schedule`, `at`, `event` is set; none means
 /// manual only. Ids, versions and times are assigned by the cluster.
 struct task {
@@ -173,6 +191,7 @@ struct task {
   uint32_t max_concurrency = 0;  // runs of the task dispatched or running at once (0: any)
   std::string pool;              // the tenant's pool whose size bounds runs across tasks
   std::string exclude_calendar;  // the tenant's calendar of dates the schedule skips
+  retention_policy retention;    // how long its finished runs are kept
   // lifecycle
   bool paused = false;
   unix_ms created_at = 0;
@@ -188,30 +207,33 @@ typename Inspector::result_type inspect(Inspector& f, task& x) {
            x.image, x.schedule, x.at, x.event, x.timezone, x.labels, x.route, x.shards, x.retry,
            x.timeout, x.overlap, x.start_at, x.end_at, x.jitter, x.catchup_window, x.misfire,
            x.misfire_limit, x.depends_on, x.paused, x.created_at, x.updated_at, x.version,
-           x.memory_mb, x.secrets, x.max_runs, x.max_concurrency, x.pool, x.exclude_calendar);
+           x.memory_mb, x.secrets, x.max_runs, x.max_concurrency, x.pool, x.exclude_calendar, x.retention);
 }
 
 /// Runtime facts about a task kept by the state machine beside its definition:
 /// the last slot fired (so a repeated or late fire of an older slot is visible),
-/// and how many slots its schedule fired (what `max_runs` counts: every member,
-/// and so every next leader, counts the same fire records).
+/// how many slots its schedule fired (what `max_runs` counts: every member,
+/// and so every next leader, counts the same fire records), and how many run
+/// records it has (created by fires, removed by retention: what `keep_runs`
+/// bounds).
 struct task_runtime {
   uint64_t task_id = 0;
   unix_ms last_slot = 0;
   std::string last_instance_id;
   instance_state last_state = instance_state::pending;
   uint64_t scheduled_fires = 0;
+  uint64_t runs = 0;
   friend bool operator==(const task_runtime& a, const task_runtime& b) {
     return a.task_id == b.task_id && a.last_slot == b.last_slot &&
            a.last_instance_id == b.last_instance_id && a.last_state == b.last_state &&
-           a.scheduled_fires == b.scheduled_fires;
+           a.scheduled_fires == b.scheduled_fires && a.runs == b.runs;
   }
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_runtime& x) {
   return f(caf::meta::type_name("aisched.task_runtime"), x.task_id, x.last_slot,
-           x.last_instance_id, x.last_state, x.scheduled_fires);
+           x.last_instance_id, x.last_state, x.scheduled_fires, x.runs);
 }
 
 // -- instance ----------------------------------------------------------------

@@ -67,6 +67,16 @@ caf::error validate_secret_refs(const task& t) {
 
 }  // namespace
 
+caf::error validate_retention(const retention_policy& r, const std::string& prefix) {
+  if (r.keep_for < 0 || r.keep_for > max_keep_for)
+    return bad(prefix + "keep_for", "must be between 0s (the cluster's default) and 87600h");
+  if (r.keep_for != 0 && r.keep_for < 1000)
+    return bad(prefix + "keep_for", "must be at least 1s (or 0s: the cluster's default)");
+  if (r.keep_runs > max_keep_runs)
+    return bad(prefix + "keep_runs", "must be at most " + std::to_string(max_keep_runs));
+  return {};
+}
+
 caf::error validate_task(const task& t) {
   if (t.name.empty()) return bad("name", "must not be empty");
   if (t.name.size() > max_name_length)
@@ -139,6 +149,7 @@ caf::error validate_task(const task& t) {
     if (auto err = validate_control_name(t.pool, "pool")) return err;
   if (!t.exclude_calendar.empty())
     if (auto err = validate_control_name(t.exclude_calendar, "exclude_calendar")) return err;
+  if (auto err = validate_retention(t.retention, "retention.")) return err;
   auto deps = t.depends_on;
   std::sort(deps.begin(), deps.end());
   if (std::adjacent_find(deps.begin(), deps.end()) != deps.end())

@@ -19,6 +19,13 @@ constexpr size_t max_bulk_runs = 1000;
 constexpr uint32_t max_attempts_limit = 100;
 constexpr uint32_t max_runs_limit = 1'000'000'000;
 constexpr duration_ms max_timeout = 7LL * 24 * 3'600'000;
+/// Bounds of a retention policy (a task's, or the cluster's default).
+constexpr duration_ms max_keep_for = 10LL * 365 * 24 * 3'600'000;  // 10 years
+constexpr uint32_t max_keep_runs = 10'000'000;
+
+/// Returns an empty error if `r` is a valid retention policy; error fields are
+/// `prefix` + "keep_for" / "keep_runs".
+caf::error validate_retention(const retention_policy& r, const std::string& prefix);
 
 /// Returns an empty error if `t` is a valid task definition.
 caf::error validate_task(const task& t);

@@ -14,6 +14,7 @@
 #include "proto/cluster_link_auth.hpp"
 #include "proto/errors.hpp"
 #include "proto/time.hpp"
+#include "proto/validate.hpp"
 #include "runtime/tls.hpp"
 
 namespace aisched::runtime {
@@ -203,6 +204,18 @@ parse_outcome parse_command_line(int argc, char** argv) {
                  "how often the leader records every worker's load in the load history "
                  "(kept 7 days)")
       ->envname("AISCHED_LOAD_SAMPLE_INTERVAL")->capture_default_str();
+  std::string retention_interval = "10s", retention_keep_for = "168h";
+  app.add_option("--retention-keep-for", retention_keep_for,
+                 "finished runs are removed this long after they ended, unless their task "
+                 "sets its own retention.keep_for (0s: kept for ever)")
+      ->envname("AISCHED_RETENTION_KEEP_FOR")->capture_default_str();
+  app.add_option("--retention-keep-runs", cfg.retention_keep_runs,
+                 "the newest this many runs of each task are kept, older finished ones "
+                 "removed, unless the task sets its own retention.keep_runs (0: no bound)")
+      ->envname("AISCHED_RETENTION_KEEP_RUNS")->capture_default_str();
+  app.add_option("--retention-interval", retention_interval,
+                 "how often the leader sweeps finished runs for retention")
+      ->envname("AISCHED_RETENTION_INTERVAL")->capture_default_str();
   std::string peers;
   app.add_option("--peers", peers,
                  "scheduler members, ID=HOST:PORT comma list including this node "
@@ -341,6 +354,29 @@ parse_outcome parse_command_line(int argc, char** argv) {
     return out;
   }
   cfg.load_sample_interval_ms = *interval;
+  auto sweep = parse_duration(retention_interval);
+  if (!sweep || *sweep < 100) {
+    std::cerr << "aisched: --retention-interval: expected a duration of at least 100ms, got '"
+              << retention_interval << "'\n";
+    out.exit_code = 2;
+    return out;
+  }
+  cfg.retention_interval_ms = *sweep;
+  auto keep_for = parse_duration(retention_keep_for);
+  if (!keep_for || proto::validate_retention({*keep_for, 0}, "")) {
+    std::cerr << "aisched: --retention-keep-for: expected 0s (for ever) or a duration from 1s "
+                 "to 87600h, got '"
+              << retention_keep_for << "'\n";
+    out.exit_code = 2;
+    return out;
+  }
+  cfg.retention_keep_for_ms = *keep_for;
+  if (cfg.retention_keep_runs > proto::max_keep_runs) {
+    std::cerr << "aisched: --retention-keep-runs: expected at most " << proto::max_keep_runs
+              << ", got " << cfg.retention_keep_runs << "\n";
+    out.exit_code = 2;
+    return out;
+  }
   for (auto& url : cfg.alert_webhooks)
     if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
       std::cerr << "aisched: --alert-webhook: expected an http(s) URL, got '" << url << "'\n";

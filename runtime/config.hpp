@@ -70,6 +70,11 @@ struct config {
   unsigned token_ttl_seconds = 3600;
   std::vector<std::string> alert_webhooks;  // run_failed alerts are POSTed here
   int64_t load_sample_interval_ms = 30'000;  // worker load history sampling (leader)
+  // Run-history retention (README "Run history"): the leader's sweep interval
+  // and what a task's own policy leaves at 0 (0 here: unbounded).
+  int64_t retention_interval_ms = 10'000;
+  int64_t retention_keep_for_ms = 7LL * 24 * 3'600'000;
+  uint32_t retention_keep_runs = 1000;
   llm::llm_config llm;  // the AI agent's model; empty endpoint: AI routes answer llm_not_configured
   // Runs (README "Run isolation"): the user shell commands execute as (resolved at
   // parse time; keep = the node's own) and the root of their scratch directories.

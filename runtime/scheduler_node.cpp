@@ -29,6 +29,7 @@
 #include "actors/llm_agent/llm_agent_actor.hpp"
 #include "actors/inspector/inspector_actor.hpp"
 #include "actors/load_sampler/load_sampler_actor.hpp"
+#include "actors/retention/retention_actor.hpp"
 #include "actors/raft/raft_actor.hpp"
 #include "actors/retry/retry_actor.hpp"
 #include "actors/router/router_actor.hpp"
@@ -273,6 +274,11 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   load_sampler::sampler_options sampling;
   sampling.interval = cfg.load_sample_interval_ms;
   auto sampler = sys.spawn(load_sampler::load_sampler_actor_impl, raft, router, sampling);
+  // Run-history retention (leader only): the sweep of finished runs.
+  retention::retention_options keeping;
+  keeping.interval = cfg.retention_interval_ms;
+  keeping.defaults = {cfg.retention_keep_for_ms, cfg.retention_keep_runs};
+  auto keeper = sys.spawn(retention::retention_actor_impl, raft, store, keeping);
   alerter::alerter_options alerting;
   alerting.webhooks = cfg.alert_webhooks;
   alerting.node_id = cfg.node_id;
@@ -308,7 +314,8 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     http_pool->stop();
     alert_pool->stop();
     for (auto a : {caf::actor_cast<caf::actor>(trigger), caf::actor_cast<caf::actor>(retrier),
-                   caf::actor_cast<caf::actor>(sampler), caf::actor_cast<caf::actor>(alerts),
+                   caf::actor_cast<caf::actor>(sampler), caf::actor_cast<caf::actor>(keeper),
+                   caf::actor_cast<caf::actor>(alerts),
                    caf::actor_cast<caf::actor>(router), caf::actor_cast<caf::actor>(local_worker),
                    local_registrar,
                    caf::actor_cast<caf::actor>(pressure), caf::actor_cast<caf::actor>(analysis),
@@ -320,7 +327,8 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto inspector = spawn_inspector(sys, cfg, {{"raft", raft}, {"store", store},
                                               {"trigger", trigger}, {"retry", retrier},
                                               {"router", router}, {"backpressure", pressure},
-                                              {"load_sampler", sampler}, {"alerter", alerts},
+                                              {"load_sampler", sampler}, {"retention", keeper},
+                                              {"alerter", alerts},
                                               {"analysis", analysis},
                                               {"worker", local_worker}});
   auto endpoint = sys.spawn(endpoint::endpoint_actor_impl, router,
@@ -413,6 +421,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
            {"router", caf::actor_cast<caf::actor>(router)},
            {"backpressure", caf::actor_cast<caf::actor>(pressure)},
            {"load_sampler", caf::actor_cast<caf::actor>(sampler)},
+           {"retention", caf::actor_cast<caf::actor>(keeper)},
            {"alerter", caf::actor_cast<caf::actor>(alerts)},
            {"endpoint", caf::actor_cast<caf::actor>(endpoint)},
            {"worker", caf::actor_cast<caf::actor>(local_worker)}})

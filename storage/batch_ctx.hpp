@@ -35,7 +35,7 @@ struct idempotency_record {
 /// What one apply() call changed, for metrics; published once the batch is written.
 struct batch_effects {
   std::array<int64_t, std::tuple_size_v<state_machine::state_counts>> instances{};  // per-state delta
-  uint64_t created = 0, updated = 0, deleted = 0, paused = 0, resumed = 0;
+  uint64_t created = 0, updated = 0, deleted = 0, paused = 0, resumed = 0, pruned = 0;
 };
 
 
@@ -137,6 +137,14 @@ class batch_ctx {
     instances_[key] = x;
   }
 
+  /// Removes the instance at `key`, whose state is `state` (run-history
+  /// retention); its state-index entry goes at finish().
+  void erase_instance(const std::string& key, proto::instance_state state) {
+    effects_.instances[static_cast<size_t>(state)] -= 1;
+    index_from_.emplace(key, state);  // kept if this batch wrote it before
+    instances_[key] = std::nullopt;
+  }
+
   void put_meta(std::string_view key, uint64_t value) {
     batch_.Put(db_.cf(column::meta), key, keys::u64(value));
   }
@@ -165,6 +173,17 @@ class batch_ctx {
     batch_.Put(db_.cf(column::meta), key, value);
   }
 
+  /// Task `task_id`'s retention mark (storage/run_retention) as this batch sees it.
+  [[nodiscard]] caf::expected<std::optional<std::string>> read_pruned_mark(uint64_t task_id) {
+    if (auto i = marks_.find(task_id); i != marks_.end()) return std::optional<std::string>{i->second};
+    return db_.get(column::meta, keys::pruned_mark(task_id));
+  }
+
+  void put_pruned_mark(uint64_t task_id, std::string value) {
+    batch_.Put(db_.cf(column::meta), keys::pruned_mark(task_id), value);
+    marks_[task_id] = std::move(value);
+  }
+
   /// Puts every record's last value of this batch into the WriteBatch; call
   /// once, before writing it.
   void finish() {
@@ -184,9 +203,13 @@ class batch_ctx {
     }
     auto* cf_index = db_.cf(column::instances_by_state);
     for (auto& [key, x] : instances_) {
-      if (!x) continue;
-      batch_.Put(db_.cf(column::instances), key, proto::encode(*x));
       auto from = index_from_.at(key);
+      if (!x) {  // erased: what the database holds goes, with its index entry
+        batch_.Delete(db_.cf(column::instances), key);
+        if (from) batch_.Delete(cf_index, keys::state_index(static_cast<uint8_t>(*from), key));
+        continue;
+      }
+      batch_.Put(db_.cf(column::instances), key, proto::encode(*x));
       if (from && *from == x->state) continue;
       if (from) batch_.Delete(cf_index, keys::state_index(static_cast<uint8_t>(*from), key));
       batch_.Put(cf_index, keys::state_index(static_cast<uint8_t>(x->state), key), "");
@@ -231,6 +254,7 @@ class batch_ctx {
   std::map<std::string, std::optional<proto::instance>> instances_;
   std::map<std::string, std::optional<proto::instance_state>> index_from_;  // by instance key
   std::map<std::string, idempotency_record> created_by_;
+  std::map<uint64_t, std::string> marks_;  // retention marks, by task id
 };
 
 }  // namespace aisched::storage

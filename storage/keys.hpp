@@ -97,6 +97,23 @@ inline std::optional<instance_ref> parse_instance(std::string_view key) {
 /// Parses an instance id `{task}-{slot_ms}-{shard}`; nullopt if malformed.
 std::optional<instance_ref> parse_instance_id(std::string_view id);
 
+/// Key of a run's failure analysis in the `ai_analysis` column family.
+inline std::string analysis(std::string_view tenant, std::string_view instance_id) {
+  std::string out(tenant);
+  out.push_back('/');
+  out.append(instance_id);
+  return out;
+}
+
+/// Key in `meta` of task `task_id`'s retention mark: the latest slot of a run
+/// of it retention removed (then the task's tenant), so a read of a removed
+/// run answers `gone`.
+inline std::string pruned_mark(uint64_t task_id) {
+  std::string out = "pruned/";
+  put_u64(out, task_id);
+  return out;
+}
+
 /// Key in the `instances_by_state` index: state byte, then the instance key.
 inline std::string state_index(uint8_t state, std::string_view instance_key) {
   std::string out;

@@ -24,6 +24,7 @@
 #include "storage/load_history.hpp"
 #include "storage/membership_store.hpp"
 #include "storage/rocks.hpp"
+#include "storage/run_retention.hpp"
 #include "storage/secret_store.hpp"
 #include "storage/state_meta.hpp"
 #include "storage/transitions.hpp"
@@ -246,6 +247,7 @@ class applier {
           rt->last_state = x.state;
         }
         created = true;
+        rt->runs += 1;
         out_.instances.push_back(std::move(x));
       }
       // What max_runs counts, from fire records: a repeated slot counts once.
@@ -328,6 +330,13 @@ class applier {
 
   caf::expected<applied> operator()(const put_ai_records& c) {
     write_ai_records(ctx_.db(), ctx_.batch(), c);
+    return done();
+  }
+
+  caf::expected<applied> operator()(const prune_runs& c) {
+    auto removed = apply_prune(ctx_, c);
+    if (!removed) return removed.error();
+    out_.pruned = *removed;
     return done();
   }
 

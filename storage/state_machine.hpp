@@ -23,7 +23,7 @@ class rocks;
 struct apply_cache;
 
 /// Schema version written on first open; a mismatch refuses to start.
-constexpr uint64_t schema_version = 1;
+constexpr uint64_t schema_version = 2;  // 2: tasks and runtimes carry retention
 
 class state_machine {
  public:
@@ -65,6 +65,8 @@ class state_machine {
   /// Non-terminal instances (pending, dispatched, running, retry_waiting), paged by
   /// `q.cursor` / `q.limit`, into `active`.
   [[nodiscard]] caf::expected<proto::schedule_page> scan_active(const proto::instance_query& q) const;
+  /// One page of the run-history retention sweep (storage/run_retention.hpp).
+  [[nodiscard]] caf::expected<proto::prune_page> scan_prunable(const proto::prune_query& q) const;
   /// Runtime facts of task `id`; a default value (task_id = id) if it never fired.
   [[nodiscard]] caf::expected<proto::task_runtime> get_task_runtime(uint64_t id) const;
 

@@ -70,6 +70,7 @@ void publish_mutations(const batch_effects& fx) {
   if (fx.deleted) m.task_deleted.inc(static_cast<double>(fx.deleted));
   if (fx.paused) m.task_paused.inc(static_cast<double>(fx.paused));
   if (fx.resumed) m.task_resumed.inc(static_cast<double>(fx.resumed));
+  if (fx.pruned) m.runs_pruned.inc(static_cast<double>(fx.pruned));
 }
 
 }  // namespace aisched::storage

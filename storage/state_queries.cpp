@@ -12,6 +12,7 @@
 #include "storage/attempt_history.hpp"
 #include "storage/keys.hpp"
 #include "storage/rocks.hpp"
+#include "storage/run_retention.hpp"
 #include "storage/state_machine.hpp"
 
 namespace aisched::storage {
@@ -90,8 +91,16 @@ caf::expected<instance> state_machine::get_instance(std::string_view tenant,
     auto x = decode<instance>(**raw);
     if (!x) return x.error();
     if (tenant_matches(tenant, x->tenant)) return x;
+  } else {
+    auto gone = gone_if_pruned(db_, tenant, ref->task_id, ref->slot, id);
+    if (!gone) return gone.error();
+    if (*gone) return std::move(**gone);
   }
   return make_error(errc::not_found, "id", "instance " + std::string(id) + " does not exist");
+}
+
+caf::expected<prune_page> state_machine::scan_prunable(const prune_query& q) const {
+  return storage::scan_prunable(db_, q);
 }
 
 caf::expected<attempt_list> state_machine::list_attempts(std::string_view tenant,

@@ -10,6 +10,7 @@
 #include "common/counted.hpp"
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
+#include "storage/keys.hpp"
 #include "storage/rocks.hpp"
 
 namespace aisched::ai {
@@ -20,8 +21,6 @@ namespace {
 
 using self_ptr = analysis_actor::stateful_pointer<analysis_state>;
 using promise = caf::typed_response_promise<failure_analysis>;
-
-std::string key_of(const std::string& tenant, const std::string& id) { return tenant + "/" + id; }
 
 /// Reads instance `id` and its task (the task may be gone) and calls `k` with
 /// the facts, or `on_err` when the instance cannot be read.
@@ -124,7 +123,7 @@ std::map<std::string, std::string> details_of(self_ptr self) {
 caf::expected<std::optional<failure_analysis>> load_analysis(storage::rocks& db,
                                                              const std::string& tenant,
                                                              const std::string& id) {
-  auto raw = db.get(storage::column::ai_analysis, key_of(tenant, id));
+  auto raw = db.get(storage::column::ai_analysis, storage::keys::analysis(tenant, id));
   if (!raw) return raw.error();
   if (!*raw) return std::optional<failure_analysis>{};
   auto a = decode<failure_analysis>(**raw);
@@ -133,7 +132,7 @@ caf::expected<std::optional<failure_analysis>> load_analysis(storage::rocks& db,
 }
 
 proto::ai_record analysis_record(const std::string& tenant, const failure_analysis& a) {
-  return {proto::ai_column::analyses, key_of(tenant, a.instance_id), encode(a), false};
+  return {proto::ai_column::analyses, storage::keys::analysis(tenant, a.instance_id), encode(a), false};
 }
 
 std::string analysis_user_prompt(const failure_facts& f, const failure_analysis& rules) {

@@ -82,7 +82,10 @@ const std::vector<tool_def>& defs() {
         {"pool", arg_type::string, false,
          "an existing pool (GET /api/v1/pools) shared with other tasks: bounds their runs at once"},
         {"exclude_calendar", arg_type::string, false,
-         "an existing calendar (GET /api/v1/calendars) of dates the schedule skips"}}},
+         "an existing calendar (GET /api/v1/calendars) of dates the schedule skips"},
+        {"retention", arg_type::object, false,
+         "how long finished runs are kept: {keep_for (e.g. 24h), keep_runs}; 0: the cluster "
+         "default (168h, 1000 runs)"}}},
       {"trigger_task", "Run a task now (a manual fire).",
        {{"task_id", arg_type::integer, true, "the task id"}}},
       {"enqueue_runs",

@@ -93,6 +93,9 @@ store_actor::behavior_type store_actor_impl(store_actor::stateful_pointer<store_
         if (!r) return r.error();
         return std::move(*r);
       },
+      [=](prune_scan_atom, const prune_query& q) -> caf::result<prune_page> {
+        return answer(self->state.sm->scan_prunable(q));
+      },
       [=](load_history_atom, const load_query& q) -> caf::result<load_history> {
         auto r = read_load_history(*self->state.db, q);
         if (!r) return r.error();

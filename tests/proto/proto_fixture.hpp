@@ -91,6 +91,7 @@ inline task full_task() {
   t.max_concurrency = 2;
   t.pool = "db";
   t.exclude_calendar = "holidays";
+  t.retention = {86'400'000, 50};
   t.paused = true;
   t.created_at = t_2026_01_01 + 1;
   t.updated_at = t_2026_01_01 + 2;
@@ -219,6 +220,7 @@ inline auto fields(const secret_record& x) {
 }
 inline auto fields(const put_secret& x) { return fields(x.s); }
 inline auto fields(const delete_secret& x) { return std::make_tuple(x.tenant, x.name); }
+inline auto fields(const prune_runs& x) { return std::make_tuple(x.term, x.instance_ids); }
 
 /// Expects `a` and `b` to hold the same alternative with the same fields.
 inline void expect_same_command(const command& a, const command& b) {
@@ -285,6 +287,7 @@ inline std::vector<command> every_command() {
                                          {{20'447, 20'447}, {20'453, 20'454}},
                                          t_2026_11_30_07 + 8}});
   out.emplace_back(delete_calendar{"acme", "holidays"});
+  out.emplace_back(prune_runs{7, {"42-1796022000000-3", "42-1796022060000-0"}});
   return out;
 }
 

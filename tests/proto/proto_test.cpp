@@ -195,10 +195,10 @@ TEST(codec, unknown_command_tag_is_corrupted) {
 }
 
 TEST(codec, enum_value_outside_its_enum_is_corrupted) {
-  // The state is one byte on the wire, just before scheduled_fires (the last
-  // field of a task_runtime, 8 bytes).
+  // The state is one byte on the wire, just before scheduled_fires and runs
+  // (the last fields of a task_runtime, 8 bytes each).
   auto bytes = encode(task_runtime{42, t_2026_11_30_07, "42-1-0", instance_state::running});
-  bytes[bytes.size() - 1 - sizeof(uint64_t)] = 42;
+  bytes[bytes.size() - 1 - 2 * sizeof(uint64_t)] = 42;
   auto back = decode<task_runtime>(bytes);
   if (back) FAIL() << "decoded state " << static_cast<int>(back->last_state);
   EXPECT_EQ(code_of(back.error()), errc::corrupted);
@@ -501,7 +501,8 @@ TEST(commands, every_leader_decided_command_carries_its_term_for_fencing) {
   // to update (proto/registry.cpp detects the member).
   std::map<std::string, uint64_t> want{{"fire", 3},        {"dispatch", 3},
                                        {"report_results", 4}, {"retry", 5},
-                                       {"record_load", 3}, {"note_waiting", 6}};
+                                       {"record_load", 3}, {"note_waiting", 6},
+                                       {"prune_runs", 7}};
   for (const auto& cmd : every_command()) {
     SCOPED_TRACE(command_name(cmd));
     auto i = want.find(command_name(cmd));

@@ -34,7 +34,7 @@ TEST(tools_test, create_task_offers_the_scheduling_controls) {
     if (t.name != "create_task" && t.name != "next_fire_times") continue;
     auto props = json::parse(t.parameters).at("properties").as_object();
     if (t.name == "create_task") {
-      for (auto f : {"max_runs", "max_concurrency", "pool", "exclude_calendar"})
+      for (auto f : {"max_runs", "max_concurrency", "pool", "exclude_calendar", "retention"})
         EXPECT_TRUE(props.contains(f)) << f;
       EXPECT_EQ(props.at("max_runs").at("type").as_string(), "integer");
     } else {

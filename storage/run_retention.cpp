@@ -1,0 +1,171 @@
+// Run-history retention in the state machine; see run_retention.hpp.
+#include "storage/run_retention.hpp"
+
+#include <algorithm>
+
+#include <rocksdb/db.h>
+
+#include "proto/codec.hpp"
+#include "proto/errors.hpp"
+#include "storage/batch_ctx.hpp"
+#include "storage/keys.hpp"
+#include "storage/rocks.hpp"
+
+namespace aisched::storage {
+
+using namespace proto;
+
+namespace retention {
+
+retention_policy effective(const retention_policy& own, const retention_policy& defaults) {
+  retention_policy out = own;
+  if (out.keep_for == 0) out.keep_for = defaults.keep_for;
+  if (out.keep_runs == 0) out.keep_runs = defaults.keep_runs;
+  return out;
+}
+
+cut cut_for(const retention_policy& p, uint64_t runs, unix_ms now) {
+  cut c;
+  if (p.keep_runs != 0 && runs > p.keep_runs) c.excess = runs - p.keep_runs;
+  if (p.keep_for != 0) c.ended_before = now - p.keep_for;
+  return c;
+}
+
+}  // namespace retention
+
+namespace {
+
+/// A mark's value: the latest removed slot, then the tenant.
+std::string encode_mark(unix_ms slot, std::string_view tenant) {
+  std::string out;
+  keys::put_i64(out, slot);
+  out.append(tenant);
+  return out;
+}
+
+struct mark {
+  unix_ms slot = 0;
+  std::string tenant;
+};
+
+caf::expected<mark> decode_mark(std::string_view raw) {
+  if (raw.size() < 8) return make_error(errc::corrupted, "retention mark is too short");
+  return mark{keys::get_i64(raw, 0), std::string(raw.substr(8))};
+}
+
+template <class T>
+caf::expected<std::optional<T>> read_record(rocks& db, column c, const std::string& key) {
+  auto raw = db.get(c, key);
+  if (!raw) return raw.error();
+  if (!*raw) return std::optional<T>{};
+  auto x = decode<T>(**raw);
+  if (!x) return x.error();
+  return std::optional<T>{std::move(*x)};
+}
+
+}  // namespace
+
+caf::expected<prune_page> scan_prunable(rocks& db, const prune_query& q) {
+  prune_page page;
+  const auto limit = std::clamp<uint32_t>(q.limit, 1, 10'000);
+  const auto max_tasks = std::clamp<uint32_t>(q.max_tasks, 1, 100'000);
+  auto it = db.iterate(column::instances);
+  uint64_t after = q.after_task;
+  for (uint32_t looked = 0; looked < max_tasks; ++looked) {
+    if (after == std::numeric_limits<uint64_t>::max()) break;
+    it->Seek(keys::task(after + 1));
+    if (!it->Valid()) break;
+    auto first = keys::parse_instance(std::string_view(it->key().data(), it->key().size()));
+    if (!first) return make_error(errc::corrupted, "malformed instance key");
+    const uint64_t task_id = first->task_id;
+    auto t = read_record<task>(db, column::tasks, keys::task(task_id));
+    if (!t) return t.error();
+    auto rt = read_record<task_runtime>(db, column::task_state, keys::task(task_id));
+    if (!rt) return rt.error();
+    auto policy = retention::effective(*t ? (*t)->retention : retention_policy{}, q.defaults);
+    auto c = retention::cut_for(policy, *t && *rt ? (*rt)->runs : 0, q.now);
+    const auto prefix = keys::task(task_id);
+    uint64_t i = 0;
+    for (; it->Valid() && it->key().starts_with(prefix); it->Next(), ++i) {
+      auto ref = keys::parse_instance(std::string_view(it->key().data(), it->key().size()));
+      if (!ref) return make_error(errc::corrupted, "malformed instance key");
+      if (c.past(i, ref->slot)) break;
+      auto x = decode<instance>(std::string_view(it->value().data(), it->value().size()));
+      if (!x) return x.error();
+      if (!c.lets_go(i, *x)) continue;
+      page.instance_ids.push_back(std::move(x->id));
+      if (page.instance_ids.size() == limit) {
+        // Full within this task: the next page walks it again, from what is left.
+        page.next_after = task_id - 1;
+        return page;
+      }
+    }
+    if (!it->status().ok()) return make_error(errc::storage_error, it->status().ToString());
+    after = task_id;
+  }
+  if (!it->status().ok()) return make_error(errc::storage_error, it->status().ToString());
+  page.next_after = after;
+  page.done = !it->Valid();
+  return page;
+}
+
+caf::expected<uint64_t> apply_prune(batch_ctx& ctx, const prune_runs& c) {
+  uint64_t removed = 0;
+  auto* attempts = ctx.db().cf(column::attempts);
+  auto* analyses = ctx.db().cf(column::ai_analysis);
+  for (auto& id : c.instance_ids) {
+    auto ref = keys::parse_instance_id(id);
+    if (!ref) continue;
+    auto key = keys::instance(ref->task_id, ref->slot, ref->shard);
+    auto cur = ctx.read_instance(key);
+    if (!cur) return cur.error();
+    // Gone already (a repeated command), or retried by hand since the leader
+    // looked: nothing to remove.
+    if (!*cur || !is_terminal((*cur)->state)) continue;
+    const auto& x = **cur;
+    ctx.erase_instance(key, x.state);
+    // The attempt records kept are the last attempts_kept (attempt_history).
+    uint32_t from = x.attempt > attempts_kept ? x.attempt - attempts_kept + 1 : 1;
+    for (uint32_t a = from; a <= x.attempt; ++a) ctx.batch().Delete(attempts, keys::attempt(key, a));
+    ctx.batch().Delete(analyses, keys::analysis(x.tenant, x.id));
+    auto t = ctx.read_task(x.task_id);
+    if (!t) return t.error();
+    if (*t) {  // a deleted task keeps no count (nor runtime record) to lower
+      auto rt = ctx.read_runtime(x.task_id);
+      if (!rt) return rt.error();
+      if (rt->runs > 0) rt->runs -= 1;
+      ctx.put_runtime(*rt);
+    }
+    auto raw = ctx.read_pruned_mark(x.task_id);
+    if (!raw) return raw.error();
+    unix_ms latest = x.slot;
+    if (*raw) {
+      auto m = decode_mark(**raw);
+      if (!m) return m.error();
+      latest = std::max(latest, m->slot);
+    }
+    ctx.put_pruned_mark(x.task_id, encode_mark(latest, x.tenant));
+    ++removed;
+  }
+  ctx.effects().pruned += removed;
+  return removed;
+}
+
+caf::expected<std::optional<caf::error>> gone_if_pruned(rocks& db, std::string_view tenant,
+                                                        uint64_t task_id, unix_ms slot,
+                                                        std::string_view instance_id) {
+  auto raw = db.get(column::meta, keys::pruned_mark(task_id));
+  if (!raw) return raw.error();
+  if (!*raw) return std::optional<caf::error>{};
+  auto m = decode_mark(**raw);
+  if (!m) return m.error();
+  // Another tenant's run is not found, as if it never was (its ids are guessable).
+  if ((!tenant.empty() && tenant != m->tenant) || slot > m->slot)
+    return std::optional<caf::error>{};
+  return std::optional<caf::error>{make_error(
+      errc::gone, "id",
+      "instance " + std::string(instance_id) +
+          " is gone: run-history retention removed it (see the task's 'retention')")};
+}
+
+}  // namespace aisched::storage

@@ -1,0 +1,224 @@
+// Run-history retention in the state machine, on a real RocksDB: the rule
+// (storage/run_retention: which finished runs a policy lets go), the sweep
+// that finds them, and prune_runs, which removes each run with its state-index
+// entry, attempt history and failure analysis, lowers the task's count and
+// the state counts, and leaves a mark so a read of the run answers `gone`
+// (to its own tenant only). Runs not finished are never removed, also when a
+// command names them.
+#include "storage/state_machine_fixture.hpp"
+
+#include <rocksdb/iterator.h>
+
+#include "storage/keys.hpp"
+#include "storage/run_retention.hpp"
+
+namespace aisched::storage {
+namespace {
+
+using namespace proto;
+using namespace testing_support;
+
+constexpr unix_ms hour = 3'600'000;
+
+class retention_test : public state_machine_test {
+ protected:
+  /// Fires `id` at `slot`, dispatches it and reports `s` at `ended`.
+  std::string finished_run(uint64_t id, unix_ms slot, unix_ms ended,
+                           instance_state s = instance_state::success) {
+    must_apply(fire_of({{id, slot, "tr"}}, slot));
+    auto iid = make_instance_id(id, slot, 0);
+    must_apply(dispatch{1, slot, {{iid, "w1"}}});
+    auto r = report(iid, s, ended - 1);
+    must_apply(report_results{1, ended, {r}});
+    return iid;
+  }
+
+  std::vector<std::string> sweep(unix_ms now, retention_policy defaults = {}) {
+    std::vector<std::string> ids;
+    prune_query q{0, now, defaults, 500, 1000};
+    for (int guard = 0; guard < 100; ++guard) {
+      auto page = sm_->scan_prunable(q);
+      EXPECT_TRUE(page) << view(page.error()).message;
+      if (!page) break;
+      ids.insert(ids.end(), page->instance_ids.begin(), page->instance_ids.end());
+      if (page->done) break;
+      q.after_task = page->next_after;
+    }
+    return ids;
+  }
+
+  errc read_code(const std::string& id, const std::string& tenant = "") {
+    auto x = sm_->get_instance(tenant, id);
+    return x ? errc::none : code_of(x.error());
+  }
+
+  uint64_t runs_of(uint64_t id) {
+    auto rt = sm_->get_task_runtime(id);
+    EXPECT_TRUE(rt);
+    return rt ? rt->runs : 0;
+  }
+};
+
+TEST(retention_rule, a_task_field_left_at_zero_takes_the_default) {
+  auto p = retention::effective({0, 5}, {7 * hour, 1000});
+  EXPECT_EQ(p.keep_for, 7 * hour);
+  EXPECT_EQ(p.keep_runs, 5u);
+  auto c = retention::cut_for(p, 8, 10 * hour);
+  EXPECT_EQ(c.excess, 3u);
+  EXPECT_EQ(c.ended_before, 3 * hour);
+  instance done;
+  done.state = instance_state::success;
+  done.finished_at = 9 * hour;
+  EXPECT_TRUE(c.lets_go(2, done)) << "beyond the newest 5 of 8";
+  EXPECT_FALSE(c.lets_go(3, done)) << "among the newest 5, ended within keep_for";
+  done.finished_at = 3 * hour - 1;
+  EXPECT_TRUE(c.lets_go(7, done)) << "ended before keep_for";
+  instance running;
+  running.state = instance_state::running;
+  EXPECT_FALSE(c.lets_go(0, running)) << "a run not finished never goes";
+  EXPECT_FALSE(c.past(2, 0));
+  EXPECT_FALSE(c.past(3, 3 * hour - 1)) << "scheduled before the bound: may have ended before it";
+  EXPECT_TRUE(c.past(3, 3 * hour));
+  auto none = retention::cut_for({0, 0}, 1'000'000, 10 * hour);
+  EXPECT_TRUE(none.past(0, std::numeric_limits<unix_ms>::min())) << "no bounds: keep everything";
+}
+
+TEST_F(retention_test, keep_runs_removes_the_oldest_finished_runs_and_everything_they_left) {
+  auto t = make_task("nightly");
+  t.retention.keep_runs = 3;
+  auto id = create(t);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 6; ++i) ids.push_back(finished_run(id, t0 + i * minute, t0 + i * minute + 1000));
+  // One analysis stored for a run that will go, one for a run that stays.
+  put_ai_records ai;
+  ai.records.push_back({ai_column::analyses, keys::analysis("default", ids[0]), "a0", false});
+  ai.records.push_back({ai_column::analyses, keys::analysis("default", ids[5]), "a5", false});
+  must_apply(ai);
+  EXPECT_EQ(runs_of(id), 6u);
+  auto success_before = sm_->instance_counts()[static_cast<size_t>(instance_state::success)];
+
+  auto found = sweep(t0 + hour);
+  ASSERT_EQ(found, (std::vector<std::string>{ids[0], ids[1], ids[2]}));
+  auto a = must_apply(prune_runs{1, found});
+  EXPECT_EQ(a.pruned, 3u);
+
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(read_code(ids[i]), errc::gone) << ids[i];
+    auto at = sm_->list_attempts("", ids[i]);
+    ASSERT_FALSE(at);
+    EXPECT_EQ(code_of(at.error()), errc::gone);
+  }
+  for (int i = 3; i < 6; ++i) EXPECT_EQ(read_code(ids[i]), errc::none) << ids[i];
+  EXPECT_EQ(page_ids(instance_query{}), (std::vector<std::string>{ids[3], ids[4], ids[5]}));
+  instance_query by_state;
+  by_state.by_state = true;
+  by_state.state = instance_state::success;
+  EXPECT_EQ(page_ids(by_state).size(), 3u) << "the state index lost the removed runs too";
+  EXPECT_EQ(sm_->instance_counts()[static_cast<size_t>(instance_state::success)],
+            success_before - 3);
+  EXPECT_EQ(runs_of(id), 3u);
+  auto gone_analysis = db_->get(column::ai_analysis, keys::analysis("default", ids[0]));
+  ASSERT_TRUE(gone_analysis);
+  EXPECT_FALSE(*gone_analysis) << "the failure analysis of a removed run stayed";
+  auto kept_analysis = db_->get(column::ai_analysis, keys::analysis("default", ids[5]));
+  ASSERT_TRUE(kept_analysis);
+  EXPECT_TRUE(*kept_analysis);
+  {
+    auto first_attempt = db_->iterate(column::attempts);
+    first_attempt->Seek(keys::instance(id, t0, 0));
+    ASSERT_TRUE(first_attempt->Valid());
+    EXPECT_EQ(first_attempt->key().ToString(),
+              keys::attempt(keys::instance(id, t0 + 3 * minute, 0), 1))
+        << "an attempt record of a removed run stayed";
+  }  // (an iterator must not outlive the database: reopen() below)
+
+  EXPECT_TRUE(sweep(t0 + hour).empty()) << "a second sweep finds nothing more";
+  EXPECT_EQ(must_apply(prune_runs{1, found}).pruned, 0u) << "a repeated command removes nothing";
+  reopen();
+  EXPECT_EQ(read_code(ids[1]), errc::gone) << "the mark is durable";
+  EXPECT_EQ(runs_of(id), 3u);
+}
+
+TEST_F(retention_test, keep_for_removes_runs_that_ended_long_ago_but_never_one_in_flight) {
+  auto t = make_task("hourly");
+  t.retention.keep_for = hour;
+  auto id = create(t);
+  auto old_done = finished_run(id, t0, t0 + 1000, instance_state::failed);
+  auto old_running = make_instance_id(id, t0 + minute, 0);
+  must_apply(fire_of({{id, t0 + minute, "tr"}}, t0 + minute));
+  must_apply(dispatch{1, t0 + minute, {{old_running, "w1"}}});
+  auto recent = finished_run(id, t0 + 90 * minute, t0 + 90 * minute + 1000);
+  // A run scheduled long ago (a backfill) that ended just now is kept.
+  auto backfilled = finished_run(id, t0 - 10 * hour, t0 + 100 * minute);
+
+  auto found = sweep(t0 + 2 * hour);
+  EXPECT_EQ(found, (std::vector<std::string>{old_done}));
+  // The leader also names the running run (as a stale sweep might): it stays.
+  must_apply(prune_runs{1, {old_done, old_running}});
+  EXPECT_EQ(read_code(old_done), errc::gone);
+  EXPECT_EQ(read_code(old_running), errc::none);
+  EXPECT_EQ(read_code(recent), errc::none);
+  EXPECT_EQ(read_code(backfilled), errc::none);
+}
+
+TEST_F(retention_test, a_run_retried_by_hand_after_the_sweep_is_not_removed) {
+  auto t = make_task("flaky");
+  t.retention.keep_runs = 1;
+  auto id = create(t);
+  auto first = finished_run(id, t0, t0 + 1000, instance_state::failed);
+  finished_run(id, t0 + minute, t0 + minute + 1000);
+  auto found = sweep(t0 + hour);
+  ASSERT_EQ(found, (std::vector<std::string>{first}));
+  must_apply(retry_instance{"", first, t0 + hour});
+  EXPECT_EQ(must_apply(prune_runs{1, found}).pruned, 0u);
+  EXPECT_EQ(get_instance(first).state, instance_state::pending);
+}
+
+TEST_F(retention_test, gone_is_told_only_to_the_runs_own_tenant_and_only_below_the_mark) {
+  auto t = make_task("t", "acme");
+  t.retention.keep_runs = 1;
+  auto id = create(t);
+  auto first = finished_run(id, t0, t0 + 1000);
+  auto second = finished_run(id, t0 + minute, t0 + minute + 1000);
+  must_apply(prune_runs{1, sweep(t0 + hour)});
+  EXPECT_EQ(read_code(first, "acme"), errc::gone);
+  EXPECT_EQ(read_code(first, "other"), errc::not_found)
+      << "another tenant learns nothing of a removed run";
+  EXPECT_EQ(read_code(second, "other"), errc::not_found);
+  EXPECT_EQ(read_code(make_instance_id(id, t0 + 2 * minute, 0), "acme"), errc::not_found)
+      << "a run after the mark was never there";
+}
+
+TEST_F(retention_test, defaults_apply_and_a_deleted_tasks_runs_go_by_age_only) {
+  auto kept = create(make_task("kept"));
+  auto gone = create(make_task("gone"));
+  std::vector<std::string> kept_ids, gone_ids;
+  for (int i = 0; i < 4; ++i) {
+    kept_ids.push_back(finished_run(kept, t0 + i * minute, t0 + i * minute + 1000));
+    gone_ids.push_back(finished_run(gone, t0 + i * minute, t0 + i * minute + 1000));
+  }
+  must_apply(delete_task{"", gone});
+  auto found = sweep(t0 + 10 * minute, {hour, 2});
+  EXPECT_EQ(found, (std::vector<std::string>{kept_ids[0], kept_ids[1]}))
+      << "the deleted task has no count left; its runs are within keep_for";
+  found = sweep(t0 + 2 * hour, {hour, 2});
+  EXPECT_EQ(found.size(), 8u) << "beyond keep_for, every finished run goes";
+  EXPECT_TRUE(sweep(t0 + 2 * hour, {0, 0}).empty()) << "no bounds at all: nothing goes";
+}
+
+TEST_F(retention_test, a_prune_of_a_deposed_leaders_term_changes_nothing) {
+  auto t = make_task("t");
+  t.retention.keep_runs = 1;
+  auto id = create(t);
+  auto first = finished_run(id, t0, t0 + 1000);
+  finished_run(id, t0 + minute, t0 + minute + 1000);
+  auto index = sm_->applied_index();
+  auto rs = apply_entries({log_entry{index + 1, 2, command{prune_runs{1, {first}}}}});
+  ASSERT_EQ(rs.size(), 1u);
+  ASSERT_FALSE(rs[0]);
+  EXPECT_EQ(code_of(rs[0].error()), errc::not_leader);
+  EXPECT_EQ(read_code(first), errc::none);
+}
+
+}  // namespace
+}  // namespace aisched::storage
