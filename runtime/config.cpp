@@ -346,22 +346,22 @@ parse_outcome parse_command_line(int argc, char** argv) {
   }
   cfg.http = *h;
   cfg.cluster = *c;
-  auto interval = parse_duration(sample_interval);
-  if (!interval || *interval < 100) {
-    std::cerr << "aisched: --load-sample-interval: expected a duration of at least 100ms, got '"
-              << sample_interval << "'\n";
+  // An interval flag: a duration of at least 100 ms, or a usage error naming it.
+  auto interval_flag = [](const char* flag, const std::string& text, int64_t& into) {
+    auto d = parse_duration(text);
+    if (d && *d >= 100) {
+      into = *d;
+      return true;
+    }
+    std::cerr << "aisched: " << flag << ": expected a duration of at least 100ms, got '" << text
+              << "'\n";
+    return false;
+  };
+  if (!interval_flag("--load-sample-interval", sample_interval, cfg.load_sample_interval_ms) ||
+      !interval_flag("--retention-interval", retention_interval, cfg.retention_interval_ms)) {
     out.exit_code = 2;
     return out;
   }
-  cfg.load_sample_interval_ms = *interval;
-  auto sweep = parse_duration(retention_interval);
-  if (!sweep || *sweep < 100) {
-    std::cerr << "aisched: --retention-interval: expected a duration of at least 100ms, got '"
-              << retention_interval << "'\n";
-    out.exit_code = 2;
-    return out;
-  }
-  cfg.retention_interval_ms = *sweep;
   auto keep_for = parse_duration(retention_keep_for);
   if (!keep_for || proto::validate_retention({*keep_for, 0}, "")) {
     std::cerr << "aisched: --retention-keep-for: expected 0s (for ever) or a duration from 1s "

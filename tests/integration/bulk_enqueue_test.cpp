@@ -24,12 +24,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string payloads_body(size_t n) {
-  json::array items;
-  for (size_t i = 0; i < n; ++i) items.push_back(json::object{{"n", i}});
-  return json::serialize(json::object{{"payloads", std::move(items)}});
-}
-
 std::string runs_path(int64_t id) { return "/api/v1/tasks/" + std::to_string(id) + "/runs"; }
 
 /// Every instance of task `id` (pages of 200), or nullopt if a page failed.
@@ -157,7 +151,9 @@ TEST(bulk_enqueue, bad_input_is_a_clear_error_and_enqueues_nothing) {
     auto* e = v.as_object().if_contains("error");
     ASSERT_TRUE(e && e->is_object()) << r.body;
     EXPECT_FALSE(str(e->as_object(), "message").empty()) << r.body;
-    if (!c.field.empty()) EXPECT_EQ(str(e->as_object(), "field"), c.field) << r.body;
+    if (!c.field.empty()) {
+      EXPECT_EQ(str(e->as_object(), "field"), c.field) << r.body;
+    }
   }
   for (auto t : {id, sharded}) {
     auto xs = instances_of(port, t);

@@ -24,12 +24,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string payloads_body(size_t n) {
-  json::array items;
-  for (size_t i = 0; i < n; ++i) items.push_back(json::object{{"n", i}});
-  return json::serialize(json::object{{"payloads", std::move(items)}});
-}
-
 /// The ids and states of task `id`'s runs on the member at `port` (one page
 /// of up to 1000), or nullopt when the read failed.
 std::optional<std::vector<std::pair<std::string, std::string>>> runs_of(uint16_t port,

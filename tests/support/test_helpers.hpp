@@ -42,6 +42,13 @@ inline int64_t num(const boost::json::object& o, const char* key) {
 }
 
 /// The last `n` characters of a log, for failure messages.
+/// A bulk enqueue's body (POST /api/v1/tasks/{id}/runs): `n` payloads {"n":k}.
+inline std::string payloads_body(size_t n) {
+  boost::json::array items;
+  for (size_t i = 0; i < n; ++i) items.push_back(boost::json::object{{"n", i}});
+  return boost::json::serialize(boost::json::object{{"payloads", std::move(items)}});
+}
+
 inline std::string tail(const std::string& log, size_t n = 4000) {
   return log.size() > n ? "...\n" + log.substr(log.size() - n) : log;
 }
