@@ -41,9 +41,9 @@ struct config {
   std::string log_level = "info";
   unsigned threads = 2;
   size_t max_body_bytes = 1 << 20;
-  size_t worker_slots = 16;  // concurrent runs of the built-in worker
+  size_t worker_slots = 64;  // concurrent runs of the built-in worker (README "Sizing")
   uint64_t max_backlog = 1000;  // pending + dispatched runs at which pressure is red (x0.9)
-  double dispatch_rate = 3000;  // dispatches per second; 0 = unlimited
+  double dispatch_rate = 0;  // dispatches per second; 0 = unlimited (free worker slots bound it)
   std::map<std::string, std::string> worker_labels;
   // This node's worker takes runs of this tenant only, or of every tenant
   // when shared (a cluster member: the operator who starts it decides).
