@@ -217,10 +217,17 @@ class batch_ctx {
   }
 
   /// After the batch is written: the cache takes what it changed (moved out:
-  /// the context is done).
+  /// the context is done). Tasks and runtimes it holds already are updated;
+  /// others are not added: a task enters the cache when a command reads it,
+  /// so tasks created and left idle cost no memory here (#17: 200 000 idle
+  /// tasks filled it to its bound).
   void written() {
-    for (auto& [key, t] : tasks_) cache_.tasks[keys::get_u64(key)] = std::move(t);
-    for (auto& [key, r] : runtimes_) cache_.runtimes[keys::get_u64(key)] = std::move(r);
+    for (auto& [key, t] : tasks_)
+      if (auto i = cache_.tasks.find(keys::get_u64(key)); i != cache_.tasks.end())
+        i->second = std::move(t);
+    for (auto& [key, r] : runtimes_)
+      if (auto i = cache_.runtimes.find(keys::get_u64(key)); i != cache_.runtimes.end())
+        i->second = std::move(r);
     for (auto& [key, x] : instances_) {
       if (x && !is_terminal(x->state))
         cache_.instances[key] = std::move(*x);

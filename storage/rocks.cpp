@@ -112,7 +112,14 @@ caf::expected<std::unique_ptr<rocks>> rocks::open(const std::string& dir, open_o
   db_opts.create_missing_column_families = true;
   db_opts.max_background_jobs = 2;
   db_opts.info_log = make_json_logger();  // never <dir>/LOG: see rocks_log.hpp
+  // Memtables of all column families together stay under 128 MiB (the largest
+  // is flushed beyond that), each under 32 MiB: RocksDB's default of 64 MiB
+  // for each of our 14 would let memtables alone take most of a node's memory
+  // after a burst of writes, and keep it while the node is idle (#17 item 6;
+  // no cost in throughput measured, BENCHMARKS.md "Memory of idle tasks").
+  db_opts.db_write_buffer_size = 128 << 20;
   rocksdb::ColumnFamilyOptions cf_opts;
+  cf_opts.write_buffer_size = 32 << 20;
   // Most state-machine reads are point lookups, many of keys that do not exist
   // (a fire checks that its instance is new): bloom filters answer those
   // without searching the memtable's skip list or reading SST blocks.

@@ -2,6 +2,7 @@
 #include "actors/trigger/planner.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 
 #include "proto/errors.hpp"
@@ -246,7 +247,7 @@ void planner::observe(const instance& x) {
 void planner::release(entry& e) {
   if (e.buffered.empty()) return;
   ready_.push_back({e.def.id, e.buffered.front(), true});
-  e.buffered.pop_front();
+  e.buffered.erase(e.buffered.begin());
 }
 
 std::vector<uint64_t> planner::pending_upstreams(const entry& e) const {
@@ -317,7 +318,7 @@ void planner::decide_released(entry& e, unix_ms slot, decisions& out) {
   // Its turn came when the previous run ended; if another run started since,
   // it goes back to the head of the buffer.
   if (busy(e)) {
-    e.buffered.push_front(slot);
+    e.buffered.insert(e.buffered.begin(), slot);
     return;
   }
   fire_now(e, slot, out, true);

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -151,7 +150,10 @@ class planner {
     unix_ms next_slot = 0;                   // armed slot (0: none)
     std::set<std::string> active;            // non-terminal instance ids
     std::set<unix_ms> proposed;              // fired slots whose commit is not settled
-    std::deque<unix_ms> buffered;            // slots waiting for the active run to end
+    // Slots waiting for the active run to end, oldest first (at most max_buffered).
+    // A vector, not a deque: an empty libstdc++ deque allocates ~600 bytes, and
+    // every task has one (an idle task's memory, #17).
+    std::vector<unix_ms> buffered;
     std::optional<unix_ms> blocked;          // latest slot waiting for upstreams
     proto::instance_state last_state = proto::instance_state::pending;
     unix_ms last_slot = 0;
