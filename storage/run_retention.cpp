@@ -2,6 +2,7 @@
 #include "storage/run_retention.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <rocksdb/db.h>
 
@@ -44,7 +45,7 @@ std::string encode_mark(unix_ms slot, std::string_view tenant) {
 }
 
 struct mark {
-  unix_ms slot = 0;
+  unix_ms slot = std::numeric_limits<unix_ms>::min();
   std::string tenant;
 };
 
@@ -111,6 +112,7 @@ caf::expected<prune_page> scan_prunable(rocks& db, const prune_query& q) {
 
 caf::expected<uint64_t> apply_prune(batch_ctx& ctx, const prune_runs& c) {
   uint64_t removed = 0;
+  std::map<uint64_t, mark> latest;  // by task: the latest slot this command removed
   auto* attempts = ctx.db().cf(column::attempts);
   auto* analyses = ctx.db().cf(column::ai_analysis);
   for (auto& id : c.instance_ids) {
@@ -136,16 +138,21 @@ caf::expected<uint64_t> apply_prune(batch_ctx& ctx, const prune_runs& c) {
       if (rt->runs > 0) rt->runs -= 1;
       ctx.put_runtime(*rt);
     }
-    auto raw = ctx.read_pruned_mark(x.task_id);
-    if (!raw) return raw.error();
-    unix_ms latest = x.slot;
-    if (*raw) {
-      auto m = decode_mark(**raw);
-      if (!m) return m.error();
-      latest = std::max(latest, m->slot);
-    }
-    ctx.put_pruned_mark(x.task_id, encode_mark(latest, x.tenant));
+    auto& m = latest[x.task_id];
+    m.slot = std::max(m.slot, x.slot);
+    m.tenant = x.tenant;
     ++removed;
+  }
+  // Each task's mark moves once per command, to the latest slot removed.
+  for (auto& [task_id, m] : latest) {
+    auto raw = ctx.read_pruned_mark(task_id);
+    if (!raw) return raw.error();
+    if (*raw) {
+      auto old = decode_mark(**raw);
+      if (!old) return old.error();
+      m.slot = std::max(m.slot, old->slot);
+    }
+    ctx.put_pruned_mark(task_id, encode_mark(m.slot, m.tenant));
   }
   ctx.effects().pruned += removed;
   return removed;

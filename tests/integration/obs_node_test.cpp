@@ -254,7 +254,7 @@ TEST(obs_node, worker_load_is_sampled_and_queryable_by_time_range) {
     auto at = rfc3339_ms(str(s, "at"));
     EXPECT_GT(at, prev) << "oldest first, one sample per round";
     prev = at;
-    EXPECT_EQ(num(s, "max_load"), 64);  // --worker-slots default
+    EXPECT_EQ(num(s, "max_load"), 64);  // the built-in worker's default slot count
     EXPECT_GE(num(s, "load"), 0);
     EXPECT_GE(num(s, "cpu_percent"), 0);
     EXPECT_GE(num(s, "memory_percent"), 0);
