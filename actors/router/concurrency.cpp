@@ -10,7 +10,7 @@ void concurrency::clear() {
   sizes_.clear();
 }
 
-void concurrency::hold(const std::string& run_id, const proto::task& t) {
+void concurrency::hold(const std::string& run_id, const task_terms& t) {
   // Only runs of limited tasks are tracked: the rest cost nothing here.
   if (t.max_concurrency == 0 && t.pool.empty()) return;
   slot s{t.id, {t.tenant, t.pool}};
@@ -39,7 +39,7 @@ uint32_t concurrency::held_in_pool(const std::string& tenant, const std::string&
   return i == by_pool_.end() ? 0 : i->second;
 }
 
-std::string concurrency::blocked(const proto::task& t) const {
+std::string concurrency::blocked(const task_terms& t) const {
   if (t.max_concurrency != 0) {
     auto n = held_by_task(t.id);
     if (n >= t.max_concurrency)

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "actors/router/task_book.hpp"
 #include "proto/controls.hpp"
 #include "proto/types.hpp"
 
@@ -27,7 +28,7 @@ class concurrency {
 
   /// Run `run_id` of task `t` holds a slot of t's limits from now on
   /// (idempotent: a run holds at most one slot, of the limits it was held for).
-  void hold(const std::string& run_id, const proto::task& t);
+  void hold(const std::string& run_id, const task_terms& t);
 
   /// Gives run `run_id`'s slot back (no-op for a run that holds none).
   void release(const std::string& run_id);
@@ -35,7 +36,7 @@ class concurrency {
   /// "" when one more run of `t` fits its limits now; otherwise why it waits:
   /// "max_concurrency 1 reached (1/1)", "pool db full (4/4)" or "pool db does
   /// not exist" (one deleted meanwhile, or not known to this leader yet).
-  std::string blocked(const proto::task& t) const;
+  std::string blocked(const task_terms& t) const;
 
   uint32_t held_by_task(uint64_t task_id) const;
   uint32_t held_in_pool(const std::string& tenant, const std::string& pool) const;

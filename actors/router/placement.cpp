@@ -31,7 +31,7 @@ void run_queue::clear() {
   ids_.clear();
 }
 
-placement_round place(run_queue& q, const std::function<const task*(uint64_t)>& task_of,
+placement_round place(run_queue& q, const std::function<const task_terms*(uint64_t)>& task_of,
                       std::vector<candidate>& workers, size_t budget, size_t scan_limit,
                       pick_context& ctx, concurrency& limits) {
   placement_round out;

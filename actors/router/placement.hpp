@@ -59,7 +59,7 @@ struct placement_round {
 /// `scan_limit` of them. `task_of` answers the task of a run (nullptr if it was
 /// deleted). A run over its task's max_concurrency or its pool's size
 /// (`limits`) stays queued; each run placed holds a slot of `limits`.
-placement_round place(run_queue& q, const std::function<const proto::task*(uint64_t)>& task_of,
+placement_round place(run_queue& q, const std::function<const task_terms*(uint64_t)>& task_of,
                       std::vector<candidate>& workers, size_t budget, size_t scan_limit,
                       pick_context& ctx, concurrency& limits);
 

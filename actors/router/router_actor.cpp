@@ -60,7 +60,7 @@ void reserve(router_state& st, worker_entry& w, const std::string& run_id) {
 
 /// Run `x` (dispatched or running) holds a slot of its task's and pool's limits.
 void hold_limits(router_state& st, const instance& x) {
-  if (auto t = st.tasks.find(x.task_id); t != st.tasks.end()) st.limits.hold(x.id, t->second);
+  if (auto* t = st.tasks.terms(x.task_id)) st.limits.hold(x.id, *t);
 }
 
 void enqueue(router_state& st, const instance& x) {
@@ -68,17 +68,60 @@ void enqueue(router_state& st, const instance& x) {
   st.queue.push(x);
 }
 
-/// Hands run `x` of `t` to worker `w`'s proxy with its secrets' values; a run
-/// that cannot be sent (a secret it names is gone) ends failed instead.
-void send_run(self_ptr self, const worker_entry& w, const task& t, const instance& x) {
+/// Commits run `x`'s attempt as failed: it could not be sent (`why`).
+void fail_unsent(self_ptr self, const instance& x, const caf::error& why) {
   auto& st = self->state;
-  auto req = make_request(t, x, st.opts.reveal_secrets);
-  if (req) return self->send(w.proxy, execute_atom::value, std::move(*req));
   log::warn("run not sent", {{"actor", "router"}, {"instance_id", x.id},
-                             {"error", view(req.error()).message}});
-  report_results cmd{st.lead.term, now_ms(), {unsendable(x, req.error())}};
+                             {"error", view(why).message}});
+  report_results cmd{st.lead.term, now_ms(), {unsendable(x, why)}};
   self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
       .then([](applied&) {}, [](caf::error&) {});  // uncommitted: the deadline times it out
+}
+
+/// Hands run `x` of `t` to its worker's proxy with its secrets' values; a run
+/// that cannot be sent (a secret it names is gone) ends failed instead. A run
+/// no longer assigned to that worker (cancelled or ended meanwhile) is not sent.
+void send_run(self_ptr self, const task& t, const instance& x) {
+  auto& st = self->state;
+  auto a = st.assigned.find(x.id);
+  auto* w = find_worker(st, x.worker_id);
+  if (a == st.assigned.end() || a->second != x.worker_id || !w || !w->proxy) return;
+  auto req = make_request(t, x, st.opts.reveal_secrets);
+  if (req) return self->send(w->proxy, execute_atom::value, std::move(*req));
+  fail_unsent(self, x, req.error());
+}
+
+/// Sends run `x` (dispatched or adopted) with its task's definition: the
+/// cached one, or one read from the store first. Runs of a task whose read is
+/// under way wait for that read; a task gone meanwhile fails them (not sent).
+void deliver(self_ptr self, const instance& x) {
+  auto& st = self->state;
+  if (auto* t = st.tasks.definition(x.task_id)) return send_run(self, *t, x);
+  auto& waiting = st.reading[x.task_id];
+  waiting.push_back(x);
+  if (waiting.size() > 1) return;  // its read is under way
+  auto epoch = st.lead.epoch;
+  auto id = x.task_id;
+  auto take = [=] {
+    auto& st = self->state;
+    auto i = st.reading.find(id);
+    if (i == st.reading.end()) return std::vector<instance>{};
+    auto runs = std::move(i->second);
+    st.reading.erase(i);
+    return runs;
+  };
+  self->request(st.store, request_timeout, get_task_atom::value, std::string{}, id)
+      .then(
+          [=](task& t) {
+            if (!self->state.lead.current(epoch)) return;
+            self->state.tasks.cache(t);
+            for (auto& y : take()) send_run(self, t, y);
+          },
+          [=](caf::error& err) {
+            if (!self->state.lead.current(epoch)) return;
+            for (auto& y : take())
+              if (self->state.assigned.count(y.id)) fail_unsent(self, y, err);
+          });
 }
 
 void start_proxies(self_ptr self) {
@@ -184,10 +227,7 @@ void dispatch(self_ptr self) {
     return;
   }
   st.pick.ring = &st.ring;
-  auto task_of = [&](uint64_t id) -> const task* {
-    auto t = st.tasks.find(id);
-    return t == st.tasks.end() ? nullptr : &t->second;
-  };
+  auto task_of = [&](uint64_t id) { return st.tasks.terms(id); };
   auto round = place(st.queue, task_of, cands, budget, scan_limit, st.pick, st.limits);
   for (auto& id : round.orphaned) {
     // The task was deleted: nothing to run it with.
@@ -216,16 +256,13 @@ void dispatch(self_ptr self) {
               if (!placed.count(e.instance_id)) release(self, e.instance_id);
             for (auto& x : a.instances) {
               if (x.state != instance_state::dispatched) continue;
-              auto* w = find_worker(st, x.worker_id);
-              auto t = st.tasks.find(x.task_id);
-              if (!w || !w->proxy || t == st.tasks.end()) continue;
               log::info("run dispatched", {{"actor", "router"},
                                            {"task_id", std::to_string(x.task_id)},
                                            {"instance_id", x.id},
                                            {"trace_id", x.trace_id},
                                            {"worker_id", x.worker_id},
                                            {"attempt", std::to_string(x.attempt)}});
-              send_run(self, *w, t->second, x);
+              deliver(self, x);
             }
             if (!st.queue.empty()) schedule_dispatch(self);
           },
@@ -293,9 +330,7 @@ void adopt(self_ptr self, const instance& x) {
   auto a = st.assigned.find(x.id);
   if (a != st.assigned.end() && a->second != w->info.id) return;
   if (a == st.assigned.end()) reserve(st, *w, x.id);
-  auto t = st.tasks.find(x.task_id);
-  if (w->proxy && t != st.tasks.end())
-    send_run(self, *w, t->second, x);
+  deliver(self, x);
 }
 
 /// A worker (re)registered: adopt the in-flight runs that were waiting for it.
@@ -365,7 +400,7 @@ void settle(self_ptr self, const std::string& worker_id, bool all) {
 void rebuild(self_ptr self, uint64_t epoch) {
   auto alive = [=] { return self->state.lead.current(epoch); };
   auto on_tasks = [=](schedule_page& page) {
-    for (auto& t : page.tasks) self->state.tasks[t.id] = t;
+    for (auto& t : page.tasks) self->state.tasks.put(t);
   };
   auto on_active = [=](schedule_page& page) {
     auto& st = self->state;
@@ -503,6 +538,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         st.in_flight.clear();
         st.held.clear();  // said to the previous term's router, or before it
         st.tasks.clear();
+        st.reading.clear();
         for (auto& w : st.workers.entries()) w.c.reserved = 0;
         st.leader_router = nullptr;
         stop_proxies(self);
@@ -514,7 +550,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         auto& st = self->state;
         if (!st.lead.leading) return;
         for (auto& p : a.pools) st.limits.set_pool(p);
-        for (auto& t : a.tasks) st.tasks[t.id] = t;
+        for (auto& t : a.tasks) st.tasks.put(t);
         for (auto id : a.deleted_tasks) st.tasks.erase(id);
         for (auto& x : a.instances) {
           if (x.state != instance_state::pending) st.noted.erase(x.id);

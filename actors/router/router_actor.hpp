@@ -2,8 +2,10 @@
 // it keeps the registered workers (registry.hpp; native CAF workers,
 // monitored, and external HTTP workers with their credential) with a
 // worker_proxy per worker; a follower's router keeps none and hands the
-// registry requests of its gateway to the leader's router. It caches task
-// definitions and queues pending runs; placement.hpp decides which worker takes
+// registry requests of its gateway to the leader's router. It keeps the terms
+// of every task and a bounded cache of definitions (task_book.hpp; a
+// definition it lacks is read from the store when a run of it is sent), and
+// queues pending runs; placement.hpp decides which worker takes
 // which run (tenant, labels, strategy, capacity); the router commits a
 // `dispatch` batch through raft, then hands each run to its worker's proxy.
 // Capacity is reserved at dispatch and released when a run ends or waits to
@@ -28,6 +30,7 @@
 #include "actors/router/registry.hpp"
 #include "actors/router/routing.hpp"
 #include "actors/router/run_request.hpp"
+#include "actors/router/task_book.hpp"
 #include "common/run_pool.hpp"
 #include "common/leader_epoch.hpp"
 #include "proto/interfaces.hpp"
@@ -50,7 +53,10 @@ struct router_state {
   leader_epoch lead;  // leading, term, the epoch that drops stale replies, ready once rebuilt
   proto::router_actor leader_router;  // a follower's cache of the leader's router
   worker_registry workers;
-  std::unordered_map<uint64_t, proto::task> tasks;
+  task_book tasks;
+  /// Runs dispatched (or adopted) whose task's definition is being read from
+  /// the store, by task id: sent when it arrives.
+  std::unordered_map<uint64_t, std::vector<proto::instance>> reading;
   run_queue queue;                                        // pending runs to place
   concurrency limits;  // runs holding max_concurrency / pool slots, and pool sizes
   std::unordered_map<std::string, std::string> assigned;  // run id -> worker id

@@ -26,7 +26,7 @@ struct waiting_reason {
   bool unplaceable = false;
 };
 
-waiting_reason reason_of(const router_state& st, const task& t,
+waiting_reason reason_of(const router_state& st, const task_terms& t,
                          const std::vector<candidate>& cands) {
   auto why = why_waiting(t.tenant, t.labels, cands);
   if (!why.empty()) return {std::move(why), true};
@@ -45,11 +45,10 @@ void explain_waiting(self_ptr self, size_t scan_limit) {
   size_t looked_at = 0, waiting = 0;
   for (auto& x : st.queue.items()) {
     if (looked_at++ >= scan_limit) break;
-    auto t = st.tasks.find(x.task_id);
-    if (t == st.tasks.end()) continue;
+    auto* t = st.tasks.terms(x.task_id);
+    if (!t) continue;
     auto r = by_task.find(x.task_id);
-    if (r == by_task.end())
-      r = by_task.emplace(x.task_id, reason_of(st, t->second, cands)).first;
+    if (r == by_task.end()) r = by_task.emplace(x.task_id, reason_of(st, *t, cands)).first;
     if (r->second.unplaceable) ++waiting;
     auto n = st.noted.find(x.id);
     auto before = n == st.noted.end() ? x.error : n->second;

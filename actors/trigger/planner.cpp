@@ -34,18 +34,41 @@ uint64_t mix(uint64_t x) {
 
 planner::planner(unix_ms now) : timers_(now) {}
 
-unix_ms planner::jittered(const task& t, unix_ms slot) {
-  if (t.jitter <= 0) return slot;
-  auto h = mix(t.id * 0x9e3779b97f4a7c15ULL ^ static_cast<uint64_t>(slot));
-  return slot + static_cast<unix_ms>(h % static_cast<uint64_t>(t.jitter + 1));
+unix_ms planner::jittered(uint64_t id, duration_ms jitter, unix_ms slot) {
+  if (jitter <= 0) return slot;
+  auto h = mix(id * 0x9e3779b97f4a7c15ULL ^ static_cast<uint64_t>(slot));
+  return slot + static_cast<unix_ms>(h % static_cast<uint64_t>(jitter + 1));
+}
+
+planner::terms planner::terms::of(const task& t) {
+  terms x;
+  x.id = t.id;
+  x.tenant = t.tenant;
+  x.event = t.event;
+  x.exclude_calendar = t.exclude_calendar;
+  if (!t.exclude_calendar.empty()) x.timezone = t.timezone;
+  x.depends_on = t.depends_on;
+  if (t.route == route_strategy::broadcast) x.labels = t.labels;
+  x.start_at = t.start_at;
+  x.end_at = t.end_at;
+  x.jitter = t.jitter;
+  x.catchup_window = t.catchup_window;
+  x.max_runs = t.max_runs;
+  x.shards = t.shards;
+  x.misfire_limit = t.misfire_limit;
+  x.overlap = t.overlap;
+  x.misfire = t.misfire;
+  x.route = t.route;
+  x.paused = t.paused;
+  return x;
 }
 
 void planner::upsert(const task& t, const task_runtime& rt, unix_ms now, bool catch_up) {
   auto& e = tasks_[t.id];
   for (auto up : e.def.depends_on) dependents_[up].erase(t.id);
   for (auto up : t.depends_on) dependents_[up].insert(t.id);
-  e.def = t;
-  e.excluded = exclusion_of(t);
+  e.def = terms::of(t);
+  e.excluded = exclusion_of(e.def);
   e.fires_committed = std::max(e.fires_committed, rt.scheduled_fires);
   e.last_slot = std::max(e.last_slot, rt.last_slot);
   if (rt.last_instance_id.size() > 0) e.last_state = rt.last_state;
@@ -172,7 +195,7 @@ void planner::rearm(entry& e, unix_ms now) {
   arm_after(e, after);
 }
 
-exclusion planner::exclusion_of(const task& t) const {
+exclusion planner::exclusion_of(const terms& t) const {
   if (t.exclude_calendar.empty()) return {};
   auto i = calendars_.find({t.tenant, t.exclude_calendar});
   // Unknown here (the store refuses such a task; a new leader loads calendars first).
@@ -403,7 +426,7 @@ void planner::fire_now(entry& e, unix_ms slot, decisions& out, bool scheduled,
   out.fires.push_back(std::move(f));
 }
 
-uint32_t planner::fanout_of(const task& t) const {
+uint32_t planner::fanout_of(const terms& t) const {
   uint32_t n = 0;
   for (auto& labels : census_) n += labels_match(t.labels, labels) ? 1 : 0;
   // No matching worker now: one run, which waits (pending) for one to come.

@@ -141,11 +141,41 @@ class planner {
 
   /// The instant slot `slot` of task `t` fires: the slot plus a deterministic
   /// per-slot offset in [0, t.jitter] that spreads herds firing at :00.
-  static unix_ms jittered(const proto::task& t, unix_ms slot);
+  static unix_ms jittered(const proto::task& t, unix_ms slot) {
+    return jittered(t.id, t.jitter, slot);
+  }
 
  private:
+  /// What the planner keeps of a task: the fields its decisions read. Not the
+  /// task itself: a full copy per task was most of an idle task's memory (#17);
+  /// the definition lives in the store.
+  struct terms {
+    uint64_t id = 0;
+    std::string tenant;
+    std::string event;
+    std::string exclude_calendar;
+    std::string timezone;                       // with a calendar: its days are read in it
+    std::vector<uint64_t> depends_on;
+    std::map<std::string, std::string> labels;  // broadcast tasks only: their fanout
+    unix_ms start_at = 0;
+    unix_ms end_at = 0;
+    duration_ms jitter = 0;
+    duration_ms catchup_window = 0;
+    uint32_t max_runs = 0;
+    uint32_t shards = 1;
+    uint32_t misfire_limit = 0;
+    proto::overlap_policy overlap = proto::overlap_policy::allow;
+    proto::misfire_policy misfire = proto::misfire_policy::fire_once;
+    proto::route_strategy route = proto::route_strategy::least_loaded;
+    bool paused = false;
+
+    static terms of(const proto::task& t);
+  };
+  static unix_ms jittered(uint64_t id, duration_ms jitter, unix_ms slot);
+  static unix_ms jittered(const terms& t, unix_ms slot) { return jittered(t.id, t.jitter, slot); }
+
   struct entry {
-    proto::task def;
+    terms def;
     schedule sched;
     unix_ms next_slot = 0;                   // armed slot (0: none)
     std::set<std::string> active;            // non-terminal instance ids
@@ -170,8 +200,8 @@ class planner {
     return e.def.max_runs != 0 &&
            e.fires_committed + e.fires_proposed.size() >= e.def.max_runs;
   }
-  exclusion exclusion_of(const proto::task& t) const;
-  uint32_t fanout_of(const proto::task& t) const;
+  exclusion exclusion_of(const terms& t) const;
+  uint32_t fanout_of(const terms& t) const;
   /// `scheduled`: the slot comes from the schedule or an event (counted and
   /// bounded by max_runs), not from a manual trigger or backfill.
   void decide(entry& e, unix_ms slot, decisions& out, bool scheduled,

@@ -13,7 +13,9 @@
 #include <chrono>
 #include <exception>
 #include <limits>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "proto/errors.hpp"
 
@@ -400,6 +402,26 @@ int64_t resolve(const date::time_zone& zone, int64_t local, const date::sys_info
   return local - info.first.offset.count();  // unique, or the earlier of two
 }
 
+// Compiled specs are shared: tasks with the same fields in the same zone hold
+// one (200 000 daily crons hold one spec, not 200 000: an idle task's memory,
+// #17). The table holds weak references and drops the expired ones whenever
+// it has doubled since its last sweep, so it stays within twice the specs in use.
+std::shared_ptr<const cron_spec> intern(std::string key, std::shared_ptr<const cron_spec> spec) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::weak_ptr<const cron_spec>> table;
+  static size_t swept_at = 1024;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = table[key];
+  if (auto live = slot.lock()) return live;
+  slot = spec;
+  if (table.size() > 2 * swept_at) {
+    for (auto i = table.begin(); i != table.end();)
+      i = i->second.expired() ? table.erase(i) : std::next(i);
+    swept_at = std::max<size_t>(1024, table.size());
+  }
+  return spec;
+}
+
 std::optional<int64_t> next_cron(const cron_spec& sp, int64_t t0) {
   if (sp.zone == nullptr) {
     const auto c = next_match(sp, to_civil(t0));
@@ -485,9 +507,11 @@ caf::expected<schedule> schedule::parse(std::string_view expr, std::string_view 
   auto spec = std::make_shared<cron_spec>();
   if (auto err = parse_cron(tokens, *spec)) return err;
   spec->zone = zone;
+  std::string key{tz};
+  for (auto t : tokens) key.append(" ").append(t);
   schedule out;
   out.kind_ = kind::cron;
-  out.cron_ = std::move(spec);
+  out.cron_ = intern(std::move(key), std::move(spec));
   return out;
 }
 

@@ -13,12 +13,12 @@ using proto::task;
 
 namespace {
 
-task limited(uint64_t id, uint32_t max_concurrency, const std::string& pool = "") {
+task_terms limited(uint64_t id, uint32_t max_concurrency, const std::string& pool = "") {
   task t;
   t.id = id;
   t.max_concurrency = max_concurrency;
   t.pool = pool;
-  return t;
+  return task_terms::of(t);
 }
 
 proto::pool pool_of(const std::string& name, uint32_t size) {
@@ -97,9 +97,9 @@ TEST(concurrency, a_pool_of_size_zero_holds_every_run_back) {
 TEST(concurrency, placement_leaves_runs_over_their_limits_queued_in_order) {
   concurrency limits;
   limits.set_pool(pool_of("db", 2));
-  std::map<uint64_t, task> tasks{{1, limited(1, 1)}, {2, limited(2, 0, "db")},
+  std::map<uint64_t, task_terms> tasks{{1, limited(1, 1)}, {2, limited(2, 0, "db")},
                                  {3, limited(3, 0, "db")}, {4, limited(4, 0)}};
-  auto task_of = [&](uint64_t id) -> const task* { return &tasks.at(id); };
+  auto task_of = [&](uint64_t id) -> const task_terms* { return &tasks.at(id); };
   run_queue q;
   for (auto& [id, task_id] : std::vector<std::pair<std::string, uint64_t>>{
            {"1a", 1}, {"1b", 1}, {"2a", 2}, {"3a", 3}, {"2b", 2}, {"4a", 4}})

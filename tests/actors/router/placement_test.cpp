@@ -33,10 +33,10 @@ candidate worker(const std::string& id, const std::string& tenant, uint32_t slot
 }
 
 struct fixture : ::testing::Test {
-  std::map<uint64_t, task> tasks;
+  std::map<uint64_t, task_terms> tasks;
   pick_context ctx;
   concurrency limits;
-  std::function<const task*(uint64_t)> task_of = [this](uint64_t id) -> const task* {
+  std::function<const task_terms*(uint64_t)> task_of = [this](uint64_t id) -> const task_terms* {
     auto t = tasks.find(id);
     return t == tasks.end() ? nullptr : &t->second;
   };
@@ -46,7 +46,7 @@ struct fixture : ::testing::Test {
     t.id = id;
     t.tenant = tenant;
     t.labels = std::move(labels);
-    tasks[id] = t;
+    tasks[id] = task_terms::of(t);
   }
 };
 

@@ -4,7 +4,9 @@
 // inside them) registered as native workers. Checks that a fired run goes to the
 // worker whose labels match and succeeds there; that a run no worker can take
 // stays pending with its committed reason; that a router told it no longer leads
-// dispatches nothing; and that a worker registering without a run the committed
+// dispatches nothing; that a changed task's next run is placed by its new
+// labels (the router keeps every task's terms and reads definitions on demand);
+// and that a worker registering without a run the committed
 // state has in flight on it gets that attempt committed as lost, for the retry
 // policy to decide (the retry actor, not spawned here, starts the next one).
 #define CAF_GTEST_DSL_IMPL
@@ -113,6 +115,26 @@ TEST_F(router_actor_test, a_run_no_worker_can_take_waits_pending_with_its_reason
   x = instance_of(id);
   EXPECT_EQ(x.state, instance_state::success) << x.error;
   EXPECT_EQ(x.worker_id, "ap-1");
+}
+
+TEST_F(router_actor_test, a_changed_task_places_and_sends_its_next_run_by_the_new_definition) {
+  add_worker("eu-1", {{"zone", "eu"}});
+  add_worker("us-1", {{"zone", "us"}});
+  auto task = add_task({{"zone", "eu"}});
+  auto first = fire(task, slot_);
+  ASSERT_EQ(instance_of(first).state, instance_state::success) << instance_of(first).error;
+  EXPECT_EQ(instance_of(first).worker_id, "eu-1");
+
+  // The router now holds the definition it sent; the change must reach it.
+  auto t = node_.sm->get_task("", task);
+  ASSERT_TRUE(t);
+  t->labels = {{"zone", "us"}};
+  ASSERT_TRUE(propose(proto::update_task{*t, 0}));
+  sched.run();
+  auto second = fire(task, slot_ + 1000);
+  auto x = instance_of(second);
+  EXPECT_EQ(x.state, instance_state::success) << x.error;
+  EXPECT_EQ(x.worker_id, "us-1") << "the run was placed by the task's old labels";
 }
 
 TEST_F(router_actor_test, a_router_that_no_longer_leads_dispatches_nothing) {
