@@ -44,11 +44,12 @@ planner::terms planner::terms::of(const task& t) {
   terms x;
   x.id = t.id;
   x.tenant = t.tenant;
-  x.event = t.event;
-  x.exclude_calendar = t.exclude_calendar;
-  if (!t.exclude_calendar.empty()) x.timezone = t.timezone;
-  x.depends_on = t.depends_on;
-  if (t.route == route_strategy::broadcast) x.labels = t.labels;
+  bool broadcast = t.route == route_strategy::broadcast;
+  if (!t.event.empty() || !t.exclude_calendar.empty() || !t.depends_on.empty() || broadcast)
+    x.rare_ = std::make_unique<rare>(rare{t.event, t.exclude_calendar,
+                                          t.exclude_calendar.empty() ? "" : t.timezone,
+                                          broadcast ? t.labels : std::map<std::string, std::string>{},
+                                          t.depends_on});
   x.start_at = t.start_at;
   x.end_at = t.end_at;
   x.jitter = t.jitter;
@@ -65,7 +66,7 @@ planner::terms planner::terms::of(const task& t) {
 
 void planner::upsert(const task& t, const task_runtime& rt, unix_ms now, bool catch_up) {
   auto& e = tasks_[t.id];
-  for (auto up : e.def.depends_on) dependents_[up].erase(t.id);
+  for (auto up : e.def.depends_on()) dependents_[up].erase(t.id);
   for (auto up : t.depends_on) dependents_[up].insert(t.id);
   e.def = terms::of(t);
   e.excluded = exclusion_of(e.def);
@@ -196,16 +197,16 @@ void planner::rearm(entry& e, unix_ms now) {
 }
 
 exclusion planner::exclusion_of(const terms& t) const {
-  if (t.exclude_calendar.empty()) return {};
-  auto i = calendars_.find({t.tenant, t.exclude_calendar});
+  if (t.exclude_calendar().empty()) return {};
+  auto i = calendars_.find({t.tenant, t.exclude_calendar()});
   // Unknown here (the store refuses such a task; a new leader loads calendars first).
-  return i == calendars_.end() ? exclusion{} : exclusion{i->second, t.timezone};
+  return i == calendars_.end() ? exclusion{} : exclusion{i->second, t.timezone()};
 }
 
 void planner::put_calendar(const calendar& c, unix_ms now) {
   calendars_[{c.tenant, c.name}] = c;
   for (auto& [id, e] : tasks_) {
-    if (e.def.tenant != c.tenant || e.def.exclude_calendar != c.name) continue;
+    if (e.def.tenant != c.tenant || e.def.exclude_calendar() != c.name) continue;
     e.excluded = exclusion_of(e.def);
     rearm(e, now);
   }
@@ -214,7 +215,7 @@ void planner::put_calendar(const calendar& c, unix_ms now) {
 void planner::remove_calendar(const std::string& tenant, const std::string& name, unix_ms now) {
   calendars_.erase({tenant, name});
   for (auto& [id, e] : tasks_) {
-    if (e.def.tenant != tenant || e.def.exclude_calendar != name) continue;
+    if (e.def.tenant != tenant || e.def.exclude_calendar() != name) continue;
     e.excluded = {};
     rearm(e, now);
   }
@@ -234,7 +235,7 @@ uint64_t planner::scheduled_fires(uint64_t id) const {
 void planner::remove(uint64_t id) {
   timers_.cancel(id);
   if (auto i = tasks_.find(id); i != tasks_.end())
-    for (auto up : i->second.def.depends_on) dependents_[up].erase(id);
+    for (auto up : i->second.def.depends_on()) dependents_[up].erase(id);
   tasks_.erase(id);
 }
 
@@ -275,7 +276,7 @@ void planner::release(entry& e) {
 
 std::vector<uint64_t> planner::pending_upstreams(const entry& e) const {
   std::vector<uint64_t> out;
-  for (auto up : e.def.depends_on) {
+  for (auto up : e.def.depends_on()) {
     auto i = tasks_.find(up);
     if (i == tasks_.end()) {  // an unknown upstream never succeeded
       out.push_back(up);
@@ -304,7 +305,7 @@ decisions planner::collect(unix_ms now) {
     auto i = tasks_.find(r.task);
     if (i == tasks_.end() || i->second.def.paused) continue;
     if (r.released) decide_released(i->second, r.slot, out);
-    else if (!i->second.def.depends_on.empty()) with_deps.emplace_back(r.task, r.slot);
+    else if (!i->second.def.depends_on().empty()) with_deps.emplace_back(r.task, r.slot);
     else decide(i->second, r.slot, out, true);
   }
   due_buf_.clear();
@@ -315,7 +316,7 @@ decisions planner::collect(unix_ms now) {
     auto& e = i->second;
     auto slot = e.next_slot;
     arm_after(e, slot);
-    if (e.def.depends_on.empty()) decide(e, slot, out, true);
+    if (e.def.depends_on().empty()) decide(e, slot, out, true);
     else with_deps.emplace_back(id, slot);
   }
   // Downstream tasks decide after their upstreams (by DAG depth), so an upstream
@@ -333,7 +334,7 @@ size_t planner::depth(uint64_t id, size_t guard) const {
   auto i = tasks_.find(id);
   if (i == tasks_.end() || guard > tasks_.size()) return 0;  // guard: cycles are rejected upstream
   size_t d = 0;
-  for (auto up : i->second.def.depends_on) d = std::max(d, 1 + depth(up, guard + 1));
+  for (auto up : i->second.def.depends_on()) d = std::max(d, 1 + depth(up, guard + 1));
   return d;
 }
 
@@ -355,7 +356,7 @@ void planner::decide(entry& e, unix_ms slot, decisions& out, bool scheduled,
     stats_.skipped += 1;
     return;
   }
-  if (!e.def.depends_on.empty() && !upstreams_ok(e)) {
+  if (!e.def.depends_on().empty() && !upstreams_ok(e)) {
     if (e.blocked) stats_.skipped += 1;  // a newer slot supersedes the waiting one
     e.blocked = slot;
     stats_.blocked += 1;
@@ -428,7 +429,7 @@ void planner::fire_now(entry& e, unix_ms slot, decisions& out, bool scheduled,
 
 uint32_t planner::fanout_of(const terms& t) const {
   uint32_t n = 0;
-  for (auto& labels : census_) n += labels_match(t.labels, labels) ? 1 : 0;
+  for (auto& labels : census_) n += labels_match(t.labels(), labels) ? 1 : 0;
   // No matching worker now: one run, which waits (pending) for one to come.
   return std::clamp<uint32_t>(n, 1, max_shards);
 }
@@ -460,7 +461,7 @@ decisions planner::fire_event(const std::string& tenant, const std::string& name
                               const std::string& payload, unix_ms now) {
   decisions out;
   for (auto& [id, e] : tasks_) {
-    if (e.def.event != name || e.def.paused) continue;
+    if (e.def.event() != name || e.def.paused) continue;
     if (!tenant.empty() && e.def.tenant != tenant) continue;
     if (e.proposed.count(now)) continue;  // this instant already fired for it
     decide(e, now, out, true, name, payload);
@@ -480,7 +481,7 @@ caf::expected<decisions> planner::enqueue(const std::string& tenant, uint64_t id
   };
   if (e.def.shards > 1) return refuse("not for a task with shards (trigger it instead)");
   if (e.def.route == route_strategy::broadcast) return refuse("not for a broadcast task");
-  if (!e.def.depends_on.empty()) return refuse("not for a task with depends_on");
+  if (!e.def.depends_on().empty()) return refuse("not for a task with depends_on");
   if (payloads.empty())
     return make_error(errc::invalid_argument, "payloads", "payloads: at least one is needed");
   if (payloads.size() > proto::max_bulk_runs)

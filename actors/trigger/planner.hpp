@@ -6,8 +6,10 @@
 // The trigger actor feeds it time, task changes and committed instances.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -149,14 +151,10 @@ class planner {
   /// What the planner keeps of a task: the fields its decisions read. Not the
   /// task itself: a full copy per task was most of an idle task's memory (#17);
   /// the definition lives in the store.
-  struct terms {
+  class terms {
+   public:
     uint64_t id = 0;
     std::string tenant;
-    std::string event;
-    std::string exclude_calendar;
-    std::string timezone;                       // with a calendar: its days are read in it
-    std::vector<uint64_t> depends_on;
-    std::map<std::string, std::string> labels;  // broadcast tasks only: their fanout
     unix_ms start_at = 0;
     unix_ms end_at = 0;
     duration_ms jitter = 0;
@@ -170,6 +168,56 @@ class planner {
     bool paused = false;
 
     static terms of(const proto::task& t);
+
+    const std::string& event() const { return rare_ ? rare_->event : none().event; }
+    const std::string& exclude_calendar() const {
+      return rare_ ? rare_->exclude_calendar : none().exclude_calendar;
+    }
+    /// The zone the calendar's days are read in (set only with a calendar).
+    const std::string& timezone() const { return rare_ ? rare_->timezone : none().timezone; }
+    /// The worker label selector, kept for broadcast tasks only (their fanout).
+    const std::map<std::string, std::string>& labels() const {
+      return rare_ ? rare_->labels : none().labels;
+    }
+    const std::vector<uint64_t>& depends_on() const {
+      return rare_ ? rare_->depends_on : none().depends_on;
+    }
+
+   private:
+    // What most tasks leave empty, held apart: an idle task without them pays
+    // one pointer, not 150 bytes of empty strings and containers.
+    struct rare {
+      std::string event;
+      std::string exclude_calendar;
+      std::string timezone;
+      std::map<std::string, std::string> labels;
+      std::vector<uint64_t> depends_on;
+    };
+    static const rare& none() {
+      static const rare empty;
+      return empty;
+    }
+    std::unique_ptr<const rare> rare_;
+  };
+
+  /// A small set of slots as a sorted vector: a task has a few fired slots
+  /// in flight at most, and an empty std::set costs 48 bytes per task.
+  class slot_set {
+   public:
+    void insert(unix_ms s) {
+      auto i = std::lower_bound(v_.begin(), v_.end(), s);
+      if (i == v_.end() || *i != s) v_.insert(i, s);
+    }
+    void erase(unix_ms s) {
+      auto i = std::lower_bound(v_.begin(), v_.end(), s);
+      if (i != v_.end() && *i == s) v_.erase(i);
+    }
+    bool count(unix_ms s) const { return std::binary_search(v_.begin(), v_.end(), s); }
+    bool empty() const { return v_.empty(); }
+    size_t size() const { return v_.size(); }
+
+   private:
+    std::vector<unix_ms> v_;
   };
   static unix_ms jittered(uint64_t id, duration_ms jitter, unix_ms slot);
   static unix_ms jittered(const terms& t, unix_ms slot) { return jittered(t.id, t.jitter, slot); }
@@ -179,7 +227,7 @@ class planner {
     schedule sched;
     unix_ms next_slot = 0;                   // armed slot (0: none)
     std::set<std::string> active;            // non-terminal instance ids
-    std::set<unix_ms> proposed;              // fired slots whose commit is not settled
+    slot_set proposed;                       // fired slots whose commit is not settled
     // Slots waiting for the active run to end, oldest first (at most max_buffered).
     // A vector, not a deque: an empty libstdc++ deque allocates ~600 bytes, and
     // every task has one (an idle task's memory, #17).
@@ -189,7 +237,7 @@ class planner {
     unix_ms last_slot = 0;
     exclusion excluded;                      // its calendar in its zone (empty: none)
     uint64_t fires_committed = 0;            // scheduled fires in the store at upsert
-    std::set<unix_ms> fires_proposed;        // scheduled slots fired since (max_runs only)
+    slot_set fires_proposed;                 // scheduled slots fired since (max_runs only)
   };
 
   void arm_after(entry& e, unix_ms after);
