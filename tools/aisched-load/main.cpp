@@ -516,7 +516,7 @@ int main(int argc, char** argv) {
   app.add_option("--server", o.server, "node URL")->capture_default_str();
   app.add_option("--n", o.n, "tasks (burst, steady), most runs (throughput) or requests (api)")
       ->capture_default_str()
-      ->check(CLI::Range(size_t{1}, size_t{1'000'000}));
+      ->check(CLI::Range(size_t{1}, size_t{100'000'000}));
   app.add_option("--duration", o.duration_s, "seconds (steady, throughput)")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 3600.0));

@@ -2,7 +2,9 @@
 // threads): a real raft group of one over RocksDB, the real worker actor (noop
 // runs complete inside it, without a thread) and the proxy between them, as the
 // router wires them. Checks that a report is committed and only then
-// acknowledged to the worker, that a refused run fails at once with the
+// acknowledged to the worker, that reports queued while a batch is being
+// committed go as the next batch, a run's start folded into its result with
+// its start time, that a refused run fails at once with the
 // worker's reason (a worker whose outbox failed), that a proxy of another
 // term commits nothing and acknowledges nothing, and that an external worker's
 // report, handed over with `settle`, is committed on its own and answered.
@@ -21,6 +23,7 @@
 #include "actors/worker/worker_actor.hpp"
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
 #include "common/run_pool.hpp"
+#include "storage/state_machine.hpp"
 
 namespace aisched::proto {
 void PrintTo(instance_state s, std::ostream* os) { *os << name_of(s); }
@@ -45,13 +48,12 @@ class worker_proxy_actor_test : public test_coordinator_fixture<test::actor_test
     fs::remove(box_file_, ec);
   }
 
-  /// A noop task fired and dispatched to worker "w1": its instance.
-  proto::instance dispatched_run() {
+  /// A noop task fired (for `slot`) and dispatched to worker "w1": its instance.
+  proto::instance dispatched_run(unix_ms slot = 1'796'022'000'000) {
     proto::task t;
     t.name = "nothing";
     t.kind = proto::task_kind::noop;
     auto id = create_task(t);
-    unix_ms slot = 1'796'022'000'000;
     EXPECT_TRUE(propose_fire(id, slot));
     auto iid = proto::make_instance_id(id, slot, 0);
     EXPECT_TRUE(propose_dispatch(iid, slot + 1));
@@ -108,6 +110,38 @@ TEST_F(worker_proxy_actor_test, a_report_is_committed_then_acknowledged_to_the_w
   EXPECT_EQ(instance_of(x.id).worker_id, "w1");
   EXPECT_TRUE(held(w).empty()) << "the committed report was not acknowledged: the worker would "
                                   "keep re-sending it";
+}
+
+TEST_F(worker_proxy_actor_test, reports_queued_behind_a_commit_go_together_a_start_folded_into_its_result) {
+  auto y = dispatched_run(1'796'022'000'000);
+  auto x = dispatched_run(1'796'022'001'000);
+  auto w = spawn_worker();
+  auto proxy = spawn_proxy(w, node_.term);
+  auto before = node_.sm->applied_index();
+  auto report = [&](const proto::instance& run, instance_state s, unix_ms started,
+                    unix_ms finished) {
+    proto::run_result r;
+    r.instance_id = run.id;
+    r.worker_id = "w1";
+    r.attempt = run.attempt;
+    r.state = s;
+    r.started_at = started;
+    r.finished_at = finished;
+    caf::anon_send(proxy, proto::report_atom::value, r);
+    while (sched.prioritize(proxy)) sched.run_once();  // the proxy only: raft has not committed
+  };
+  report(y, instance_state::success, y.dispatched_at + 1, y.dispatched_at + 2);  // proposed
+  report(x, instance_state::running, x.dispatched_at + 5, 0);  // queued behind y's commit
+  report(x, instance_state::success, 0, x.dispatched_at + 9);  // a result not restating its start
+  sched.run();
+
+  EXPECT_EQ(node_.sm->applied_index(), before + 2)
+      << "reports queued while a batch was being committed did not go as one batch";
+  auto now = instance_of(x.id);
+  EXPECT_EQ(now.state, instance_state::success);
+  EXPECT_EQ(now.started_at, x.dispatched_at + 5) << "the folded start lost its time";
+  EXPECT_EQ(now.finished_at, x.dispatched_at + 9);
+  EXPECT_EQ(instance_of(y.id).state, instance_state::success);
 }
 
 TEST_F(worker_proxy_actor_test, a_run_the_worker_refuses_fails_at_once_with_its_reason) {
