@@ -60,20 +60,15 @@ void log_result(const instance& x) {
                                  {"exit_code", std::to_string(x.exit_code)}});
 }
 
-/// Proposes the queued reports as one command, once the previous one is
-/// settled (what arrives meanwhile joins the next); transient failures retry.
+/// Proposes the queued reports as one command, a run's start folded into its
+/// result when both are queued; transient failures retry.
 void flush_reports(self_ptr self) {
   auto& st = self->state;
   st.flush_scheduled = false;
-  if (st.pending.empty() || st.proposing) return;
+  if (st.pending.empty()) return;
   fold_starts(st.pending);
   report_results cmd{st.term, now_ms(), std::move(st.pending)};
   st.pending.clear();
-  st.proposing = true;
-  auto settled = [=] {
-    self->state.proposing = false;
-    if (!self->state.pending.empty() && !self->state.flush_scheduled) flush_reports(self);
-  };
   auto copy = cmd.results;
   // Final reports the worker keeps in its outbox until it hears they are settled.
   std::vector<std::string> keys;
@@ -88,21 +83,15 @@ void flush_reports(self_ptr self) {
           [=](applied& a) {
             for (auto& x : a.instances) log_result(x);
             ack();
-            settled();
           },
             [=](caf::error& err) {
               // Rejected items (a late report for a cancelled run) are final; a
               // timeout or storage hiccup is retried so no result is lost.
               auto code = view(err).code;
               if (code == errc::illegal_transition || code == errc::not_found ||
-                  code == errc::invalid_argument) {
-                ack();
-                return settled();
-              }
-              // Retried first, after a pause; what queued meanwhile goes with it.
-              auto& pending = self->state.pending;
-              pending.insert(pending.begin(), copy.begin(), copy.end());
-              self->state.proposing = false;
+                  code == errc::invalid_argument)
+                return ack();
+              for (auto& r : copy) self->state.pending.push_back(r);
               self->state.flush_scheduled = true;
               self->delayed_send(self, retry_after, flush_atom::value);
             });

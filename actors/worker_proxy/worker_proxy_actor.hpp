@@ -1,9 +1,8 @@
 // The leader's handle on one worker. The router hands it `execute` and
 // `cancel_run`; it forwards them to the worker (a typed CAF actor, local or
 // remote) and turns the worker's reports into committed `report_results`
-// commands, batched: one proposal in flight at a time, the reports queued
-// meanwhile sharing the next, a run's start folded into its result when both
-// are queued (report_batch.hpp).
+// commands, batched: reports queued behind one another share one proposal,
+// a run's start folded into its result when both are queued (report_batch.hpp).
 // It is the one proposer of its worker's reports: an external worker's report
 // (REST, verified by the router) reaches raft through it too, on its own.
 // A delivery the worker does not accept becomes a failed attempt at once.
@@ -28,7 +27,6 @@ struct proxy_state {
   std::string callback_url;                // http workers only
   std::string report_base;                 // "http://host:port" of this node's gateway
   bool flush_scheduled = false;
-  bool proposing = false;  // a batch of reports is being committed
   static inline const char* name = "worker_proxy";
 };
 
