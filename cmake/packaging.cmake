@@ -4,6 +4,8 @@
 include(GNUInstallDirs)
 
 install(TARGETS aisched aischedctl aisched-inspect aisched-load RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# Where bin/aisched looks for it: ../libexec/aisched/ (worker/sandbox find_supervisor).
+install(TARGETS aisched-supervisor RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/aisched)
 install(FILES deploy/aisched.service deploy/aisched-worker.service
         DESTINATION lib/systemd/system)
 # /etc whatever the prefix (Debian's place for a service's configuration);

@@ -81,6 +81,7 @@ struct config {
   worker::run_user run_user;
   std::map<std::string, worker::run_user> tenant_users;  // --tenant-run-as TENANT=USER
   std::string scratch_dir;  // default /tmp/aisched-runs-<node uid>
+  std::string supervisor;   // aisched-supervisor, found at startup (not a flag)
   uint64_t snapshot_every = 10'000;  // raft: compact after this many applied entries (advanced)
   /// Test hook (--fault-file, hidden): while this file exists every RocksDB
   /// write fails with ENOSPC (EIO if the file holds "eio"). Empty: off.

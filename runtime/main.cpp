@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <filesystem>
 #include <pthread.h>
 
 #include <curl/curl.h>
@@ -19,11 +20,20 @@ namespace {
 
 /// Closes the node to its runs: no /proc/<node>/environ, mem or fd for processes of
 /// the same user (PR_SET_DUMPABLE 0; also no core dumps), no secret left in the
-/// environment, the scratch root ready. Returns false when runs cannot be isolated.
-bool harden(const runtime::config& cfg) {
+/// environment, the scratch root ready, the run supervisor found. Returns false when
+/// runs cannot be isolated.
+bool harden(runtime::config& cfg) {
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   runtime::scrub_secret_environment();
   if (!cfg.roles.count("worker")) return true;
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  cfg.supervisor = worker::find_supervisor(exe);
+  if (cfg.supervisor.empty()) {
+    log::error("no aisched-supervisor next to " + exe + " or in ../libexec/aisched/: a worker "
+               "cannot start runs without it (it is installed and built with aisched)");
+    return false;
+  }
   if (auto why = worker::prepare_scratch_root(cfg.scratch_dir); !why.empty()) {
     log::error(why);
     return false;

@@ -304,6 +304,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     worker::worker_config wcfg;
     wcfg.id = cfg.node_id;
     wcfg.exec.scratch_root = cfg.scratch_dir;  // prepared by main (harden)
+    wcfg.exec.supervisor = cfg.supervisor;  // found by main (harden)
     wcfg.exec.user = cfg.run_user;
     wcfg.exec.tenant_users = cfg.tenant_users;
     wcfg.outbox_dir = cfg.data_dir + "/worker-outbox";

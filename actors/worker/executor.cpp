@@ -78,6 +78,7 @@ run_result run_process(const execute_request& req, const std::vector<std::string
                        const cancel_fn& cancelled, const output_fn& on_output) {
   auto r = base_result(req);
   spawn_spec spec;
+  spec.supervisor = opts.supervisor;
   spec.argv = argv;
   spec.env = env;
   spec.dir = dir;

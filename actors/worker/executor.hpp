@@ -20,6 +20,7 @@ namespace aisched::worker {
 
 struct exec_options {
   std::string scratch_root;           // per-run directories are created below it
+  std::string supervisor;             // aisched-supervisor (find_supervisor)
   size_t output_cap = 16 * 1024;      // bytes of output tail kept (stdout+stderr)
   run_user user;                      // who shell commands run as (default: the node's user)
   std::map<std::string, run_user> tenant_users;  // per tenant, instead of `user` (--tenant-run-as)

@@ -1,7 +1,8 @@
 // Process isolation of one run (used by actors/worker/executor): the user a run
-// executes as, its scratch root, and a supervisor process that starts the run's
-// command and guarantees that no process of the run outlives it. Talks to the
-// kernel only (fork, namespaces, credentials, /proc); knows nothing of tasks.
+// executes as, its scratch root, and the supervisor process (`aisched-supervisor`,
+// actors/worker/supervisor.hpp) that starts the run's command and guarantees that
+// no process of the run outlives it. Talks to the kernel only (posix_spawn,
+// credentials, /proc); knows nothing of tasks.
 #pragma once
 
 #include <sys/types.h>
@@ -9,6 +10,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "actors/worker/supervisor.hpp"
 
 namespace aisched::worker {
 
@@ -35,8 +38,13 @@ std::string prepare_scratch_root(const std::string& path);
 std::string make_run_dir(const std::string& root, const std::string& name, const run_user& user,
                          std::string& error);
 
-/// What the run's command needs; everything is copied before the fork.
+/// The `aisched-supervisor` next to `exe` (a build tree) or in
+/// `<exe dir>/../libexec/aisched/` (an install); "" when there is none.
+std::string find_supervisor(const std::string& exe);
+
+/// What the run's command needs; everything is sent to the supervisor.
 struct spawn_spec {
+  std::string supervisor;  // path of aisched-supervisor (find_supervisor)
   std::vector<std::string> argv;  // argv[0] is an absolute path
   std::vector<std::string> env;
   std::string dir;              // working directory
@@ -48,7 +56,8 @@ struct spawn_spec {
 /// A started run: its supervisor and the descriptors the executor reads.
 ///
 /// The supervisor is a child of the calling thread (so the calling thread must live
-/// as long as the run: PR_SET_PDEATHSIG fires when that thread exits). Where the
+/// as long as the run: PR_SET_PDEATHSIG fires when that thread exits), started with
+/// posix_spawn: its cost does not grow with the node's memory. Where the
 /// kernel permits, it puts the run in new PID and mount namespaces (with its own
 /// /proc) whose init it holds, so killing that init kills every process of the run,
 /// however it forked or setsid'd; otherwise it is a child subreaper that kills every
@@ -63,15 +72,6 @@ struct supervised_run {
 
 /// Starts `spec` under a supervisor. Returns false with `error` set when nothing started.
 bool spawn_supervised(const spawn_spec& spec, supervised_run& out, std::string& error);
-
-/// One record from the status pipe.
-struct run_status {
-  enum kind_t : int32_t { started = 0, exited = 1, setup_failed = 2 } kind = exited;
-  int32_t code = 0;   // exited: exit status, or 128+signal; started: 2 pid+mount
-                      // namespace, 1 pid namespace, 0 subreaper only
-  int32_t stage = 0;  // setup_failed: which step (see describe_setup_failure)
-  int32_t err = 0;    // setup_failed: errno
-};
 
 /// Reads whole records available on `fd` (non-blocking); false at end of file.
 bool read_status(int fd, std::vector<run_status>& out);

@@ -225,7 +225,8 @@ void fault_phase(chaos_run& run, group& g, port_board& board, network& net) {
 }
 
 /// Once the nodes are stopped nothing carrying the marker may survive: not a
-/// node, not a supervisor, not a run's shell. Survivors are listed and killed.
+/// node, not a supervisor (its command line names the run's directory, below the
+/// marker through --scratch-dir), not a run's shell. Survivors are listed and killed.
 void check_orphans(chaos_run& run, const std::string& marker) {
   auto until = clock::now() + 10s;  // a run's supervisor may take a moment to go
   auto left = processes_with_marker(marker);

@@ -329,7 +329,8 @@ group::group(std::string binary, network& net) : net_(net), binary_(std::move(bi
     members_.push_back(std::make_unique<node>(
         node::kind::member, id, binary_,
         std::vector<std::string>{"--node-id", id, "--peers", peers_, "--data-dir",
-                                 root_ + "/" + id, "--http-addr", host + ":0", "--cluster-addr",
+                                 root_ + "/" + id, "--scratch-dir", root_ + "/" + id + "-runs",
+                                 "--http-addr", host + ":0", "--cluster-addr",
                                  host + ":" + std::to_string(cluster_ports_[i])},
         root_ + "/" + id + ".log", net_, int(i) + 1));
   }
@@ -351,7 +352,8 @@ group::~group() {
 std::vector<std::string> group::worker_args(size_t join_via) const {
   return {"--node-id", "w1", "--roles", "worker", "--join",
           net_.host_of(int(join_via) + 1) + ":" + std::to_string(cluster_ports_.at(join_via)),
-          "--data-dir", root_ + "/w1", "--cluster-addr", net_.host_of(4) + ":0"};
+          "--data-dir", root_ + "/w1", "--scratch-dir", root_ + "/w1-runs", "--cluster-addr",
+          net_.host_of(4) + ":0"};
 }
 
 std::string group::start(clock::time_point deadline) {

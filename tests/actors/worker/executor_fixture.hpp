@@ -184,6 +184,7 @@ class executor_test : public ::testing::Test {
     scratch_ = tmp_.path() / "scratch";
     fs::create_directories(scratch_);
     opts_.scratch_root = scratch_.string();
+    opts_.supervisor = AISCHED_SUPERVISOR_PATH;
   }
 
   ~executor_test() override {

@@ -87,6 +87,7 @@ class worker_actor_test : public ::testing::Test {
     worker_config wcfg;
     wcfg.id = "w-test";
     wcfg.exec.scratch_root = (dir_ / "scratch").string();
+    wcfg.exec.supervisor = AISCHED_SUPERVISOR_PATH;
     worker_ = sys_.spawn(worker_actor_impl, wcfg, pool_);
     proxy_ = spawn_proxy("proxy");
   }
@@ -357,6 +358,7 @@ TEST_F(worker_actor_test, a_restarted_worker_answers_an_unacknowledged_attempt_w
   worker_config wcfg;
   wcfg.id = "w-box";
   wcfg.exec.scratch_root = (dir_ / "scratch").string();
+  wcfg.exec.supervisor = AISCHED_SUPERVISOR_PATH;
   wcfg.outbox_dir = box.string();
   auto first = sys_.spawn(worker_actor_impl, wcfg, pool_);
   auto req = shell("7-8000-0", "echo run >> '" + count.string() + "'");
@@ -395,6 +397,7 @@ TEST_F(worker_actor_test, a_worker_whose_outbox_will_not_open_refuses_runs_and_s
   worker_config wcfg;
   wcfg.id = "w-nobox";
   wcfg.exec.scratch_root = (dir_ / "scratch").string();
+  wcfg.exec.supervisor = AISCHED_SUPERVISOR_PATH;
   wcfg.outbox_dir = box.string();
   auto w = sys_.spawn(worker_actor_impl, wcfg, pool_);
 
