@@ -16,6 +16,7 @@ import tempfile
 
 EXPECTED = [
     "usr/bin/aisched", "usr/bin/aischedctl", "usr/bin/aisched-inspect", "usr/bin/aisched-load",
+    "usr/libexec/aisched/aisched-supervisor",  # where usr/bin/aisched looks for it
     "usr/lib/systemd/system/aisched.service", "usr/lib/systemd/system/aisched-worker.service",
     "etc/aisched/aisched.conf", "etc/aisched/aisched-worker.conf",
     "usr/share/doc/aisched/README.md", "usr/share/doc/aisched/SECURITY.md",

@@ -164,6 +164,25 @@ TEST(supervisor, a_missing_helper_is_an_error_naming_it_and_starts_nothing) {
   EXPECT_NE(error.find("aisched-supervisor"), std::string::npos) << error;
 }
 
+TEST(supervisor, is_found_beside_the_binary_or_in_libexec_and_nowhere_else) {
+  namespace fs = std::filesystem;
+  auto root = fs::temp_directory_path() / ("aisched-find-" + std::to_string(getpid()));
+  fs::create_directories(root / "bin");
+  fs::create_directories(root / "libexec/aisched");
+  auto exe = (root / "bin/aisched").string();
+  EXPECT_EQ(find_supervisor(exe), "");
+  auto installed = root / "libexec/aisched/aisched-supervisor";
+  fs::copy_file(AISCHED_SUPERVISOR_PATH, installed);
+  EXPECT_EQ(find_supervisor(exe), fs::canonical(installed).string());
+  auto beside = root / "bin/aisched-supervisor";  // a build tree: wins
+  fs::copy_file(AISCHED_SUPERVISOR_PATH, beside);
+  EXPECT_EQ(find_supervisor(exe), fs::canonical(beside).string());
+  fs::remove(beside);
+  fs::permissions(installed, fs::perms::owner_read);  // not executable: not taken
+  EXPECT_EQ(find_supervisor(exe), "");
+  fs::remove_all(root);
+}
+
 TEST(supervisor, a_garbled_spec_is_refused_and_nothing_runs) {
   // The helper started by hand, the way spawn_supervised does, with a bad spec.
   int status[2], sock[2];
