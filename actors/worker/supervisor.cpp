@@ -42,6 +42,29 @@ struct linux_dirent64 {
   char d_name[1];
 };
 
+/// Calls `fn(number, name)` for each entry of the open directory `dir` whose name is
+/// a decimal number (pids in /proc, descriptors in /proc/self/fd): raw getdents64,
+/// no allocation, async-signal-safe.
+template <class Fn>
+void for_each_numbered(int dir, Fn fn) {
+  alignas(8) char buf[4096];
+  for (;;) {
+    long n = syscall(SYS_getdents64, dir, buf, sizeof buf);
+    if (n <= 0) return;
+    for (long off = 0; off < n;) {
+      auto* d = reinterpret_cast<linux_dirent64*>(buf + off);
+      off += d->d_reclen;
+      long number = 0;
+      bool digits = d->d_name[0] != '\0';
+      for (const char* c = d->d_name; *c; ++c) {
+        if (*c < '0' || *c > '9') digits = false;
+        else number = number * 10 + (*c - '0');
+      }
+      if (digits) fn(number, d->d_name);
+    }
+  }
+}
+
 void put_status(int fd, const run_status& s) {
   // One record is far below PIPE_BUF: written atomically, never interleaved.
   ssize_t n;
@@ -121,39 +144,25 @@ void kill_children_by_proc() {
   int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) return;
   pid_t me = getpid();
-  alignas(8) char buf[4096];
-  for (;;) {
-    long n = syscall(SYS_getdents64, dir, buf, sizeof buf);
-    if (n <= 0) break;
-    for (long off = 0; off < n;) {
-      auto* d = reinterpret_cast<linux_dirent64*>(buf + off);
-      off += d->d_reclen;
-      pid_t pid = 0;
-      bool digits = d->d_name[0] != '\0';
-      for (const char* c = d->d_name; *c; ++c) {
-        if (*c < '0' || *c > '9') digits = false;
-        else pid = pid * 10 + (*c - '0');
-      }
-      if (!digits) continue;
-      char path[64] = "/proc/";
-      size_t len = 6;
-      for (const char* c = d->d_name; *c && len < 40; ++c) path[len++] = *c;
-      memcpy(path + len, "/stat", 6);
-      int fd = open(path, O_RDONLY | O_CLOEXEC);
-      if (fd < 0) continue;
-      char stat[512];
-      ssize_t got = read(fd, stat, sizeof stat - 1);
-      close(fd);
-      if (got <= 0) continue;
-      stat[got] = '\0';
-      // "pid (comm) state ppid ...": comm may hold anything, so scan from the last ')'.
-      char* paren = strrchr(stat, ')');
-      if (!paren || paren[1] != ' ' || paren[2] == '\0' || paren[3] != ' ') continue;
-      pid_t ppid = 0;
-      for (const char* c = paren + 4; *c >= '0' && *c <= '9'; ++c) ppid = ppid * 10 + (*c - '0');
-      if (ppid == me) kill(pid, SIGKILL);
-    }
-  }
+  for_each_numbered(dir, [me](long pid, const char* name) {
+    char path[64] = "/proc/";
+    size_t len = 6;
+    for (const char* c = name; *c && len < 40; ++c) path[len++] = *c;
+    memcpy(path + len, "/stat", 6);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    char stat[512];
+    ssize_t got = read(fd, stat, sizeof stat - 1);
+    close(fd);
+    if (got <= 0) return;
+    stat[got] = '\0';
+    // "pid (comm) state ppid ...": comm may hold anything, so scan from the last ')'.
+    char* paren = strrchr(stat, ')');
+    if (!paren || paren[1] != ' ' || paren[2] == '\0' || paren[3] != ' ') return;
+    pid_t ppid = 0;
+    for (const char* c = paren + 4; *c >= '0' && *c <= '9'; ++c) ppid = ppid * 10 + (*c - '0');
+    if (ppid == me) kill(static_cast<pid_t>(pid), SIGKILL);
+  });
   close(dir);
 }
 
@@ -178,22 +187,9 @@ void close_from(int lowest) {
   if (syscall(SYS_close_range, static_cast<unsigned>(lowest), ~0U, 0U) == 0) return;
   int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir >= 0) {
-    alignas(8) char buf[4096];
-    for (;;) {
-      long n = syscall(SYS_getdents64, dir, buf, sizeof buf);
-      if (n <= 0) break;
-      for (long off = 0; off < n;) {
-        auto* d = reinterpret_cast<linux_dirent64*>(buf + off);
-        off += d->d_reclen;
-        int fd = 0;
-        bool digits = d->d_name[0] != '\0';
-        for (const char* c = d->d_name; *c; ++c) {
-          if (*c < '0' || *c > '9') digits = false;
-          else fd = fd * 10 + (*c - '0');
-        }
-        if (digits && fd >= lowest && fd != dir) close(fd);
-      }
-    }
+    for_each_numbered(dir, [lowest, dir](long fd, const char*) {
+      if (fd >= lowest && fd != dir) close(static_cast<int>(fd));
+    });
     close(dir);
     return;
   }
