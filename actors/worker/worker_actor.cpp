@@ -33,18 +33,41 @@ held_run held_of(const std::string& key) {
           static_cast<uint32_t>(std::strtoul(key.c_str() + hash + 1, nullptr, 10))};
 }
 
-/// Drops finished runs older than the dedup TTL (at most once a second).
-void purge(worker_actor::stateful_pointer<worker_state> self, unix_ms now) {
-  auto& st = self->state;
-  if (now - st.last_purge < 1000) return;
-  st.last_purge = now;
-  for (auto i = st.runs.begin(); i != st.runs.end();) {
-    // A final report not acknowledged yet keeps its run: a re-sent execute of
-    // that attempt must repeat the outcome, not run it again.
-    if (i->second.done && now - i->second.last_seen > st.cfg.dedup_ttl && !st.unacked.count(i->first))
-      i = st.runs.erase(i);
-    else ++i;
+/// Forgets settled attempts past the dedup TTL or beyond the dedup cap, oldest first.
+void purge(worker_state& st, unix_ms now) {
+  while (!st.settled_order.empty() &&
+         (st.settled.size() > st.cfg.dedup_cap ||
+          now - st.settled_order.front().at > st.cfg.dedup_ttl)) {
+    st.settled.erase(*st.settled_order.front().key);
+    st.settled_order.pop_front();
   }
+}
+
+/// The leader committed the final report of `key`: keep only its outcome.
+void settle(worker_state& st, const std::string& key, unix_ms now) {
+  auto i = st.runs.find(key);
+  if (i == st.runs.end() || !i->second.done) return;
+  auto& r = i->second.result;
+  auto [at, fresh] =
+      st.settled.emplace(key, worker_state::outcome{r.state, r.exit_code, r.started_at, r.finished_at});
+  if (fresh) st.settled_order.push_back({&at->first, now});
+  st.runs.erase(i);
+  purge(st, now);
+}
+
+/// The report a duplicate execute of settled attempt `key` is sent again.
+run_result result_of(const worker_state& st, const std::string& key,
+                     const worker_state::outcome& o) {
+  auto held = held_of(key);
+  run_result r;
+  r.instance_id = std::move(held.instance_id);
+  r.attempt = held.attempt;
+  r.worker_id = st.cfg.id;
+  r.state = o.state;
+  r.exit_code = o.exit_code;
+  r.started_at = o.started_at;
+  r.finished_at = o.finished_at;
+  return r;
 }
 
 /// Records that the outbox failed (`what`: "open", "write", ...): from now on
@@ -82,7 +105,6 @@ void open_outbox(worker_actor::stateful_pointer<worker_state> self) {
     auto& run = st.runs[key];
     run.done = true;
     run.result = r;
-    run.last_seen = now_ms();
   }
 }
 
@@ -108,7 +130,7 @@ std::map<std::string, std::string> details_of(const worker_state& st) {
   return {{"id", st.cfg.id},
           {"running", std::to_string(running)},
           {"slots", std::to_string(st.pool ? st.pool->threads() : 0)},
-          {"dedup_cached", std::to_string(st.runs.size() - running)},
+          {"dedup_cached", std::to_string(st.runs.size() - running + st.settled.size())},
           {"unacked_reports", std::to_string(st.unacked.size())},
           {"outbox_fault", st.outbox_fault},
           {"connected", inspector::text(static_cast<bool>(st.report_sink))}};
@@ -137,13 +159,16 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
           const worker_proxy_actor& reply_to) -> caf::result<bool> {
         auto& st = self->state;
         auto now = now_ms();
-        purge(self, now);
+        purge(st, now);
         auto key = run_key(req.instance_id, req.attempt);
         if (auto i = st.runs.find(key); i != st.runs.end()) {
           // A duplicate delivery: never run twice; repeat the outcome if known.
           i->second.reply_to = reply_to;
-          i->second.last_seen = now;
           if (i->second.done) self->send(reply_to, report_atom::value, i->second.result);
+          return true;
+        }
+        if (auto i = st.settled.find(key); i != st.settled.end()) {
+          self->send(reply_to, report_atom::value, result_of(st, key, i->second));
           return true;
         }
         if (!st.outbox_fault.empty())
@@ -154,7 +179,6 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         worker_state::run fresh;
         fresh.reply_to = reply_to;
         fresh.cancelled = cancelled;
-        fresh.last_seen = now;
         st.runs[key] = std::move(fresh);
         log::info("run started", {{"actor", "worker"},
                                   {"task_id", std::to_string(req.task_id)},
@@ -221,7 +245,6 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         auto& run = i->second;
         run.done = true;
         run.result = r;
-        run.last_seen = now_ms();
         deliver_final(self, key, run.reply_to, r);
         for (auto& f : run.followers) caf::anon_send(f, done_atom::value, r.instance_id);
         run.followers.clear();
@@ -253,9 +276,11 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
       },
       [=](ack_atom, const std::vector<std::string>& keys) {
         auto& st = self->state;
+        auto now = now_ms();
         for (auto& k : keys) {
           if (st.unacked.erase(k) && st.box)
             if (auto err = st.box->erase(k)) outbox_failed(self, "delete", err);
+          settle(st, k, now);
         }
       },
       [=](drain_atom) {
@@ -289,7 +314,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
               self->send(caf::actor_cast<router_actor>(st.report_sink), report_atom::value,
                          p.result);
             }
-        purge(self, now);
+        purge(st, now);
         self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
       },
       [=](cancel_run_atom, const std::string& instance_id) {

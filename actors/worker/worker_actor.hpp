@@ -1,15 +1,24 @@
 // The worker actor runs task attempts handed to it by a worker_proxy. It owns
-// the dedup cache (instance id + attempt -> outcome, with a TTL) so a run
-// delivered twice executes once, the cancel flags of running attempts, and a
+// the dedup cache (instance id + attempt -> outcome) so a run delivered twice
+// executes once, the cancel flags of running attempts, and a
 // run_pool that executes off CAF's threads. Reports (running, then the final
 // result) go to the proxy that sent the execute. It tells its registrar which
 // runs it holds (`held`), so a leader can tell runs lost with a restarted
 // worker from runs still going. A worker whose outbox will not open, write or
 // delete takes no new runs from then on: its reports would not survive a
 // restart, which is what the outbox is for.
+//
+// The dedup cache is bounded. An attempt stays whole (its full result) from
+// its execute until the leader acknowledges its final report, which it does
+// only once the result is committed; from then on no leader dispatches that
+// attempt again (a leader re-dispatches only instances its log shows
+// unfinished), so only an execute already in flight can still arrive. The
+// attempt is then kept as a compact outcome (`settled`), oldest first, for
+// `dedup_ttl` and at most `dedup_cap` of them.
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -25,7 +34,8 @@ namespace aisched::worker {
 struct worker_config {
   std::string id = "local";
   exec_options exec;
-  duration_ms dedup_ttl = 5 * 60'000;
+  duration_ms dedup_ttl = 5 * 60'000;  // a settled attempt is forgotten after this...
+  size_t dedup_cap = 100'000;           // ...or once this many newer ones settled
   std::string outbox_dir;           // "" keeps unacknowledged reports in memory only
   size_t live_cap = 64 * 1024;      // bytes of live output a new follower is sent first
   duration_ms resend_after = 3'000;  // an unacknowledged report is sent again after this
@@ -37,7 +47,6 @@ struct worker_state {
     std::shared_ptr<std::atomic<bool>> cancelled;
     bool done = false;
     proto::run_result result;  // when done
-    unix_ms last_seen = 0;     // for the dedup TTL
     std::string live;          // output so far (the last live_cap bytes) while it runs
     std::vector<caf::actor> followers;  // told each chunk, then (done, instance id)
   };
@@ -45,14 +54,27 @@ struct worker_state {
     proto::run_result result;
     unix_ms last_sent = 0;
   };
+  /// What a duplicate execute of an acknowledged attempt is told again.
+  struct outcome {
+    proto::instance_state state = proto::instance_state::success;
+    int32_t exit_code = 0;
+    unix_ms started_at = 0;
+    unix_ms finished_at = 0;
+  };
+  struct settled_entry {
+    const std::string* key;  // the key in `settled` (node keys do not move)
+    unix_ms at;              // when the leader acknowledged it
+  };
   worker_config cfg;
   std::shared_ptr<run_pool> pool;
   std::unique_ptr<outbox> box;                            // durable copy of `unacked`
   std::string outbox_fault;  // why reports cannot be kept durably; "" while they can
   std::unordered_map<std::string, pending_report> unacked;  // key: "{instance}#{attempt}"
   caf::actor report_sink;                                 // the router, for re-sends
-  std::unordered_map<std::string, run> runs;  // key: "{instance}#{attempt}"
-  unix_ms last_purge = 0;
+  // Running attempts and finished ones not acknowledged yet; key as above.
+  std::unordered_map<std::string, run> runs;
+  std::unordered_map<std::string, outcome> settled;  // acknowledged attempts
+  std::deque<settled_entry> settled_order;            // `settled`, oldest first
   inspector::activity activity;
   static inline const char* name = "worker";
 };

@@ -2,8 +2,9 @@
 // worker_proxy forwards the worker's `report`s to the test's scoped_actor. Checks the report
 // sequence (running, then final), dedup by instance id + attempt (a duplicate runs once and
 // repeats a known outcome), cancel_run, refusal once the pool stopped, the runs it says
-// it holds (executing or unacknowledged), dedup across a restart from its outbox, and a
-// worker whose outbox will not open refusing runs instead of keeping reports in memory.
+// it holds (executing or unacknowledged), dedup across a restart from its outbox, a
+// worker whose outbox will not open refusing runs instead of keeping reports in memory,
+// and a dedup cache bounded once the leader acknowledged the results.
 #include "actors/worker/worker_actor.hpp"
 
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -419,6 +421,94 @@ TEST_F(worker_actor_test, a_worker_whose_outbox_will_not_open_refuses_runs_and_s
   expect_no_report();
   EXPECT_FALSE(fs::exists(count)) << "the refused run ran";
   caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+}
+
+/// The worker's figures as aisched-inspect shows them (dedup_cached, running, ...).
+std::map<std::string, std::string> details(caf::scoped_actor& self, const proto::worker_actor& w) {
+  std::map<std::string, std::string> out;
+  self->request(w, 5s, proto::inspect_atom::value)
+      .receive([&](proto::actor_summary& s) { out = std::move(s.details); },
+               [&](caf::error& e) { ADD_FAILURE() << "inspect: " << to_string(e); });
+  return out;
+}
+
+TEST_F(worker_actor_test, acknowledged_attempts_are_kept_compact_and_at_most_dedup_cap) {
+  // Every finished attempt used to stay whole for the 5-minute TTL: 1.6 M of them at full
+  // rate, the node's RSS growing without end.
+  worker_config wcfg;
+  wcfg.id = "w-cap";
+  wcfg.exec.scratch_root = (dir_ / "scratch").string();
+  wcfg.exec.supervisor = AISCHED_SUPERVISOR_PATH;
+  wcfg.dedup_cap = 3;
+  auto w = sys_.spawn(worker_actor_impl, wcfg, pool_);
+  auto noop = [&](const std::string& id) {
+    auto req = shell(id, "");
+    req.kind = proto::task_kind::noop;
+    return req;
+  };
+  auto run = [&](const execute_request& req) {
+    std::optional<bool> ok;
+    self_->request(w, 5s, proto::execute_atom::value, req, proxy_)
+        .receive([&](bool b) { ok = b; }, [&](caf::error& e) { ADD_FAILURE() << to_string(e); });
+    return ok;
+  };
+  // One attempt never acknowledged, then eight acknowledged.
+  ASSERT_EQ(run(noop("7-100-0")), true);
+  auto unacked = next_report();
+  ASSERT_TRUE(unacked);
+  std::vector<run_result> done;
+  for (int i = 1; i <= 8; ++i) {
+    auto id = "7-" + std::to_string(100 + i) + "-0";
+    ASSERT_EQ(run(noop(id)), true);
+    auto r = next_report();
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->state, instance_state::success);
+    done.push_back(*r);
+    self_->send(w, proto::ack_atom::value, std::vector<std::string>{id + "#1"});
+  }
+  auto d = details(self_, w);
+  EXPECT_EQ(d["dedup_cached"], "4") << "three settled attempts plus the unacknowledged one";
+  EXPECT_EQ(d["unacked_reports"], "1");
+
+  // The newest settled attempt, delivered again, is answered from its compact outcome.
+  ASSERT_EQ(run(noop("7-108-0")), true);
+  auto again = next_report();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->instance_id, "7-108-0");
+  EXPECT_EQ(again->attempt, 1u);
+  EXPECT_EQ(again->worker_id, "w-cap");
+  EXPECT_EQ(again->state, instance_state::success);
+  EXPECT_EQ(again->finished_at, done.back().finished_at) << "the recorded outcome, not a new run";
+  // The unacknowledged one is never dropped, however many settle after it.
+  EXPECT_EQ(held(w), (std::vector<proto::held_run>{{"7-100-0", 1}}));
+  ASSERT_EQ(run(noop("7-100-0")), true);
+  auto kept = next_report();
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->finished_at, unacked->finished_at);
+  expect_no_report();
+  caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(worker_actor_test, a_settled_attempt_repeats_its_outcome_without_its_output) {
+  // At the defaults: the output reached the leader, which committed it before acknowledging.
+  ASSERT_EQ(execute(shell("7-200-0", "head -c 10000 /dev/zero | tr '\\0' x; exit 3")), true);
+  std::optional<run_result> done;
+  for (int i = 0; i < 2 && !(done && done->state != instance_state::running); ++i)
+    done = next_report();
+  ASSERT_TRUE(done);
+  ASSERT_EQ(done->state, instance_state::failed);
+  EXPECT_EQ(done->output.size(), 10000u);
+  self_->send(worker_, proto::ack_atom::value, std::vector<std::string>{"7-200-0#1"});
+  EXPECT_TRUE(held(worker_).empty());
+  ASSERT_EQ(execute(shell("7-200-0", "echo ran again; exit 0")), true);
+  auto again = next_report();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->state, instance_state::failed);
+  EXPECT_EQ(again->exit_code, 3);
+  EXPECT_EQ(again->started_at, done->started_at);
+  EXPECT_EQ(again->finished_at, done->finished_at);
+  EXPECT_TRUE(again->output.empty());
+  expect_no_report();
 }
 
 }  // namespace
