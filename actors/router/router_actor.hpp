@@ -1,22 +1,23 @@
 // The router actor: the leader's worker registry and dispatcher. While leading
 // it keeps the registered workers (registry.hpp; native CAF workers,
 // monitored, and external HTTP workers with their credential) with a
-// worker_proxy per worker; a follower's router keeps none and hands the
-// registry requests of its gateway to the leader's router. It keeps the terms
-// of every task and a bounded cache of definitions (task_book.hpp; a
+// worker_proxy per worker (workers.hpp); a follower's router keeps none and
+// hands the registry requests of its gateway to the leader's router. It keeps
+// the terms of every task and a bounded cache of definitions (task_book.hpp; a
 // definition it lacks is read from the store when a run of it is sent), and
-// queues pending runs; placement.hpp decides which worker takes
-// which run (tenant, labels, strategy, capacity); the router commits a
-// `dispatch` batch through raft, then hands each run to its worker's proxy.
-// Capacity is reserved at dispatch and released when a run ends or waits to
-// retry; a run no worker can take stays pending, and the router commits why
-// (`note_waiting`). Backpressure never stops dispatching: only the trigger
-// defers fires. When a
-// native worker registers it says which runs it holds: runs the committed
-// state has in flight on it that it does not hold were lost with it and are
-// committed as `worker_lost` failures (actors/router/adoption.hpp).
+// queues pending runs; placement.hpp decides which worker takes which run
+// (tenant, labels, strategy, capacity); dispatching.hpp commits a `dispatch`
+// batch through raft, then hands each run to its worker's proxy. Capacity is
+// reserved at dispatch and released when a run ends or waits to retry; a run
+// no worker can take stays pending, and the router commits why (waiting.hpp,
+// `note_waiting`). Backpressure never stops dispatching: only the trigger
+// defers fires. When a native worker registers it says which runs it holds:
+// runs the committed state has in flight on it that it does not hold were lost
+// with it and are committed as `worker_lost` failures (takeover.hpp, deciding
+// by adoption.hpp). This file holds the state; router_actor.cpp the messages.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -84,8 +85,17 @@ struct router_state {
 /// Why the router wakes itself (the payload of its wake_atom).
 enum class wake_reason : uint64_t { dispatch = 0, tokens_refilled = 1 };
 
-proto::router_actor::behavior_type router_actor_impl(
-    proto::router_actor::stateful_pointer<router_state> self, proto::raft_actor raft,
-    proto::store_actor store, router_options opts);
+using self_ptr = proto::router_actor::stateful_pointer<router_state>;
+
+/// How long the router waits for raft or the store before a request counts as failed.
+constexpr auto request_timeout = std::chrono::seconds(10);
+
+inline worker_entry* find_worker(router_state& st, const std::string& id) {
+  return st.workers.find(id);
+}
+
+proto::router_actor::behavior_type router_actor_impl(self_ptr self, proto::raft_actor raft,
+                                                     proto::store_actor store,
+                                                     router_options opts);
 
 }  // namespace aisched::router

@@ -13,11 +13,7 @@ namespace aisched::router {
 
 using namespace proto;
 
-using self_ptr = router_actor::stateful_pointer<router_state>;
-
 namespace {
-
-constexpr auto request_timeout = std::chrono::seconds(10);
 
 /// Why runs of a task wait: no worker can take them (`unplaceable`, what
 /// scheduler_runs_unplaceable counts), or their task or pool is at its limit.

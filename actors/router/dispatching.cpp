@@ -1,0 +1,235 @@
+// Dispatching; see dispatching.hpp.
+#include "actors/router/dispatching.hpp"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "common/log.hpp"
+#include "obs/metrics.hpp"
+#include "proto/errors.hpp"
+
+namespace aisched::router {
+
+using namespace proto;
+
+namespace {
+
+/// Commits run `x`'s attempt as failed: it could not be sent (`why`).
+void fail_unsent(self_ptr self, const instance& x, const caf::error& why) {
+  auto& st = self->state;
+  log::warn("run not sent", {{"actor", "router"}, {"instance_id", x.id},
+                             {"error", view(why).message}});
+  report_results cmd{st.lead.term, now_ms(), {unsendable(x, why)}};
+  self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
+      .then([](applied&) {}, [](caf::error&) {});  // uncommitted: the deadline times it out
+}
+
+/// Hands run `x` of `t` to its worker's proxy with its secrets' values; a run
+/// that cannot be sent (a secret it names is gone) ends failed instead. A run
+/// no longer assigned to that worker (cancelled or ended meanwhile) is not sent.
+void send_run(self_ptr self, const task& t, const instance& x) {
+  auto& st = self->state;
+  auto a = st.assigned.find(x.id);
+  auto* w = find_worker(st, x.worker_id);
+  if (a == st.assigned.end() || a->second != x.worker_id || !w || !w->proxy) return;
+  auto req = make_request(t, x, st.opts.reveal_secrets);
+  if (req) return self->send(w->proxy, execute_atom::value, std::move(*req));
+  fail_unsent(self, x, req.error());
+}
+
+bool is_active_in_flight(instance_state s) {
+  return s == instance_state::dispatched || s == instance_state::running;
+}
+
+}  // namespace
+
+void schedule_dispatch(self_ptr self) {
+  auto& st = self->state;
+  if (st.dispatch_scheduled || !st.lead.leading || !st.lead.ready) return;
+  st.dispatch_scheduled = true;
+  self->send(self, wake_atom::value, static_cast<uint64_t>(wake_reason::dispatch));
+}
+
+void release(self_ptr self, const std::string& run_id) {
+  auto& st = self->state;
+  st.limits.release(run_id);
+  auto i = st.assigned.find(run_id);
+  if (i == st.assigned.end()) return;
+  if (auto* w = find_worker(st, i->second); w && w->c.reserved > 0) w->c.reserved -= 1;
+  st.assigned.erase(i);
+}
+
+void reserve(router_state& st, worker_entry& w, const std::string& run_id) {
+  st.assigned[run_id] = w.info.id;
+  w.c.reserved += 1;
+  w.c.uses += 1;
+  w.c.last_used = now_ms();
+}
+
+/// Run `x` (dispatched or running) holds a slot of its task's and pool's limits.
+void hold_limits(router_state& st, const instance& x) {
+  if (auto* t = st.tasks.terms(x.task_id)) st.limits.hold(x.id, *t);
+}
+
+void enqueue(router_state& st, const instance& x) {
+  if (st.assigned.count(x.id)) return;
+  st.queue.push(x);
+}
+
+/// Sends run `x` (dispatched or adopted) with its task's definition: the
+/// cached one, or one read from the store first. Runs of a task whose read is
+/// under way wait for that read; a task gone meanwhile fails them (not sent).
+void deliver(self_ptr self, const instance& x) {
+  auto& st = self->state;
+  if (auto* t = st.tasks.definition(x.task_id)) return send_run(self, *t, x);
+  auto& waiting = st.reading[x.task_id];
+  waiting.push_back(x);
+  if (waiting.size() > 1) return;  // its read is under way
+  auto epoch = st.lead.epoch;
+  auto id = x.task_id;
+  auto take = [=] {
+    auto& st = self->state;
+    auto i = st.reading.find(id);
+    if (i == st.reading.end()) return std::vector<instance>{};
+    auto runs = std::move(i->second);
+    st.reading.erase(i);
+    return runs;
+  };
+  self->request(st.store, request_timeout, get_task_atom::value, std::string{}, id)
+      .then(
+          [=](task& t) {
+            if (!self->state.lead.current(epoch)) return;
+            self->state.tasks.cache(t);
+            for (auto& y : take()) send_run(self, t, y);
+          },
+          [=](caf::error& err) {
+            if (!self->state.lead.current(epoch)) return;
+            for (auto& y : take())
+              if (self->state.assigned.count(y.id)) fail_unsent(self, y, err);
+          });
+}
+
+/// Places queued runs on workers and commits one dispatch batch.
+void dispatch(self_ptr self) {
+  auto& st = self->state;
+  st.dispatch_scheduled = false;
+  // Backpressure defers firing (the trigger's part), never the drain: only
+  // dispatching lowers the backlog, so holding it at red would hold it forever.
+  if (!st.lead.leading || !st.lead.ready || st.queue.empty()) return;
+  std::vector<candidate> cands;
+  for (auto& w : st.workers.entries()) cands.push_back(w.c);
+  // Free slots over the online workers: once they are taken nothing else fits,
+  // so the rest of the queue is not looked at (a backlog far larger than the
+  // workers' capacity would otherwise be rescanned on every finished run).
+  uint64_t free_slots = 0;
+  for (auto& c : cands)
+    if (c.status == worker_status::online && c.has_capacity()) free_slots += c.max_load - c.load();
+  if (free_slots == 0) return;  // a finished run or a new worker wakes us
+  auto now = now_ms();
+  // The dispatch rate limit: at most this many runs leave now.
+  auto budget =
+      st.bucket->take(std::min<uint64_t>({st.queue.size(), max_batch, free_slots}), now);
+  obs::get().dispatch_tokens.set(st.bucket->tokens(now));
+  if (budget == 0) {
+    if (!st.waiting_for_tokens) {
+      st.waiting_for_tokens = true;
+      self->delayed_send(self, std::chrono::milliseconds(std::max<duration_ms>(1, st.bucket->wait_ms(now))),
+                         wake_atom::value, static_cast<uint64_t>(wake_reason::tokens_refilled));
+    }
+    return;
+  }
+  st.pick.ring = &st.ring;
+  auto task_of = [&](uint64_t id) { return st.tasks.terms(id); };
+  auto round = place(st.queue, task_of, cands, budget, scan_limit, st.pick, st.limits);
+  for (auto& id : round.orphaned) {
+    // The task was deleted: nothing to run it with.
+    cancel c{"", id, now_ms(), "task deleted before the run was dispatched"};
+    self->request(st.raft, request_timeout, propose_atom::value, command{std::move(c)})
+        .then([](applied&) {}, [](caf::error&) {});
+  }
+  proto::dispatch cmd{st.lead.term, now, std::move(round.placed)};
+  for (auto& e : cmd.entries)
+    if (auto* w = find_worker(st, e.worker_id)) reserve(st, *w, e.instance_id);
+  if (cmd.entries.empty()) return;
+  auto epoch = st.lead.epoch;
+  auto entries = cmd.entries;
+  self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
+      .then(
+          [=](applied& a) {
+            auto& st = self->state;
+            if (!st.lead.current(epoch)) return;
+            std::unordered_set<std::string> placed;
+            for (auto& x : a.instances)
+              if (x.state == instance_state::dispatched) placed.insert(x.id);
+            obs::get().dispatch_ok.inc(static_cast<double>(placed.size()));
+            obs::get().dispatch_refused.inc(static_cast<double>(entries.size() - placed.size()));
+            // Runs the state machine refused (cancelled meanwhile) give capacity back.
+            for (auto& e : entries)
+              if (!placed.count(e.instance_id)) release(self, e.instance_id);
+            for (auto& x : a.instances) {
+              if (x.state != instance_state::dispatched) continue;
+              log::info("run dispatched", {{"actor", "router"},
+                                           {"task_id", std::to_string(x.task_id)},
+                                           {"instance_id", x.id},
+                                           {"trace_id", x.trace_id},
+                                           {"worker_id", x.worker_id},
+                                           {"attempt", std::to_string(x.attempt)}});
+              deliver(self, x);
+            }
+            if (!st.queue.empty()) schedule_dispatch(self);
+          },
+          [=](caf::error&) {
+            // Not committed: give the capacity back; the runs are still pending.
+            obs::get().dispatch_error.inc(static_cast<double>(entries.size()));
+            auto& st = self->state;
+            if (!st.lead.current(epoch)) return;
+            for (auto& e : entries) release(self, e.instance_id);
+            self->delayed_send(self, std::chrono::milliseconds(200), wake_atom::value,
+                               static_cast<uint64_t>(wake_reason::dispatch));
+          });
+  if (!st.queue.empty()) schedule_dispatch(self);
+}
+
+/// Applies one committed instance state to the queue and reservations.
+void observe(self_ptr self, const instance& x) {
+  auto& st = self->state;
+  if (is_active_in_flight(x.state)) {
+    st.in_flight[x.id] = x;
+    hold_limits(st, x);
+  } else {
+    st.in_flight.erase(x.id);
+  }
+  switch (x.state) {
+    case instance_state::pending:
+      // Placed, its dispatch not committed yet: a note_waiting that commits
+      // meanwhile reports it pending, and must not give its slots back.
+      if (st.assigned.count(x.id)) break;
+      release(self, x.id);  // a retry comes back as pending
+      enqueue(st, x);
+      break;
+    case instance_state::dispatched:
+    case instance_state::running:
+      break;
+    case instance_state::cancelled: {
+      auto i = st.assigned.find(x.id);
+      if (i != st.assigned.end())
+        if (auto* w = find_worker(st, i->second); w && w->proxy)
+          self->send(w->proxy, cancel_run_atom::value, x.id);
+      release(self, x.id);
+      break;
+    }
+    default:  // success, failed, timed_out, retry_waiting: capacity is free again
+      release(self, x.id);
+      break;
+  }
+  if (!is_active_in_flight(x.state) && !st.orphans.empty()) {
+    auto& o = st.orphans;
+    o.erase(std::remove_if(o.begin(), o.end(), [&](const instance& y) { return y.id == x.id; }),
+            o.end());
+  }
+}
+
+}  // namespace aisched::router

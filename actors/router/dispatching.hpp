@@ -1,0 +1,46 @@
+// Dispatching: the router places queued runs on workers, commits each batch
+// as one `dispatch` through raft, then hands every run it placed to its
+// worker's proxy with its task's definition (read from the store when the
+// router's cache lacks it) and its secrets. Capacity is reserved at dispatch
+// and released when a committed state says the run ended or waits to retry.
+// Split from router_actor.cpp, which calls these on its messages.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "actors/router/router_actor.hpp"
+
+namespace aisched::router {
+
+constexpr size_t max_batch = 4096;            // runs placed per dispatch proposal
+constexpr size_t scan_limit = 4 * max_batch;  // queued runs looked at per dispatch round
+
+/// Asks for a dispatch round (once, however often asked before it runs),
+/// while leading and rebuilt.
+void schedule_dispatch(self_ptr self);
+
+/// Gives back what run `run_id` held: its worker's slot and its limits' slots.
+void release(self_ptr self, const std::string& run_id);
+
+/// Run `run_id` takes a slot of worker `w`.
+void reserve(router_state& st, worker_entry& w, const std::string& run_id);
+
+/// Run `x` (dispatched or running) holds a slot of its task's and pool's limits.
+void hold_limits(router_state& st, const proto::instance& x);
+
+/// Queues pending run `x` for placement, unless it is placed already.
+void enqueue(router_state& st, const proto::instance& x);
+
+/// Sends run `x` (dispatched or adopted) with its task's definition: the
+/// cached one, or one read from the store first. Runs of a task whose read is
+/// under way wait for that read; a task gone meanwhile fails them (not sent).
+void deliver(self_ptr self, const proto::instance& x);
+
+/// Places queued runs on workers and commits one dispatch batch.
+void dispatch(self_ptr self);
+
+/// Applies one committed instance state to the queue and reservations.
+void observe(self_ptr self, const proto::instance& x);
+
+}  // namespace aisched::router

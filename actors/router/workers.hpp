@@ -1,0 +1,32 @@
+// The leader's worker set as the router changes it: a worker_proxy per
+// registered worker (linked to the router), the hash ring over the online
+// ones, the workers_* gauges and the census the trigger fans broadcast tasks
+// out by. Split from router_actor.cpp, which calls these on its messages.
+#pragma once
+
+#include "actors/router/router_actor.hpp"
+
+namespace aisched::router {
+
+/// Spawns a proxy for every registered worker that has none (leading only).
+void start_proxies(self_ptr self);
+
+/// Adds or refreshes a worker entry; the old proxy (if any) is replaced.
+worker_entry& upsert_worker(self_ptr self, proto::worker info);
+
+/// Stops every worker's proxy; the workers stay registered.
+void stop_proxies(self_ptr self);
+
+/// The set of workers taking runs changed: rebuild the hash ring and tell the
+/// trigger (broadcast tasks fan out to the online matching workers).
+void workers_changed(self_ptr self);
+
+/// Moves a worker to `s`; a reachable worker that is drained (by an operator
+/// or itself) is `draining`: its runs finish, nothing new goes there.
+void set_status(self_ptr self, worker_entry& w, proto::worker_status s);
+
+/// Forgets every worker: the registry belongs to the leader, and workers
+/// register again with whoever leads next.
+void forget_workers(self_ptr self);
+
+}  // namespace aisched::router
