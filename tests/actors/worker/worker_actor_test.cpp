@@ -479,6 +479,7 @@ TEST_F(worker_actor_test, acknowledged_attempts_are_kept_compact_and_at_most_ded
   EXPECT_EQ(again->worker_id, "w-cap");
   EXPECT_EQ(again->state, instance_state::success);
   EXPECT_EQ(again->finished_at, done.back().finished_at) << "the recorded outcome, not a new run";
+  EXPECT_EQ(details(self_, w)["unacked_reports"], "1") << "the duplicate ran and reported anew";
   // The unacknowledged one is never dropped, however many settle after it.
   EXPECT_EQ(held(w), (std::vector<proto::held_run>{{"7-100-0", 1}}));
   ASSERT_EQ(run(noop("7-100-0")), true);
