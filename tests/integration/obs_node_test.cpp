@@ -125,6 +125,7 @@ TEST(obs_node, the_execute_call_to_an_external_worker_carries_the_traceparent) {
   node_process node(dir.path() + "/data");
   ASSERT_TRUE(node.running());
   auto port = node.http_port();
+  ASSERT_TRUE(await_ready(port)) << http_call(port, "GET", "/readyz").body;
   auto reg = http_call(port, "POST", "/api/v1/workers",
                        R"({"id":"ext-1","callback_url":")" + worker.url("") +
                            R"(","labels":{"pool":"ext"},"max_load":2})");

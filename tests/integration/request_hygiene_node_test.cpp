@@ -41,6 +41,7 @@ class hygiene_node : public ::testing::Test {
     node_ = std::make_unique<node_process>(dir_.path() + "/data");
     ASSERT_TRUE(node_->running());
     port_ = node_->http_port();
+    ASSERT_TRUE(await_ready(port_)) << http_call(port_, "GET", "/readyz").body;
   }
   temp_dir dir_;
   std::unique_ptr<node_process> node_;

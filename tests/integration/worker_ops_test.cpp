@@ -144,6 +144,7 @@ TEST(worker_ops, external_worker_heartbeat_load_and_removal) {
   node_process node(dir.path() + "/data", {"--roles", "scheduler,gateway"});
   ASSERT_TRUE(node.running());
   auto port = node.http_port();
+  ASSERT_TRUE(await_ready(port)) << http_call(port, "GET", "/readyz").body;
   auto r = http_call(port, "POST", "/api/v1/workers",
                      R"({"id": "ext", "callback_url": "http://127.0.0.1:9", "max_load": 4})");
   ASSERT_EQ(r.status, 201u) << r.body;

@@ -147,6 +147,13 @@ inline bool all_gone(const std::string& arg,
   return false;
 }
 
+/// Waits until the node at `port` answers /readyz with 200 (a leader elected, storage
+/// sound), as an operator's script does before calls that need the leader at once
+/// (registering a worker answers 503 `no leader elected yet` before the election).
+inline bool await_ready(uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  return eventually([&] { return http_call(port, "GET", "/readyz").status == 200; }, timeout);
+}
+
 /// Creates a task from the JSON `body` on the node at `port`; returns its id, or
 /// 0 after recording a test failure that shows the answer.
 inline int64_t create_task(uint16_t port, const std::string& body) {
