@@ -173,12 +173,31 @@ typename Inspector::result_type inspect(Inspector& f, schedule_page& x) {
            x.next_cursor);
 }
 
-/// One page of the run-history retention sweep (actors/retention): which
-/// finished runs of the tasks after `after_task` retention lets go at `now`,
-/// `defaults` standing for what a task's own policy leaves at 0. A page looks
-/// at `max_tasks` tasks and names `limit` runs at most.
-struct prune_query {
+/// Where the run-history retention sweep (actors/retention) goes on: after
+/// task `after_task`, or, when `key` is set, inside task `after_task + 1` at
+/// the first instance key not below `key`, the walk of that task having
+/// looked at `index` records so far (removed ones included) against the
+/// `excess` it computed when it began the task. A page that fills inside a
+/// task so resumes where it stopped instead of walking the task again, over
+/// what the previous pages removed (RocksDB tombstones, until compaction).
+struct prune_cursor {
   uint64_t after_task = 0;
+  std::string key;  // empty: begin task after_task + 1 (or the next one with runs)
+  uint64_t index = 0;
+  uint64_t excess = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, prune_cursor& x) {
+  return f(caf::meta::type_name("aisched.prune_cursor"), x.after_task, x.key, x.index,
+           x.excess);
+}
+
+/// One page of the run-history retention sweep: which finished runs of the
+/// tasks from `from` on retention lets go at `now`, `defaults` standing for
+/// what a task's own policy leaves at 0. A page looks at `max_tasks` tasks
+/// and names `limit` runs at most.
+struct prune_query {
+  prune_cursor from;
   unix_ms now = 0;
   retention_policy defaults;
   uint32_t limit = 500;
@@ -186,18 +205,18 @@ struct prune_query {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, prune_query& x) {
-  return f(caf::meta::type_name("aisched.prune_query"), x.after_task, x.now, x.defaults,
-           x.limit, x.max_tasks);
+  return f(caf::meta::type_name("aisched.prune_query"), x.from, x.now, x.defaults, x.limit,
+           x.max_tasks);
 }
 
 struct prune_page {
   std::vector<std::string> instance_ids;
-  uint64_t next_after = 0;  // the next page's after_task
-  bool done = false;        // no task after the ones looked at has runs
+  prune_cursor next;  // the next page's `from`
+  bool done = false;  // no task after the ones looked at has runs
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, prune_page& x) {
-  return f(caf::meta::type_name("aisched.prune_page"), x.instance_ids, x.next_after, x.done);
+  return f(caf::meta::type_name("aisched.prune_page"), x.instance_ids, x.next, x.done);
 }
 
 // -- interfaces ----------------------------------------------------------------

@@ -71,23 +71,37 @@ caf::expected<prune_page> scan_prunable(rocks& db, const prune_query& q) {
   const auto limit = std::clamp<uint32_t>(q.limit, 1, 10'000);
   const auto max_tasks = std::clamp<uint32_t>(q.max_tasks, 1, 100'000);
   auto it = db.iterate(column::instances);
-  uint64_t after = q.after_task;
+  uint64_t after = q.from.after_task;
+  // The first task resumes where the last page stopped inside it, if it did.
+  const bool resuming = !q.from.key.empty() && after != std::numeric_limits<uint64_t>::max();
   for (uint32_t looked = 0; looked < max_tasks; ++looked) {
     if (after == std::numeric_limits<uint64_t>::max()) break;
-    it->Seek(keys::task(after + 1));
+    const bool resumed = resuming && looked == 0;
+    it->Seek(resumed ? q.from.key : keys::task(after + 1));
     if (!it->Valid()) break;
     auto first = keys::parse_instance(std::string_view(it->key().data(), it->key().size()));
     if (!first) return make_error(errc::corrupted, "malformed instance key");
     const uint64_t task_id = first->task_id;
     auto t = read_record<task>(db, column::tasks, keys::task(task_id));
     if (!t) return t.error();
-    auto rt = read_record<task_runtime>(db, column::task_state, keys::task(task_id));
-    if (!rt) return rt.error();
     auto policy = retention::effective(*t ? (*t)->retention : retention_policy{}, q.defaults);
-    auto c = retention::cut_for(policy, *t && *rt ? (*rt)->runs : 0, q.now);
-    const auto prefix = keys::task(task_id);
+    retention::cut c;
     uint64_t i = 0;
-    for (; it->Valid() && it->key().starts_with(prefix); it->Next(), ++i) {
+    if (resumed && task_id == after + 1) {
+      // The count bound as the walk found it when it began this task, and
+      // the records it looked at since, those the last pages named included:
+      // removed or not, no record among the newest keep_runs goes (runs
+      // created since only make the walk keep more).
+      c = retention::cut_for(policy, 0, q.now);
+      c.excess = q.from.excess;
+      i = q.from.index;
+    } else {
+      auto rt = read_record<task_runtime>(db, column::task_state, keys::task(task_id));
+      if (!rt) return rt.error();
+      c = retention::cut_for(policy, *t && *rt ? (*rt)->runs : 0, q.now);
+    }
+    const auto own = keys::task(task_id);
+    for (; it->Valid() && it->key().starts_with(own); it->Next(), ++i) {
       auto ref = keys::parse_instance(std::string_view(it->key().data(), it->key().size()));
       if (!ref) return make_error(errc::corrupted, "malformed instance key");
       if (c.past(i, ref->slot)) break;
@@ -96,8 +110,10 @@ caf::expected<prune_page> scan_prunable(rocks& db, const prune_query& q) {
       if (!c.lets_go(i, *x)) continue;
       page.instance_ids.push_back(std::move(x->id));
       if (page.instance_ids.size() == limit) {
-        // Full within this task: the next page walks it again, from what is left.
-        page.next_after = task_id - 1;
+        // Full within this task: the next page resumes just after this record.
+        auto key = it->key().ToString();
+        key.push_back('\0');  // the least key above this one
+        page.next = prune_cursor{task_id - 1, std::move(key), i + 1, c.excess};
         return page;
       }
     }
@@ -105,7 +121,7 @@ caf::expected<prune_page> scan_prunable(rocks& db, const prune_query& q) {
     after = task_id;
   }
   if (!it->status().ok()) return make_error(errc::storage_error, it->status().ToString());
-  page.next_after = after;
+  page.next = prune_cursor{after, {}, 0, 0};
   page.done = !it->Valid();
   return page;
 }

@@ -54,7 +54,7 @@ cut cut_for(const proto::retention_policy& p, uint64_t runs, unix_ms now);
 
 }  // namespace retention
 
-/// The sweep: the runs of the tasks after `q.after_task` that retention lets
+/// The sweep: the runs of the tasks from `q.from` on that retention lets
 /// go (storage side of state_machine::scan_prunable). Safe concurrently with
 /// apply. A task that was deleted has no policy nor count left: its runs go
 /// by the default keep_for only.

@@ -35,7 +35,7 @@ void step(self_ptr self) {
   self->request(st.store, request_timeout, prune_scan_atom::value, q)
       .then(
           [=](prune_page& page) {
-            auto go_on = [=, next = page.next_after, done = page.done] {
+            auto go_on = [=, next = page.next, done = page.done] {
               self->state.cursor = next;
               if (done) end_sweep(self, true);
               else step(self);
@@ -89,7 +89,7 @@ retention_actor::behavior_type retention_actor_impl(self_ptr self, raft_actor ra
                   st.sweeping = true;
                   st.term = s.term;
                   st.sweep_now = now_ms();
-                  st.cursor = 0;
+                  st.cursor = prune_cursor{};
                   step(self);
                 },
                 [=](caf::error&) { self->state.failures += 1; });

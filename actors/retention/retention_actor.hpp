@@ -30,7 +30,7 @@ struct retention_state {
   bool sweeping = false;
   uint64_t term = 0;      // of the sweep under way
   unix_ms sweep_now = 0;  // the instant the sweep judges ages at
-  uint64_t cursor = 0;    // the sweep's next page starts after this task
+  proto::prune_cursor cursor;  // where the sweep's next page starts
   uint64_t sweeps = 0;    // sweeps finished by this node
   uint64_t pruned = 0;    // runs its commands removed
   uint64_t failures = 0;  // sweeps ended by an error (leader change, timeout)

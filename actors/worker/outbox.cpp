@@ -2,6 +2,7 @@
 #include "actors/worker/outbox.hpp"
 
 #include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
 
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
@@ -32,8 +33,11 @@ caf::error outbox::put(const std::string& key, const proto::run_result& r) {
   return {};
 }
 
-caf::error outbox::erase(const std::string& key) {
-  auto st = db_->Delete(rocksdb::WriteOptions{}, key);
+caf::error outbox::erase(const std::vector<std::string>& keys) {
+  if (keys.empty()) return {};
+  rocksdb::WriteBatch batch;
+  for (auto& k : keys) batch.Delete(k);
+  auto st = db_->Write(rocksdb::WriteOptions{}, &batch);
   if (!st.ok()) return make_error(errc::storage_error, "outbox delete failed: " + st.ToString());
   return {};
 }

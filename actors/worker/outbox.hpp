@@ -28,8 +28,8 @@ class outbox {
 
   /// Stores `r` under `key` ("{instance}#{attempt}").
   [[nodiscard]] caf::error put(const std::string& key, const proto::run_result& r);
-  /// Forgets `key`.
-  [[nodiscard]] caf::error erase(const std::string& key);
+  /// Forgets `keys`, in one write.
+  [[nodiscard]] caf::error erase(const std::vector<std::string>& keys);
   /// Everything stored, for re-sending after a restart. An error when the
   /// database cannot be read or a record does not decode: a report skipped
   /// here would be a run the scheduler never hears of.

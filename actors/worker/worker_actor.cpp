@@ -277,11 +277,13 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
       [=](ack_atom, const std::vector<std::string>& keys) {
         auto& st = self->state;
         auto now = now_ms();
+        std::vector<std::string> stored;  // the outbox forgets them in one write
         for (auto& k : keys) {
-          if (st.unacked.erase(k) && st.box)
-            if (auto err = st.box->erase(k)) outbox_failed(self, "delete", err);
+          if (st.unacked.erase(k) && st.box) stored.push_back(k);
           settle(st, k, now);
         }
+        if (st.box)
+          if (auto err = st.box->erase(stored)) outbox_failed(self, "delete", err);
       },
       [=](drain_atom) {
         // Runs still going, plus results the scheduler has not acknowledged yet:
