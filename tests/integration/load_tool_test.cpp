@@ -92,6 +92,10 @@ TEST(load_tool, throughput_reports_fired_dispatched_and_committed_rates) {
   EXPECT_GE(number(r, "pipeline_ms"), 0);
   EXPECT_GT(number(r, "self_cap_per_s"), 0);
   EXPECT_TRUE(r.at("self_capped").is_bool());
+  EXPECT_TRUE(r.at("node_bound").is_bool());
+  EXPECT_GE(number(r, "mean_queued_at_node"), 0);
+  EXPECT_FALSE(r.at("self_capped").as_bool() && r.at("node_bound").as_bool())
+      << "a run is capped by the tool or bound by the node, not both";
 }
 
 TEST(load_tool, bulk_throughput_counts_the_runs_retention_already_removed) {

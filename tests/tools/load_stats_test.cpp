@@ -38,7 +38,7 @@ TEST(load_stats, start_lateness_is_started_minus_due_of_started_runs) {
 TEST(load_stats, throughput_is_capped_when_the_backlog_stays_full) {
   // 2 000 in flight at 2 600 runs/s: 769 ms in flight, 269 ms past --due-ms 500,
   // so the cap is 2 000 / 0.769 s = the measured rate.
-  auto c = throughput_cap(2000, 500, 2000, 2600);
+  auto c = throughput_cap(2000, 500, 2000, 0, 2600);
   EXPECT_NEAR(c.pipeline_ms, 269.2, 0.1);
   EXPECT_NEAR(c.cap_per_s, 2600, 0.5);
   EXPECT_TRUE(c.capped);
@@ -46,16 +46,30 @@ TEST(load_stats, throughput_is_capped_when_the_backlog_stays_full) {
   EXPECT_NE(line.find("--backlog"), std::string::npos) << line;
   EXPECT_NE(line.find("--due-ms"), std::string::npos) << line;
   // 92 % full is still within 10 % of the cap.
-  EXPECT_TRUE(throughput_cap(2000, 500, 1840, 2600).capped);
+  EXPECT_TRUE(throughput_cap(2000, 500, 1840, 0, 2600).capped);
+}
+
+TEST(load_stats, a_full_backlog_held_in_the_nodes_queue_is_the_node_bound_not_the_tool) {
+  // 97 000 of 100 000 in flight at 9 800 runs/s, 95 000 of them pending at the
+  // node for a worker slot: Little's law puts the rate at the "cap", but more
+  // backlog would only lengthen the node's queue.
+  auto c = throughput_cap(100'000, 0, 97'000, 95'000, 9'800);
+  EXPECT_TRUE(c.node_bound);
+  EXPECT_FALSE(c.capped) << "the tool blamed its own --backlog for a node that could not keep up";
+  // The same full backlog with the node's queue nearly empty: the runs spent
+  // their time in the pipeline, and more of them in flight would go faster.
+  auto tool = throughput_cap(100'000, 0, 97'000, 2'000, 9'800);
+  EXPECT_FALSE(tool.node_bound);
+  EXPECT_TRUE(tool.capped);
 }
 
 TEST(load_stats, throughput_is_not_capped_when_the_backlog_has_room) {
   // Half the backlog in flight: the node, not the tool, set the rate.
-  auto c = throughput_cap(2000, 500, 1000, 1300);
+  auto c = throughput_cap(2000, 500, 1000, 0, 1300);
   EXPECT_NEAR(c.cap_per_s, 2600, 0.5);
   EXPECT_FALSE(c.capped);
   // Nothing measured: the cap is backlog / due, and nothing is capped.
-  auto none = throughput_cap(200, 500, 0, 0);
+  auto none = throughput_cap(200, 500, 0, 0, 0);
   EXPECT_EQ(none.pipeline_ms, 0);
   EXPECT_EQ(none.cap_per_s, 400);
   EXPECT_FALSE(none.capped);

@@ -200,6 +200,7 @@ void report(const options& o, const json::object& r) {
 /// succeed, and a run is removed only once finished.
 struct run_counters {
   double fired = 0, dispatched = 0, succeeded = 0;
+  double pending = 0;  // runs the node holds fired and not placed on a worker yet
   bool ok = false;
 };
 
@@ -226,6 +227,7 @@ run_counters scrape(http_client& c) {
   out.fired = f.value_or(0);
   out.dispatched = d.value_or(0);
   out.succeeded = s.value_or(0) + pruned.value_or(0);
+  out.pending = sample(r.body, R"(scheduler_instances{state="pending"})").value_or(0);
   return out;
 }
 
@@ -419,8 +421,8 @@ int throughput(const options& o) {
   // the 250 ms scrapes: their mean, by Little's law, tells what capped the rate.
   run_counters at_end = start;
   auto total_ms = static_cast<size_t>(o.duration_s * 1000);
-  double in_flight_sum = 0;
-  size_t in_flight_samples = 0;
+  double in_flight_sum = 0, queued_sum = 0;
+  size_t in_flight_samples = 0, queued_samples = 0;
   while (elapsed() < o.duration_s) {
     for (int i = 0; i < 25 && elapsed() < o.duration_s; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -431,6 +433,8 @@ int throughput(const options& o) {
     auto now = scrape(probe);
     if (!now.ok) continue;
     at_end = now;
+    queued_sum += now.pending;
+    ++queued_samples;
     done = static_cast<size_t>(std::max(0.0, now.succeeded - start.succeeded));
     progress("running", std::min(total_ms, static_cast<size_t>(elapsed() * 1000)), total_ms);
     if (done.load() >= o.n) break;
@@ -454,7 +458,9 @@ int throughput(const options& o) {
   auto mean_in_flight = in_flight_samples ? in_flight_sum / in_flight_samples : 0.0;
   // Bulk runs are due at once: only the backlog and the pipeline bound them.
   auto due_ms = o.bulk > 0 ? 0.0 : o.due_ms;
-  auto cap = aisched::load::throughput_cap(o.backlog, due_ms, mean_in_flight, committed_per_s);
+  auto mean_queued = queued_samples ? queued_sum / queued_samples : 0.0;
+  auto cap = aisched::load::throughput_cap(o.backlog, due_ms, mean_in_flight, mean_queued,
+                                           committed_per_s);
   json::object out{
       {"scenario", "throughput"},
       {"window_s", window},
@@ -469,14 +475,19 @@ int throughput(const options& o) {
       {"due_ms", due_ms},
       {"bulk", o.bulk},
       {"mean_in_flight", mean_in_flight},
+      {"mean_queued_at_node", mean_queued},
       {"pipeline_ms", cap.pipeline_ms},
       {"self_cap_per_s", cap.cap_per_s},
+      {"node_bound", cap.node_bound},
       {"self_capped", cap.capped},
       {"all_done", drained.succeeded - start.succeeded >= static_cast<double>(created.load())}};
   report(o, out);
-  if (cap.capped)  // beside the JSON report, not in it, so that stdout stays one object
-    (o.json_out ? std::cerr : std::cout)
-        << aisched::load::cap_warning(o.backlog, due_ms, cap, committed_per_s) << "\n";
+  auto& notes = o.json_out ? std::cerr : std::cout;  // beside the JSON, so stdout stays one object
+  if (cap.capped) notes << aisched::load::cap_warning(o.backlog, due_ms, cap, committed_per_s) << "\n";
+  if (cap.node_bound)
+    notes << "the node set the rate: " << static_cast<uint64_t>(mean_queued) << " of the "
+          << static_cast<uint64_t>(mean_in_flight)
+          << " runs in flight waited at the node for a worker slot on average\n";
   return out.at("all_done").as_bool() ? 0 : 1;
 }
 

@@ -35,14 +35,15 @@ std::vector<double> start_lateness(const std::vector<run_times>& runs) {
   return out;
 }
 
-self_cap throughput_cap(size_t backlog, double due_ms, double mean_in_flight, double rate_per_s,
-                        double margin) {
+self_cap throughput_cap(size_t backlog, double due_ms, double mean_in_flight, double mean_queued,
+                        double rate_per_s, double margin) {
   self_cap c;
   // Little's law: mean in flight = rate x mean time in flight.
   if (rate_per_s > 0 && mean_in_flight > 0)
     c.pipeline_ms = std::max(0.0, mean_in_flight / rate_per_s * 1000.0 - due_ms);
   c.cap_per_s = static_cast<double>(backlog) * 1000.0 / (due_ms + c.pipeline_ms);
-  c.capped = rate_per_s > 0 && rate_per_s >= (1.0 - margin) * c.cap_per_s;
+  c.node_bound = mean_in_flight > 0 && mean_queued >= 0.5 * mean_in_flight;
+  c.capped = rate_per_s > 0 && rate_per_s >= (1.0 - margin) * c.cap_per_s && !c.node_bound;
   return c;
 }
 

@@ -40,16 +40,23 @@ std::vector<double> start_lateness(const std::vector<run_times>& runs);
 /// create, so by Little's law its rate is at most backlog / (due + pipeline),
 /// where the pipeline is the rest of a run's time in flight: the create's round
 /// trip, fire, dispatch, run, result, and the tool's own polling of /metrics.
+/// A full backlog alone does not say the tool set the rate: a node that
+/// cannot keep up holds the runs itself, queued for a worker slot, and the
+/// time in flight is its queue. So the cap counts only when the node's queue
+/// held less than half of what was in flight; otherwise the node was the bound.
 struct self_cap {
-  double pipeline_ms = 0;  // mean time in flight beyond due_ms (0 when unknown)
-  double cap_per_s = 0;    // backlog / (due_ms + pipeline_ms)
-  bool capped = false;     // the measured rate is within `margin` of cap_per_s
+  double pipeline_ms = 0;   // mean time in flight beyond due_ms (0 when unknown)
+  double cap_per_s = 0;     // backlog / (due_ms + pipeline_ms)
+  bool node_bound = false;  // most runs in flight were queued at the node
+  bool capped = false;      // within `margin` of cap_per_s, and not node_bound
 };
 
 /// `mean_in_flight` is the mean over the window of runs created and not seen
-/// done; `rate_per_s` the measured rate of runs done. Requires backlog > 0.
-self_cap throughput_cap(size_t backlog, double due_ms, double mean_in_flight, double rate_per_s,
-                        double margin = 0.10);
+/// done, `mean_queued` the mean of those the node held pending (fired, not
+/// placed on a worker); `rate_per_s` the measured rate of runs done.
+/// Requires backlog > 0.
+self_cap throughput_cap(size_t backlog, double due_ms, double mean_in_flight, double mean_queued,
+                        double rate_per_s, double margin = 0.10);
 
 /// The warning line for a capped run, naming the flags that lift the cap.
 std::string cap_warning(size_t backlog, double due_ms, const self_cap& c, double rate_per_s);
