@@ -1,7 +1,11 @@
 // The registry and the families behind obs/metrics.hpp; see there.
 #include "obs/metrics.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdint>
+#include <fstream>
 #include <map>
 #include <vector>
 
@@ -50,6 +54,7 @@ struct state {
   metrics m;
   Family<prometheus::Counter>* requests = nullptr;
   Family<prometheus::Counter>* ai_requests = nullptr;
+  prometheus::Gauge* resident = nullptr;  // process_resident_memory_bytes, set at each scrape
   Family<prometheus::Histogram>* durations = nullptr;
 
   state() {
@@ -175,6 +180,10 @@ struct state {
     durations = &histograms("gateway_request_duration_seconds",
                             "Time to answer an HTTP request, by route pattern");
 
+    resident = &gauges("process_resident_memory_bytes",
+                       "Resident memory of this process in bytes, read at each scrape")
+                    .Add({});
+
     gauges("aisched_build_info", "Build information; the value is always 1")
         .Add({{"version", AISCHED_VERSION}})
         .Set(1);
@@ -202,8 +211,22 @@ state& process_state() {
 
 metrics& get() { return process_state().m; }
 
+namespace {
+
+/// This process's resident set in bytes (/proc/self/statm), 0 if unreadable.
+double resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  if (!(statm >> size >> resident)) return 0;
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace
+
 std::string serialize() {
-  return prometheus::TextSerializer().Serialize(process_state().registry.Collect());
+  auto& st = process_state();
+  st.resident->Set(resident_bytes());
+  return prometheus::TextSerializer().Serialize(st.registry.Collect());
 }
 
 counter ai_requests(const std::string& feature, const std::string& result) {

@@ -3,6 +3,8 @@
 // Prometheus text format 0.0.4 and carries every family of issue #7.
 #include "obs/metrics.hpp"
 
+#include <vector>
+
 #include <string>
 
 #include <gtest/gtest.h>
@@ -77,12 +79,27 @@ TEST(metrics_test, every_family_of_the_issue_is_registered_with_its_type) {
       {"gateway_requests_total", "counter"},
       {"gateway_request_duration_seconds", "histogram"},
       {"aisched_build_info", "gauge"},
+      {"process_resident_memory_bytes", "gauge"},
   };
   for (auto [name, type] : families) {
     auto i = text.types.find(name);
     ASSERT_NE(i, text.types.end()) << name << " is not registered";
     EXPECT_EQ(i->second, type) << name;
   }
+}
+
+TEST(metrics_test, resident_memory_is_this_processes_read_at_each_scrape) {
+  auto before = parse_prometheus_text(serialize())
+                    .value("process_resident_memory_bytes", {})
+                    .value_or(0);
+  EXPECT_GT(before, 1 << 20) << "a process holds more than a MiB resident";
+  // 64 MiB touched shows in the next scrape, not a cached figure.
+  std::vector<char> touched(64 << 20, 1);
+  auto after = parse_prometheus_text(serialize())
+                   .value("process_resident_memory_bytes", {})
+                   .value_or(0);
+  EXPECT_GT(after, before + (48 << 20)) << "before " << before << ", after " << after;
+  EXPECT_EQ(touched[12345], 1);
 }
 
 TEST(metrics_test, routes_share_a_series_per_pattern_and_code) {

@@ -63,6 +63,18 @@ TEST(load_stats, a_full_backlog_held_in_the_nodes_queue_is_the_node_bound_not_th
   EXPECT_TRUE(tool.capped);
 }
 
+TEST(load_stats, idle_tasks_come_due_a_day_apart_spread_over_its_minutes) {
+  EXPECT_EQ(idle_minute_of_day(0), 0u);
+  EXPECT_EQ(idle_minute_of_day(1439), 1439u);
+  EXPECT_EQ(idle_minute_of_day(1440), 0u) << "one task per minute of the day, then again";
+  const aisched::unix_ms day = 86'400'000, minute = 60'000;
+  // 3 000 tasks: minutes 0..119 hold three, the others two.
+  EXPECT_EQ(idle_due(3000, 0, minute), 3u);
+  EXPECT_EQ(idle_due(3000, 200 * minute, 203 * minute), 6u);
+  EXPECT_EQ(idle_due(3000, 5 * day, 6 * day), 3000u) << "a whole day fires every task once";
+  EXPECT_EQ(idle_due(1000, 1000 * minute, 1001 * minute), 0u) << "minute 1000 has no task";
+}
+
 TEST(load_stats, throughput_is_not_capped_when_the_backlog_has_room) {
   // Half the backlog in flight: the node, not the tool, set the rate.
   auto c = throughput_cap(2000, 500, 1000, 0, 1300);

@@ -9,13 +9,18 @@
 //               one-shot noop tasks due and not yet done: runs/s fired,
 //               dispatched and committed, from the node's /metrics, and whether
 //               --backlog and --due-ms capped that rate (see stats.hpp)
+//   idle        N daily noop tasks, each at its minute of the day: the node's
+//               resident memory per task, then the fires of those due in the
+//               next whole minutes: expected vs observed, duplicates, lateness
 //   api         concurrent REST reads: requests/s and latency percentiles
-// Tasks it creates are deleted at the end (burst and throughput: unless --keep-tasks).
+// Tasks it creates are deleted at the end (burst and throughput: unless
+// --keep-tasks; idle never: deleting a million would scan them all for each).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <boost/json.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -342,6 +347,74 @@ int steady(const options& o) {
   return duplicates == 0 && seen.size() == expected ? 0 : 1;
 }
 
+/// The node's resident memory from its /metrics (0 when unreadable).
+double node_rss(http_client& c) {
+  auto r = c.call("GET", "/metrics");
+  if (r.status != 200) return 0;
+  return sample(r.body, "process_resident_memory_bytes").value_or(0);
+}
+
+/// N idle tasks, each daily at its minute of the day (idle_minute_of_day):
+/// the node's memory per task once they are created, and the fires of those
+/// that come due in the window that follows, once each and on time. The tasks
+/// stay (deleting a million takes a scan of all for each): use a node thrown away.
+int idle(const options& o) {
+  http_client probe(o.server);
+  auto rss_before = node_rss(probe);
+  std::vector<std::string> docs;
+  docs.reserve(o.n);
+  for (size_t i = 0; i < o.n; ++i) {
+    auto m = aisched::load::idle_minute_of_day(i);
+    docs.push_back(R"({"name":"load-idle-)" + std::to_string(i) +
+                   R"(","kind":"noop","schedule":"0 )" + std::to_string(m % 60) + " " +
+                   std::to_string(m / 60) + R"( * * *"})");
+  }
+  auto t0 = now_ms();
+  auto ids = create_tasks(o, docs);
+  auto create_s = static_cast<double>(now_ms() - t0) / 1000.0;
+  docs = {};
+  std::this_thread::sleep_for(std::chrono::seconds(15));  // let the node settle
+  auto rss_after = node_rss(probe);
+  std::set<uint64_t> set(ids.begin(), ids.end());
+  const unix_ms minute = 60'000;
+  auto start = (now_ms() / minute + 1) * minute;
+  auto minutes = std::max<unix_ms>(1, static_cast<unix_ms>(std::ceil(o.duration_s / 60.0)));
+  auto stop = start + minutes * minute;
+  while (now_ms() < stop + 5'000) {  // the last minute's runs finish
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    progress("waiting", static_cast<size_t>(std::clamp<unix_ms>(now_ms() - start, 0, stop - start)),
+             static_cast<size_t>(stop - start));
+  }
+  std::fprintf(stderr, "\n");
+  std::map<std::pair<uint64_t, unix_ms>, int> seen;
+  std::vector<run_times> in_window;
+  for (auto& r : fetch_runs(o, set)) {
+    if (r.times.slot < start || r.times.slot >= stop) continue;
+    seen[{r.task_id, r.times.slot}] += 1;
+    in_window.push_back(r.times);
+  }
+  size_t duplicates = 0;
+  for (auto& [k, n] : seen) duplicates += n - 1;
+  auto expected = ids.size() == o.n ? aisched::load::idle_due(o.n, start, stop) : 0;
+  auto per_task = ids.empty() ? 0.0 : (rss_after - rss_before) / static_cast<double>(ids.size());
+  json::object out{{"scenario", "idle"},
+                   {"tasks", ids.size()},
+                   {"create_s", create_s},
+                   {"rss_before_bytes", rss_before},
+                   {"rss_after_bytes", rss_after},
+                   {"rss_bytes_per_task", per_task},
+                   {"window_s", (stop - start) / 1000},
+                   {"expected_runs", expected},
+                   {"observed_runs", seen.size()},
+                   {"duplicates", duplicates},
+                   {"missed", expected > seen.size() ? expected - seen.size() : 0},
+                   {"fire_lateness", to_json(summarize(aisched::load::fire_lateness(in_window)))},
+                   {"start_lateness",
+                    to_json(summarize(aisched::load::start_lateness(in_window)))}};
+  report(o, out);
+  return ids.size() == o.n && duplicates == 0 && seen.size() == expected ? 0 : 1;
+}
+
 int throughput(const options& o) {
   http_client probe(o.server);
   auto start = scrape(probe);
@@ -525,14 +598,16 @@ int main(int argc, char** argv) {
   options o;
   std::string scenario;
   CLI::App app{"aisched-load: load scenarios against an aisched node (loopback only)"};
-  app.add_option("scenario", scenario, "burst | steady | throughput | api")
+  app.add_option("scenario", scenario, "burst | steady | throughput | idle | api")
       ->required()
-      ->check(CLI::IsMember({"burst", "steady", "throughput", "api"}));
+      ->check(CLI::IsMember({"burst", "steady", "throughput", "idle", "api"}));
   app.add_option("--server", o.server, "node URL")->capture_default_str();
-  app.add_option("--n", o.n, "tasks (burst, steady), most runs (throughput) or requests (api)")
+  app.add_option("--n", o.n,
+                 "tasks (burst, steady, idle), most runs (throughput) or requests (api)")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{100'000'000}));
-  app.add_option("--duration", o.duration_s, "seconds (steady, throughput)")
+  app.add_option("--duration", o.duration_s,
+                 "seconds (steady, throughput; idle: rounded up to whole minutes)")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 3600.0));
   app.add_option("--concurrency", o.concurrency, "parallel connections")
@@ -572,5 +647,6 @@ int main(int argc, char** argv) {
   if (scenario == "burst") return burst(o);
   if (scenario == "steady") return steady(o);
   if (scenario == "throughput") return throughput(o);
+  if (scenario == "idle") return idle(o);
   return api(o);
 }

@@ -35,6 +35,17 @@ std::vector<double> start_lateness(const std::vector<run_times>& runs) {
   return out;
 }
 
+unsigned idle_minute_of_day(size_t i) { return static_cast<unsigned>(i % 1440); }
+
+size_t idle_due(size_t n, unix_ms from, unix_ms to) {
+  size_t due = 0;
+  for (unix_ms t = from; t < to; t += 60'000) {
+    auto m = static_cast<size_t>((t / 60'000) % 1440);
+    due += n / 1440 + (m < n % 1440 ? 1 : 0);
+  }
+  return due;
+}
+
 self_cap throughput_cap(size_t backlog, double due_ms, double mean_in_flight, double mean_queued,
                         double rate_per_s, double margin) {
   self_cap c;

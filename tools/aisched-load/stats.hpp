@@ -35,6 +35,15 @@ std::vector<double> fire_lateness(const std::vector<run_times>& runs);
 /// benchmarks call a delayed job's lateness. Runs that never started are left out.
 std::vector<double> start_lateness(const std::vector<run_times>& runs);
 
+/// The idle scenario's schedule: task i (creation order) runs daily at
+/// minute-of-day i % 1440, UTC (cron `0 M H * * *`), so N tasks come due
+/// N / 1 440 at a time, once a minute, and most of them are idle in any window.
+unsigned idle_minute_of_day(size_t i);
+
+/// How many of tasks 0..n-1 come due in [from, to) (UTC; from and to on whole
+/// minutes, to - from at most a day).
+size_t idle_due(size_t n, unix_ms from, unix_ms to);
+
 /// What the throughput scenario can measure at most. It keeps at most `backlog`
 /// runs in flight (created and not yet seen done), each due `due_ms` after its
 /// create, so by Little's law its rate is at most backlog / (due + pipeline),
