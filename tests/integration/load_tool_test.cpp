@@ -1,6 +1,6 @@
-// aisched-load against a real node with small bounds: `burst` and
-// `throughput` complete and report sane numbers in `-o json` (fire and start
-// lateness; the throughput self-cap).
+// aisched-load against a real node with small bounds: `burst`, `throughput`
+// and `idle` complete and report sane numbers in `-o json` (fire and start
+// lateness; the throughput self-cap; memory per idle task and its fires).
 #include <string>
 
 #include <boost/json.hpp>
@@ -14,13 +14,14 @@ namespace json = boost::json;
 
 namespace {
 
-json::object run_load(uint16_t port, std::vector<std::string> args) {
+json::object run_load(uint16_t port, std::vector<std::string> args,
+                      std::chrono::seconds limit = std::chrono::seconds(120)) {
   std::vector<std::string> cmd{AISCHED_LOAD_BINARY};
   cmd.insert(cmd.end(), args.begin(), args.end());
   for (auto a : {"--server", "-o"}) cmd.push_back(a), cmd.push_back("");
   cmd[cmd.size() - 3] = "http://127.0.0.1:" + std::to_string(port);
   cmd.back() = "json";
-  auto r = run_command(cmd, std::chrono::seconds(120));
+  auto r = run_command(cmd, limit);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   boost::system::error_code ec;
   auto v = json::parse(r.out, ec);
@@ -117,4 +118,31 @@ TEST(load_tool, bulk_throughput_counts_the_runs_retention_already_removed) {
   ASSERT_NE(at, std::string::npos);
   EXPECT_GT(std::stod(metrics.body.substr(at + line.size())), 0)
       << "no sweep ran: the test proves nothing";
+}
+
+TEST(load_tool, idle_tasks_fire_once_each_in_their_minute_and_cost_memory) {
+  // 3 000 daily tasks: two or three come due in each minute of the day. The
+  // window is the next whole minute after a 15 s settle, so this takes 1.5 to
+  // 2.5 minutes, nearly all of it waiting.
+  temp_dir dir;
+  node_process node(dir.path() + "/data");
+  ASSERT_TRUE(node.running());
+  auto r = run_load(node.http_port(),
+                    {"idle", "--n", "3000", "--duration", "60", "--concurrency", "8"},
+                    std::chrono::seconds(240));
+  EXPECT_EQ(number(r, "tasks"), 3000);
+  EXPECT_EQ(number(r, "window_s"), 60);
+  auto expected = number(r, "expected_runs");
+  EXPECT_GE(expected, 2);
+  EXPECT_LE(expected, 3);
+  EXPECT_EQ(number(r, "observed_runs"), expected);
+  EXPECT_EQ(number(r, "duplicates"), 0);
+  EXPECT_EQ(number(r, "missed"), 0);
+  EXPECT_GT(number(r, "rss_before_bytes"), 0) << "the node exports process_resident_memory_bytes";
+  EXPECT_GT(number(r, "rss_after_bytes"), number(r, "rss_before_bytes"));
+  EXPECT_GT(number(r, "rss_bytes_per_task"), 0);
+  auto& late = r.at("fire_lateness").as_object();
+  EXPECT_EQ(number(late, "n"), expected);
+  EXPECT_GE(number(late, "max_ms"), 0);
+  EXPECT_LT(number(late, "max_ms"), 10'000);
 }
