@@ -95,8 +95,7 @@ TEST(load_tool, throughput_reports_fired_dispatched_and_committed_rates) {
   EXPECT_TRUE(r.at("self_capped").is_bool());
   EXPECT_TRUE(r.at("node_bound").is_bool());
   EXPECT_GE(number(r, "mean_queued_at_node"), 0);
-  EXPECT_FALSE(r.at("self_capped").as_bool() && r.at("node_bound").as_bool())
-      << "a run is capped by the tool or bound by the node, not both";
+  EXPECT_LE(number(r, "mean_queued_at_node"), 150) << "more runs pending than it created";
 }
 
 TEST(load_tool, bulk_throughput_counts_the_runs_retention_already_removed) {

@@ -287,6 +287,27 @@ int burst(const options& o) {
   return runs.size() == ids.size() ? 0 : 1;
 }
 
+/// The runs of a window [from, to) of slots: each (task, slot) seen, how many
+/// of them more than once, and the times of every run in it.
+struct window_runs {
+  size_t observed = 0, duplicates = 0, succeeded = 0;
+  std::vector<run_times> times;
+};
+
+window_runs in_window(const std::vector<run_view>& runs, unix_ms from, unix_ms to) {
+  window_runs w;
+  std::map<std::pair<uint64_t, unix_ms>, int> seen;
+  for (auto& r : runs) {
+    if (r.times.slot < from || r.times.slot >= to) continue;
+    seen[{r.task_id, r.times.slot}] += 1;
+    w.times.push_back(r.times);
+    if (r.state == "success") ++w.succeeded;
+  }
+  w.observed = seen.size();
+  for (auto& [k, n] : seen) w.duplicates += n - 1;
+  return w;
+}
+
 int steady(const options& o) {
   std::vector<std::string> docs;
   // Per-minute mode spreads N tasks over the 60 seconds of a minute, so 100 000
@@ -309,18 +330,7 @@ int steady(const options& o) {
   }
   delete_tasks(o, ids);                                  // stops further fires
   std::this_thread::sleep_for(std::chrono::seconds(2));  // let the last runs finish
-  auto runs = fetch_runs(o, set);
-  std::map<std::pair<uint64_t, unix_ms>, int> seen;
-  std::vector<run_times> in_window;
-  size_t succeeded = 0;
-  for (auto& r : runs) {
-    if (r.times.slot < start || r.times.slot >= stop) continue;
-    seen[{r.task_id, r.times.slot}] += 1;
-    in_window.push_back(r.times);
-    if (r.state == "success") ++succeeded;
-  }
-  size_t duplicates = 0;
-  for (auto& [k, n] : seen) duplicates += n - 1;
+  auto w = in_window(fetch_runs(o, set), start, stop);
   size_t expected = 0;
   if (!o.per_minute) {
     expected = ids.size() * static_cast<size_t>((stop - start) / 1000);
@@ -334,17 +344,17 @@ int steady(const options& o) {
                    {"tasks", ids.size()},
                    {"window_s", (stop - start) / 1000},
                    {"expected_runs", expected},
-                   {"observed_runs", seen.size()},
-                   {"duplicates", duplicates},
-                   {"missed", expected > seen.size() ? expected - seen.size() : 0},
-                   {"succeeded", succeeded},
-                   {"runs_per_s", static_cast<double>(succeeded) * 1000.0 / (stop - start)},
+                   {"observed_runs", w.observed},
+                   {"duplicates", w.duplicates},
+                   {"missed", expected > w.observed ? expected - w.observed : 0},
+                   {"succeeded", w.succeeded},
+                   {"runs_per_s", static_cast<double>(w.succeeded) * 1000.0 / (stop - start)},
                    {"schedule", o.per_minute ? "per minute" : "@every 1s"},
-                   {"fire_lateness", to_json(summarize(aisched::load::fire_lateness(in_window)))},
+                   {"fire_lateness", to_json(summarize(aisched::load::fire_lateness(w.times)))},
                    {"start_lateness",
-                    to_json(summarize(aisched::load::start_lateness(in_window)))}};
+                    to_json(summarize(aisched::load::start_lateness(w.times)))}};
   report(o, out);
-  return duplicates == 0 && seen.size() == expected ? 0 : 1;
+  return w.duplicates == 0 && w.observed == expected ? 0 : 1;
 }
 
 /// The node's resident memory from its /metrics (0 when unreadable).
@@ -386,15 +396,7 @@ int idle(const options& o) {
              static_cast<size_t>(stop - start));
   }
   std::fprintf(stderr, "\n");
-  std::map<std::pair<uint64_t, unix_ms>, int> seen;
-  std::vector<run_times> in_window;
-  for (auto& r : fetch_runs(o, set)) {
-    if (r.times.slot < start || r.times.slot >= stop) continue;
-    seen[{r.task_id, r.times.slot}] += 1;
-    in_window.push_back(r.times);
-  }
-  size_t duplicates = 0;
-  for (auto& [k, n] : seen) duplicates += n - 1;
+  auto w = in_window(fetch_runs(o, set), start, stop);
   auto expected = ids.size() == o.n ? aisched::load::idle_due(o.n, start, stop) : 0;
   auto per_task = ids.empty() ? 0.0 : (rss_after - rss_before) / static_cast<double>(ids.size());
   json::object out{{"scenario", "idle"},
@@ -405,14 +407,14 @@ int idle(const options& o) {
                    {"rss_bytes_per_task", per_task},
                    {"window_s", (stop - start) / 1000},
                    {"expected_runs", expected},
-                   {"observed_runs", seen.size()},
-                   {"duplicates", duplicates},
-                   {"missed", expected > seen.size() ? expected - seen.size() : 0},
-                   {"fire_lateness", to_json(summarize(aisched::load::fire_lateness(in_window)))},
+                   {"observed_runs", w.observed},
+                   {"duplicates", w.duplicates},
+                   {"missed", expected > w.observed ? expected - w.observed : 0},
+                   {"fire_lateness", to_json(summarize(aisched::load::fire_lateness(w.times)))},
                    {"start_lateness",
-                    to_json(summarize(aisched::load::start_lateness(in_window)))}};
+                    to_json(summarize(aisched::load::start_lateness(w.times)))}};
   report(o, out);
-  return ids.size() == o.n && duplicates == 0 && seen.size() == expected ? 0 : 1;
+  return ids.size() == o.n && w.duplicates == 0 && w.observed == expected ? 0 : 1;
 }
 
 int throughput(const options& o) {
