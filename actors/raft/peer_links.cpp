@@ -130,4 +130,13 @@ bool accept_hello(self_ptr self, const std::string& id, const caf::actor& raft,
   return true;
 }
 
+void adopt_sender(self_ptr self, const std::string& id, const caf::strong_actor_ptr& sender) {
+  auto& st = self->state;
+  auto p = st.peers.find(id);
+  if (!sender || p == st.peers.end() || p->second.handle || dials(st.opts.node_id, id)) return;
+  p->second.handle = caf::actor_cast<node_actor>(sender);
+  self->monitor(p->second.handle);
+  std::fprintf(stderr, "raft %s: %s reachable again\n", st.opts.node_id.c_str(), id.c_str());
+}
+
 }  // namespace aisched::raft

@@ -22,4 +22,12 @@ void connect(node_actor::stateful_pointer<raft_state> self, const std::string& i
 bool accept_hello(node_actor::stateful_pointer<raft_state> self, const std::string& id,
                   const caf::actor& raft, const caf::actor& endpoint);
 
+/// Waiting side: a message of member `id` arrived from `sender` while we hold no
+/// handle for it. We saw the dialer's link go (a down message) while the dialer
+/// did not see ours go: CAF carried its messages over a newer connection
+/// between the two nodes (e.g. one that a gateway dialed), so the dialer has no
+/// reason to say hello again, and without this we could never answer it.
+void adopt_sender(node_actor::stateful_pointer<raft_state> self, const std::string& id,
+                  const caf::strong_actor_ptr& sender);
+
 }  // namespace aisched::raft

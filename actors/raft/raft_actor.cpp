@@ -608,6 +608,7 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
         if (st.fault || m.to != st.opts.node_id ||
             caf::holds_alternative<snapshot_request>(m.body))
           return;
+        adopt_sender(self, m.from, self->current_sender());
         st.member->step(m);
         schedule_flush(self);
       },

@@ -398,11 +398,12 @@ TEST(cluster_raft, minority_partition_cannot_commit) {
   ASSERT_NE(leader, none) << "no agreed leader\n" << g.dump();
   ASSERT_NE(create_task(g.port(leader), R"({"name":"before","kind":"noop"})"), 0);
 
-  // Freeze both followers: the leader is alone, a minority of one.
+  // Freeze both followers: the leader is alone, a minority of one. Only once
+  // every thread of theirs has stopped: until then they still acknowledge.
   for (size_t i = 0; i < g.size(); ++i)
     if (i != leader) {
-      ASSERT_EQ(::kill(g.pid(i), SIGSTOP), 0);
       stopped.pids.push_back(g.pid(i));
+      ASSERT_TRUE(freeze(g.pid(i))) << "follower " << g.id(i) << " did not stop";
     }
   auto t = steady::now();
   auto r = http_call(g.port(leader), "POST", "/api/v1/tasks",

@@ -66,6 +66,24 @@ pid_t spawn_child(const std::vector<std::string>& args, const std::string& in_pa
   return pid;
 }
 
+/// Whether every thread of `pid` is in the stopped state ('T' in /proc/PID/task/*/stat).
+bool all_threads_stopped(pid_t pid) {
+  std::error_code ec;
+  fs::directory_iterator tasks("/proc/" + std::to_string(pid) + "/task", ec);
+  if (ec) return false;
+  bool any = false;
+  for (auto& t : tasks) {
+    std::ifstream in(t.path() / "stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;  // the thread has just exited
+    auto close = line.rfind(')');           // the name may hold spaces and parentheses
+    if (close == std::string::npos || close + 2 >= line.size()) return false;
+    if (line[close + 2] != 'T') return false;
+    any = true;
+  }
+  return any;
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -86,6 +104,11 @@ temp_dir::temp_dir() {
 temp_dir::~temp_dir() {
   std::error_code ec;
   fs::remove_all(path_, ec);
+}
+
+bool freeze(pid_t pid, std::chrono::milliseconds timeout) {
+  if (pid <= 0 || kill(pid, SIGSTOP) != 0) return false;
+  return eventually([&] { return all_threads_stopped(pid); }, timeout);
 }
 
 node_process::node_process(std::string data_dir, std::vector<std::string> extra_args,

@@ -93,6 +93,12 @@ class child_process {
   pid_t pid_ = -1;
 };
 
+/// Sends SIGSTOP to `pid` and waits (up to `timeout`) until every one of its
+/// threads is stopped; false if they were not. kill() returns before a group stop
+/// completes: a thread of a loaded process can go on running (and answering its
+/// peers) for seconds after it.
+bool freeze(pid_t pid, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
 struct command_result {
   int exit_code = -1;  // -1: killed by a signal or by the timeout
   std::string out;     // stdout

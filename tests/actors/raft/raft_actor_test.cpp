@@ -189,6 +189,31 @@ TEST_P(raft_actor_test, a_deposed_leaders_proposal_is_rejected) {
   EXPECT_EQ(view(stale.error()).code, errc::not_leader);
 }
 
+// A link seen to go on one side only: n2 gets a down message for n1 (its
+// dialer) while n1 keeps its handle to n2, as when CAF carries n1's messages
+// over a newer connection between the two nodes. n1 has no reason to say hello
+// again; n2 must answer it anyway. With the third member frozen the two are a
+// majority only if they hear each other both ways.
+TEST(raft_actor_links, a_link_lost_on_the_waiting_side_only_comes_back_from_the_dialers_messages) {
+  raft_group g(3);
+  ASSERT_GE(elect(g, 3s), 0);
+  auto n1 = caf::actor_cast<caf::actor>(g.at(0).raft);
+  caf::anon_send(caf::actor_cast<caf::actor>(g.at(1).raft),
+                 caf::down_msg{n1.address(), caf::exit_reason::remote_link_unreachable});
+  g.sched.run();
+  ASSERT_FALSE(g.state(1).peers.at("n1").handle) << "n2 did not drop its handle for n1";
+  ASSERT_TRUE(g.state(0).peers.at("n2").handle);
+  g.freeze(2);
+  int leader = -1;
+  ASSERT_GE(g.run_until([&] { return (leader = g.agreed_leader()) >= 0; }, 10s).count(), 0)
+      << "n1 and n2 elect nobody: n2 never answers n1";
+  EXPECT_TRUE(g.state(1).peers.at("n1").handle);
+  auto id = g.create_task(static_cast<size_t>(leader), "after-one-sided-loss");
+  ASSERT_NE(id, 0u);
+  ASSERT_GE(g.run_until([&] { return g.at(0).sm->get_task("default", id) &&
+                                     g.at(1).sm->get_task("default", id); }, 2s).count(), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(members, raft_actor_test, ::testing::Values(3, 5),
                          [](const auto& info) { return std::to_string(info.param) + "_members"; });
 
