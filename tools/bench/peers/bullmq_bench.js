@@ -3,7 +3,7 @@
 //
 //   node bullmq_bench.js burst      --port P [--n 10000] [--lead 8] [--concurrency 100]
 //   node bullmq_bench.js steady     --port P [--n 1000] [--duration 30] [--concurrency 100]
-//   node bullmq_bench.js throughput --port P [--duration 20] [--backlog 20000] [--concurrency 100]
+//   node bullmq_bench.js throughput --port P [--duration 20] [--backlog 20000] [--batch 1000] [--producers 2] [--concurrency 100]
 //
 // The producer (Queue, JobScheduler) runs on the main thread, the Worker on a
 // worker thread, so each has a core the way aisched-load and aisched do. Jobs

@@ -14,7 +14,8 @@ worker, as `make run` starts it, with --slots and --node-args):
   a. --burst-n jobs due at one instant: due -> last run finished
   b. --steady-n schedules every 1 s for --steady-duration s: start lateness
      p50/p99 (run started - due), missed, duplicates
-  c. enqueue while working, no-op, end to end: runs/s (BullMQ: addBulk of 1000)
+  c. enqueue while working, no-op, end to end: runs/s, --bulk runs a request from
+     --producers connections on both sides (aisched bulk enqueue, BullMQ addBulk)
 
 and prints the medians and the ratio aisched/BullMQ. aisched is driven by
 aisched-load, BullMQ by bullmq_bench.js beside this file. Traffic stays on
@@ -225,9 +226,15 @@ def aisched_cmd(a, url, workload):
     if workload == "b":
         return load + ["steady", "--n", str(a.steady_n), "--duration", str(a.steady_duration),
                        "--concurrency", "16"], a.steady_duration + 300
-    return load + ["throughput", "--duration", str(a.throughput_duration), "--n", "1000000",
-                   "--backlog", str(a.backlog), "--due-ms", str(a.due_ms),
-                   "--concurrency", "32", "--keep-tasks"], a.throughput_duration + 300
+    if a.bulk == 0:  # one task per run, each due --due-ms after its create
+        return load + ["throughput", "--duration", str(a.throughput_duration), "--n", "1000000",
+                       "--backlog", str(a.backlog), "--due-ms", str(a.due_ms),
+                       "--concurrency", "32", "--keep-tasks"], a.throughput_duration + 300
+    # Bulk enqueue, as BullMQ's side does: batches of --bulk runs from --producers
+    # connections (POST /api/v1/tasks/{id}/runs; BullMQ: addBulk).
+    return load + ["throughput", "--duration", str(a.throughput_duration), "--n", "100000000",
+                   "--backlog", str(a.backlog), "--bulk", str(a.bulk),
+                   "--concurrency", str(a.producers), "--keep-tasks"], a.throughput_duration + 300
 
 
 def bullmq_cmd(a, redis_port, workload):
@@ -241,7 +248,9 @@ def bullmq_cmd(a, redis_port, workload):
         return node + ["steady"] + common + ["--n", str(a.steady_n), "--duration",
                                              str(a.steady_duration)], a.steady_duration + 300
     return node + ["throughput"] + common + ["--duration", str(a.throughput_duration),
-                                             "--backlog", str(a.backlog)], \
+                                             "--backlog", str(a.backlog),
+                                             "--batch", str(a.bulk or 1000),
+                                             "--producers", str(a.producers)], \
         a.throughput_duration + 300
 
 
@@ -260,7 +269,7 @@ FIGURES = {
 TITLES = {
     "a": "a. {burst_n} jobs due at one instant",
     "b": "b. {steady_n} schedules every 1 s for {steady_duration} s",
-    "c": "c. enqueue while working, no-op ({throughput_duration} s, at most {backlog} in flight)",
+    "c": "c. enqueue while working, no-op ({throughput_duration} s, at most {backlog} in flight, {bulk} a request from {producers})",
 }
 
 
@@ -349,6 +358,10 @@ def main():
     p.add_argument("--backlog", type=int, default=20000, help="c: most runs in flight")
     p.add_argument("--due-ms", type=int, default=50,
                    help="c, aisched: each one-shot run is due this long after its create")
+    p.add_argument("--bulk", type=int, default=1000,
+                   help="c: runs per enqueue request on both sides (aisched bulk enqueue, BullMQ "
+                        "addBulk); 0: aisched creates one one-shot task per run instead")
+    p.add_argument("--producers", type=int, default=2, help="c: enqueuing connections on both sides")
     p.add_argument("--slots", type=int, default=1000, help="aisched --worker-slots")
     p.add_argument("--bullmq-concurrency", type=int, default=100,
                    help="BullMQ Worker concurrency (its best of 10/100/1000 here: a Worker "
