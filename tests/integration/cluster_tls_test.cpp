@@ -169,11 +169,17 @@ TEST(cluster_tls, three_members_over_tls_elect_and_replicate) {
     return true;
   };
   ASSERT_TRUE(eventually(all_reachable, 15s)) << r.body << "\n" << dump();
+  // From here on no link goes. (While the members start, two of them may dial
+  // each other at once, and CAF closes one of the two connections: that link
+  // comes back within a reconnect and is not what this checks.)
+  std::vector<size_t> seen;
+  for (auto& m : members) seen.push_back(m->log().size());
   for (int k = 0; k < 10; ++k)
     for (auto p : ports) ASSERT_EQ(http_call(p, "GET", "/api/v1/cluster").status, 200u);
   EXPECT_TRUE(all_reachable()) << r.body << "\n" << dump();
   for (size_t i = 0; i < members.size(); ++i)
-    EXPECT_EQ(members[i]->log().find("raft " + ids[i] + ": lost"), std::string::npos) << dump();
+    EXPECT_EQ(members[i]->log().find("raft " + ids[i] + ": lost", seen[i]), std::string::npos)
+        << dump();
 }
 
 TEST(cluster_tls, only_worker_nodes_with_a_cluster_certificate_register) {
