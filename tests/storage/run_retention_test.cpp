@@ -13,6 +13,7 @@
 
 #include "storage/keys.hpp"
 #include "storage/run_retention.hpp"
+#include "storage/snapshot.hpp"
 
 namespace aisched::storage {
 namespace {
@@ -278,6 +279,69 @@ TEST_F(retention_test, defaults_apply_and_a_deleted_tasks_runs_go_by_age_only) {
   found = sweep(t0 + 2 * hour, {hour, 2});
   EXPECT_EQ(found.size(), 8u) << "beyond keep_for, every finished run goes";
   EXPECT_TRUE(sweep(t0 + 2 * hour, {0, 0}).empty()) << "no bounds at all: nothing goes";
+}
+
+// A member that catches up by snapshot (raft install) holds what the sender
+// pruned exactly as the sender does: the removed runs answer `gone`, the kept
+// ones read back, the counts agree, and the next sweep and prune, applied on
+// both, remove the same runs.
+TEST_F(retention_test, a_snapshot_carries_the_pruned_state_and_the_next_prune_agrees) {
+  auto t = make_task("t");
+  t.retention.keep_runs = 2;
+  auto id = create(t);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(finished_run(id, t0 + i * minute, t0 + i * minute + 1000));
+  must_apply(prune_runs{1, sweep(t0 + hour)});
+
+  auto copy_dir = make_test_dir("aisched-sm-copy-");
+  ASSERT_FALSE(copy_dir.empty());
+  std::unique_ptr<rocks> copy_db;
+  std::unique_ptr<state_machine> copy_sm;
+  {
+    auto d = rocks::open(copy_dir.string());
+    ASSERT_TRUE(d) << view(d.error()).message;
+    copy_db = std::move(*d);
+    auto m = state_machine::open(*copy_db);
+    ASSERT_TRUE(m) << view(m.error()).message;
+    copy_sm = std::move(*m);
+  }
+  ASSERT_FALSE(copy_state(*db_, *copy_db, 4096));  // small chunks: many of them
+  ASSERT_FALSE(copy_sm->reload());
+  // The fixture's helpers read sm_ and db_: swap the copy in and out.
+  auto swap_in_copy = [&] {
+    std::swap(db_, copy_db);
+    std::swap(sm_, copy_sm);
+  };
+  auto counts = sm_->instance_counts();
+  auto listed = page_ids(instance_query{});
+  ASSERT_EQ(listed, (std::vector<std::string>{ids[3], ids[4]}));
+
+  swap_in_copy();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(read_code(ids[i]), errc::gone) << ids[i];
+  for (int i = 3; i < 5; ++i) EXPECT_EQ(read_code(ids[i]), errc::none) << ids[i];
+  EXPECT_EQ(page_ids(instance_query{}), listed);
+  EXPECT_EQ(sm_->instance_counts(), counts);
+  EXPECT_EQ(runs_of(id), 2u);
+  EXPECT_TRUE(sweep(t0 + hour).empty());
+
+  // One more run on both; each sweep finds the same oldest run, each prune removes it.
+  std::vector<std::string> found;
+  for (int side = 0; side < 2; ++side) {
+    finished_run(id, t0 + 5 * minute, t0 + 5 * minute + 1000);
+    auto f = sweep(t0 + hour);
+    EXPECT_EQ(f, (std::vector<std::string>{ids[3]})) << "side " << side;
+    EXPECT_EQ(must_apply(prune_runs{1, f}).pruned, 1u) << "side " << side;
+    EXPECT_EQ(read_code(ids[3]), errc::gone) << "side " << side;
+    found.insert(found.end(), f.begin(), f.end());
+    swap_in_copy();  // the copy, then the original again
+  }
+  auto copy_counts = sm_->instance_counts();  // sm_ is the copy again here
+  swap_in_copy();                              // and the original, for TearDown
+  EXPECT_EQ(sm_->instance_counts(), copy_counts);
+  copy_sm.reset();
+  copy_db.reset();
+  std::error_code ec;
+  fs::remove_all(copy_dir, ec);
 }
 
 TEST_F(retention_test, a_prune_of_a_deposed_leaders_term_changes_nothing) {
