@@ -171,12 +171,13 @@ void dispatch(self_ptr self) {
               if (!placed.count(e.instance_id)) release(self, e.instance_id);
             for (auto& x : a.instances) {
               if (x.state != instance_state::dispatched) continue;
-              log::info("run dispatched", {{"actor", "router"},
-                                           {"task_id", std::to_string(x.task_id)},
-                                           {"instance_id", x.id},
-                                           {"trace_id", x.trace_id},
-                                           {"worker_id", x.worker_id},
-                                           {"attempt", std::to_string(x.attempt)}});
+              if (log::enabled(log::level::info))  // per run: no strings built when off
+                log::info("run dispatched", {{"actor", "router"},
+                                             {"task_id", std::to_string(x.task_id)},
+                                             {"instance_id", x.id},
+                                             {"trace_id", x.trace_id},
+                                             {"worker_id", x.worker_id},
+                                             {"attempt", std::to_string(x.attempt)}});
               deliver(self, x);
             }
             if (!st.queue.empty()) schedule_dispatch(self);

@@ -71,11 +71,12 @@ void count_committed(size_t slots, const applied& a, unix_ms now, bool scheduled
   auto& m = obs::get();
   size_t fired = 0;
   for (auto& x : a.instances) {
-    log::info("run fired", {{"actor", "trigger"},
-                            {"task_id", std::to_string(x.task_id)},
-                            {"instance_id", x.id},
-                            {"trace_id", x.trace_id},
-                            {"slot", format_rfc3339(x.slot)}});
+    if (log::enabled(log::level::info))  // per run: no strings built when off
+      log::info("run fired", {{"actor", "trigger"},
+                              {"task_id", std::to_string(x.task_id)},
+                              {"instance_id", x.id},
+                              {"trace_id", x.trace_id},
+                              {"slot", format_rfc3339(x.slot)}});
     if (x.shard != 0) continue;  // one instance per shard, all created together
     ++fired;
     if (scheduled)

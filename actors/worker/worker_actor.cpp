@@ -180,12 +180,13 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         fresh.reply_to = reply_to;
         fresh.cancelled = cancelled;
         st.runs[key] = std::move(fresh);
-        log::info("run started", {{"actor", "worker"},
-                                  {"task_id", std::to_string(req.task_id)},
-                                  {"instance_id", req.instance_id},
-                                  {"trace_id", req.trace_id},
-                                  {"worker_id", st.cfg.id},
-                                  {"attempt", std::to_string(req.attempt)}});
+        if (log::enabled(log::level::info))  // per run: no strings built when off
+          log::info("run started", {{"actor", "worker"},
+                                    {"task_id", std::to_string(req.task_id)},
+                                    {"instance_id", req.instance_id},
+                                    {"trace_id", req.trace_id},
+                                    {"worker_id", st.cfg.id},
+                                    {"attempt", std::to_string(req.attempt)}});
         if (req.kind == task_kind::noop) {
           // Nothing to execute: complete here, without a thread or a `running` report.
           run_result r;

@@ -50,6 +50,7 @@ run_result refused(const std::string& instance_id, const std::string& worker_id,
 void log_result(const instance& x) {
   if (x.state == instance_state::running) return;  // "run started" was logged by the worker
   auto lvl = x.state == instance_state::success ? log::level::info : log::level::warn;
+  if (!log::enabled(lvl)) return;  // per run: no strings built when off
   log::write(lvl, "run result", {{"actor", "worker_proxy"},
                                  {"task_id", std::to_string(x.task_id)},
                                  {"instance_id", x.id},
