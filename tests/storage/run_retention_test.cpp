@@ -297,14 +297,8 @@ TEST_F(retention_test, a_snapshot_carries_the_pruned_state_and_the_next_prune_ag
   ASSERT_FALSE(copy_dir.empty());
   std::unique_ptr<rocks> copy_db;
   std::unique_ptr<state_machine> copy_sm;
-  {
-    auto d = rocks::open(copy_dir.string());
-    ASSERT_TRUE(d) << view(d.error()).message;
-    copy_db = std::move(*d);
-    auto m = state_machine::open(*copy_db);
-    ASSERT_TRUE(m) << view(m.error()).message;
-    copy_sm = std::move(*m);
-  }
+  open_at(copy_dir, copy_db, copy_sm);
+  ASSERT_TRUE(copy_sm);
   ASSERT_FALSE(copy_state(*db_, *copy_db, 4096));  // small chunks: many of them
   ASSERT_FALSE(copy_sm->reload());
   // The fixture's helpers read sm_ and db_: swap the copy in and out.

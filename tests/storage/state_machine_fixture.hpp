@@ -90,13 +90,17 @@ class state_machine_test : public ::testing::Test {
     fs::remove_all(dir_, ec);
   }
 
-  void open() {
-    auto db = rocks::open(dir_.string());
-    ASSERT_TRUE(db) << view(db.error()).message;
-    db_ = std::move(*db);
-    auto sm = state_machine::open(*db_);
-    ASSERT_TRUE(sm) << view(sm.error()).message;
-    sm_ = std::move(*sm);
+  void open() { open_at(dir_, db_, sm_); }
+
+  /// Opens (creating) a database and its state machine in `dir`.
+  static void open_at(const fs::path& dir, std::unique_ptr<rocks>& db,
+                      std::unique_ptr<state_machine>& sm) {
+    auto d = rocks::open(dir.string());
+    ASSERT_TRUE(d) << view(d.error()).message;
+    db = std::move(*d);
+    auto m = state_machine::open(*db);
+    ASSERT_TRUE(m) << view(m.error()).message;
+    sm = std::move(*m);
   }
 
   void close() {
