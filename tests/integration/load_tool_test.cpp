@@ -95,7 +95,8 @@ TEST(load_tool, throughput_reports_fired_dispatched_and_committed_rates) {
   EXPECT_TRUE(r.at("self_capped").is_bool());
   EXPECT_TRUE(r.at("node_bound").is_bool());
   EXPECT_GE(number(r, "mean_queued_at_node"), 0);
-  EXPECT_LE(number(r, "mean_queued_at_node"), 150) << "more runs pending than it created";
+  EXPECT_LE(number(r, "mean_queued_at_node"), 30 + 8)
+      << "more runs pending at the node than the tool lets be in flight";
 }
 
 TEST(load_tool, bulk_throughput_counts_the_runs_retention_already_removed) {
@@ -142,6 +143,5 @@ TEST(load_tool, idle_tasks_fire_once_each_in_their_minute_and_cost_memory) {
   EXPECT_GT(number(r, "rss_bytes_per_task"), 0);
   auto& late = r.at("fire_lateness").as_object();
   EXPECT_EQ(number(late, "n"), expected);
-  EXPECT_GE(number(late, "max_ms"), 0);
   EXPECT_LT(number(late, "max_ms"), 10'000);
 }
