@@ -152,12 +152,16 @@ struct execute_request {
   /// Every secret value this request carries (in secret_env or filled into an
   /// HTTP task's headers and body): masked as *** in the run's output.
   std::vector<std::string> redact;
+  /// The run's instant (its slot): it starts then, not before. A run placed
+  /// ahead of its instant (the trigger's fire-ahead) waits for it on its
+  /// worker; one whose instant passed starts at once.
+  unix_ms not_before = 0;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, execute_request& x) {
   return f(caf::meta::type_name("aisched.execute_request"), x.instance_id, x.task_id, x.kind,
-           x.command, x.http, x.image, x.attempt, x.shard, x.shards, x.idempotency_key,
-           x.trace_id, x.timeout, x.memory_mb, x.env, x.tenant, x.secret_env, x.redact);
+           x.command, x.http, x.image, x.attempt, x.shard, x.shards, x.idempotency_key, x.trace_id,
+           x.timeout, x.memory_mb, x.env, x.tenant, x.secret_env, x.redact, x.not_before);
 }
 
 /// A page of tasks with their runtime facts, for a new leader's rebuild.
@@ -302,12 +306,12 @@ using trigger_actor = commit_listener_actor::extend<
 /// committed `report_results`. `report` with `settle` is an external worker's
 /// report, already verified by the router: proposed on its own, it answers
 /// with the commit or the error the state machine gave. `flush` is internal.
-using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_result>,
-                                            caf::replies_to<report_atom, run_result,
-                                                            settle_atom>::with<applied>,
-                                            caf::reacts_to<execute_atom, execute_request>,
-                                            caf::reacts_to<cancel_run_atom, std::string>,
-                                            caf::reacts_to<flush_atom>>;
+using worker_proxy_actor =
+    caf::typed_actor<caf::reacts_to<report_atom, run_result>,
+                     caf::replies_to<report_atom, run_result, settle_atom>::with<applied>,
+                     caf::reacts_to<execute_atom, execute_request>,
+                     caf::reacts_to<cancel_run_atom, std::string>,
+                     caf::reacts_to<wake_atom, std::string, uint64_t>, caf::reacts_to<flush_atom>>;
 
 /// worker (actors/worker): runs instances. `execute` answers true once accepted
 /// (a duplicate delivery too; it runs once); reports go to the given proxy.
@@ -325,18 +329,19 @@ using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_resu
 /// the registrar sends them with each registration (proto::worker::held),
 /// and why the worker's outbox failed ("" while it works): a faulted worker
 /// registers with max_load 0 and answers `execute` with storage_error.
-using worker_actor = caf::typed_actor<
-    caf::replies_to<execute_atom, execute_request, worker_proxy_actor>::with<bool>,
-    caf::reacts_to<cancel_run_atom, std::string>,
-    caf::reacts_to<started_atom, std::string, uint32_t, unix_ms>,
-    caf::reacts_to<done_atom, run_result, uint32_t>,
-    caf::reacts_to<ack_atom, std::vector<std::string>>,
-    caf::reacts_to<subscribe_atom, caf::actor>,
-    caf::reacts_to<output_atom, std::string, uint32_t, std::string>,
-    caf::replies_to<output_atom, std::string, caf::actor>::with<bool>,
-    caf::replies_to<drain_atom>::with<uint32_t>,
-    caf::replies_to<held_atom>::with<std::vector<held_run>, std::string>,
-    caf::reacts_to<caf::tick_atom>, inspect_signature>;
+using worker_actor =
+    caf::typed_actor<caf::replies_to<execute_atom, execute_request, worker_proxy_actor>::with<bool>,
+                     caf::reacts_to<cancel_run_atom, std::string>,
+                     caf::reacts_to<started_atom, std::string, uint32_t, unix_ms>,
+                     caf::reacts_to<wake_atom, std::string, uint32_t>,
+                     caf::reacts_to<done_atom, run_result, uint32_t>,
+                     caf::reacts_to<ack_atom, std::vector<std::string>>,
+                     caf::reacts_to<subscribe_atom, caf::actor>,
+                     caf::reacts_to<output_atom, std::string, uint32_t, std::string>,
+                     caf::replies_to<output_atom, std::string, caf::actor>::with<bool>,
+                     caf::replies_to<drain_atom>::with<uint32_t>,
+                     caf::replies_to<held_atom>::with<std::vector<held_run>, std::string>,
+                     caf::reacts_to<caf::tick_atom>, inspect_signature>;
 
 /// The registered workers, for GET /api/v1/workers.
 struct worker_list {

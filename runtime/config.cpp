@@ -181,6 +181,13 @@ parse_outcome parse_command_line(int argc, char** argv) {
   app.add_option("--dispatch-rate", cfg.dispatch_rate,
                  "dispatches per second (token bucket, burst 2x); 0 turns the limit off")
       ->envname("AISCHED_DISPATCH_RATE")->capture_default_str()->check(CLI::Range(0.0, 1e9));
+  app.add_option("--fire-ahead-ms", cfg.fire_ahead_ms,
+                 "a scheduled slot fires this long before its instant: its run is committed "
+                 "and placed by then and its worker starts it on the instant (0: fire at the "
+                 "instant)")
+      ->envname("AISCHED_FIRE_AHEAD_MS")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 10'000));
   app.add_option("--drain-seconds", cfg.drain_seconds,
                  "worker nodes: on SIGTERM, stop taking runs and wait this long for running "
                  "ones to finish (a second signal stops at once)")

@@ -44,6 +44,8 @@ struct config {
   size_t worker_slots = 64;  // concurrent runs of the built-in worker (README "Sizing")
   uint64_t max_backlog = 1000;  // pending + dispatched runs at which pressure is red (x0.9)
   double dispatch_rate = 0;  // dispatches per second; 0 = unlimited (free worker slots bound it)
+  int64_t fire_ahead_ms =
+      250;  // a slot fires this long before its instant (README "Start on time")
   std::map<std::string, std::string> worker_labels;
   // This node's worker takes runs of this tenant only, or of every tenant
   // when shared (a cluster member: the operator who starts it decides).

@@ -218,7 +218,8 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto store = sys.spawn<caf::detached>(storage::store_actor_impl, db,
                                         std::shared_ptr<const storage::state_machine>(sm));
   // Leader-only actors: told by raft whether this node leads.
-  auto trigger = sys.spawn(trigger::trigger_actor_impl, raft, store, now_ms());
+  auto trigger =
+      sys.spawn(trigger::trigger_actor_impl, raft, store, now_ms(), duration_ms{cfg.fire_ahead_ms});
   auto retrier = sys.spawn(retry::retry_actor_impl, raft, store, now_ms());
   // The HTTP server binds first (port 0 picks a free one) so external workers
   // can be told where to report; requests before wiring completes get 503.

@@ -263,7 +263,8 @@ class applier {
         x.worker_id = e.worker_id;
         x.dispatched_at = c.at;
         x.error.clear();  // a reason it waited (note_waiting) no longer holds
-        x.deadline = c.at + timeout_of(x.task_id) + deadline_grace;
+        // A run placed ahead of its instant waits for it on the worker first.
+        x.deadline = std::max(c.at, x.slot) + timeout_of(x.task_id) + deadline_grace;
       });
     return batch_done(c.entries.size());
   }

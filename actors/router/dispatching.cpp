@@ -2,11 +2,11 @@
 #include "actors/router/dispatching.hpp"
 
 #include <algorithm>
-#include <unordered_set>
-
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <unordered_set>
 
+#include "actors/router/withdrawal.hpp"
 #include "common/log.hpp"
 #include "obs/metrics.hpp"
 #include "proto/errors.hpp"
@@ -178,7 +178,7 @@ void dispatch(self_ptr self) {
                                              {"trace_id", x.trace_id},
                                              {"worker_id", x.worker_id},
                                              {"attempt", std::to_string(x.attempt)}});
-              deliver(self, x);
+              if (!withdraw_if_paused(self, x)) deliver(self, x);
             }
             if (!st.queue.empty()) schedule_dispatch(self);
           },

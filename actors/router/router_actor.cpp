@@ -2,22 +2,22 @@
 #include "actors/router/router_actor.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <functional>
-
 #include <caf/stateful_actor.hpp>
 #include <caf/to_string.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <chrono>
+#include <functional>
 
-#include "common/counted.hpp"
 #include "actors/router/dispatching.hpp"
 #include "actors/router/leader_forward.hpp"
-#include "actors/router/takeover.hpp"
 #include "actors/router/run_request.hpp"
+#include "actors/router/takeover.hpp"
 #include "actors/router/waiting.hpp"
+#include "actors/router/withdrawal.hpp"
 #include "actors/router/workers.hpp"
-#include "obs/metrics.hpp"
+#include "common/counted.hpp"
 #include "common/log.hpp"
+#include "obs/metrics.hpp"
 #include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
 
@@ -118,6 +118,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
           if (x.state != instance_state::pending) st.noted.erase(x.id);
           observe(self, x);
         }
+        follow_task_changes(self, a);
         schedule_dispatch(self);
       },
       [=](pressure_atom, const pressure& p) {

@@ -4,7 +4,7 @@
 namespace aisched::router {
 
 task_terms task_terms::of(const proto::task& t) {
-  return {t.id, t.tenant, t.labels, t.route, t.max_concurrency, t.pool, t.version};
+  return {t.id, t.tenant, t.labels, t.route, t.max_concurrency, t.pool, t.version, t.paused};
 }
 
 void task_book::put(const proto::task& t) {

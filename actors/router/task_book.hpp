@@ -1,5 +1,5 @@
 // What the router knows of tasks, pure: for every task the terms placement
-// reads (tenant, labels, route, limits), and a bounded cache of full
+// reads (tenant, labels, route, limits, paused), and a bounded cache of full
 // definitions for the runs it sends. An idle task costs its terms only: a full
 // copy of every definition was a third of an idle task's memory (#17); a
 // definition the cache lacks is read from the store when a run of it is sent.
@@ -23,6 +23,7 @@ struct task_terms {
   uint32_t max_concurrency = 0;
   std::string pool;
   uint64_t version = 0;  // of the definition they were taken from
+  bool paused = false;   // runs placed ahead of their instant are withdrawn (withdrawal.hpp)
 
   static task_terms of(const proto::task& t);
 };

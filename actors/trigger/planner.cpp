@@ -32,7 +32,8 @@ uint64_t mix(uint64_t x) {
 
 }  // namespace
 
-planner::planner(unix_ms now) : timers_(now) {}
+planner::planner(unix_ms now, duration_ms fire_ahead)
+    : fire_ahead_(std::max<duration_ms>(0, fire_ahead)), timers_(now) {}
 
 unix_ms planner::jittered(uint64_t id, duration_ms jitter, unix_ms slot) {
   if (jitter <= 0) return slot;
@@ -184,7 +185,7 @@ void planner::arm_after(entry& e, unix_ms after) {
     return;
   }
   e.next_slot = *s;
-  timers_.arm(e.def.id, jittered(e.def, *s));
+  timers_.arm(e.def.id, jittered(e.def, *s) - lead_of(e.def));
 }
 
 void planner::rearm(entry& e, unix_ms now) {
@@ -315,6 +316,12 @@ decisions planner::collect(unix_ms now) {
     if (i == tasks_.end()) continue;
     auto& e = i->second;
     auto slot = e.next_slot;
+    if (due < slot && e.def.overlap != overlap_policy::allow && busy(e)) {
+      // Ahead of the instant with a run still active: the policy decides at
+      // the instant, when that run may have ended.
+      timers_.arm(id, slot);
+      continue;
+    }
     arm_after(e, slot);
     if (e.def.depends_on().empty()) decide(e, slot, out, true);
     else with_deps.emplace_back(id, slot);

@@ -51,7 +51,14 @@ class planner {
   /// Bound on slots held by buffer_all per task; more are counted as skipped.
   static constexpr size_t max_buffered = 1000;
 
-  explicit planner(unix_ms now);
+  /// `fire_ahead`: how long before a slot's instant it fires, so its run is
+  /// committed and placed by then and its worker starts it on the instant
+  /// (execute_request::not_before). Only where deciding early decides the
+  /// same: tasks without jitter (the run would start at the bare slot) and
+  /// without upstreams (their success may come in between); a task whose
+  /// overlap policy is not `allow` fires ahead only while none of its runs is
+  /// active, else at the instant. 0: every slot fires at its instant.
+  explicit planner(unix_ms now, duration_ms fire_ahead = 0);
 
   /// Adds or replaces task `t`. With `catch_up`, slots after `rt.last_slot` (or after
   /// the task's creation) that are already due are handled by the misfire policy —
@@ -241,6 +248,10 @@ class planner {
   };
 
   void arm_after(entry& e, unix_ms after);
+  /// How long before its instant a slot of `t` fires (see the constructor).
+  duration_ms lead_of(const terms& t) const {
+    return t.jitter == 0 && t.depends_on().empty() ? fire_ahead_ : 0;
+  }
   /// Arms `e` again after `now` (a calendar it names changed).
   void rearm(entry& e, unix_ms now);
   /// Whether the schedule of `e` fired its max_runs.
@@ -272,6 +283,7 @@ class planner {
   static bool busy(const entry& e) { return !e.active.empty() || !e.proposed.empty(); }
   void release(entry& e);
 
+  duration_ms fire_ahead_ = 0;
   std::unordered_map<uint64_t, entry> tasks_;
   // upstream task id -> tasks that depend on it (only tasks with depends_on)
   std::unordered_map<uint64_t, std::set<uint64_t>> dependents_;

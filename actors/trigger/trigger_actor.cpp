@@ -262,9 +262,10 @@ std::map<std::string, std::string> details_of(self_ptr self) {
 
 }  // namespace
 
-trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
-                                                store_actor store, unix_ms start_unix) {
+trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft, store_actor store,
+                                                unix_ms start_unix, duration_ms fire_ahead) {
   auto& st = self->state;
+  st.fire_ahead = fire_ahead;
   st.raft = std::move(raft);
   st.store = std::move(store);
   st.base_unix = start_unix;
@@ -288,7 +289,7 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft,
         }
         if (!l.leading) return;
         // Rebuild from committed state; misfire policies decide what the outage missed.
-        st.plan = std::make_unique<planner>(now_of(self));
+        st.plan = std::make_unique<planner>(now_of(self), st.fire_ahead);
         st.plan->set_workers(st.census);
         rebuild(self, st.lead.epoch);
       },

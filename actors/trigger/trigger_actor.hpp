@@ -29,6 +29,7 @@ struct trigger_state {
   uint64_t timer_gen = 0;   // generation of the armed wake-up timer (timers cannot be cancelled)
   unix_ms armed_for = 0;    // instant the armed timer wakes at (0: none)
   proto::pressure load;
+  duration_ms fire_ahead = 0;  // how long before its instant a slot fires (planner.hpp)
   slot_stats reported;                          // the planner's counts already added to the metrics
   std::string leader_id;                        // who leads, for error hints
   // Requests that arrived while the rebuild ran, with the promise each answers.
@@ -43,9 +44,11 @@ struct trigger_state {
 };
 
 /// `start_unix` is the wall-clock time at spawn (now_ms() in production; a fixed
-/// instant in tests). Register the actor with raft (subscribe) after spawning.
+/// instant in tests); `fire_ahead` how long before its instant a slot fires,
+/// so its run starts on it (planner.hpp; 0: at the instant). Register the
+/// actor with raft (subscribe) after spawning.
 proto::trigger_actor::behavior_type trigger_actor_impl(
     proto::trigger_actor::stateful_pointer<trigger_state> self, proto::raft_actor raft,
-    proto::store_actor store, unix_ms start_unix);
+    proto::store_actor store, unix_ms start_unix, duration_ms fire_ahead);
 
 }  // namespace aisched::trigger

@@ -8,6 +8,11 @@
 // delete takes no new runs from then on: its reports would not survive a
 // restart, which is what the outbox is for.
 //
+// A run placed ahead of its instant (execute_request::not_before, the
+// trigger's fire-ahead) waits here until then: it is held (it counts as a run
+// of this worker, so a new leader adopts it), a cancel drops it unstarted, and
+// a delivery of it again (its task changed) replaces what it will run.
+//
 // The dedup cache is bounded. An attempt stays whole (its full result) from
 // its execute until the leader acknowledges its final report, which it does
 // only once the result is committed; from then on no leader dispatches that
@@ -20,16 +25,21 @@
 #include <atomic>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
-#include "common/activity.hpp"
 #include "actors/worker/executor.hpp"
 #include "actors/worker/outbox.hpp"
+#include "common/activity.hpp"
 #include "common/run_pool.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::worker {
+
+/// The furthest ahead of this worker's clock a run's instant may be; a run
+/// due later is refused (a skewed clock or a lying leader, not a fire-ahead).
+constexpr duration_ms max_hold = 60'000;
 
 struct worker_config {
   std::string id = "local";
@@ -49,6 +59,8 @@ struct worker_state {
     proto::run_result result;  // when done
     std::string live;          // output so far (the last live_cap bytes) while it runs
     std::vector<caf::actor> followers;  // told each chunk, then (done, instance id)
+    /// Held until its instant: what it will run (not started while set).
+    std::optional<proto::execute_request> waiting;
   };
   struct pending_report {
     proto::run_result result;

@@ -113,6 +113,30 @@ caf::result<applied> settle_report(self_ptr self, run_result r) {
   return rp;
 }
 
+/// Posts run `req` to the external worker at `self`'s callback URL; a post
+/// that fails becomes a failed attempt.
+void post_execute(self_ptr self, const std::shared_ptr<worker::run_pool>& pool,
+                  const execute_request& req) {
+  auto& st = self->state;
+  auto url = st.callback_url + "/internal/tasks/execute";
+  auto body =
+      execute_body(req, st.report_base + "/api/v1/instances/" + req.instance_id + "/report");
+  worker_proxy_actor me = self;
+  auto wid = st.worker_id;
+  std::vector<std::string> headers;
+  if (auto tp = worker::traceparent(req.trace_id); !tp.empty())
+    headers.push_back("traceparent: " + tp);
+  bool queued = pool->submit([=](const std::atomic<bool>&) {
+    auto reply = http::post_json(url, body, 10'000, headers);
+    if (reply.status == 202 || reply.status == 200) return;
+    auto why = reply.status == 0 ? "dispatch to " + url + " failed: " + reply.error
+                                 : "worker " + wid + " answered HTTP " +
+                                       std::to_string(reply.status) + " to execute";
+    caf::anon_send(me, report_atom::value, refused(req.instance_id, wid, why));
+  });
+  if (!queued) queue_report(self, refused(req.instance_id, wid, "node is stopping"));
+}
+
 }  // namespace
 
 worker_proxy_actor::behavior_type http_worker_proxy_impl(
@@ -127,25 +151,25 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
   return {
       [=](execute_atom, const execute_request& req) {
         auto& st = self->state;
-        auto url = st.callback_url + "/internal/tasks/execute";
-        auto body = execute_body(req, st.report_base + "/api/v1/instances/" + req.instance_id +
-                                          "/report");
-        worker_proxy_actor me = self;
-        auto wid = st.worker_id;
-        std::vector<std::string> headers;
-        if (auto tp = worker::traceparent(req.trace_id); !tp.empty())
-          headers.push_back("traceparent: " + tp);
-        bool queued = pool->submit([=](const std::atomic<bool>&) {
-          auto reply = http::post_json(url, body, 10'000, headers);
-          if (reply.status == 202 || reply.status == 200) return;
-          auto why = reply.status == 0 ? "dispatch to " + url + " failed: " + reply.error
-                                       : "worker " + wid + " answered HTTP " +
-                                             std::to_string(reply.status) + " to execute";
-          caf::anon_send(me, report_atom::value, refused(req.instance_id, wid, why));
-        });
-        if (!queued) queue_report(self, refused(req.instance_id, wid, "node is stopping"));
+        if (auto hold = req.not_before - now_ms(); hold > 0) {
+          auto& h = st.holding[req.instance_id];
+          h = {++st.holds, req};
+          self->delayed_send(self, std::chrono::milliseconds(hold), wake_atom::value,
+                             req.instance_id, h.first);
+          return;
+        }
+        post_execute(self, pool, req);
+      },
+      [=](wake_atom, const std::string& instance_id, uint64_t hold) {
+        auto& held = self->state.holding;
+        auto i = held.find(instance_id);
+        if (i == held.end() || i->second.first != hold) return;  // dropped or replaced
+        auto req = std::move(i->second.second);
+        held.erase(i);
+        post_execute(self, pool, req);
       },
       [=](cancel_run_atom, const std::string& instance_id) {
+        if (self->state.holding.erase(instance_id) != 0) return;  // never sent: nothing runs
         auto url = self->state.callback_url + "/internal/tasks/cancel";
         auto body = cancel_body(instance_id);
         pool->submit([=](const std::atomic<bool>&) { http::post_json(url, body, 5'000); });
@@ -185,6 +209,7 @@ worker_proxy_actor::behavior_type worker_proxy_impl(self_ptr self, std::string w
       [=](cancel_run_atom, const std::string& instance_id) {
         self->send(self->state.worker, cancel_run_atom::value, instance_id);
       },
+      [=](wake_atom, const std::string&, uint64_t) {},  // a native worker holds runs itself
       [=](report_atom, run_result& r) { queue_report(self, std::move(r)); },
       [=](report_atom, run_result& r, settle_atom) { return settle_report(self, std::move(r)); },
       [=](flush_atom) { flush_reports(self); },

@@ -8,10 +8,11 @@
 // A delivery the worker does not accept becomes a failed attempt at once.
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "common/run_pool.hpp"
 #include "proto/interfaces.hpp"
@@ -27,13 +28,19 @@ struct proxy_state {
   std::string callback_url;                // http workers only
   std::string report_base;                 // "http://host:port" of this node's gateway
   bool flush_scheduled = false;
+  /// http workers only: runs placed ahead of their instant, posted to the
+  /// worker at it (an external worker is not told to wait), by instance id,
+  /// with the hold's number (a newer delivery replaces the request).
+  std::unordered_map<std::string, std::pair<uint64_t, proto::execute_request>> holding;
+  uint64_t holds = 0;
   static inline const char* name = "worker_proxy";
 };
 
 /// A proxy for an external HTTP worker: `execute` becomes `POST {callback_url}
 /// /internal/tasks/execute` (expects 202) on `dispatch_pool`'s threads; the
 /// worker reports over REST (POST /api/v1/instances/{id}/report), which the
-/// router verifies and hands here with `settle`.
+/// router verifies and hands here with `settle`. A run placed ahead of its
+/// instant is posted at the instant; a cancel before then drops it here.
 proto::worker_proxy_actor::behavior_type http_worker_proxy_impl(
     proto::worker_proxy_actor::stateful_pointer<proxy_state> self, std::string worker_id,
     std::string callback_url, std::string report_base, std::shared_ptr<worker::run_pool> pool,

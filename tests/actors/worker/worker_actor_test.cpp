@@ -4,7 +4,8 @@
 // repeats a known outcome), cancel_run, refusal once the pool stopped, the runs it says
 // it holds (executing or unacknowledged), dedup across a restart from its outbox, a
 // worker whose outbox will not open refusing runs instead of keeping reports in memory,
-// and a dedup cache bounded once the leader acknowledged the results.
+// a dedup cache bounded once the leader acknowledged the results, and runs placed
+// ahead of their instant (held until it, dropped by a cancel, replaced by a new delivery).
 #include "actors/worker/worker_actor.hpp"
 
 #include <gtest/gtest.h>
@@ -68,6 +69,7 @@ proto::worker_proxy_actor::behavior_type forwarding_proxy(proto::worker_proxy_ac
       },
       [](proto::execute_atom, const execute_request&) {},
       [](proto::cancel_run_atom, const std::string&) {},
+      [](proto::wake_atom, const std::string&, uint64_t) {},
       [](proto::flush_atom) {},
   };
 }
@@ -510,6 +512,81 @@ TEST_F(worker_actor_test, a_settled_attempt_repeats_its_outcome_without_its_outp
   EXPECT_EQ(again->finished_at, done->finished_at);
   EXPECT_TRUE(again->output.empty());
   expect_no_report();
+}
+
+// -- runs placed ahead of their instant (execute_request::not_before) --------------
+
+TEST_F(worker_actor_test, a_run_placed_ahead_of_its_instant_is_held_then_starts_on_it) {
+  auto stamp = dir_ / "stamp";
+  auto req = shell("7-3000-0", "date +%s%3N > '" + stamp.string() + "'");
+  req.not_before = now_ms() + 1500;
+  ASSERT_EQ(execute(req), true);
+  // Held, not started: a new leader asking what it holds must not call it lost.
+  EXPECT_EQ(held(worker_).size(), 1u);
+  EXPECT_FALSE(fs::exists(stamp)) << "started before its instant";
+  auto running = next_report();
+  ASSERT_TRUE(running);
+  EXPECT_EQ(running->state, instance_state::running);
+  EXPECT_GE(running->started_at, req.not_before) << "reported a start before the instant";
+  auto done = next_report();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->state, instance_state::success) << done->error;
+  std::ifstream in(stamp);
+  int64_t started = 0;
+  in >> started;
+  EXPECT_GE(started, req.not_before) << "the process ran before its instant";
+}
+
+TEST_F(worker_actor_test, a_cancel_before_the_instant_drops_the_held_run_unstarted) {
+  auto count = dir_ / "count";
+  auto req = shell("7-4000-0", "echo run >> '" + count.string() + "'");
+  req.not_before = now_ms() + 800;
+  ASSERT_EQ(execute(req), true);
+  caf::anon_send(worker_, proto::cancel_run_atom::value, req.instance_id);
+  EXPECT_TRUE(held(worker_).empty()) << "a withdrawn run is no longer held";
+  // Past the instant: nothing ran, nothing was reported (the cancel was committed).
+  expect_no_report(1500ms);
+  EXPECT_FALSE(fs::exists(count));
+  // The same attempt delivered afresh (its slot fired again) is taken anew.
+  req.not_before = 0;
+  ASSERT_EQ(execute(req), true);
+  auto running = next_report();
+  ASSERT_TRUE(running);
+  auto done = next_report();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->state, instance_state::success) << done->error;
+  EXPECT_EQ(line_count(count), 1u);
+}
+
+TEST_F(worker_actor_test, a_held_run_delivered_again_runs_once_with_the_latest_request) {
+  auto out = dir_ / "out";
+  auto req = shell("7-5000-0", "echo old >> '" + out.string() + "'");
+  req.not_before = now_ms() + 1000;
+  ASSERT_EQ(execute(req), true);
+  req.command = "echo new >> '" + out.string() + "'";  // its task changed before the instant
+  ASSERT_EQ(execute(req), true);
+  auto running = next_report();
+  ASSERT_TRUE(running);
+  auto done = next_report();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->state, instance_state::success) << done->error;
+  expect_no_report();
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "new\n");
+}
+
+TEST_F(worker_actor_test, a_run_due_further_ahead_than_it_holds_is_refused) {
+  auto req = shell("7-6000-0", "true");
+  req.not_before = now_ms() + max_hold + 60'000;  // a skewed clock or a lying leader
+  std::optional<caf::error> refused;
+  self_->request(worker_, 5s, proto::execute_atom::value, req, proxy_)
+      .receive([&](bool) {}, [&](caf::error& err) { refused = err; });
+  ASSERT_TRUE(refused) << "accepted a run due in two minutes";
+  EXPECT_EQ(view(*refused).code, errc::invalid_argument);
+  EXPECT_EQ(view(*refused).field, "not_before");
+  EXPECT_TRUE(held(worker_).empty());
 }
 
 }  // namespace

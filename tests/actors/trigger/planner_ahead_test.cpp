@@ -1,0 +1,103 @@
+// Tests for the planner's fire-ahead (#17 item 3): a slot fires `fire_ahead`
+// before its instant so its run is committed and placed by then, and only
+// where deciding early decides the same as at the instant: never for jitter
+// or upstreams, and with an overlap policy other than `allow` only while no
+// run of the task is active. Plain GoogleTest: explicit instants, no actors.
+#include "actors/trigger/planner_fixture.hpp"
+
+namespace aisched::trigger {
+namespace {
+
+using namespace testing_support;
+
+constexpr duration_ms ahead = 250;
+
+TEST(planner_ahead, every_slot_fires_its_lead_before_the_instant_and_carries_the_instant) {
+  planner p(t0, ahead);
+  p.upsert(make_task(1, "@every 1s"), no_runtime(1), t0, false);
+  for (unix_ms k = 1; k <= 5; ++k) {
+    const unix_ms slot = t0 + k * sec;
+    ASSERT_EQ(p.next_due(), slot - ahead) << "k=" << k;
+    EXPECT_TRUE(p.collect(slot - ahead - 1).empty()) << "fired before its lead, k=" << k;
+    auto d = p.collect(slot - ahead);
+    ASSERT_EQ(slots_of(d), std::vector<unix_ms>{slot}) << "the fire names the instant, k=" << k;
+    EXPECT_TRUE(p.collect(slot).empty()) << "fired again at the instant, k=" << k;
+    commit(p, 1, slot);
+  }
+  EXPECT_EQ(p.stats().fired, 5u);
+}
+
+TEST(planner_ahead, a_one_shot_fires_ahead_and_a_slot_inside_the_lead_fires_at_once) {
+  planner p(t0, ahead);
+  auto t = make_task(1, "");
+  t.at = t0 + 100;  // created 100 ms before its instant: inside the lead
+  p.upsert(t, no_runtime(1), t0, false);
+  EXPECT_EQ(slots_of(p.collect(t0)), std::vector<unix_ms>{t0 + 100});
+  auto u = make_task(2, "");
+  u.at = t0 + 10 * sec;
+  p.upsert(u, no_runtime(2), t0, false);
+  EXPECT_EQ(p.next_due(), t0 + 10 * sec - ahead);
+  EXPECT_EQ(slots_of(p.collect(t0 + 10 * sec - ahead), 2), std::vector<unix_ms>{t0 + 10 * sec});
+}
+
+TEST(planner_ahead, tasks_with_jitter_or_upstreams_fire_at_their_instant) {
+  planner p(t0, ahead);
+  auto jittery = make_task(1, "@every 1h");
+  jittery.jitter = 60 * sec;
+  p.upsert(jittery, no_runtime(1), t0, false);
+  auto due = p.due_of(1);
+  ASSERT_TRUE(due.has_value());
+  EXPECT_EQ(*due, planner::jittered(jittery, t0 + 3'600'000)) << "its jittered instant, no lead";
+  p.upsert(make_task(2, "@every 1h"), no_runtime(2), t0, false);
+  auto downstream = make_task(3, "@every 1h");
+  downstream.depends_on = {2};
+  p.upsert(downstream, no_runtime(3), t0, false);
+  EXPECT_EQ(p.due_of(2), t0 + 3'600'000 - ahead);
+  EXPECT_EQ(p.due_of(3), t0 + 3'600'000) << "a task with upstreams decides at the instant";
+}
+
+TEST(planner_ahead, skip_with_a_run_still_active_decides_at_the_instant_and_fires_if_it_ended) {
+  planner p(t0, ahead);
+  p.upsert(make_task(1, "@every 1s", overlap_policy::skip), no_runtime(1), t0, false);
+  ASSERT_EQ(slots_of(p.collect(t0 + sec - ahead)), std::vector<unix_ms>{t0 + sec});
+  commit(p, 1, t0 + sec, instance_state::running);
+  // The next lead comes while the first run is active: no decision yet.
+  EXPECT_TRUE(p.collect(t0 + 2 * sec - ahead).empty());
+  EXPECT_EQ(p.stats().skipped, 0u) << "skipped before its instant";
+  EXPECT_EQ(p.next_due(), t0 + 2 * sec);
+  // The run ends before the instant: at the instant the slot fires, as it would without a lead.
+  p.observe(make_instance(1, t0 + sec, instance_state::success));
+  EXPECT_EQ(slots_of(p.collect(t0 + 2 * sec)), std::vector<unix_ms>{t0 + 2 * sec});
+  EXPECT_EQ(p.stats().skipped, 0u);
+}
+
+TEST(planner_ahead, skip_with_a_run_active_at_the_instant_skips_the_slot) {
+  planner p(t0, ahead);
+  p.upsert(make_task(1, "@every 1s", overlap_policy::skip), no_runtime(1), t0, false);
+  ASSERT_EQ(slots_of(p.collect(t0 + sec - ahead)), std::vector<unix_ms>{t0 + sec});
+  commit(p, 1, t0 + sec, instance_state::running);
+  EXPECT_TRUE(p.collect(t0 + 2 * sec - ahead).empty());
+  EXPECT_TRUE(p.collect(t0 + 2 * sec).empty());
+  EXPECT_EQ(p.stats().skipped, 1u);
+  // The run ends: the following slot fires ahead again.
+  p.observe(make_instance(1, t0 + sec, instance_state::success));
+  EXPECT_EQ(p.next_due(), t0 + 3 * sec - ahead);
+  EXPECT_EQ(slots_of(p.collect(t0 + 3 * sec - ahead)), std::vector<unix_ms>{t0 + 3 * sec});
+}
+
+TEST(planner_ahead, a_pause_before_the_lead_fires_nothing_and_zero_lead_fires_at_the_instant) {
+  planner p(t0, ahead);
+  auto t = make_task(1, "@every 1s");
+  p.upsert(t, no_runtime(1), t0, false);
+  t.paused = true;
+  p.upsert(t, no_runtime(1), t0 + 500, false);
+  EXPECT_TRUE(p.collect(t0 + 5 * sec).empty());
+  planner q(t0, 0);
+  q.upsert(make_task(1, "@every 1s"), no_runtime(1), t0, false);
+  EXPECT_EQ(q.next_due(), t0 + sec);
+  EXPECT_TRUE(q.collect(t0 + sec - 1).empty());
+  EXPECT_EQ(slots_of(q.collect(t0 + sec)), std::vector<unix_ms>{t0 + sec});
+}
+
+}  // namespace
+}  // namespace aisched::trigger

@@ -1,0 +1,171 @@
+// Runs placed ahead of their instant (#17 item 3) on a real `aisched` node:
+// the trigger fires a slot --fire-ahead-ms early, the run is committed and
+// placed by then, and its worker starts it on the instant, never before (the
+// process itself, not only the record, says when it began). A pause before
+// the instant withdraws the held run (cancelled, never started); an update
+// before it is what the run executes; an external HTTP worker is not called
+// before the instant. The first test runs the node as `make run` does; the
+// others widen the lead (the flag they are about) so that "before the
+// instant" is seconds wide on a loaded machine.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/http_receiver.hpp"
+#include "support/node_process.hpp"
+#include "support/test_helpers.hpp"
+
+using namespace aisched::test;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::vector<std::string> wide_lead = {"--fire-ahead-ms", "3000"};
+
+/// A one-shot shell task due `in_ms` from now, running `command`; returns (id, slot).
+std::pair<int64_t, int64_t> one_shot(uint16_t port, const std::string& command, int64_t in_ms,
+                                     const std::string& extra = "") {
+  auto slot = wall_ms() + in_ms;
+  auto body = R"({"name":"ahead","kind":"shell","command":")" + command + R"(","at":")" +
+              aisched::format_rfc3339(slot) + "\"" + extra + "}";
+  return {create_task(port, body), slot};
+}
+
+/// The run of one-shot task `id` (an empty object while there is none).
+json::object run_of(uint16_t port, int64_t id) {
+  auto r = http_call(port, "GET", "/api/v1/instances?task_id=" + std::to_string(id));
+  if (r.status != 200) return {};
+  auto v = parse(r);
+  auto& items = v.at("items").as_array();
+  return items.empty() ? json::object{} : items.at(0).as_object();
+}
+
+std::string state_of(const json::object& x) { return x.contains("state") ? str(x, "state") : ""; }
+
+/// Waits until task `id`'s run reaches `state` (or any final state); returns it.
+json::object await_run(uint16_t port, int64_t id, const std::string& state,
+                       std::chrono::milliseconds timeout = 30s) {
+  json::object out;
+  eventually(
+      [&] {
+        out = run_of(port, id);
+        auto s = state_of(out);
+        return s == state || s == "success" || s == "failed" || s == "timed_out" ||
+               s == "cancelled";
+      },
+      timeout);
+  return out;
+}
+
+/// The first line of a run's output as milliseconds (what `date +%s%3N` printed).
+int64_t stamp_of(const json::object& x) {
+  auto out = str(x, "output");
+  return out.empty() ? -1 : std::stoll(out.substr(0, out.find('\n')));
+}
+
+TEST(fire_ahead, at_the_defaults_a_scheduled_run_never_starts_before_its_instant) {
+  temp_dir dir;
+  node_process node(dir.path() + "/data");
+  ASSERT_TRUE(node.running());
+  auto port = node.http_port();
+  ASSERT_TRUE(await_ready(port));
+  std::vector<std::pair<int64_t, int64_t>> tasks;
+  for (int i = 0; i < 5; ++i) tasks.push_back(one_shot(port, "date +%s%3N", 1500 + 100 * i));
+  for (auto [id, slot] : tasks) {
+    auto x = await_run(port, id, "success");
+    ASSERT_EQ(state_of(x), "success") << json::serialize(x) << tail(node.log());
+    EXPECT_EQ(time_ms(x.at("slot")), slot);
+    EXPECT_GE(time_ms(x.at("started_at")), slot) << "recorded as started before its instant";
+    EXPECT_GE(stamp_of(x), slot) << "the process ran before its instant";
+  }
+}
+
+TEST(fire_ahead, a_run_is_committed_and_placed_before_its_instant_and_starts_on_it) {
+  temp_dir dir;
+  node_process node(dir.path() + "/data", wide_lead);
+  ASSERT_TRUE(node.running());
+  auto port = node.http_port();
+  ASSERT_TRUE(await_ready(port));
+  auto [id, slot] = one_shot(port, "date +%s%3N", 6000);
+  auto placed = await_run(port, id, "dispatched");
+  ASSERT_EQ(state_of(placed), "dispatched") << json::serialize(placed);
+  EXPECT_LT(wall_ms(), slot) << "not placed before its instant";
+  EXPECT_LT(time_ms(placed.at("created_at")), slot);
+  EXPECT_LT(time_ms(placed.at("dispatched_at")), slot);
+  auto x = await_run(port, id, "success");
+  ASSERT_EQ(state_of(x), "success") << json::serialize(x);
+  EXPECT_GE(time_ms(x.at("started_at")), slot);
+  EXPECT_GE(stamp_of(x), slot) << "the process ran before its instant";
+}
+
+TEST(fire_ahead, a_pause_before_the_instant_withdraws_the_held_run_unstarted) {
+  temp_dir dir;
+  node_process node(dir.path() + "/data", wide_lead);
+  ASSERT_TRUE(node.running());
+  auto port = node.http_port();
+  ASSERT_TRUE(await_ready(port));
+  auto [id, slot] = one_shot(port, "echo ran", 6000);
+  ASSERT_EQ(state_of(await_run(port, id, "dispatched")), "dispatched");
+  ASSERT_LT(wall_ms(), slot - 1000) << "placed too late for this test to pause before the instant";
+  auto r = http_call(port, "POST", "/api/v1/tasks/" + std::to_string(id) + "/pause");
+  ASSERT_EQ(r.status / 100, 2u) << r.body;
+  auto x = await_run(port, id, "cancelled");
+  ASSERT_EQ(state_of(x), "cancelled") << json::serialize(x);
+  EXPECT_NE(str(x, "error").find("withdrawn before its instant: its task was paused"),
+            std::string::npos)
+      << str(x, "error");
+  // Past the instant (a bounded wait: what is checked is that nothing happens).
+  while (wall_ms() < slot + 1500) std::this_thread::sleep_for(50ms);
+  x = run_of(port, id);
+  EXPECT_EQ(state_of(x), "cancelled");
+  EXPECT_TRUE(x.at("started_at").is_null()) << json::serialize(x);
+  EXPECT_EQ(str(x, "output"), "") << "the withdrawn run executed";
+}
+
+TEST(fire_ahead, an_update_before_the_instant_is_what_the_held_run_executes) {
+  temp_dir dir;
+  node_process node(dir.path() + "/data", wide_lead);
+  ASSERT_TRUE(node.running());
+  auto port = node.http_port();
+  ASSERT_TRUE(await_ready(port));
+  auto [id, slot] = one_shot(port, "echo old", 6000);
+  ASSERT_EQ(state_of(await_run(port, id, "dispatched")), "dispatched");
+  ASSERT_LT(wall_ms(), slot - 1000) << "placed too late for this test to update before the instant";
+  auto r =
+      http_call(port, "PATCH", "/api/v1/tasks/" + std::to_string(id), R"({"command":"echo new"})");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  auto x = await_run(port, id, "success");
+  ASSERT_EQ(state_of(x), "success") << json::serialize(x);
+  EXPECT_EQ(str(x, "output"), "new\n");
+  EXPECT_GE(time_ms(x.at("started_at")), slot);
+}
+
+TEST(fire_ahead, an_external_worker_is_called_at_the_instant_not_when_the_run_is_placed) {
+  http_receiver worker({202});
+  temp_dir dir;
+  node_process node(dir.path() + "/data", wide_lead);
+  ASSERT_TRUE(node.running());
+  auto port = node.http_port();
+  ASSERT_TRUE(await_ready(port));
+  auto reg = http_call(port, "POST", "/api/v1/workers",
+                       R"({"id":"ext-1","callback_url":")" + worker.url("") +
+                           R"(","labels":{"pool":"ext"},"max_load":2})");
+  ASSERT_EQ(reg.status / 100, 2u) << reg.body;
+  auto [id, slot] = one_shot(port, "true", 6000, R"(,"labels":{"pool":"ext"})");
+  auto placed = await_run(port, id, "dispatched");
+  ASSERT_EQ(state_of(placed), "dispatched") << json::serialize(placed);
+  ASSERT_EQ(str(placed, "worker_id"), "ext-1");
+  ASSERT_LT(wall_ms(), slot - 1000) << "placed too late for this test";
+  std::this_thread::sleep_for(300ms);  // a call made at placement would have arrived by now
+  EXPECT_TRUE(worker.requests().empty()) << "the external worker was called before the instant";
+  ASSERT_TRUE(eventually([&] { return !worker.requests().empty(); }, 20s)) << tail(node.log());
+  EXPECT_GE(wall_ms(), slot);
+  EXPECT_EQ(worker.requests().front().head.rfind("POST /internal/tasks/execute ", 0), 0u);
+}
+
+}  // namespace
