@@ -160,8 +160,9 @@ struct execute_request {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, execute_request& x) {
   return f(caf::meta::type_name("aisched.execute_request"), x.instance_id, x.task_id, x.kind,
-           x.command, x.http, x.image, x.attempt, x.shard, x.shards, x.idempotency_key, x.trace_id,
-           x.timeout, x.memory_mb, x.env, x.tenant, x.secret_env, x.redact, x.not_before);
+           x.command, x.http, x.image, x.attempt, x.shard, x.shards, x.idempotency_key,
+           x.trace_id, x.timeout, x.memory_mb, x.env, x.tenant, x.secret_env, x.redact,
+           x.not_before);
 }
 
 /// A page of tasks with their runtime facts, for a new leader's rebuild.
@@ -305,17 +306,20 @@ using trigger_actor = commit_listener_actor::extend<
 /// `cancel_run`; a native worker sends it `report`s, which it batches into
 /// committed `report_results`. `report` with `settle` is an external worker's
 /// report, already verified by the router: proposed on its own, it answers
-/// with the commit or the error the state machine gave. `flush` is internal.
-using worker_proxy_actor =
-    caf::typed_actor<caf::reacts_to<report_atom, run_result>,
-                     caf::replies_to<report_atom, run_result, settle_atom>::with<applied>,
-                     caf::reacts_to<execute_atom, execute_request>,
-                     caf::reacts_to<cancel_run_atom, std::string>,
-                     caf::reacts_to<wake_atom, std::string, uint64_t>, caf::reacts_to<flush_atom>>;
+/// with the commit or the error the state machine gave. `flush` and `wake`
+/// (an http proxy's run held for its instant is due) are internal.
+using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_result>,
+                                            caf::replies_to<report_atom, run_result,
+                                                            settle_atom>::with<applied>,
+                                            caf::reacts_to<execute_atom, execute_request>,
+                                            caf::reacts_to<cancel_run_atom, std::string>,
+                                            caf::reacts_to<wake_atom, std::string, uint64_t>,
+                                            caf::reacts_to<flush_atom>>;
 
 /// worker (actors/worker): runs instances. `execute` answers true once accepted
 /// (a duplicate delivery too; it runs once); reports go to the given proxy.
-/// `runstart` / `rundone` are internal: the run threads tell the actor.
+/// `runstart` / `rundone` are internal: the run threads tell the actor; so is
+/// `wake` (a run held for its instant, execute_request::not_before, is due).
 /// `ack` (run keys "{instance}#{attempt}") confirms final reports are committed;
 /// until then the worker keeps them in its outbox and re-sends them through the
 /// router it was given (`subscribe`), surviving proxy and worker restarts.
@@ -329,19 +333,19 @@ using worker_proxy_actor =
 /// the registrar sends them with each registration (proto::worker::held),
 /// and why the worker's outbox failed ("" while it works): a faulted worker
 /// registers with max_load 0 and answers `execute` with storage_error.
-using worker_actor =
-    caf::typed_actor<caf::replies_to<execute_atom, execute_request, worker_proxy_actor>::with<bool>,
-                     caf::reacts_to<cancel_run_atom, std::string>,
-                     caf::reacts_to<started_atom, std::string, uint32_t, unix_ms>,
-                     caf::reacts_to<wake_atom, std::string, uint32_t>,
-                     caf::reacts_to<done_atom, run_result, uint32_t>,
-                     caf::reacts_to<ack_atom, std::vector<std::string>>,
-                     caf::reacts_to<subscribe_atom, caf::actor>,
-                     caf::reacts_to<output_atom, std::string, uint32_t, std::string>,
-                     caf::replies_to<output_atom, std::string, caf::actor>::with<bool>,
-                     caf::replies_to<drain_atom>::with<uint32_t>,
-                     caf::replies_to<held_atom>::with<std::vector<held_run>, std::string>,
-                     caf::reacts_to<caf::tick_atom>, inspect_signature>;
+using worker_actor = caf::typed_actor<
+    caf::replies_to<execute_atom, execute_request, worker_proxy_actor>::with<bool>,
+    caf::reacts_to<cancel_run_atom, std::string>,
+    caf::reacts_to<started_atom, std::string, uint32_t, unix_ms>,
+    caf::reacts_to<wake_atom, std::string, uint32_t>,
+    caf::reacts_to<done_atom, run_result, uint32_t>,
+    caf::reacts_to<ack_atom, std::vector<std::string>>,
+    caf::reacts_to<subscribe_atom, caf::actor>,
+    caf::reacts_to<output_atom, std::string, uint32_t, std::string>,
+    caf::replies_to<output_atom, std::string, caf::actor>::with<bool>,
+    caf::replies_to<drain_atom>::with<uint32_t>,
+    caf::replies_to<held_atom>::with<std::vector<held_run>, std::string>,
+    caf::reacts_to<caf::tick_atom>, inspect_signature>;
 
 /// The registered workers, for GET /api/v1/workers.
 struct worker_list {

@@ -209,199 +209,194 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
                fs.end());
     }
   });
-  return inspector::counted(
-      self,
-      {
-          [=](inspect_atom) { return inspector::summary_of(self, details_of(self->state)); },
-          [=](execute_atom, const execute_request& req,
-              const worker_proxy_actor& reply_to) -> caf::result<bool> {
-            auto& st = self->state;
-            auto now = now_ms();
-            purge(st, now);
-            auto key = run_key(req.instance_id, req.attempt);
-            if (auto i = st.runs.find(key); i != st.runs.end()) {
-              // A duplicate delivery: never run twice; repeat the outcome if known.
-              // A run still held takes what it brings (its task changed meanwhile).
-              i->second.reply_to = reply_to;
-              if (i->second.waiting) *i->second.waiting = req;
-              if (i->second.done) self->send(reply_to, report_atom::value, i->second.result);
-              return true;
+  return inspector::counted(self, {
+      [=](inspect_atom) { return inspector::summary_of(self, details_of(self->state)); },
+      [=](execute_atom, const execute_request& req,
+          const worker_proxy_actor& reply_to) -> caf::result<bool> {
+        auto& st = self->state;
+        auto now = now_ms();
+        purge(st, now);
+        auto key = run_key(req.instance_id, req.attempt);
+        if (auto i = st.runs.find(key); i != st.runs.end()) {
+          // A duplicate delivery: never run twice; repeat the outcome if known.
+          // A run still held takes what it brings (its task changed meanwhile).
+          i->second.reply_to = reply_to;
+          if (i->second.waiting) *i->second.waiting = req;
+          if (i->second.done) self->send(reply_to, report_atom::value, i->second.result);
+          return true;
+        }
+        if (auto i = st.settled.find(key); i != st.settled.end()) {
+          self->send(reply_to, report_atom::value, result_of(st, key, i->second));
+          return true;
+        }
+        if (!st.outbox_fault.empty())
+          return make_error(errc::storage_error, "outbox",
+                            "worker " + st.cfg.id + " takes no runs: its outbox failed (" +
+                                st.outbox_fault + ")");
+        auto hold = req.not_before - now;
+        if (hold > max_hold)
+          return make_error(errc::invalid_argument, "not_before",
+                            "the run's instant is " + std::to_string(hold) +
+                                " ms ahead of worker " + st.cfg.id +
+                                "'s clock (more than it holds a run: clock skew?)");
+        auto cancelled = std::make_shared<std::atomic<bool>>(false);
+        worker_state::run fresh;
+        fresh.reply_to = reply_to;
+        fresh.cancelled = cancelled;
+        if (hold > 0) {
+          // Placed ahead of its instant: held until then.
+          fresh.waiting = req;
+          st.runs[key] = std::move(fresh);
+          self->delayed_send(self, std::chrono::milliseconds(hold), wake_atom::value,
+                             req.instance_id, req.attempt);
+          return true;
+        }
+        st.runs[key] = std::move(fresh);
+        return start(self, key, req);
+      },
+      [=](wake_atom, const std::string& instance_id, uint32_t attempt) {
+        auto& st = self->state;
+        auto key = run_key(instance_id, attempt);
+        auto i = st.runs.find(key);
+        if (i == st.runs.end() || !i->second.waiting) return;  // cancelled meanwhile
+        if (auto left = i->second.waiting->not_before - now_ms(); left > 0) {
+          // Never before its instant: a timer that woke early waits the rest.
+          self->delayed_send(self, std::chrono::milliseconds(left), wake_atom::value,
+                             instance_id, attempt);
+          return;
+        }
+        auto req = std::move(*i->second.waiting);
+        i->second.waiting.reset();
+        auto reply_to = i->second.reply_to;
+        if (start(self, key, req)) return;
+        run_result r;  // the node stops: the run cannot start
+        r.instance_id = instance_id;
+        r.worker_id = st.cfg.id;
+        r.attempt = attempt;
+        r.state = instance_state::failed;
+        r.exit_code = -1;
+        r.error = "worker " + st.cfg.id + " stopped before the run's instant";
+        r.started_at = r.finished_at = now_ms();
+        auto& run = st.runs[key];
+        run.reply_to = reply_to;
+        run.done = true;
+        run.result = r;
+        deliver_final(self, key, reply_to, r);
+      },
+      [=](started_atom, const std::string& instance_id, uint32_t attempt, unix_ms at) {
+        auto& st = self->state;
+        auto i = st.runs.find(run_key(instance_id, attempt));
+        if (i == st.runs.end() || i->second.done) return;
+        run_result r;
+        r.instance_id = instance_id;
+        r.worker_id = st.cfg.id;
+        r.attempt = attempt;
+        r.state = instance_state::running;
+        r.started_at = at;
+        self->send(i->second.reply_to, report_atom::value, r);
+      },
+      [=](done_atom, run_result& r, uint32_t attempt) {
+        auto& st = self->state;
+        r.worker_id = st.cfg.id;
+        r.attempt = attempt;
+        auto key = run_key(r.instance_id, attempt);
+        auto i = st.runs.find(key);
+        if (i == st.runs.end()) return;
+        obs::get().worker_inflight.dec();
+        auto& run = i->second;
+        run.done = true;
+        run.result = r;
+        deliver_final(self, key, run.reply_to, r);
+        for (auto& f : run.followers) caf::anon_send(f, done_atom::value, r.instance_id);
+        run.followers.clear();
+        run.live.clear();
+        run.live.shrink_to_fit();
+      },
+      [=](output_atom, const std::string& instance_id, uint32_t attempt, std::string& chunk) {
+        auto& st = self->state;
+        auto i = st.runs.find(run_key(instance_id, attempt));
+        if (i == st.runs.end() || i->second.done) return;
+        auto& run = i->second;
+        run.live += chunk;
+        if (run.live.size() > 2 * st.cfg.live_cap) run.live.erase(0, run.live.size() - st.cfg.live_cap);
+        for (auto& f : run.followers) caf::anon_send(f, output_atom::value, instance_id, chunk);
+      },
+      [=](output_atom, const std::string& instance_id, const caf::actor& follower) -> bool {
+        // The attempt of the instance that runs here now (at most one at a time).
+        auto& st = self->state;
+        for (auto& [key, run] : st.runs) {
+          if (run.done || key.compare(0, instance_id.size() + 1, instance_id + "#") != 0) continue;
+          auto from = run.live.size() > st.cfg.live_cap ? run.live.size() - st.cfg.live_cap : 0;
+          if (from < run.live.size())
+            caf::anon_send(follower, output_atom::value, instance_id, run.live.substr(from));
+          run.followers.push_back(follower);
+          self->monitor(follower);
+          return true;
+        }
+        return false;
+      },
+      [=](ack_atom, const std::vector<std::string>& keys) {
+        auto& st = self->state;
+        auto now = now_ms();
+        std::vector<std::string> stored;  // the outbox forgets them in one write
+        for (auto& k : keys) {
+          if (st.unacked.erase(k) && st.box) stored.push_back(k);
+          settle(st, k, now);
+        }
+        if (st.box)
+          if (auto err = st.box->erase(stored)) outbox_failed(self, "delete", err);
+      },
+      [=](drain_atom) {
+        // Runs still going, plus results the scheduler has not acknowledged yet:
+        // a draining node waits for both before it exits.
+        auto& st = self->state;
+        auto busy = static_cast<uint32_t>(st.unacked.size());
+        for (auto& [key, run] : st.runs) busy += run.done ? 0 : 1;
+        return busy;
+      },
+      [=](held_atom) {
+        // What a leader must not declare lost: attempts executing here, and
+        // attempts whose final report is not acknowledged yet.
+        auto& st = self->state;
+        std::vector<held_run> out;
+        for (auto& [key, run] : st.runs)
+          if (!run.done) out.push_back(held_of(key));
+        for (auto& [key, p] : st.unacked) out.push_back({p.result.instance_id, p.result.attempt});
+        return std::make_tuple(std::move(out), st.outbox_fault);
+      },
+      [=](subscribe_atom, caf::actor sink) { self->state.report_sink = std::move(sink); },
+      [=](caf::tick_atom) {
+        // Re-send final reports nobody acknowledged (a lost message, a leader that
+        // changed, or a restart of this worker) through the router.
+        auto& st = self->state;
+        auto now = now_ms();
+        if (st.report_sink)
+          for (auto& [key, p] : st.unacked)
+            if (now - p.last_sent >= st.cfg.resend_after) {
+              p.last_sent = now;
+              self->send(caf::actor_cast<router_actor>(st.report_sink), report_atom::value,
+                         p.result);
             }
-            if (auto i = st.settled.find(key); i != st.settled.end()) {
-              self->send(reply_to, report_atom::value, result_of(st, key, i->second));
-              return true;
-            }
-            if (!st.outbox_fault.empty())
-              return make_error(errc::storage_error, "outbox",
-                                "worker " + st.cfg.id + " takes no runs: its outbox failed (" +
-                                    st.outbox_fault + ")");
-            auto hold = req.not_before - now;
-            if (hold > max_hold)
-              return make_error(errc::invalid_argument, "not_before",
-                                "the run's instant is " + std::to_string(hold) +
-                                    " ms ahead of worker " + st.cfg.id +
-                                    "'s clock (more than it holds a run: clock skew?)");
-            auto cancelled = std::make_shared<std::atomic<bool>>(false);
-            worker_state::run fresh;
-            fresh.reply_to = reply_to;
-            fresh.cancelled = cancelled;
-            if (hold > 0) {
-              // Placed ahead of its instant: held until then.
-              fresh.waiting = req;
-              st.runs[key] = std::move(fresh);
-              self->delayed_send(self, std::chrono::milliseconds(hold), wake_atom::value,
-                                 req.instance_id, req.attempt);
-              return true;
-            }
-            st.runs[key] = std::move(fresh);
-            return start(self, key, req);
-          },
-          [=](wake_atom, const std::string& instance_id, uint32_t attempt) {
-            auto& st = self->state;
-            auto key = run_key(instance_id, attempt);
-            auto i = st.runs.find(key);
-            if (i == st.runs.end() || !i->second.waiting) return;  // cancelled meanwhile
-            if (auto left = i->second.waiting->not_before - now_ms(); left > 0) {
-              // Never before its instant: a timer that woke early waits the rest.
-              self->delayed_send(self, std::chrono::milliseconds(left), wake_atom::value,
-                                 instance_id, attempt);
-              return;
-            }
-            auto req = std::move(*i->second.waiting);
-            i->second.waiting.reset();
-            auto reply_to = i->second.reply_to;
-            if (start(self, key, req)) return;
-            run_result r;  // the node stops: the run cannot start
-            r.instance_id = instance_id;
-            r.worker_id = st.cfg.id;
-            r.attempt = attempt;
-            r.state = instance_state::failed;
-            r.exit_code = -1;
-            r.error = "worker " + st.cfg.id + " stopped before the run's instant";
-            r.started_at = r.finished_at = now_ms();
-            auto& run = st.runs[key];
-            run.reply_to = reply_to;
-            run.done = true;
-            run.result = r;
-            deliver_final(self, key, reply_to, r);
-          },
-          [=](started_atom, const std::string& instance_id, uint32_t attempt, unix_ms at) {
-            auto& st = self->state;
-            auto i = st.runs.find(run_key(instance_id, attempt));
-            if (i == st.runs.end() || i->second.done) return;
-            run_result r;
-            r.instance_id = instance_id;
-            r.worker_id = st.cfg.id;
-            r.attempt = attempt;
-            r.state = instance_state::running;
-            r.started_at = at;
-            self->send(i->second.reply_to, report_atom::value, r);
-          },
-          [=](done_atom, run_result& r, uint32_t attempt) {
-            auto& st = self->state;
-            r.worker_id = st.cfg.id;
-            r.attempt = attempt;
-            auto key = run_key(r.instance_id, attempt);
-            auto i = st.runs.find(key);
-            if (i == st.runs.end()) return;
-            obs::get().worker_inflight.dec();
-            auto& run = i->second;
-            run.done = true;
-            run.result = r;
-            deliver_final(self, key, run.reply_to, r);
-            for (auto& f : run.followers) caf::anon_send(f, done_atom::value, r.instance_id);
-            run.followers.clear();
-            run.live.clear();
-            run.live.shrink_to_fit();
-          },
-          [=](output_atom, const std::string& instance_id, uint32_t attempt, std::string& chunk) {
-            auto& st = self->state;
-            auto i = st.runs.find(run_key(instance_id, attempt));
-            if (i == st.runs.end() || i->second.done) return;
-            auto& run = i->second;
-            run.live += chunk;
-            if (run.live.size() > 2 * st.cfg.live_cap)
-              run.live.erase(0, run.live.size() - st.cfg.live_cap);
-            for (auto& f : run.followers) caf::anon_send(f, output_atom::value, instance_id, chunk);
-          },
-          [=](output_atom, const std::string& instance_id, const caf::actor& follower) -> bool {
-            // The attempt of the instance that runs here now (at most one at a time).
-            auto& st = self->state;
-            for (auto& [key, run] : st.runs) {
-              if (run.done || key.compare(0, instance_id.size() + 1, instance_id + "#") != 0)
-                continue;
-              auto from = run.live.size() > st.cfg.live_cap ? run.live.size() - st.cfg.live_cap : 0;
-              if (from < run.live.size())
-                caf::anon_send(follower, output_atom::value, instance_id, run.live.substr(from));
-              run.followers.push_back(follower);
-              self->monitor(follower);
-              return true;
-            }
-            return false;
-          },
-          [=](ack_atom, const std::vector<std::string>& keys) {
-            auto& st = self->state;
-            auto now = now_ms();
-            std::vector<std::string> stored;  // the outbox forgets them in one write
-            for (auto& k : keys) {
-              if (st.unacked.erase(k) && st.box) stored.push_back(k);
-              settle(st, k, now);
-            }
-            if (st.box)
-              if (auto err = st.box->erase(stored)) outbox_failed(self, "delete", err);
-          },
-          [=](drain_atom) {
-            // Runs still going, plus results the scheduler has not acknowledged yet:
-            // a draining node waits for both before it exits.
-            auto& st = self->state;
-            auto busy = static_cast<uint32_t>(st.unacked.size());
-            for (auto& [key, run] : st.runs) busy += run.done ? 0 : 1;
-            return busy;
-          },
-          [=](held_atom) {
-            // What a leader must not declare lost: attempts executing here, and
-            // attempts whose final report is not acknowledged yet.
-            auto& st = self->state;
-            std::vector<held_run> out;
-            for (auto& [key, run] : st.runs)
-              if (!run.done) out.push_back(held_of(key));
-            for (auto& [key, p] : st.unacked)
-              out.push_back({p.result.instance_id, p.result.attempt});
-            return std::make_tuple(std::move(out), st.outbox_fault);
-          },
-          [=](subscribe_atom, caf::actor sink) { self->state.report_sink = std::move(sink); },
-          [=](caf::tick_atom) {
-            // Re-send final reports nobody acknowledged (a lost message, a leader that
-            // changed, or a restart of this worker) through the router.
-            auto& st = self->state;
-            auto now = now_ms();
-            if (st.report_sink)
-              for (auto& [key, p] : st.unacked)
-                if (now - p.last_sent >= st.cfg.resend_after) {
-                  p.last_sent = now;
-                  self->send(caf::actor_cast<router_actor>(st.report_sink), report_atom::value,
-                             p.result);
-                }
-            purge(st, now);
-            self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
-          },
-          [=](cancel_run_atom, const std::string& instance_id) {
-            // Cancels every attempt of the instance that still runs here; one held
-            // for its instant is dropped unstarted (nothing ran: nothing to report).
-            auto& runs = self->state.runs;
-            for (auto i = runs.begin(); i != runs.end();) {
-              auto& [key, run] = *i;
-              if (run.done || key.compare(0, instance_id.size() + 1, instance_id + "#") != 0) {
-                ++i;
-              } else if (run.waiting) {
-                i = runs.erase(i);
-              } else {
-                run.cancelled->store(true);
-                ++i;
-              }
-            }
-          },
-      });
+        purge(st, now);
+        self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
+      },
+      [=](cancel_run_atom, const std::string& instance_id) {
+        // Cancels every attempt of the instance that still runs here; one held
+        // for its instant is dropped unstarted (nothing ran: nothing to report).
+        auto& runs = self->state.runs;
+        for (auto i = runs.begin(); i != runs.end();) {
+          auto& [key, run] = *i;
+          if (run.done || key.compare(0, instance_id.size() + 1, instance_id + "#") != 0) {
+            ++i;
+          } else if (run.waiting) {
+            i = runs.erase(i);
+          } else {
+            run.cancelled->store(true);
+            ++i;
+          }
+        }
+      },
+  });
 }
 
 }  // namespace aisched::worker
