@@ -1,7 +1,8 @@
 // aisched-load: load scenarios against a running node or cluster, on loopback
 // only, every loop bounded in count and time. Scenarios:
 //   burst       N one-shot noop tasks due at the same instant: fire lateness
-//               (created_at - slot) and start lateness (started_at - slot)
+//               (created_at - slot; negative when fired ahead, --fire-ahead-ms) and
+//               start lateness (started_at - slot)
 //               p50/p90/p99/max, time until all fired, all started and all done
 //   steady      M `@every 1s` noop tasks for D seconds: expected vs observed runs,
 //               duplicates, misses, fire and start lateness percentiles, runs/s
