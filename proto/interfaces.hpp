@@ -319,7 +319,7 @@ using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_resu
 /// worker (actors/worker): runs instances. `execute` answers true once accepted
 /// (a duplicate delivery too; it runs once); reports go to the given proxy.
 /// `runstart` / `rundone` are internal: the run threads tell the actor; so is
-/// `wake` (a run held for its instant, execute_request::not_before, is due).
+/// `wake` (the runs held for an instant, execute_request::not_before, are due).
 /// `ack` (run keys "{instance}#{attempt}") confirms final reports are committed;
 /// until then the worker keeps them in its outbox and re-sends them through the
 /// router it was given (`subscribe`), surviving proxy and worker restarts.
@@ -337,7 +337,7 @@ using worker_actor = caf::typed_actor<
     caf::replies_to<execute_atom, execute_request, worker_proxy_actor>::with<bool>,
     caf::reacts_to<cancel_run_atom, std::string>,
     caf::reacts_to<started_atom, std::string, uint32_t, unix_ms>,
-    caf::reacts_to<wake_atom, std::string, uint32_t>,
+    caf::reacts_to<wake_atom, unix_ms>,
     caf::reacts_to<done_atom, run_result, uint32_t>,
     caf::reacts_to<ack_atom, std::vector<std::string>>,
     caf::reacts_to<subscribe_atom, caf::actor>,

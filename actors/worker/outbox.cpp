@@ -33,6 +33,14 @@ caf::error outbox::put(const std::string& key, const proto::run_result& r) {
   return {};
 }
 
+caf::error outbox::put(const std::vector<std::pair<std::string, const proto::run_result*>>& reports) {
+  rocksdb::WriteBatch batch;
+  for (auto& [key, r] : reports) batch.Put(key, proto::encode(*r));
+  auto st = db_->Write(rocksdb::WriteOptions{}, &batch);
+  if (!st.ok()) return make_error(errc::storage_error, "outbox write failed: " + st.ToString());
+  return {};
+}
+
 caf::error outbox::erase(const std::vector<std::string>& keys) {
   if (keys.empty()) return {};
   rocksdb::WriteBatch batch;

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/expected.hpp>
@@ -28,6 +29,9 @@ class outbox {
 
   /// Stores `r` under `key` ("{instance}#{attempt}").
   [[nodiscard]] caf::error put(const std::string& key, const proto::run_result& r);
+  /// Stores each report under its key, in one write.
+  [[nodiscard]] caf::error put(
+      const std::vector<std::pair<std::string, const proto::run_result*>>& reports);
   /// Forgets `keys`, in one write.
   [[nodiscard]] caf::error erase(const std::vector<std::string>& keys);
   /// Everything stored, for re-sending after a restart. An error when the

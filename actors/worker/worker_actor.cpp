@@ -122,11 +122,34 @@ void deliver_final(worker_actor::stateful_pointer<worker_state> self, const std:
   self->send(to, report_atom::value, r);
 }
 
+/// deliver_final for the finished runs `keys` (done, with their result), kept
+/// in one outbox write.
+void deliver_finals(worker_actor::stateful_pointer<worker_state> self,
+                    const std::vector<std::string>& keys) {
+  auto& st = self->state;
+  if (keys.empty()) return;
+  auto now = now_ms();
+  std::vector<std::pair<std::string, const run_result*>> stored;
+  for (auto& key : keys) {
+    auto& run = st.runs.at(key);
+    obs::get().executions[static_cast<size_t>(run.result.state)].inc();
+    st.unacked[key] = {run.result, now};
+    stored.emplace_back(key, &run.result);
+  }
+  if (st.box)
+    if (auto err = st.box->put(stored)) outbox_failed(self, "write", err);
+  for (auto& key : keys) {
+    auto& run = st.runs.at(key);
+    self->send(run.reply_to, report_atom::value, run.result);
+  }
+}
+
 /// Starts attempt `key` of `req`, whose entry in `runs` exists: a no-op
-/// completes here, anything else goes to the pool. False (the entry gone)
-/// when the pool takes no more work (the node stops).
+/// completes here (its key added to `finished` for the caller to report, if
+/// given; else reported at once), anything else goes to the pool. False (the
+/// entry gone) when the pool takes no more work (the node stops).
 bool start(worker_actor::stateful_pointer<worker_state> self, const std::string& key,
-           const execute_request& req) {
+           const execute_request& req, std::vector<std::string>* finished = nullptr) {
   auto& st = self->state;
   auto& entry = st.runs[key];
   auto reply_to = entry.reply_to;
@@ -149,7 +172,8 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
     r.started_at = r.finished_at = now;
     entry.done = true;
     entry.result = r;
-    deliver_final(self, key, reply_to, r);
+    if (finished) finished->push_back(key);  // reported by the caller, with others
+    else deliver_final(self, key, reply_to, r);
     return true;
   }
   worker_actor me = self;
@@ -247,41 +271,53 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
           // Placed ahead of its instant: held until then.
           fresh.waiting = req;
           st.runs[key] = std::move(fresh);
-          self->delayed_send(self, std::chrono::milliseconds(hold), wake_atom::value,
-                             req.instance_id, req.attempt);
+          auto& due = st.held_until[req.not_before];
+          if (due.empty())
+            self->delayed_send(self, std::chrono::milliseconds(hold), wake_atom::value,
+                               req.not_before);
+          due.push_back(key);
           return true;
         }
         st.runs[key] = std::move(fresh);
         return start(self, key, req);
       },
-      [=](wake_atom, const std::string& instance_id, uint32_t attempt) {
+      [=](wake_atom, unix_ms instant) {
         auto& st = self->state;
-        auto key = run_key(instance_id, attempt);
-        auto i = st.runs.find(key);
-        if (i == st.runs.end() || !i->second.waiting) return;  // cancelled meanwhile
-        if (auto left = i->second.waiting->not_before - now_ms(); left > 0) {
+        auto now = now_ms();
+        if (instant > now) {
           // Never before its instant: a timer that woke early waits the rest.
-          self->delayed_send(self, std::chrono::milliseconds(left), wake_atom::value,
-                             instance_id, attempt);
+          self->delayed_send(self, std::chrono::milliseconds(instant - now), wake_atom::value,
+                             instant);
           return;
         }
-        auto req = std::move(*i->second.waiting);
-        i->second.waiting.reset();
-        auto reply_to = i->second.reply_to;
-        if (start(self, key, req)) return;
-        run_result r;  // the node stops: the run cannot start
-        r.instance_id = instance_id;
-        r.worker_id = st.cfg.id;
-        r.attempt = attempt;
-        r.state = instance_state::failed;
-        r.exit_code = -1;
-        r.error = "worker " + st.cfg.id + " stopped before the run's instant";
-        r.started_at = r.finished_at = now_ms();
-        auto& run = st.runs[key];
-        run.reply_to = reply_to;
-        run.done = true;
-        run.result = r;
-        deliver_final(self, key, reply_to, r);
+        // Every run due by now starts, one after another; their no-op reports
+        // go after the last start, so that reporting does not delay a start.
+        std::vector<std::string> finished;
+        auto due = st.held_until.begin();
+        for (; due != st.held_until.end() && due->first <= now; ++due)
+          for (auto& key : due->second) {
+            auto i = st.runs.find(key);
+            if (i == st.runs.end() || !i->second.waiting) continue;  // cancelled meanwhile
+            auto req = std::move(*i->second.waiting);
+            i->second.waiting.reset();
+            auto reply_to = i->second.reply_to;
+            if (start(self, key, req, &finished)) continue;
+            run_result r;  // the node stops: the run cannot start
+            r.instance_id = req.instance_id;
+            r.worker_id = st.cfg.id;
+            r.attempt = req.attempt;
+            r.state = instance_state::failed;
+            r.exit_code = -1;
+            r.error = "worker " + st.cfg.id + " stopped before the run's instant";
+            r.started_at = r.finished_at = now_ms();
+            auto& run = st.runs[key];
+            run.reply_to = reply_to;
+            run.done = true;
+            run.result = r;
+            finished.push_back(key);
+          }
+        st.held_until.erase(st.held_until.begin(), due);
+        deliver_finals(self, finished);
       },
       [=](started_atom, const std::string& instance_id, uint32_t attempt, unix_ms at) {
         auto& st = self->state;

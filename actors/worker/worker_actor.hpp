@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -85,6 +86,10 @@ struct worker_state {
   caf::actor report_sink;                                 // the router, for re-sends
   // Running attempts and finished ones not acknowledged yet; key as above.
   std::unordered_map<std::string, run> runs;
+  /// Runs held for their instant, by instant (keys as in `runs`; one gone
+  /// since, cancelled, is skipped): one timer per instant, and the runs due
+  /// then start together, their no-op reports kept in one outbox write.
+  std::map<unix_ms, std::vector<std::string>> held_until;
   std::unordered_map<std::string, outcome> settled;  // acknowledged attempts
   std::deque<settled_entry> settled_order;            // `settled`, oldest first
   inspector::activity activity;

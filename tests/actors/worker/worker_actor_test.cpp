@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -575,6 +576,31 @@ TEST_F(worker_actor_test, a_held_run_delivered_again_runs_once_with_the_latest_r
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_EQ(text.str(), "new\n");
+}
+
+TEST_F(worker_actor_test, runs_held_for_one_instant_all_start_on_it_but_a_cancelled_one) {
+  const auto instant = now_ms() + 1500;
+  for (int i = 0; i < 20; ++i) {
+    execute_request req;
+    req.instance_id = "7-7000-" + std::to_string(i);
+    req.task_id = 7;
+    req.kind = proto::task_kind::noop;
+    req.not_before = instant;
+    ASSERT_EQ(execute(req), true);
+  }
+  EXPECT_EQ(held(worker_).size(), 20u);
+  caf::anon_send(worker_, proto::cancel_run_atom::value, std::string("7-7000-3"));
+  std::set<std::string> started;
+  for (int i = 0; i < 19; ++i) {
+    auto r = next_report();
+    ASSERT_TRUE(r) << "report " << i << " of 19 missing";
+    EXPECT_EQ(r->state, instance_state::success);
+    EXPECT_GE(r->started_at, instant) << r->instance_id << " started before its instant";
+    started.insert(r->instance_id);
+  }
+  EXPECT_EQ(started.size(), 19u);
+  EXPECT_EQ(started.count("7-7000-3"), 0u) << "the cancelled run started";
+  expect_no_report();
 }
 
 TEST_F(worker_actor_test, a_run_due_further_ahead_than_it_holds_is_refused) {
