@@ -4,19 +4,24 @@
 // process itself, not only the record, says when it began). A pause before
 // the instant withdraws the held run (cancelled, never started); an update
 // before it is what the run executes; an external HTTP worker is not called
-// before the instant. The first test runs the node as `make run` does; the
+// before the instant; a run held on a worker node when the leader dies runs
+// once, on its instant, and its result reaches the new leader. The first test runs the node as `make run` does; the
 // others widen the lead (the flag they are about) so that "before the
 // instant" is seconds wide on a loaded machine.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <boost/json.hpp>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "support/http_receiver.hpp"
 #include "support/node_process.hpp"
+#include "support/raft_group_process.hpp"
 #include "support/test_helpers.hpp"
 
 using namespace aisched::test;
@@ -166,6 +171,46 @@ TEST(fire_ahead, an_external_worker_is_called_at_the_instant_not_when_the_run_is
   ASSERT_TRUE(eventually([&] { return !worker.requests().empty(); }, 20s)) << tail(node.log());
   EXPECT_GE(wall_ms(), slot);
   EXPECT_EQ(worker.requests().front().head.rfind("POST /internal/tasks/execute ", 0), 0u);
+}
+
+TEST(fire_ahead, a_run_held_on_a_worker_node_when_the_leader_dies_runs_once_on_its_instant) {
+  temp_dir dir;
+  raft_group g(dir.path(), 3, {"--roles", "scheduler,gateway", "--fire-ahead-ms", "6000"});
+  ASSERT_TRUE(g.all_running()) << g.dump();
+  auto leader = g.await_leader({0, 1, 2});
+  ASSERT_NE(leader, none) << g.dump();
+  auto joined = (leader + 1) % 3;
+  child_process worker({AISCHED_BINARY, "--node-id", "w1", "--roles", "worker", "--join",
+                        "127.0.0.1:" + std::to_string(g.cluster_port(joined)), "--data-dir",
+                        dir.path() + "/w1", "--cluster-addr", "127.0.0.1:0"},
+                       dir.path() + "/w1.log");
+  ASSERT_FALSE(worker.await_log(R"("msg":"worker node started")").empty()) << worker.log();
+  auto registered = [&](size_t m) {
+    auto r = http_call(g.port(m), "GET", "/api/v1/workers", "", 2s);
+    return r.status == 200 && r.body.find(R"("id":"w1")") != std::string::npos;
+  };
+  ASSERT_TRUE(eventually([&] { return registered(leader); }, 15s)) << g.dump();
+
+  auto [id, slot] = one_shot(g.port(leader), "date +%s%3N", 10'000);
+  ASSERT_NE(id, 0) << g.dump();
+  auto placed = await_run(g.port(leader), id, "dispatched", 15s);
+  ASSERT_EQ(state_of(placed), "dispatched") << json::serialize(placed) << g.dump();
+  ASSERT_EQ(str(placed, "worker_id"), "w1");
+  ASSERT_LT(wall_ms(), slot - 2000) << "placed too late for this test to kill the leader before";
+
+  ASSERT_EQ(g.kill(leader), SIGKILL);  // the run waits on w1 for its instant
+  auto next = g.await_leader(g.running_members());
+  ASSERT_NE(next, none) << g.dump();
+  auto x = await_run(g.port(next), id, "success", 40s);
+  ASSERT_EQ(state_of(x), "success") << json::serialize(x) << g.dump() << "\nworker:\n"
+                                    << tail(worker.log());
+  EXPECT_EQ(str(x, "worker_id"), "w1");
+  EXPECT_EQ(num(x, "attempt"), 1) << "the held run was declared lost and run again";
+  EXPECT_GE(time_ms(x.at("started_at")), slot);
+  EXPECT_GE(stamp_of(x), slot) << "the process ran before its instant";
+  auto attempts = http_call(g.port(next), "GET", "/api/v1/instances/" + str(x, "id") + "/attempts");
+  ASSERT_EQ(attempts.status, 200u) << attempts.body;
+  EXPECT_EQ(parse(attempts).at("attempts").as_array().size(), 1u) << attempts.body;
 }
 
 }  // namespace
