@@ -152,17 +152,18 @@ struct execute_request {
   /// Every secret value this request carries (in secret_env or filled into an
   /// HTTP task's headers and body): masked as *** in the run's output.
   std::vector<std::string> redact;
-  /// The run's instant (its slot): it starts then, not before. A run placed
-  /// ahead of its instant (the trigger's fire-ahead) waits for it on its
-  /// worker; one whose instant passed starts at once.
-  unix_ms not_before = 0;
+  /// How long the worker holds the run before it starts it: a run placed
+  /// ahead of its instant (the trigger's fire-ahead) waits for it. Its
+  /// instant less the leader's clock when sent, so a worker's skewed clock
+  /// neither starts it early nor holds it long; 0: start at once.
+  duration_ms hold_ms = 0;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, execute_request& x) {
   return f(caf::meta::type_name("aisched.execute_request"), x.instance_id, x.task_id, x.kind,
            x.command, x.http, x.image, x.attempt, x.shard, x.shards, x.idempotency_key,
            x.trace_id, x.timeout, x.memory_mb, x.env, x.tenant, x.secret_env, x.redact,
-           x.not_before);
+           x.hold_ms);
 }
 
 /// A page of tasks with their runtime facts, for a new leader's rebuild.
@@ -313,13 +314,13 @@ using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_resu
                                                             settle_atom>::with<applied>,
                                             caf::reacts_to<execute_atom, execute_request>,
                                             caf::reacts_to<cancel_run_atom, std::string>,
-                                            caf::reacts_to<wake_atom, std::string, uint64_t>,
+                                            caf::reacts_to<wake_atom, std::string, unix_ms>,
                                             caf::reacts_to<flush_atom>>;
 
 /// worker (actors/worker): runs instances. `execute` answers true once accepted
 /// (a duplicate delivery too; it runs once); reports go to the given proxy.
 /// `runstart` / `rundone` are internal: the run threads tell the actor; so is
-/// `wake` (the runs held for an instant, execute_request::not_before, are due).
+/// `wake` (the runs held for an instant, execute_request::hold_ms, are due).
 /// `ack` (run keys "{instance}#{attempt}") confirms final reports are committed;
 /// until then the worker keeps them in its outbox and re-sends them through the
 /// router it was given (`subscribe`), surviving proxy and worker restarts.

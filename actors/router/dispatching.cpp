@@ -36,7 +36,11 @@ void send_run(self_ptr self, const task& t, const instance& x) {
   auto* w = find_worker(st, x.worker_id);
   if (a == st.assigned.end() || a->second != x.worker_id || !w || !w->proxy) return;
   auto req = make_request(t, x, st.opts.reveal_secrets);
-  if (req) return self->send(w->proxy, execute_atom::value, std::move(*req));
+  if (req) {
+    // Fired ahead of its instant (planner.hpp): the worker holds it until then.
+    if (x.created_at < x.slot) req->hold_ms = std::max<duration_ms>(0, x.slot - now_ms());
+    return self->send(w->proxy, execute_atom::value, std::move(*req));
+  }
   fail_unsent(self, x, req.error());
 }
 

@@ -26,7 +26,6 @@ execute_request make_request(const task& t, const instance& x) {
   r.timeout = t.timeout;
   r.memory_mb = t.memory_mb;
   r.tenant = x.tenant;
-  r.not_before = x.slot;  // ahead of it when the trigger fired ahead (planner.hpp)
   if (!x.event_name.empty() || !x.event_payload.empty()) {
     // An event-fired or bulk-enqueued run: its payload lands in the command (as
     // variables), URL and body.

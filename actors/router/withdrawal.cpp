@@ -16,17 +16,28 @@ using namespace proto;
 namespace {
 
 /// Proposes the cancel of run `x` (held for its instant) for `why`; the
-/// committed cancel reaches its worker through observe().
+/// committed cancel reaches its worker through observe(). Not committed:
+/// the run goes ahead, sent (again) to its worker.
 void withdraw(self_ptr self, const instance& x, const char* why) {
   log::info("run withdrawn before its instant",
             {{"actor", "router"}, {"instance_id", x.id}, {"reason", why}});
   cancel c{"", x.id, now_ms(), std::string("withdrawn before its instant: ") + why};
+  auto epoch = self->state.lead.epoch;
   self->request(self->state.raft, request_timeout, propose_atom::value, command{std::move(c)})
-      .then([](applied&) {}, [](caf::error&) {});  // not committed: the run goes ahead
+      .then([](applied&) {},
+            [=](caf::error&) {
+              auto& st = self->state;
+              if (!st.lead.current(epoch)) return;
+              auto a = st.assigned.find(x.id);
+              if (a != st.assigned.end() && a->second == x.worker_id) deliver(self, x);
+            });
 }
 
+/// Whether run `x` was fired ahead and is not due for long enough that a
+/// cancel commits before its worker starts it.
 bool not_due(const instance& x, unix_ms now) {
-  return x.state == instance_state::dispatched && x.slot > now;
+  return x.state == instance_state::dispatched && x.created_at < x.slot &&
+         x.slot - now > withdraw_margin;
 }
 
 }  // namespace

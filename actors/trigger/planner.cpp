@@ -68,7 +68,12 @@ planner::terms planner::terms::of(const task& t) {
 void planner::upsert(const task& t, const task_runtime& rt, unix_ms now, bool catch_up) {
   auto& e = tasks_[t.id];
   for (auto up : e.def.depends_on()) dependents_[up].erase(t.id);
-  for (auto up : t.depends_on) dependents_[up].insert(t.id);
+  for (auto up : t.depends_on) {
+    dependents_[up].insert(t.id);
+    // An upstream gaining a dependent no longer fires ahead (lead_of).
+    if (auto u = tasks_.find(up); u != tasks_.end() && u->second.next_slot != 0)
+      timers_.arm(up, jittered(u->second.def, u->second.next_slot) - lead_of(u->second.def));
+  }
   e.def = terms::of(t);
   e.excluded = exclusion_of(e.def);
   e.fires_committed = std::max(e.fires_committed, rt.scheduled_fires);

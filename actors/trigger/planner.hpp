@@ -53,9 +53,10 @@ class planner {
 
   /// `fire_ahead`: how long before a slot's instant it fires, so its run is
   /// committed and placed by then and its worker starts it on the instant
-  /// (execute_request::not_before). Only where deciding early decides the
-  /// same: tasks without jitter (the run would start at the bare slot) and
-  /// without upstreams (their success may come in between); a task whose
+  /// (execute_request::hold_ms). Only where deciding early decides the
+  /// same: tasks without jitter (the run would start at the bare slot),
+  /// without upstreams (their success may come in between) and without
+  /// dependents (they would wait for a run not yet due); a task whose
   /// overlap policy is not `allow` fires ahead only while none of its runs is
   /// active, else at the instant. 0: every slot fires at its instant.
   explicit planner(unix_ms now, duration_ms fire_ahead = 0);
@@ -250,7 +251,9 @@ class planner {
   void arm_after(entry& e, unix_ms after);
   /// How long before its instant a slot of `t` fires (see the constructor).
   duration_ms lead_of(const terms& t) const {
-    return t.jitter == 0 && t.depends_on().empty() ? fire_ahead_ : 0;
+    auto d = dependents_.find(t.id);
+    bool has_dependents = d != dependents_.end() && !d->second.empty();
+    return t.jitter == 0 && t.depends_on().empty() && !has_dependents ? fire_ahead_ : 0;
   }
   /// Arms `e` again after `now` (a calendar it names changed).
   void rearm(entry& e, unix_ms now);

@@ -257,12 +257,12 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
           return make_error(errc::storage_error, "outbox",
                             "worker " + st.cfg.id + " takes no runs: its outbox failed (" +
                                 st.outbox_fault + ")");
-        auto hold = req.not_before - now;
+        auto hold = req.hold_ms;
         if (hold > max_hold)
-          return make_error(errc::invalid_argument, "not_before",
+          return make_error(errc::invalid_argument, "hold_ms",
                             "the run's instant is " + std::to_string(hold) +
-                                " ms ahead of worker " + st.cfg.id +
-                                "'s clock (more than it holds a run: clock skew?)");
+                                " ms away, more than worker " + st.cfg.id + " holds a run (" +
+                                std::to_string(max_hold) + " ms)");
         auto cancelled = std::make_shared<std::atomic<bool>>(false);
         worker_state::run fresh;
         fresh.reply_to = reply_to;
@@ -271,10 +271,10 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
           // Placed ahead of its instant: held until then.
           fresh.waiting = req;
           st.runs[key] = std::move(fresh);
-          auto& due = st.held_until[req.not_before];
+          auto instant = now + hold;  // by this worker's clock
+          auto& due = st.held_until[instant];
           if (due.empty())
-            self->delayed_send(self, std::chrono::milliseconds(hold), wake_atom::value,
-                               req.not_before);
+            self->delayed_send(self, std::chrono::milliseconds(hold), wake_atom::value, instant);
           due.push_back(key);
           return true;
         }
@@ -425,6 +425,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
           if (run.done || key.compare(0, instance_id.size() + 1, instance_id + "#") != 0) {
             ++i;
           } else if (run.waiting) {
+            for (auto& f : run.followers) caf::anon_send(f, done_atom::value, instance_id);
             i = runs.erase(i);
           } else {
             run.cancelled->store(true);

@@ -8,7 +8,7 @@
 // delete takes no new runs from then on: its reports would not survive a
 // restart, which is what the outbox is for.
 //
-// A run placed ahead of its instant (execute_request::not_before, the
+// A run placed ahead of its instant (execute_request::hold_ms, the
 // trigger's fire-ahead) waits here until then: it is held (it counts as a run
 // of this worker, so a new leader adopts it), a cancel drops it unstarted, and
 // a delivery of it again (its task changed) replaces what it will run.
@@ -38,9 +38,10 @@
 
 namespace aisched::worker {
 
-/// The furthest ahead of this worker's clock a run's instant may be; a run
-/// due later is refused (a skewed clock or a lying leader, not a fire-ahead).
-constexpr duration_ms max_hold = 60'000;
+/// The longest a worker holds a run for its instant (--fire-ahead-ms is at
+/// most 10 s); a run to hold longer is refused. Well under the leader's
+/// deadline grace (30 s), so a held run never outlives its deadline.
+constexpr duration_ms max_hold = 15'000;
 
 struct worker_config {
   std::string id = "local";

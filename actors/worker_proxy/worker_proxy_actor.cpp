@@ -151,19 +151,31 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
   return {
       [=](execute_atom, const execute_request& req) {
         auto& st = self->state;
-        if (auto hold = req.not_before - now_ms(); hold > 0) {
-          auto& h = st.holding[req.instance_id];
-          h = {++st.holds, req};
-          self->delayed_send(self, std::chrono::milliseconds(hold), wake_atom::value,
-                             req.instance_id, h.first);
+        auto i = st.holding.find(req.instance_id);
+        if (req.hold_ms > 0 && i == st.holding.end()) {
+          auto due = now_ms() + req.hold_ms;
+          st.holding[req.instance_id] = {due, req};
+          self->delayed_send(self, std::chrono::milliseconds(req.hold_ms), wake_atom::value,
+                             req.instance_id, due);
+          return;
+        }
+        if (i != st.holding.end()) {
+          // Delivered again while held (its task changed): what it will run;
+          // posted at the instant already set, once.
+          i->second.second = req;
           return;
         }
         post_execute(self, pool, req);
       },
-      [=](wake_atom, const std::string& instance_id, uint64_t hold) {
+      [=](wake_atom, const std::string& instance_id, unix_ms due) {
         auto& held = self->state.holding;
         auto i = held.find(instance_id);
-        if (i == held.end() || i->second.first != hold) return;  // dropped or replaced
+        if (i == held.end()) return;  // dropped by a cancel
+        if (auto left = due - now_ms(); left > 0) {  // never before the instant
+          self->delayed_send(self, std::chrono::milliseconds(left), wake_atom::value,
+                             instance_id, due);
+          return;
+        }
         auto req = std::move(i->second.second);
         held.erase(i);
         post_execute(self, pool, req);
@@ -209,7 +221,7 @@ worker_proxy_actor::behavior_type worker_proxy_impl(self_ptr self, std::string w
       [=](cancel_run_atom, const std::string& instance_id) {
         self->send(self->state.worker, cancel_run_atom::value, instance_id);
       },
-      [=](wake_atom, const std::string&, uint64_t) {},  // a native worker holds runs itself
+      [=](wake_atom, const std::string&, unix_ms) {},  // a native worker holds runs itself
       [=](report_atom, run_result& r) { queue_report(self, std::move(r)); },
       [=](report_atom, run_result& r, settle_atom) { return settle_report(self, std::move(r)); },
       [=](flush_atom) { flush_reports(self); },

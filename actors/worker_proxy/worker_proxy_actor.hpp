@@ -30,9 +30,9 @@ struct proxy_state {
   bool flush_scheduled = false;
   /// http workers only: runs placed ahead of their instant, posted to the
   /// worker at it (an external worker is not told to wait), by instance id,
-  /// with the hold's number (a newer delivery replaces the request).
-  std::unordered_map<std::string, std::pair<uint64_t, proto::execute_request>> holding;
-  uint64_t holds = 0;
+  /// with that instant by this node's clock (a newer delivery replaces the
+  /// request, not the instant).
+  std::unordered_map<std::string, std::pair<unix_ms, proto::execute_request>> holding;
   static inline const char* name = "worker_proxy";
 };
 

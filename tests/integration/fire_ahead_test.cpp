@@ -150,7 +150,7 @@ TEST(fire_ahead, an_update_before_the_instant_is_what_the_held_run_executes) {
   EXPECT_GE(time_ms(x.at("started_at")), slot);
 }
 
-TEST(fire_ahead, an_external_worker_is_called_at_the_instant_not_when_the_run_is_placed) {
+TEST(fire_ahead, an_external_worker_is_called_once_at_the_instant_with_the_latest_definition) {
   http_receiver worker({202});
   temp_dir dir;
   node_process node(dir.path() + "/data", wide_lead);
@@ -161,16 +161,23 @@ TEST(fire_ahead, an_external_worker_is_called_at_the_instant_not_when_the_run_is
                        R"({"id":"ext-1","callback_url":")" + worker.url("") +
                            R"(","labels":{"pool":"ext"},"max_load":2})");
   ASSERT_EQ(reg.status / 100, 2u) << reg.body;
-  auto [id, slot] = one_shot(port, "true", 6000, R"(,"labels":{"pool":"ext"})");
+  auto [id, slot] = one_shot(port, "echo old", 6000, R"(,"labels":{"pool":"ext"})");
   auto placed = await_run(port, id, "dispatched");
   ASSERT_EQ(state_of(placed), "dispatched") << json::serialize(placed);
   ASSERT_EQ(str(placed, "worker_id"), "ext-1");
   ASSERT_LT(wall_ms(), slot - 1000) << "placed too late for this test";
+  auto r = http_call(port, "PATCH", "/api/v1/tasks/" + std::to_string(id),
+                     R"({"command":"echo new"})");
+  ASSERT_EQ(r.status, 200u) << r.body;
   std::this_thread::sleep_for(300ms);  // a call made at placement would have arrived by now
   EXPECT_TRUE(worker.requests().empty()) << "the external worker was called before the instant";
   ASSERT_TRUE(eventually([&] { return !worker.requests().empty(); }, 20s)) << tail(node.log());
   EXPECT_GE(wall_ms(), slot);
-  EXPECT_EQ(worker.requests().front().head.rfind("POST /internal/tasks/execute ", 0), 0u);
+  std::this_thread::sleep_for(500ms);  // a second call would have followed by now
+  auto calls = worker.requests();
+  ASSERT_EQ(calls.size(), 1u) << "the held run was posted more than once";
+  EXPECT_EQ(calls.front().head.rfind("POST /internal/tasks/execute ", 0), 0u);
+  EXPECT_NE(calls.front().body.find("echo new"), std::string::npos) << calls.front().body;
 }
 
 TEST(fire_ahead, a_run_held_on_a_worker_node_when_the_leader_dies_runs_once_on_its_instant) {

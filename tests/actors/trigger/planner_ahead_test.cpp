@@ -1,7 +1,7 @@
 // Tests for the planner's fire-ahead (#17 item 3): a slot fires `fire_ahead`
 // before its instant so its run is committed and placed by then, and only
-// where deciding early decides the same as at the instant: never for jitter
-// or upstreams, and with an overlap policy other than `allow` only while no
+// where deciding early decides the same as at the instant: never for jitter,
+// upstreams or dependents, and with an overlap policy other than `allow` only while no
 // run of the task is active. Plain GoogleTest: explicit instants, no actors.
 #include "actors/trigger/planner_fixture.hpp"
 
@@ -40,7 +40,7 @@ TEST(planner_ahead, a_one_shot_fires_ahead_and_a_slot_inside_the_lead_fires_at_o
   EXPECT_EQ(slots_of(p.collect(t0 + 10 * sec - ahead), 2), std::vector<unix_ms>{t0 + 10 * sec});
 }
 
-TEST(planner_ahead, tasks_with_jitter_or_upstreams_fire_at_their_instant) {
+TEST(planner_ahead, tasks_with_jitter_upstreams_or_dependents_fire_at_their_instant) {
   planner p(t0, ahead);
   auto jittery = make_task(1, "@every 1h");
   jittery.jitter = 60 * sec;
@@ -52,8 +52,11 @@ TEST(planner_ahead, tasks_with_jitter_or_upstreams_fire_at_their_instant) {
   auto downstream = make_task(3, "@every 1h");
   downstream.depends_on = {2};
   p.upsert(downstream, no_runtime(3), t0, false);
-  EXPECT_EQ(p.due_of(2), t0 + 3'600'000 - ahead);
   EXPECT_EQ(p.due_of(3), t0 + 3'600'000) << "a task with upstreams decides at the instant";
+  EXPECT_EQ(p.due_of(2), t0 + 3'600'000)
+      << "an upstream fired ahead would hold back its dependents until a run not yet due";
+  p.upsert(make_task(4, "@every 1h"), no_runtime(4), t0, false);
+  EXPECT_EQ(p.due_of(4), t0 + 3'600'000 - ahead) << "a task on its own fires ahead";
 }
 
 TEST(planner_ahead, skip_with_a_run_still_active_decides_at_the_instant_and_fires_if_it_ended) {

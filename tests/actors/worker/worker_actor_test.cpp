@@ -70,7 +70,7 @@ proto::worker_proxy_actor::behavior_type forwarding_proxy(proto::worker_proxy_ac
       },
       [](proto::execute_atom, const execute_request&) {},
       [](proto::cancel_run_atom, const std::string&) {},
-      [](proto::wake_atom, const std::string&, uint64_t) {},
+      [](proto::wake_atom, const std::string&, unix_ms) {},
       [](proto::flush_atom) {},
   };
 }
@@ -515,12 +515,13 @@ TEST_F(worker_actor_test, a_settled_attempt_repeats_its_outcome_without_its_outp
   expect_no_report();
 }
 
-// -- runs placed ahead of their instant (execute_request::not_before) --------------
+// -- runs placed ahead of their instant (execute_request::hold_ms) -----------------
 
 TEST_F(worker_actor_test, a_run_placed_ahead_of_its_instant_is_held_then_starts_on_it) {
   auto stamp = dir_ / "stamp";
   auto req = shell("7-3000-0", "date +%s%3N > '" + stamp.string() + "'");
-  req.not_before = now_ms() + 1500;
+  req.hold_ms = 1500;
+  const auto instant = now_ms() + req.hold_ms;
   ASSERT_EQ(execute(req), true);
   // Held, not started: a new leader asking what it holds must not call it lost.
   EXPECT_EQ(held(worker_).size(), 1u);
@@ -528,20 +529,20 @@ TEST_F(worker_actor_test, a_run_placed_ahead_of_its_instant_is_held_then_starts_
   auto running = next_report();
   ASSERT_TRUE(running);
   EXPECT_EQ(running->state, instance_state::running);
-  EXPECT_GE(running->started_at, req.not_before) << "reported a start before the instant";
+  EXPECT_GE(running->started_at, instant) << "reported a start before the instant";
   auto done = next_report();
   ASSERT_TRUE(done);
   EXPECT_EQ(done->state, instance_state::success) << done->error;
   std::ifstream in(stamp);
   int64_t started = 0;
   in >> started;
-  EXPECT_GE(started, req.not_before) << "the process ran before its instant";
+  EXPECT_GE(started, instant) << "the process ran before its instant";
 }
 
 TEST_F(worker_actor_test, a_cancel_before_the_instant_drops_the_held_run_unstarted) {
   auto count = dir_ / "count";
   auto req = shell("7-4000-0", "echo run >> '" + count.string() + "'");
-  req.not_before = now_ms() + 800;
+  req.hold_ms = 800;
   ASSERT_EQ(execute(req), true);
   caf::anon_send(worker_, proto::cancel_run_atom::value, req.instance_id);
   EXPECT_TRUE(held(worker_).empty()) << "a withdrawn run is no longer held";
@@ -549,7 +550,7 @@ TEST_F(worker_actor_test, a_cancel_before_the_instant_drops_the_held_run_unstart
   expect_no_report(1500ms);
   EXPECT_FALSE(fs::exists(count));
   // The same attempt delivered afresh (its slot fired again) is taken anew.
-  req.not_before = 0;
+  req.hold_ms = 0;
   ASSERT_EQ(execute(req), true);
   auto running = next_report();
   ASSERT_TRUE(running);
@@ -562,7 +563,7 @@ TEST_F(worker_actor_test, a_cancel_before_the_instant_drops_the_held_run_unstart
 TEST_F(worker_actor_test, a_held_run_delivered_again_runs_once_with_the_latest_request) {
   auto out = dir_ / "out";
   auto req = shell("7-5000-0", "echo old >> '" + out.string() + "'");
-  req.not_before = now_ms() + 1000;
+  req.hold_ms = 1000;
   ASSERT_EQ(execute(req), true);
   req.command = "echo new >> '" + out.string() + "'";  // its task changed before the instant
   ASSERT_EQ(execute(req), true);
@@ -585,7 +586,7 @@ TEST_F(worker_actor_test, runs_held_for_one_instant_all_start_on_it_but_a_cancel
     req.instance_id = "7-7000-" + std::to_string(i);
     req.task_id = 7;
     req.kind = proto::task_kind::noop;
-    req.not_before = instant;
+    req.hold_ms = instant - now_ms();
     ASSERT_EQ(execute(req), true);
   }
   EXPECT_EQ(held(worker_).size(), 20u);
@@ -605,13 +606,13 @@ TEST_F(worker_actor_test, runs_held_for_one_instant_all_start_on_it_but_a_cancel
 
 TEST_F(worker_actor_test, a_run_due_further_ahead_than_it_holds_is_refused) {
   auto req = shell("7-6000-0", "true");
-  req.not_before = now_ms() + max_hold + 60'000;  // a skewed clock or a lying leader
+  req.hold_ms = max_hold + 1;  // a lying leader: no fire-ahead is that long
   std::optional<caf::error> refused;
   self_->request(worker_, 5s, proto::execute_atom::value, req, proxy_)
       .receive([&](bool) {}, [&](caf::error& err) { refused = err; });
-  ASSERT_TRUE(refused) << "accepted a run due in two minutes";
+  ASSERT_TRUE(refused) << "accepted a run to hold longer than it holds any";
   EXPECT_EQ(view(*refused).code, errc::invalid_argument);
-  EXPECT_EQ(view(*refused).field, "not_before");
+  EXPECT_EQ(view(*refused).field, "hold_ms");
   EXPECT_TRUE(held(worker_).empty());
 }
 
