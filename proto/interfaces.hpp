@@ -152,10 +152,13 @@ struct execute_request {
   /// Every secret value this request carries (in secret_env or filled into an
   /// HTTP task's headers and body): masked as *** in the run's output.
   std::vector<std::string> redact;
-  /// How long the worker holds the run before it starts it: a run placed
-  /// ahead of its instant (the trigger's fire-ahead) waits for it. Its
-  /// instant less the leader's clock when sent, so a worker's skewed clock
-  /// neither starts it early nor holds it long; 0: start at once.
+  /// A run placed ahead of its instant (the trigger's fire-ahead) waits for
+  /// it on its worker: `not_before` is the instant, `hold_ms` the instant
+  /// less the leader's clock when it was sent. The worker starts it when its
+  /// own clock reaches the instant, but holds it at most `hold_ms` plus
+  /// max_skew (actors/worker), so a slow clock cannot hold it long.
+  /// `hold_ms` 0: start at once.
+  unix_ms not_before = 0;
   duration_ms hold_ms = 0;
 };
 template <class Inspector>
@@ -163,7 +166,7 @@ typename Inspector::result_type inspect(Inspector& f, execute_request& x) {
   return f(caf::meta::type_name("aisched.execute_request"), x.instance_id, x.task_id, x.kind,
            x.command, x.http, x.image, x.attempt, x.shard, x.shards, x.idempotency_key,
            x.trace_id, x.timeout, x.memory_mb, x.env, x.tenant, x.secret_env, x.redact,
-           x.hold_ms);
+           x.not_before, x.hold_ms);
 }
 
 /// A page of tasks with their runtime facts, for a new leader's rebuild.

@@ -38,7 +38,10 @@ void send_run(self_ptr self, const task& t, const instance& x) {
   auto req = make_request(t, x, st.opts.reveal_secrets);
   if (req) {
     // Fired ahead of its instant (planner.hpp): the worker holds it until then.
-    if (x.created_at < x.slot) req->hold_ms = std::max<duration_ms>(0, x.slot - now_ms());
+    if (x.created_at < x.slot) {
+      req->not_before = x.slot;
+      req->hold_ms = std::max<duration_ms>(0, x.slot - now_ms());
+    }
     return self->send(w->proxy, execute_atom::value, std::move(*req));
   }
   fail_unsent(self, x, req.error());

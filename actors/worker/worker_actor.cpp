@@ -258,9 +258,12 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
                             "worker " + st.cfg.id + " takes no runs: its outbox failed (" +
                                 st.outbox_fault + ")");
         auto hold = req.hold_ms;
-        if (hold > max_hold)
+        // Until this worker's clock reaches the instant, but not much longer
+        // than the leader meant (a slow clock).
+        if (hold > 0) hold = std::clamp<duration_ms>(req.not_before - now, 0, hold + max_skew);
+        if (req.hold_ms > max_hold)
           return make_error(errc::invalid_argument, "hold_ms",
-                            "the run's instant is " + std::to_string(hold) +
+                            "the run's instant is " + std::to_string(req.hold_ms) +
                                 " ms away, more than worker " + st.cfg.id + " holds a run (" +
                                 std::to_string(max_hold) + " ms)");
         auto cancelled = std::make_shared<std::atomic<bool>>(false);

@@ -42,6 +42,9 @@ namespace aisched::worker {
 /// most 10 s); a run to hold longer is refused. Well under the leader's
 /// deadline grace (30 s), so a held run never outlives its deadline.
 constexpr duration_ms max_hold = 15'000;
+/// How much longer than the leader asked (execute_request::hold_ms) a worker
+/// whose clock is behind the leader's holds a run for its instant.
+constexpr duration_ms max_skew = 1'000;
 
 struct worker_config {
   std::string id = "local";

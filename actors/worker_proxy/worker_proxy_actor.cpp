@@ -152,11 +152,11 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
       [=](execute_atom, const execute_request& req) {
         auto& st = self->state;
         auto i = st.holding.find(req.instance_id);
-        if (req.hold_ms > 0 && i == st.holding.end()) {
-          auto due = now_ms() + req.hold_ms;
-          st.holding[req.instance_id] = {due, req};
-          self->delayed_send(self, std::chrono::milliseconds(req.hold_ms), wake_atom::value,
-                             req.instance_id, due);
+        auto now = now_ms();  // the leader's clock, as the instant's
+        if (req.hold_ms > 0 && req.not_before > now && i == st.holding.end()) {
+          st.holding[req.instance_id] = {req.not_before, req};
+          self->delayed_send(self, std::chrono::milliseconds(req.not_before - now),
+                             wake_atom::value, req.instance_id, req.not_before);
           return;
         }
         if (i != st.holding.end()) {
