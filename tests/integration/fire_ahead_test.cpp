@@ -73,17 +73,40 @@ int64_t stamp_of(const json::object& x) {
   return out.empty() ? -1 : std::stoll(out.substr(0, out.find('\n')));
 }
 
-TEST(fire_ahead, at_the_defaults_a_scheduled_run_never_starts_before_its_instant) {
+/// A node of the test's own on a temp dir, started with `args`; ready() once
+/// it serves with a leader.
+struct own_node {
+  explicit own_node(std::vector<std::string> args = {})
+      : node(dir.path() + "/data", std::move(args)), port(node.http_port()) {}
+  bool ready() const { return node.running() && await_ready(port); }
   temp_dir dir;
-  node_process node(dir.path() + "/data");
-  ASSERT_TRUE(node.running());
-  auto port = node.http_port();
-  ASSERT_TRUE(await_ready(port));
+  node_process node;
+  uint16_t port;
+};
+
+/// A one-shot task running `command` 6 s from now, once its run is placed
+/// (dispatched) at least a second before its instant, with `extra` task
+/// fields; returns (id, slot), or (0, 0) after recording why not.
+std::pair<int64_t, int64_t> placed_ahead(uint16_t port, const std::string& command,
+                                         const std::string& extra = "") {
+  auto [id, slot] = one_shot(port, command, 6000, extra);
+  auto x = await_run(port, id, "dispatched");
+  if (state_of(x) != "dispatched" || wall_ms() >= slot - 1000) {
+    ADD_FAILURE() << "not placed a second before its instant: " << json::serialize(x);
+    return {0, 0};
+  }
+  return {id, slot};
+}
+
+TEST(fire_ahead, at_the_defaults_a_scheduled_run_never_starts_before_its_instant) {
+  own_node n;
+  ASSERT_TRUE(n.ready()) << tail(n.node.log());
+  auto port = n.port;
   std::vector<std::pair<int64_t, int64_t>> tasks;
   for (int i = 0; i < 5; ++i) tasks.push_back(one_shot(port, "date +%s%3N", 1500 + 100 * i));
   for (auto [id, slot] : tasks) {
     auto x = await_run(port, id, "success");
-    ASSERT_EQ(state_of(x), "success") << json::serialize(x) << tail(node.log());
+    ASSERT_EQ(state_of(x), "success") << json::serialize(x) << tail(n.node.log());
     EXPECT_EQ(time_ms(x.at("slot")), slot);
     EXPECT_GE(time_ms(x.at("started_at")), slot) << "recorded as started before its instant";
     EXPECT_GE(stamp_of(x), slot) << "the process ran before its instant";
@@ -91,11 +114,9 @@ TEST(fire_ahead, at_the_defaults_a_scheduled_run_never_starts_before_its_instant
 }
 
 TEST(fire_ahead, a_run_is_committed_and_placed_before_its_instant_and_starts_on_it) {
-  temp_dir dir;
-  node_process node(dir.path() + "/data", wide_lead);
-  ASSERT_TRUE(node.running());
-  auto port = node.http_port();
-  ASSERT_TRUE(await_ready(port));
+  own_node n(wide_lead);
+  ASSERT_TRUE(n.ready()) << tail(n.node.log());
+  auto port = n.port;
   auto [id, slot] = one_shot(port, "date +%s%3N", 6000);
   auto placed = await_run(port, id, "dispatched");
   ASSERT_EQ(state_of(placed), "dispatched") << json::serialize(placed);
@@ -109,14 +130,11 @@ TEST(fire_ahead, a_run_is_committed_and_placed_before_its_instant_and_starts_on_
 }
 
 TEST(fire_ahead, a_pause_before_the_instant_withdraws_the_held_run_unstarted) {
-  temp_dir dir;
-  node_process node(dir.path() + "/data", wide_lead);
-  ASSERT_TRUE(node.running());
-  auto port = node.http_port();
-  ASSERT_TRUE(await_ready(port));
-  auto [id, slot] = one_shot(port, "echo ran", 6000);
-  ASSERT_EQ(state_of(await_run(port, id, "dispatched")), "dispatched");
-  ASSERT_LT(wall_ms(), slot - 1000) << "placed too late for this test to pause before the instant";
+  own_node n(wide_lead);
+  ASSERT_TRUE(n.ready()) << tail(n.node.log());
+  auto port = n.port;
+  auto [id, slot] = placed_ahead(port, "echo ran");
+  ASSERT_NE(id, 0);
   auto r = http_call(port, "POST", "/api/v1/tasks/" + std::to_string(id) + "/pause");
   ASSERT_EQ(r.status / 100, 2u) << r.body;
   auto x = await_run(port, id, "cancelled");
@@ -133,14 +151,11 @@ TEST(fire_ahead, a_pause_before_the_instant_withdraws_the_held_run_unstarted) {
 }
 
 TEST(fire_ahead, an_update_before_the_instant_is_what_the_held_run_executes) {
-  temp_dir dir;
-  node_process node(dir.path() + "/data", wide_lead);
-  ASSERT_TRUE(node.running());
-  auto port = node.http_port();
-  ASSERT_TRUE(await_ready(port));
-  auto [id, slot] = one_shot(port, "echo old", 6000);
-  ASSERT_EQ(state_of(await_run(port, id, "dispatched")), "dispatched");
-  ASSERT_LT(wall_ms(), slot - 1000) << "placed too late for this test to update before the instant";
+  own_node n(wide_lead);
+  ASSERT_TRUE(n.ready()) << tail(n.node.log());
+  auto port = n.port;
+  auto [id, slot] = placed_ahead(port, "echo old");
+  ASSERT_NE(id, 0);
   auto r =
       http_call(port, "PATCH", "/api/v1/tasks/" + std::to_string(id), R"({"command":"echo new"})");
   ASSERT_EQ(r.status, 200u) << r.body;
@@ -152,26 +167,22 @@ TEST(fire_ahead, an_update_before_the_instant_is_what_the_held_run_executes) {
 
 TEST(fire_ahead, an_external_worker_is_called_once_at_the_instant_with_the_latest_definition) {
   http_receiver worker({202});
-  temp_dir dir;
-  node_process node(dir.path() + "/data", wide_lead);
-  ASSERT_TRUE(node.running());
-  auto port = node.http_port();
-  ASSERT_TRUE(await_ready(port));
+  own_node n(wide_lead);
+  ASSERT_TRUE(n.ready()) << tail(n.node.log());
+  auto port = n.port;
   auto reg = http_call(port, "POST", "/api/v1/workers",
                        R"({"id":"ext-1","callback_url":")" + worker.url("") +
                            R"(","labels":{"pool":"ext"},"max_load":2})");
   ASSERT_EQ(reg.status / 100, 2u) << reg.body;
-  auto [id, slot] = one_shot(port, "echo old", 6000, R"(,"labels":{"pool":"ext"})");
-  auto placed = await_run(port, id, "dispatched");
-  ASSERT_EQ(state_of(placed), "dispatched") << json::serialize(placed);
-  ASSERT_EQ(str(placed, "worker_id"), "ext-1");
-  ASSERT_LT(wall_ms(), slot - 1000) << "placed too late for this test";
+  auto [id, slot] = placed_ahead(port, "echo old", R"(,"labels":{"pool":"ext"})");
+  ASSERT_NE(id, 0);
+  ASSERT_EQ(str(run_of(port, id), "worker_id"), "ext-1");
   auto r = http_call(port, "PATCH", "/api/v1/tasks/" + std::to_string(id),
                      R"({"command":"echo new"})");
   ASSERT_EQ(r.status, 200u) << r.body;
   std::this_thread::sleep_for(300ms);  // a call made at placement would have arrived by now
   EXPECT_TRUE(worker.requests().empty()) << "the external worker was called before the instant";
-  ASSERT_TRUE(eventually([&] { return !worker.requests().empty(); }, 20s)) << tail(node.log());
+  ASSERT_TRUE(eventually([&] { return !worker.requests().empty(); }, 20s)) << tail(n.node.log());
   EXPECT_GE(wall_ms(), slot);
   std::this_thread::sleep_for(500ms);  // a second call would have followed by now
   auto calls = worker.requests();
