@@ -72,7 +72,7 @@ void planner::upsert(const task& t, const task_runtime& rt, unix_ms now, bool ca
     dependents_[up].insert(t.id);
     // An upstream gaining a dependent no longer fires ahead (lead_of).
     if (auto u = tasks_.find(up); u != tasks_.end() && u->second.next_slot != 0)
-      timers_.arm(up, jittered(u->second.def, u->second.next_slot) - lead_of(u->second.def));
+      timers_.arm(up, fires_at(u->second.def, u->second.next_slot));
   }
   e.def = terms::of(t);
   e.excluded = exclusion_of(e.def);
@@ -190,7 +190,7 @@ void planner::arm_after(entry& e, unix_ms after) {
     return;
   }
   e.next_slot = *s;
-  timers_.arm(e.def.id, jittered(e.def, *s) - lead_of(e.def));
+  timers_.arm(e.def.id, fires_at(e.def, *s));
 }
 
 void planner::rearm(entry& e, unix_ms now) {

@@ -249,6 +249,8 @@ class planner {
   };
 
   void arm_after(entry& e, unix_ms after);
+  /// When slot `slot` of `t` fires: its jittered instant less lead_of(t).
+  unix_ms fires_at(const terms& t, unix_ms slot) const { return jittered(t, slot) - lead_of(t); }
   /// How long before its instant a slot of `t` fires (see the constructor).
   duration_ms lead_of(const terms& t) const {
     auto d = dependents_.find(t.id);

@@ -27,12 +27,6 @@ outbox::~outbox() {
   if (db_) db_->Close();
 }
 
-caf::error outbox::put(const std::string& key, const proto::run_result& r) {
-  auto st = db_->Put(rocksdb::WriteOptions{}, key, proto::encode(r));
-  if (!st.ok()) return make_error(errc::storage_error, "outbox write failed: " + st.ToString());
-  return {};
-}
-
 caf::error outbox::put(const std::vector<std::pair<std::string, const proto::run_result*>>& reports) {
   rocksdb::WriteBatch batch;
   for (auto& [key, r] : reports) batch.Put(key, proto::encode(*r));

@@ -27,9 +27,7 @@ class outbox {
   [[nodiscard]] static caf::expected<std::unique_ptr<outbox>> open(const std::string& dir);
   ~outbox();
 
-  /// Stores `r` under `key` ("{instance}#{attempt}").
-  [[nodiscard]] caf::error put(const std::string& key, const proto::run_result& r);
-  /// Stores each report under its key, in one write.
+  /// Stores each report under its key ("{instance}#{attempt}"), in one write.
   [[nodiscard]] caf::error put(
       const std::vector<std::pair<std::string, const proto::run_result*>>& reports);
   /// Forgets `keys`, in one write.

@@ -108,22 +108,9 @@ void open_outbox(worker_actor::stateful_pointer<worker_state> self) {
   }
 }
 
-/// Sends a final report and keeps it (durably) until the scheduler acknowledges it.
-void deliver_final(worker_actor::stateful_pointer<worker_state> self, const std::string& key,
-                   const worker_proxy_actor& to, const run_result& r) {
-  auto& st = self->state;
-  auto now = now_ms();
-  obs::get().executions[static_cast<size_t>(r.state)].inc();  // each attempt ends here once
-  st.unacked[key] = {r, now};
-  // Sent even when the write fails: the report is still true, only no longer
-  // safe across a restart of this worker.
-  if (st.box)
-    if (auto err = st.box->put(key, r)) outbox_failed(self, "write", err);
-  self->send(to, report_atom::value, r);
-}
-
-/// deliver_final for the finished runs `keys` (done, with their result), kept
-/// in one outbox write.
+/// Sends the final reports of the finished runs `keys` (done, with their
+/// result and proxy) and keeps them (durably, in one outbox write) until the
+/// scheduler acknowledges them.
 void deliver_finals(worker_actor::stateful_pointer<worker_state> self,
                     const std::vector<std::string>& keys) {
   auto& st = self->state;
@@ -132,10 +119,12 @@ void deliver_finals(worker_actor::stateful_pointer<worker_state> self,
   std::vector<std::pair<std::string, const run_result*>> stored;
   for (auto& key : keys) {
     auto& run = st.runs.at(key);
-    obs::get().executions[static_cast<size_t>(run.result.state)].inc();
+    obs::get().executions[static_cast<size_t>(run.result.state)].inc();  // each attempt ends here once
     st.unacked[key] = {run.result, now};
     stored.emplace_back(key, &run.result);
   }
+  // Sent even when the write fails: the reports are still true, only no
+  // longer safe across a restart of this worker.
   if (st.box)
     if (auto err = st.box->put(stored)) outbox_failed(self, "write", err);
   for (auto& key : keys) {
@@ -152,7 +141,6 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
            const execute_request& req, std::vector<std::string>* finished = nullptr) {
   auto& st = self->state;
   auto& entry = st.runs[key];
-  auto reply_to = entry.reply_to;
   auto cancelled = entry.cancelled;
   auto now = now_ms();
   if (log::enabled(log::level::info))  // per run: no strings built when off
@@ -173,7 +161,7 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
     entry.done = true;
     entry.result = r;
     if (finished) finished->push_back(key);  // reported by the caller, with others
-    else deliver_final(self, key, reply_to, r);
+    else deliver_finals(self, {key});
     return true;
   }
   worker_actor me = self;
@@ -257,15 +245,16 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
           return make_error(errc::storage_error, "outbox",
                             "worker " + st.cfg.id + " takes no runs: its outbox failed (" +
                                 st.outbox_fault + ")");
-        auto hold = req.hold_ms;
-        // Until this worker's clock reaches the instant, but not much longer
-        // than the leader meant (a slow clock).
-        if (hold > 0) hold = std::clamp<duration_ms>(req.not_before - now, 0, hold + max_skew);
         if (req.hold_ms > max_hold)
           return make_error(errc::invalid_argument, "hold_ms",
                             "the run's instant is " + std::to_string(req.hold_ms) +
                                 " ms away, more than worker " + st.cfg.id + " holds a run (" +
                                 std::to_string(max_hold) + " ms)");
+        // Until this worker's clock reaches the instant, but not much longer
+        // than the leader meant (a slow clock).
+        auto hold = req.hold_ms <= 0 ? duration_ms{0}
+                                     : std::clamp<duration_ms>(req.not_before - now, 0,
+                                                               req.hold_ms + max_skew);
         auto cancelled = std::make_shared<std::atomic<bool>>(false);
         worker_state::run fresh;
         fresh.reply_to = reply_to;
@@ -345,7 +334,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         auto& run = i->second;
         run.done = true;
         run.result = r;
-        deliver_final(self, key, run.reply_to, r);
+        deliver_finals(self, {key});
         for (auto& f : run.followers) caf::anon_send(f, done_atom::value, r.instance_id);
         run.followers.clear();
         run.live.clear();

@@ -166,7 +166,7 @@ std::vector<run_view> fetch_runs(const options& o, const std::set<uint64_t>& tas
 }
 
 json::object to_json(const percentiles& p) {
-  return {{"p50_ms", p.p50}, {"p90_ms", p.p90}, {"p99_ms", p.p99}, {"max_ms", p.max}, {"n", p.n}};
+  return {{"min_ms", p.min}, {"p50_ms", p.p50}, {"p90_ms", p.p90}, {"p99_ms", p.p99}, {"max_ms", p.max}, {"n", p.n}};
 }
 
 std::string fixed1(double x) {

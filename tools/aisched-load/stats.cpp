@@ -14,6 +14,7 @@ percentiles summarize(std::vector<double> xs) {
   auto at = [&](double q) {
     return xs[std::min(xs.size() - 1, static_cast<size_t>(q * xs.size()))];
   };
+  p.min = xs.front();
   p.p50 = at(0.50);
   p.p90 = at(0.90);
   p.p99 = at(0.99);

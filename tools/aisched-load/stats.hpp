@@ -21,7 +21,7 @@ struct run_times {
 };
 
 struct percentiles {
-  double p50 = 0, p90 = 0, p99 = 0, max = 0;
+  double min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
   size_t n = 0;
 };
 
