@@ -154,7 +154,7 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
         auto i = st.holding.find(req.instance_id);
         auto now = now_ms();  // the leader's clock, as the instant's
         if (req.hold_ms > 0 && req.not_before > now && i == st.holding.end()) {
-          st.holding[req.instance_id] = {req.not_before, req};
+          st.holding[req.instance_id] = req;
           self->delayed_send(self, std::chrono::milliseconds(req.not_before - now),
                              wake_atom::value, req.instance_id, req.not_before);
           return;
@@ -162,7 +162,7 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
         if (i != st.holding.end()) {
           // Delivered again while held (its task changed): what it will run;
           // posted at the instant already set, once.
-          i->second.second = req;
+          i->second = req;
           return;
         }
         post_execute(self, pool, req);
@@ -176,7 +176,7 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
                              instance_id, due);
           return;
         }
-        auto req = std::move(i->second.second);
+        auto req = std::move(i->second);
         held.erase(i);
         post_execute(self, pool, req);
       },

@@ -11,7 +11,6 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "common/run_pool.hpp"
@@ -28,11 +27,10 @@ struct proxy_state {
   std::string callback_url;                // http workers only
   std::string report_base;                 // "http://host:port" of this node's gateway
   bool flush_scheduled = false;
-  /// http workers only: runs placed ahead of their instant, posted to the
-  /// worker at it (an external worker is not told to wait), by instance id,
-  /// with that instant by this node's clock (a newer delivery replaces the
-  /// request, not the instant).
-  std::unordered_map<std::string, std::pair<unix_ms, proto::execute_request>> holding;
+  /// http workers only: runs placed ahead of their instant (not_before),
+  /// posted to the worker at it (an external worker is not told to wait), by
+  /// instance id; a newer delivery replaces the request.
+  std::unordered_map<std::string, proto::execute_request> holding;
   static inline const char* name = "worker_proxy";
 };
 
