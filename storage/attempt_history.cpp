@@ -47,6 +47,17 @@ attempt_record ended_attempt(const instance& x, instance_state outcome) {
   return r;
 }
 
+bool attempt_kept_by_instance(instance_state from, instance_state to) {
+  return ends_attempt(from, to) && is_terminal(to);
+}
+
+std::optional<attempt_record> unrecorded_final(const instance& x, uint32_t last_stored) {
+  // dispatched_at is reset when a run takes its next attempt, so a set one is
+  // the finished attempt's own.
+  if (!is_terminal(x.state) || x.dispatched_at == 0 || last_stored >= x.attempt) return {};
+  return ended_attempt(x, x.state);
+}
+
 attempt_record current_attempt(const instance& x) {
   attempt_record r;
   r.attempt = x.attempt;
@@ -59,9 +70,19 @@ attempt_record current_attempt(const instance& x) {
 
 void record_attempt(batch_ctx& ctx, const std::string& instance_key, const attempt_record& r) {
   auto* cf = ctx.db().cf(column::attempts);
-  ctx.batch().Put(cf, keys::attempt(instance_key, r.attempt), encode(r));
+  auto key = keys::attempt(instance_key, r.attempt);
+  ctx.batch().Put(cf, key, encode(r));
+  ctx.wrote_attempt(std::move(key));
   if (r.attempt > attempts_kept)
     ctx.batch().Delete(cf, keys::attempt(instance_key, r.attempt - attempts_kept));
+}
+
+caf::error keep_final_attempt(batch_ctx& ctx, const std::string& instance_key,
+                              const instance& x) {
+  auto stored = ctx.read_attempt_exists(keys::attempt(instance_key, x.attempt));
+  if (!stored) return stored.error();
+  if (auto r = unrecorded_final(x, *stored ? x.attempt : 0)) record_attempt(ctx, instance_key, *r);
+  return {};
 }
 
 caf::expected<attempt_list> read_attempts(rocks& db, const std::string& instance_key,
@@ -78,6 +99,10 @@ caf::expected<attempt_list> read_attempts(rocks& db, const std::string& instance
   if (!it->status().ok()) return make_error(errc::storage_error, it->status().ToString());
   if (x.state == instance_state::dispatched || x.state == instance_state::running)
     out.items.push_back(current_attempt(x));
+  else if (auto r = unrecorded_final(x, out.items.empty() ? 0 : out.items.back().attempt))
+    out.items.push_back(std::move(*r));
+  if (out.items.size() > attempts_kept)
+    out.items.erase(out.items.begin(), out.items.end() - attempts_kept);
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <array>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -184,6 +185,17 @@ class batch_ctx {
     marks_[task_id] = std::move(value);
   }
 
+  /// Whether the attempt record at `key` exists, this batch's writes included.
+  [[nodiscard]] caf::expected<bool> read_attempt_exists(const std::string& key) {
+    if (attempts_.count(key)) return true;
+    auto raw = db_.get(column::attempts, key);
+    if (!raw) return raw.error();
+    return raw->has_value();
+  }
+
+  /// Notes that this batch put the attempt record at `key` (record_attempt).
+  void wrote_attempt(std::string key) { attempts_.insert(std::move(key)); }
+
   /// Puts every record's last value of this batch into the WriteBatch; call
   /// once, before writing it.
   void finish() {
@@ -262,6 +274,7 @@ class batch_ctx {
   std::map<std::string, std::optional<proto::instance_state>> index_from_;  // by instance key
   std::map<std::string, idempotency_record> created_by_;
   std::map<uint64_t, std::string> marks_;  // retention marks, by task id
+  std::set<std::string> attempts_;         // attempt records this batch put
 };
 
 }  // namespace aisched::storage

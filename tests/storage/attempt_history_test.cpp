@@ -3,6 +3,8 @@
 // out, cancelled) with its worker, times and outcome, the attempt in flight
 // listed last, output and record count capped, tenant scoping, and the same
 // history on every replica and after a replay or a reopen.
+#include <rocksdb/iterator.h>
+
 #include "storage/state_machine_fixture.hpp"
 
 namespace aisched::storage {
@@ -174,6 +176,86 @@ TEST_F(attempt_history_test, output_is_capped_per_attempt_and_the_newest_attempt
       << "the record keeps the end of the output";
   EXPECT_NE(static_cast<uint8_t>(one[0].output.front()) & 0xC0, 0x80)
       << "the tail does not start inside a UTF-8 character";
+}
+
+/// Records in the `attempts` column family, all instances together.
+size_t stored_records(rocks& db) {
+  size_t n = 0;
+  auto it = db.iterate(column::attempts);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+  return n;
+}
+
+TEST_F(attempt_history_test, the_attempt_that_ends_a_run_is_kept_by_its_instance_not_written_apart) {
+  // A run that succeeds at once writes no attempt record (a key less per run,
+  // #17), and its history still lists that attempt whole.
+  const auto iid = retried_instance();
+  start(iid, "w1", t0 + 10);
+  end(iid, "w1", 1, instance_state::success, t0 + 20, "", "done\n");
+  EXPECT_EQ(stored_records(*db_), 0u) << "the finished instance holds the attempt";
+  auto h = attempts(iid);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].attempt, 1u);
+  EXPECT_EQ(h[0].state, instance_state::success);
+  EXPECT_EQ(h[0].worker_id, "w1");
+  EXPECT_EQ(h[0].dispatched_at, t0 + 10);
+  EXPECT_EQ(h[0].started_at, t0 + 20);
+  EXPECT_EQ(h[0].finished_at, t0 + 21);
+  EXPECT_EQ(h[0].output, "done\n");
+}
+
+TEST_F(attempt_history_test, a_run_retried_by_hand_keeps_the_attempt_that_had_ended_it) {
+  // Failed for good (one attempt allowed), then retried by an operator: the
+  // failed attempt is written before the instance takes attempt 2, so the
+  // history keeps it even though the instance no longer does.
+  const auto iid = retried_instance(1);
+  start(iid, "w1", t0 + 10);
+  end(iid, "w1", 1, instance_state::failed, t0 + 20, "exit status 3", "boom\n", 3);
+  ASSERT_EQ(get_instance(iid).state, instance_state::failed);
+  must_apply(retry_instance{"", iid, t0 + 100});
+  EXPECT_EQ(stored_records(*db_), 1u);
+  start(iid, "w2", t0 + 200);
+  end(iid, "w2", 2, instance_state::failed, t0 + 300, "exit status 4", "again\n", 4);
+  // Again by hand; attempt 3 is cancelled on its worker and retried in one batch.
+  must_apply(retry_instance{"", iid, t0 + 400});
+  must_apply(dispatch{1, t0 + 500, {{iid, "w1"}}});
+  apply({command{cancel{"", iid, t0 + 600, "operator"}},
+         command{retry_instance{"", iid, t0 + 700}}});
+
+  auto h = attempts(iid);
+  ASSERT_EQ(h.size(), 3u) << "attempt 4 is pending: not begun";
+  EXPECT_EQ(h[0].attempt, 1u);
+  EXPECT_EQ(h[0].state, instance_state::failed);
+  EXPECT_EQ(h[0].output, "boom\n");
+  EXPECT_EQ(h[0].exit_code, 3);
+  EXPECT_EQ(h[1].attempt, 2u);
+  EXPECT_EQ(h[1].worker_id, "w2");
+  EXPECT_EQ(h[1].output, "again\n");
+  EXPECT_EQ(h[2].attempt, 3u);
+  EXPECT_EQ(h[2].state, instance_state::cancelled);
+  EXPECT_EQ(h[2].error, "operator");
+  EXPECT_EQ(get_instance(iid).attempt, 4u);
+}
+
+TEST_F(attempt_history_test, a_run_cancelled_while_waiting_to_retry_keeps_how_its_attempt_ended) {
+  // Attempt 1 fails and waits to be retried (its record written), then is
+  // cancelled and retried by hand, all in one batch: the record of attempt 1
+  // says failed, not cancelled (the cancel ended no attempt).
+  const auto iid = retried_instance(3);
+  start(iid, "w1", t0 + 10);
+  auto r = report(iid, instance_state::failed, t0 + 20);
+  r.worker_id = "w1";
+  r.attempt = 1;
+  r.error = "exit status 1";
+  apply({command{report_results{1, t0 + 21, {r}}}, command{cancel{"", iid, t0 + 30, "operator"}},
+         command{retry_instance{"", iid, t0 + 40}}});
+  auto x = get_instance(iid);
+  EXPECT_EQ(x.state, instance_state::pending);
+  EXPECT_EQ(x.attempt, 2u);
+  auto h = attempts(iid);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].state, instance_state::failed);
+  EXPECT_EQ(h[0].error, "exit status 1");
 }
 
 TEST_F(attempt_history_test, attempts_are_tenant_scoped_like_the_instance) {

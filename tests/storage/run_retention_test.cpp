@@ -36,6 +36,23 @@ class retention_test : public state_machine_test {
     return iid;
   }
 
+  /// Like finished_run, after a first attempt that failed and was retried (so
+  /// the run has an attempt record of its own: the last attempt is its
+  /// instance's, storage/attempt_history.hpp). The task must allow 2 attempts.
+  std::string retried_run(uint64_t id, unix_ms slot, unix_ms ended) {
+    must_apply(fire_of({{id, slot, "tr"}}, slot));
+    auto iid = make_instance_id(id, slot, 0);
+    must_apply(dispatch{1, slot, {{iid, "w1"}}});
+    must_apply(report_results{1, slot + 2, {report(iid, instance_state::failed, slot + 1)}});
+    EXPECT_EQ(get_instance(iid).state, instance_state::retry_waiting);
+    must_apply(retry{1, slot + 3, {iid}});
+    must_apply(dispatch{1, slot + 4, {{iid, "w1"}}});
+    auto r = report(iid, instance_state::success, ended - 1);
+    r.attempt = 2;
+    must_apply(report_results{1, ended, {r}});
+    return iid;
+  }
+
   std::vector<std::string> sweep(unix_ms now, retention_policy defaults = {}) {
     std::vector<std::string> ids;
     prune_query q{{}, now, defaults, 500, 1000};
@@ -89,9 +106,12 @@ TEST(retention_rule, a_task_field_left_at_zero_takes_the_default) {
 TEST_F(retention_test, keep_runs_removes_the_oldest_finished_runs_and_everything_they_left) {
   auto t = make_task("nightly");
   t.retention.keep_runs = 3;
+  t.retry.kind = retry_kind::fixed;
+  t.retry.interval = 1;
+  t.retry.max_attempts = 2;
   auto id = create(t);
   std::vector<std::string> ids;
-  for (int i = 0; i < 6; ++i) ids.push_back(finished_run(id, t0 + i * minute, t0 + i * minute + 1000));
+  for (int i = 0; i < 6; ++i) ids.push_back(retried_run(id, t0 + i * minute, t0 + i * minute + 1000));
   // One analysis stored for a run that will go, one for a run that stays.
   put_ai_records ai;
   ai.records.push_back({ai_column::analyses, keys::analysis("default", ids[0]), "a0", false});
