@@ -342,6 +342,7 @@ using worker_actor = caf::typed_actor<
     caf::reacts_to<cancel_run_atom, std::string>,
     caf::reacts_to<started_atom, std::string, uint32_t, unix_ms>,
     caf::reacts_to<wake_atom, unix_ms>,
+    caf::reacts_to<flush_atom>,
     caf::reacts_to<done_atom, run_result, uint32_t>,
     caf::reacts_to<ack_atom, std::vector<std::string>>,
     caf::reacts_to<subscribe_atom, caf::actor>,

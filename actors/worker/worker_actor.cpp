@@ -133,9 +133,23 @@ void deliver_finals(worker_actor::stateful_pointer<worker_state> self,
   }
 }
 
+/// Reports finished run `key` with the others finished before the flush
+/// that is on its way (one is sent when this is the first): what the messages
+/// queued now finish goes out in one outbox write (deliver_finals).
+void deliver_soon(worker_actor::stateful_pointer<worker_state> self, std::string key) {
+  auto& st = self->state;
+  if (st.to_deliver.empty()) self->send(self, flush_atom::value);
+  st.to_deliver.push_back(std::move(key));
+}
+
+/// Whether finished run `key` waits for the flush (its report not sent yet).
+bool awaits_flush(const worker_state& st, const std::string& key) {
+  return std::find(st.to_deliver.begin(), st.to_deliver.end(), key) != st.to_deliver.end();
+}
+
 /// Starts attempt `key` of `req`, whose entry in `runs` exists: a no-op
 /// completes here (its key added to `finished` for the caller to report, if
-/// given; else reported at once), anything else goes to the pool. False (the
+/// given; else at the next flush), anything else goes to the pool. False (the
 /// entry gone) when the pool takes no more work (the node stops).
 bool start(worker_actor::stateful_pointer<worker_state> self, const std::string& key,
            const execute_request& req, std::vector<std::string>* finished = nullptr) {
@@ -161,7 +175,7 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
     entry.done = true;
     entry.result = r;
     if (finished) finished->push_back(key);  // reported by the caller, with others
-    else deliver_finals(self, {key});
+    else deliver_soon(self, key);
     return true;
   }
   worker_actor me = self;
@@ -230,11 +244,13 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         purge(st, now);
         auto key = run_key(req.instance_id, req.attempt);
         if (auto i = st.runs.find(key); i != st.runs.end()) {
-          // A duplicate delivery: never run twice; repeat the outcome if known.
+          // A duplicate delivery: never run twice; repeat the outcome if known
+          // (one still to be kept in the outbox is sent, to this proxy, then).
           // A run still held takes what it brings (its task changed meanwhile).
           i->second.reply_to = reply_to;
           if (i->second.waiting) *i->second.waiting = req;
-          if (i->second.done) self->send(reply_to, report_atom::value, i->second.result);
+          if (i->second.done && !awaits_flush(st, key))
+            self->send(reply_to, report_atom::value, i->second.result);
           return true;
         }
         if (auto i = st.settled.find(key); i != st.settled.end()) {
@@ -311,6 +327,15 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         st.held_until.erase(st.held_until.begin(), due);
         deliver_finals(self, finished);
       },
+      [=](flush_atom) {
+        auto& st = self->state;
+        std::vector<std::string> keys;
+        for (auto& key : st.to_deliver)
+          if (auto i = st.runs.find(key); i != st.runs.end() && i->second.done)
+            keys.push_back(std::move(key));
+        st.to_deliver.clear();
+        deliver_finals(self, keys);
+      },
       [=](started_atom, const std::string& instance_id, uint32_t attempt, unix_ms at) {
         auto& st = self->state;
         auto i = st.runs.find(run_key(instance_id, attempt));
@@ -334,7 +359,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         auto& run = i->second;
         run.done = true;
         run.result = r;
-        deliver_finals(self, {key});
+        deliver_soon(self, key);
         for (auto& f : run.followers) caf::anon_send(f, done_atom::value, r.instance_id);
         run.followers.clear();
         run.live.clear();
@@ -378,7 +403,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         // Runs still going, plus results the scheduler has not acknowledged yet:
         // a draining node waits for both before it exits.
         auto& st = self->state;
-        auto busy = static_cast<uint32_t>(st.unacked.size());
+        auto busy = static_cast<uint32_t>(st.unacked.size() + st.to_deliver.size());
         for (auto& [key, run] : st.runs) busy += run.done ? 0 : 1;
         return busy;
       },
@@ -389,6 +414,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         std::vector<held_run> out;
         for (auto& [key, run] : st.runs)
           if (!run.done) out.push_back(held_of(key));
+        for (auto& key : st.to_deliver) out.push_back(held_of(key));  // finished, not yet kept
         for (auto& [key, p] : st.unacked) out.push_back({p.result.instance_id, p.result.attempt});
         return std::make_tuple(std::move(out), st.outbox_fault);
       },

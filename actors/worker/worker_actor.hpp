@@ -94,6 +94,10 @@ struct worker_state {
   /// since, cancelled, is skipped): one timer per instant, and the runs due
   /// then start together, their no-op reports kept in one outbox write.
   std::map<unix_ms, std::vector<std::string>> held_until;
+  /// Finished runs whose final reports wait for the flush already on its way
+  /// (flush_atom, behind the messages queued now): the runs one burst of
+  /// messages finished are kept in one outbox write, not one write each.
+  std::vector<std::string> to_deliver;
   std::unordered_map<std::string, outcome> settled;  // acknowledged attempts
   std::deque<settled_entry> settled_order;            // `settled`, oldest first
   inspector::activity activity;

@@ -357,6 +357,33 @@ TEST_F(worker_actor_test, holds_its_running_runs_and_its_unacknowledged_reports)
   EXPECT_TRUE(held(worker_).empty());
 }
 
+TEST_F(worker_actor_test, no_op_runs_finished_in_one_burst_are_held_until_reported_and_kept) {
+  // No-op runs finish as they arrive; their reports go out together, after one
+  // outbox write. A leader asking what the worker holds while those reports
+  // wait for that write must hear of every one: a run it does not hear of, it
+  // declares lost and runs again.
+  constexpr int n = 300;
+  std::vector<proto::held_run> want;
+  for (int i = 0; i < n; ++i) {
+    auto req = shell("7-" + std::to_string(8000 + i) + "-0", "");
+    req.kind = proto::task_kind::noop;
+    want.push_back({req.instance_id, 1});
+    // anon_send: queued at once, behind each other, with no answer waited for.
+    caf::anon_send(worker_, proto::execute_atom::value, req, proxy_);
+  }
+  std::sort(want.begin(), want.end(), [](auto& a, auto& b) { return a.instance_id < b.instance_id; });
+  EXPECT_EQ(held(worker_), want) << "finished and not acknowledged: held";
+  std::set<std::string> reported;
+  for (int i = 0; i < n; ++i) {
+    auto r = next_report();
+    ASSERT_TRUE(r) << "report " << i << " of " << n;
+    EXPECT_EQ(r->state, instance_state::success);
+    reported.insert(r->instance_id);
+  }
+  EXPECT_EQ(reported.size(), static_cast<size_t>(n)) << "each run reported once";
+  expect_no_report();
+}
+
 TEST_F(worker_actor_test, a_restarted_worker_answers_an_unacknowledged_attempt_without_rerunning) {
   auto box = dir_ / "outbox";
   auto count = dir_ / "count";
