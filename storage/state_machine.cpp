@@ -383,8 +383,7 @@ class applier {
       return make_error(errc::illegal_transition, "state",
                         "instance " + c.instance_id + " is " + std::string(name_of(x.state)) +
                             "; only a failed, timed-out or cancelled run can be retried");
-    // The ended attempt's record leaves the instance before the next begins.
-    if (auto err = keep_final_attempt(ctx_, key, x)) return err;
+    if (auto err = keep_final_attempt(ctx_, key, x)) return err;  // before the next attempt
     auto old = x.state;
     x.state = s::pending;
     x.attempt += 1;
@@ -467,8 +466,7 @@ class applier {
     }
     x.state = to;
     ctx_.put_instance(key, x, old);
-    // An attempt that ends the run is kept by the instance (attempt_history.hpp).
-    if (ends_attempt(old, to) && !attempt_kept_by_instance(old, to)) {
+    if (ends_attempt(old, to) && !attempt_kept_by_instance(old, to)) {  // attempt_history.hpp
       // A retried attempt's record says how it ended (failed or timed_out).
       auto outcome = to == instance_state::retry_waiting ? outcome_.value_or(to) : to;
       if (outcome == instance_state::retry_waiting) outcome = instance_state::failed;

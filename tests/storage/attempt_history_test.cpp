@@ -34,17 +34,26 @@ class attempt_history_test : public state_machine_test {
     must_apply(report_results{1, at + 1, {r}});
   }
 
-  /// Ends the attempt in flight on `worker` with `state`.
-  void end(const std::string& iid, const std::string& worker, uint32_t attempt,
-           instance_state state, unix_ms at, std::string error = {}, std::string output = {},
-           int32_t exit_code = 0) {
+  /// The report that ends the attempt in flight on `worker` with `state`.
+  static report_results ending(const std::string& iid, const std::string& worker,
+                               uint32_t attempt, instance_state state, unix_ms at,
+                               std::string error = {}, std::string output = {},
+                               int32_t exit_code = 0) {
     auto r = report(iid, state, at);
     r.worker_id = worker;
     r.attempt = attempt;
     r.error = std::move(error);
     r.output = std::move(output);
     r.exit_code = exit_code;
-    must_apply(report_results{1, at + 1, {r}});
+    return report_results{1, at + 1, {r}};
+  }
+
+  /// Ends the attempt in flight on `worker` with `state`.
+  void end(const std::string& iid, const std::string& worker, uint32_t attempt,
+           instance_state state, unix_ms at, std::string error = {}, std::string output = {},
+           int32_t exit_code = 0) {
+    must_apply(ending(iid, worker, attempt, state, at, std::move(error), std::move(output),
+                      exit_code));
   }
 
   std::vector<attempt_record> attempts(const std::string& iid, std::string tenant = "") {
@@ -243,11 +252,8 @@ TEST_F(attempt_history_test, a_run_cancelled_while_waiting_to_retry_keeps_how_it
   // says failed, not cancelled (the cancel ended no attempt).
   const auto iid = retried_instance(3);
   start(iid, "w1", t0 + 10);
-  auto r = report(iid, instance_state::failed, t0 + 20);
-  r.worker_id = "w1";
-  r.attempt = 1;
-  r.error = "exit status 1";
-  apply({command{report_results{1, t0 + 21, {r}}}, command{cancel{"", iid, t0 + 30, "operator"}},
+  apply({command{ending(iid, "w1", 1, instance_state::failed, t0 + 20, "exit status 1")},
+         command{cancel{"", iid, t0 + 30, "operator"}},
          command{retry_instance{"", iid, t0 + 40}}});
   auto x = get_instance(iid);
   EXPECT_EQ(x.state, instance_state::pending);
