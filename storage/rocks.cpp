@@ -6,6 +6,7 @@
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
 #include <rocksdb/options.h>
+#include <rocksdb/slice_transform.h>
 #include <rocksdb/write_batch.h>
 
 #include "obs/metrics.hpp"
@@ -51,6 +52,24 @@ caf::error recorded(health& h, caf::error err) {
   m.storage_healthy.set(0);
   h.record_failure(v.code, v.message);
   return err;
+}
+
+/// The key prefix whose last insert point a memtable remembers, for the column
+/// families written in key order within a prefix (0: none). A batch writes
+/// its instances in key order (batch_ctx::finish), so most inserts land just
+/// after the previous one of their task and skip the skip list's search from
+/// the top: a third of the apply's CPU went to those searches (BENCHMARKS.md
+/// 2026-12-05). Never for a family written with DeleteRange from a key of the
+/// domain (raft_log): RocksDB 7.8 keeps one hint per prefix for both of a
+/// memtable's skip lists, and a range deletion's hint used for a point insert
+/// breaks the list (its debug build asserts).
+size_t insert_hint_prefix(column c) {
+  switch (c) {
+    case column::instances: return 8;           // a task's runs, by slot and shard
+    case column::instances_by_state: return 9;  // state byte, then the task
+    case column::attempts: return 8;
+    default: return 0;
+  }
 }
 
 constexpr std::string_view probe_key = "storage_probe";  // default family, never read
@@ -130,8 +149,12 @@ caf::expected<std::unique_ptr<rocks>> rocks::open(const std::string& dir, open_o
   cf_opts.memtable_whole_key_filtering = true;
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;
   descs.emplace_back(rocksdb::kDefaultColumnFamilyName, cf_opts);
-  for (size_t i = 0; i < column_count; ++i)
-    descs.emplace_back(column_name(static_cast<column>(i)), cf_opts);
+  for (size_t i = 0; i < column_count; ++i) {
+    auto opts = cf_opts;
+    if (size_t n = insert_hint_prefix(static_cast<column>(i)); n != 0)
+      opts.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(n));
+    descs.emplace_back(column_name(static_cast<column>(i)), opts);
+  }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   auto st = rocksdb::DB::Open(db_opts, dir, descs, &handles, &raw);

@@ -4,7 +4,8 @@
 // - bm_create_task/N: N create_task entries; items = tasks created;
 // - bm_fire_dispatch_report/N: three entries (fire, dispatch, report_results) covering
 //   one new slot of N noop tasks, taking N instances pending -> dispatched -> success;
-//   items = instances run through.
+//   items = instances run through;
+// - bm_bulk_run_life/N: bulk-enqueued runs from fire to pruned (see there).
 //   bench_state_machine --benchmark_min_time=0.2 --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
 
@@ -146,9 +147,58 @@ void fire_dispatch_report(benchmark::State& state, bool apart) {
 void bm_fire_dispatch_report(benchmark::State& state) { fire_dispatch_report(state, false); }
 void bm_fire_dispatch_report_apart(benchmark::State& state) { fire_dispatch_report(state, true); }
 
+/// The life of bulk-enqueued runs as a loaded node commits it (workload c of
+/// tools/bench/peers): one fire of `n` payloads into one task, then the runs'
+/// dispatches and reports in commands of 250, each its own apply() call, and
+/// retention pruning the runs of the iteration before; items = runs.
+void bm_bulk_run_life(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  constexpr int64_t step = 250;
+  fixture f;
+  auto made = f.apply({command{create_task{noop_task(0), ""}}});
+  const uint64_t id = made.at(0)->tasks.at(0).id;
+  unix_ms slot = t0;
+  std::vector<std::string> previous;
+  int64_t runs = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    slot += minute;
+    fire_slot fs{id, slot, "", "", "", 0};
+    fs.payloads.assign(static_cast<size_t>(n), "{}");
+    std::vector<command> cmds{command{fire{1, slot, {std::move(fs)}}}};
+    std::vector<std::string> ids;
+    for (int64_t k = 0; k < n; ++k) ids.push_back(make_instance_id(id, slot, uint32_t(k)));
+    for (int64_t k = 0; k < n; k += step) {
+      dispatch di{1, slot + 1, {}};
+      for (int64_t j = k; j < std::min(n, k + step); ++j) di.entries.push_back({ids[j], "w1"});
+      cmds.emplace_back(std::move(di));
+    }
+    for (int64_t k = 0; k < n; k += step) {
+      report_results re{1, slot + 3, {}};
+      for (int64_t j = k; j < std::min(n, k + step); ++j) {
+        run_result r;
+        r.instance_id = ids[j];
+        r.worker_id = "w1";
+        r.state = instance_state::success;
+        r.started_at = slot + 2;
+        r.finished_at = slot + 3;
+        re.results.push_back(std::move(r));
+      }
+      cmds.emplace_back(std::move(re));
+    }
+    if (!previous.empty()) cmds.emplace_back(prune_runs{1, std::move(previous)});
+    previous = std::move(ids);
+    state.ResumeTiming();
+    for (auto& c : cmds) f.apply({std::move(c)});
+    runs += n;
+  }
+  state.SetItemsProcessed(runs);
+}
+
 BENCHMARK(bm_create_task)->Arg(1)->Arg(64)->Unit(benchmark::kMicrosecond);
 BENCHMARK(bm_fire_dispatch_report)->Arg(1)->Arg(64)->Unit(benchmark::kMicrosecond);
 BENCHMARK(bm_fire_dispatch_report_apart)->Arg(64)->Arg(1000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(bm_bulk_run_life)->Arg(1000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace aisched::storage
