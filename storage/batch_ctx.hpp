@@ -21,17 +21,12 @@
 #include "proto/errors.hpp"
 #include "proto/types.hpp"
 #include "storage/apply_cache.hpp"
+#include "storage/idempotency.hpp"
 #include "storage/keys.hpp"
 #include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
 
 namespace aisched::storage {
-
-/// The meta record of a create made with an idempotency key.
-struct idempotency_record {
-  uint64_t task_id = 0;
-  uint64_t fingerprint = 0;  // of the request (task_fingerprint()); 0: not recorded
-};
 
 /// What one apply() call changed, for metrics; published once the batch is written.
 struct batch_effects {

@@ -35,19 +35,6 @@ using namespace proto;
 
 namespace {
 
-/// What identifies a create request for its idempotency key: the task it asks
-/// for, without what the proposer stamps (id, version, times), as FNV-1a of its
-/// encoding. So a retry of the same document matches (also re-serialized with
-/// other whitespace or key order) and a different document does not. Never 0.
-uint64_t task_fingerprint(task t) {
-  t.id = 0;
-  t.version = 0;
-  t.created_at = t.updated_at = 0;
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char ch : proto::encode(t)) h = (h ^ ch) * 1099511628211ULL;
-  return h == 0 ? 1 : h;
-}
-
 constexpr std::string_view applied_key = "applied_index";
 constexpr std::string_view next_task_key = "next_task_id";
 constexpr std::string_view schema_key = "schema_version";
@@ -222,12 +209,17 @@ class applier {
       const uint32_t shards = !s.payloads.empty() ? static_cast<uint32_t>(s.payloads.size())
                               : s.fanout != 0     ? s.fanout
                                                   : (*t)->shards;
+      // Every instance of a task is at or before its runtime's last_slot (set
+      // below by each slot's first run): a later slot has none to look up.
+      const bool later = s.slot > rt->last_slot;
       bool created = false;
       for (uint32_t shard = 0; shard < shards; ++shard) {
         auto key = keys::instance(s.task_id, s.slot, shard);
-        auto existing = ctx_.read_instance(key);
-        if (!existing) return existing.error();
-        if (*existing) continue;  // this slot already fired: a repeat is a no-op
+        if (!later) {
+          auto existing = ctx_.read_instance(key);
+          if (!existing) return existing.error();
+          if (*existing) continue;  // this slot already fired: a repeat is a no-op
+        }
         instance x;
         x.id = make_instance_id(s.task_id, s.slot, shard);
         x.tenant = (*t)->tenant;

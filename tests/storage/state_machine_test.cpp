@@ -309,6 +309,28 @@ TEST_F(state_machine_test, firing_the_same_slot_again_creates_nothing) {
   EXPECT_EQ(page_ids(instance_query{"", id, false, {}, "", 100}).size(), 2u);
 }
 
+TEST_F(state_machine_test, slots_fired_out_of_order_are_each_created_once) {
+  // A fire of a slot after the task's last one creates without looking its
+  // runs up; one at or before it (a backfill, a repeat) looks them up. Fired
+  // in every order, in one command and apart, each slot's runs exist once.
+  auto id = create(make_task("backfilled", "default", 2));
+  const unix_ms late = t0 + 10 * minute, early = t0, middle = t0 + 5 * minute;
+  EXPECT_EQ(must_apply(fire_of({{id, late, "late"}})).instances.size(), 2u);
+  EXPECT_EQ(must_apply(fire_of({{id, early, "early"}, {id, late, "again"}})).instances.size(), 2u);
+  auto rs = apply({fire_of({{id, middle, "m"}, {id, early, "e2"}}), fire_of({{id, middle, "m2"}})});
+  ASSERT_TRUE(rs[0]);
+  ASSERT_TRUE(rs[1]);
+  EXPECT_EQ(rs[0]->instances.size(), 2u);
+  EXPECT_TRUE(rs[1]->instances.empty());
+  EXPECT_TRUE(must_apply(fire_of({{id, late, "x"}, {id, early, "y"}})).instances.empty());
+  EXPECT_EQ(get_instance(make_instance_id(id, late, 1)).trace_id, "late");
+  EXPECT_EQ(page_ids(instance_query{"", id, false, {}, "", 100}).size(), 6u);
+  auto rt = sm_->get_task_runtime(id);
+  ASSERT_TRUE(rt);
+  EXPECT_EQ(rt->runs, 6u);
+  EXPECT_EQ(rt->last_slot, late);
+}
+
 TEST_F(state_machine_test, fire_for_a_deleted_task_is_a_no_op) {
   auto id = create(make_task("doomed"));
   auto keep = create(make_task("kept"));
