@@ -310,18 +310,23 @@ using trigger_actor = commit_listener_actor::extend<
 /// `cancel_run`; a native worker sends it `report`s, which it batches into
 /// committed `report_results`. `report` with `settle` is an external worker's
 /// report, already verified by the router: proposed on its own, it answers
-/// with the commit or the error the state machine gave. `flush` and `wake`
-/// (an http proxy's run held for its instant is due) are internal.
+/// with the commit or the error the state machine gave. `flush`, `wake` (an
+/// http proxy's run held for its instant is due) and `(execute, flush)` (a
+/// native proxy sends the runs handed to it meanwhile in one message) are
+/// internal.
 using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_result>,
                                             caf::replies_to<report_atom, run_result,
                                                             settle_atom>::with<applied>,
                                             caf::reacts_to<execute_atom, execute_request>,
                                             caf::reacts_to<cancel_run_atom, std::string>,
                                             caf::reacts_to<wake_atom, std::string, unix_ms>,
+                                            caf::reacts_to<execute_atom, flush_atom>,
                                             caf::reacts_to<flush_atom>>;
 
 /// worker (actors/worker): runs instances. `execute` answers true once accepted
 /// (a duplicate delivery too; it runs once); reports go to the given proxy.
+/// `execute` with several requests (what a proxy sends) takes each the same
+/// way and answers one string per run: "" where taken, else why not.
 /// `runstart` / `rundone` are internal: the run threads tell the actor; so is
 /// `wake` (the runs held for an instant, execute_request::hold_ms, are due).
 /// `ack` (run keys "{instance}#{attempt}") confirms final reports are committed;
@@ -339,6 +344,8 @@ using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_resu
 /// registers with max_load 0 and answers `execute` with storage_error.
 using worker_actor = caf::typed_actor<
     caf::replies_to<execute_atom, execute_request, worker_proxy_actor>::with<bool>,
+    caf::replies_to<execute_atom, std::vector<execute_request>,
+                    worker_proxy_actor>::with<std::vector<std::string>>,
     caf::reacts_to<cancel_run_atom, std::string>,
     caf::reacts_to<started_atom, std::string, uint32_t, unix_ms>,
     caf::reacts_to<wake_atom, unix_ms>,

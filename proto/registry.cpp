@@ -76,6 +76,7 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<leadership>("aisched.leadership");
   cfg.add_message_type<pressure>("aisched.pressure");
   cfg.add_message_type<execute_request>("aisched.execute_request");
+  cfg.add_message_type<std::vector<execute_request>>("aisched.execute_requests");
   cfg.add_message_type<schedule_page>("aisched.schedule_page");
   cfg.add_message_type<worker_list>("aisched.worker_list");
   cfg.add_message_type<pressure_status>("aisched.pressure_status");

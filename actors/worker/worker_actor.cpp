@@ -200,6 +200,62 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
   return true;
 }
 
+/// Takes delivery `req` from `reply_to`: runs it (or holds it until its
+/// instant); true once accepted, a duplicate delivery too (it runs once);
+/// false when the node stops; an error when this worker cannot take runs.
+caf::expected<bool> take_run(worker_actor::stateful_pointer<worker_state> self,
+                             const execute_request& req, const worker_proxy_actor& reply_to) {
+  auto& st = self->state;
+  auto now = now_ms();
+  purge(st, now);
+  auto key = run_key(req.instance_id, req.attempt);
+  if (auto i = st.runs.find(key); i != st.runs.end()) {
+    // A duplicate delivery: never run twice; repeat the outcome if known
+    // (one still to be kept in the outbox is sent, to this proxy, then).
+    // A run still held takes what it brings (its task changed meanwhile).
+    i->second.reply_to = reply_to;
+    if (i->second.waiting) *i->second.waiting = req;
+    if (i->second.done && !awaits_flush(st, key))
+      self->send(reply_to, report_atom::value, i->second.result);
+    return true;
+  }
+  if (auto i = st.settled.find(key); i != st.settled.end()) {
+    self->send(reply_to, report_atom::value, result_of(st, key, i->second));
+    return true;
+  }
+  if (!st.outbox_fault.empty())
+    return make_error(errc::storage_error, "outbox",
+                      "worker " + st.cfg.id + " takes no runs: its outbox failed (" +
+                          st.outbox_fault + ")");
+  if (req.hold_ms > max_hold)
+    return make_error(errc::invalid_argument, "hold_ms",
+                      "the run's instant is " + std::to_string(req.hold_ms) +
+                          " ms away, more than worker " + st.cfg.id + " holds a run (" +
+                          std::to_string(max_hold) + " ms)");
+  // Until this worker's clock reaches the instant, but not much longer
+  // than the leader meant (a slow clock).
+  auto hold = req.hold_ms <= 0 ? duration_ms{0}
+                               : std::clamp<duration_ms>(req.not_before - now, 0,
+                                                         req.hold_ms + max_skew);
+  auto cancelled = std::make_shared<std::atomic<bool>>(false);
+  worker_state::run fresh;
+  fresh.reply_to = reply_to;
+  fresh.cancelled = cancelled;
+  if (hold > 0) {
+    // Placed ahead of its instant: held until then.
+    fresh.waiting = req;
+    st.runs[key] = std::move(fresh);
+    auto instant = now + hold;  // by this worker's clock
+    auto& due = st.held_until[instant];
+    if (due.empty())
+      self->delayed_send(self, std::chrono::milliseconds(hold), wake_atom::value, instant);
+    due.push_back(key);
+    return true;
+  }
+  st.runs[key] = std::move(fresh);
+  return start(self, key, req);
+}
+
 /// The worker's part of aisched-inspect: runs in progress, finished runs kept
 /// for dedup, final reports not yet acknowledged by the leader.
 std::map<std::string, std::string> details_of(const worker_state& st) {
@@ -239,55 +295,21 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
       [=](inspect_atom) { return inspector::summary_of(self, details_of(self->state)); },
       [=](execute_atom, const execute_request& req,
           const worker_proxy_actor& reply_to) -> caf::result<bool> {
-        auto& st = self->state;
-        auto now = now_ms();
-        purge(st, now);
-        auto key = run_key(req.instance_id, req.attempt);
-        if (auto i = st.runs.find(key); i != st.runs.end()) {
-          // A duplicate delivery: never run twice; repeat the outcome if known
-          // (one still to be kept in the outbox is sent, to this proxy, then).
-          // A run still held takes what it brings (its task changed meanwhile).
-          i->second.reply_to = reply_to;
-          if (i->second.waiting) *i->second.waiting = req;
-          if (i->second.done && !awaits_flush(st, key))
-            self->send(reply_to, report_atom::value, i->second.result);
-          return true;
+        auto taken = take_run(self, req, reply_to);
+        if (!taken) return taken.error();
+        return *taken;
+      },
+      [=](execute_atom, const std::vector<execute_request>& reqs,
+          const worker_proxy_actor& reply_to) {
+        std::vector<std::string> refusals;  // one per run, "" where taken
+        refusals.reserve(reqs.size());
+        for (auto& req : reqs) {
+          auto taken = take_run(self, req, reply_to);
+          refusals.push_back(!taken   ? view(taken.error()).message
+                             : *taken ? std::string()
+                                      : "worker " + self->state.cfg.id + " is stopping");
         }
-        if (auto i = st.settled.find(key); i != st.settled.end()) {
-          self->send(reply_to, report_atom::value, result_of(st, key, i->second));
-          return true;
-        }
-        if (!st.outbox_fault.empty())
-          return make_error(errc::storage_error, "outbox",
-                            "worker " + st.cfg.id + " takes no runs: its outbox failed (" +
-                                st.outbox_fault + ")");
-        if (req.hold_ms > max_hold)
-          return make_error(errc::invalid_argument, "hold_ms",
-                            "the run's instant is " + std::to_string(req.hold_ms) +
-                                " ms away, more than worker " + st.cfg.id + " holds a run (" +
-                                std::to_string(max_hold) + " ms)");
-        // Until this worker's clock reaches the instant, but not much longer
-        // than the leader meant (a slow clock).
-        auto hold = req.hold_ms <= 0 ? duration_ms{0}
-                                     : std::clamp<duration_ms>(req.not_before - now, 0,
-                                                               req.hold_ms + max_skew);
-        auto cancelled = std::make_shared<std::atomic<bool>>(false);
-        worker_state::run fresh;
-        fresh.reply_to = reply_to;
-        fresh.cancelled = cancelled;
-        if (hold > 0) {
-          // Placed ahead of its instant: held until then.
-          fresh.waiting = req;
-          st.runs[key] = std::move(fresh);
-          auto instant = now + hold;  // by this worker's clock
-          auto& due = st.held_until[instant];
-          if (due.empty())
-            self->delayed_send(self, std::chrono::milliseconds(hold), wake_atom::value, instant);
-          due.push_back(key);
-          return true;
-        }
-        st.runs[key] = std::move(fresh);
-        return start(self, key, req);
+        return refusals;
       },
       [=](wake_atom, unix_ms instant) {
         auto& st = self->state;

@@ -137,6 +137,37 @@ void post_execute(self_ptr self, const std::shared_ptr<worker::run_pool>& pool,
   if (!queued) queue_report(self, refused(req.instance_id, wid, "node is stopping"));
 }
 
+/// Sends a native worker the runs handed over since the last send, in one
+/// request; a run it does not take becomes a failed attempt.
+void send_runs(self_ptr self) {
+  auto& st = self->state;
+  if (st.to_send.empty()) return;
+  auto reqs = std::move(st.to_send);
+  st.to_send.clear();
+  std::vector<std::string> ids;
+  ids.reserve(reqs.size());
+  for (auto& r : reqs) ids.push_back(r.instance_id);
+  worker_proxy_actor me = self;
+  self->request(st.worker, request_timeout, execute_atom::value, std::move(reqs), me)
+      .then(
+          [=](std::vector<std::string>& refusals) {
+            auto& wid = self->state.worker_id;
+            for (size_t i = 0; i < ids.size(); ++i) {
+              auto why = i < refusals.size() ? refusals[i] : "no answer for it";
+              if (!why.empty())
+                queue_report(self, refused(ids[i], wid,
+                                           "dispatch to worker " + wid + " failed: " + why));
+            }
+          },
+          [=](caf::error& err) {
+            auto& wid = self->state.worker_id;
+            for (auto& id : ids)
+              queue_report(self, refused(id, wid,
+                                         "dispatch to worker " + wid +
+                                             " failed: " + view(err).message));
+          });
+}
+
 }  // namespace
 
 worker_proxy_actor::behavior_type http_worker_proxy_impl(
@@ -180,6 +211,7 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
         held.erase(i);
         post_execute(self, pool, req);
       },
+      [=](execute_atom, flush_atom) {},  // each run is posted as it comes (above)
       [=](cancel_run_atom, const std::string& instance_id) {
         if (self->state.holding.erase(instance_id) != 0) return;  // never sent: nothing runs
         auto url = self->state.callback_url + "/internal/tasks/cancel";
@@ -201,23 +233,12 @@ worker_proxy_actor::behavior_type worker_proxy_impl(self_ptr self, std::string w
   st.raft = std::move(raft);
   st.term = term;
   return {
-      [=](execute_atom, const execute_request& req) {
-        worker_proxy_actor me = self;
-        self->request(self->state.worker, request_timeout, execute_atom::value, req, me)
-            .then(
-                [=](bool accepted) {
-                  if (accepted) return;
-                  auto& wid = self->state.worker_id;
-                  queue_report(self, refused(req.instance_id, wid,
-                                             "worker " + wid + " refused the run (stopping)"));
-                },
-                [=](caf::error& err) {
-                  auto& wid = self->state.worker_id;
-                  queue_report(self, refused(req.instance_id, wid,
-                                             "dispatch to worker " + wid +
-                                                 " failed: " + view(err).message));
-                });
+      [=](execute_atom, execute_request& req) {
+        auto& st = self->state;
+        if (st.to_send.empty()) self->send(self, execute_atom::value, flush_atom::value);
+        st.to_send.push_back(std::move(req));
       },
+      [=](execute_atom, flush_atom) { send_runs(self); },
       [=](cancel_run_atom, const std::string& instance_id) {
         self->send(self->state.worker, cancel_run_atom::value, instance_id);
       },

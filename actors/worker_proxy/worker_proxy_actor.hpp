@@ -6,6 +6,7 @@
 // It is the one proposer of its worker's reports: an external worker's report
 // (REST, verified by the router) reaches raft through it too, on its own.
 // A delivery the worker does not accept becomes a failed attempt at once.
+// Runs handed over in one burst go to a native worker in one request.
 #pragma once
 
 #include <memory>
@@ -27,6 +28,9 @@ struct proxy_state {
   std::string callback_url;                // http workers only
   std::string report_base;                 // "http://host:port" of this node's gateway
   bool flush_scheduled = false;
+  /// native workers only: runs handed over since the last send, sent to the
+  /// worker together at the (execute, flush) queued behind the first.
+  std::vector<proto::execute_request> to_send;
   /// http workers only: runs placed ahead of their instant (not_before),
   /// posted to the worker at it (an external worker is not told to wait), by
   /// instance id; a newer delivery replaces the request.

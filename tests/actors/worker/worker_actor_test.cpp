@@ -69,6 +69,7 @@ proto::worker_proxy_actor::behavior_type forwarding_proxy(proto::worker_proxy_ac
         return proto::applied{};  // external workers only: not used here
       },
       [](proto::execute_atom, const execute_request&) {},
+      [](proto::execute_atom, proto::flush_atom) {},
       [](proto::cancel_run_atom, const std::string&) {},
       [](proto::wake_atom, const std::string&, unix_ms) {},
       [](proto::flush_atom) {},

@@ -4,7 +4,8 @@
 // router wires them. Checks that a report is committed and only then
 // acknowledged to the worker, that a run's start queued with its result is
 // folded into it (one transition, its start time kept), that a refused run fails at once with the
-// worker's reason (a worker whose outbox failed), that a proxy of another
+// worker's reason (a worker whose outbox failed), that runs handed over in one
+// burst (one request to the worker) each end as the worker says, that a proxy of another
 // term commits nothing and acknowledges nothing, and that an external worker's
 // report, handed over with `settle`, is committed on its own and answered.
 #define CAF_GTEST_DSL_IMPL
@@ -164,6 +165,30 @@ TEST_F(worker_proxy_actor_test, a_run_the_worker_refuses_fails_at_once_with_its_
   EXPECT_EQ(now.state, instance_state::failed)
       << "a worker that cannot keep its reports took the run";
   EXPECT_NE(now.error.find("outbox"), std::string::npos) << now.error;
+}
+
+TEST_F(worker_proxy_actor_test, runs_handed_over_in_one_burst_each_end_as_the_worker_says) {
+  // Sent to the worker in one request; the worker takes two and refuses the
+  // one whose instant is further away than it holds a run.
+  auto a = dispatched_run(1'796'022'000'000);
+  auto b = dispatched_run(1'796'022'060'000);
+  auto far = dispatched_run(1'796'022'120'000);
+  auto w = spawn_worker();
+  auto proxy = spawn_proxy(w, node_.term);
+  auto too_far = execute_of(far);
+  too_far.hold_ms = worker::max_hold + 1;
+
+  caf::anon_send(proxy, proto::execute_atom::value, execute_of(a));
+  caf::anon_send(proxy, proto::execute_atom::value, too_far);
+  caf::anon_send(proxy, proto::execute_atom::value, execute_of(b));
+  sched.run();
+
+  EXPECT_EQ(instance_of(a.id).state, instance_state::success);
+  EXPECT_EQ(instance_of(b.id).state, instance_state::success);
+  auto refused = instance_of(far.id);
+  EXPECT_EQ(refused.state, instance_state::failed) << "the refusal was lost in the batch";
+  EXPECT_NE(refused.error.find("holds a run"), std::string::npos) << refused.error;
+  EXPECT_TRUE(held(w).empty()) << "committed reports stay unacknowledged";
 }
 
 TEST_F(worker_proxy_actor_test, a_proxy_of_another_term_commits_and_acknowledges_nothing) {
