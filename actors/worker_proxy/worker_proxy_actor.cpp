@@ -2,6 +2,7 @@
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
 #include "actors/worker_proxy/report_batch.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <caf/stateful_actor.hpp>
@@ -240,6 +241,15 @@ worker_proxy_actor::behavior_type worker_proxy_impl(self_ptr self, std::string w
       },
       [=](execute_atom, flush_atom) { send_runs(self); },
       [=](cancel_run_atom, const std::string& instance_id) {
+        // Not sent yet: dropped here, as it would otherwise reach the worker
+        // after this cancel and run.
+        auto& q = self->state.to_send;
+        auto i = std::find_if(q.begin(), q.end(),
+                              [&](const execute_request& r) { return r.instance_id == instance_id; });
+        if (i != q.end()) {
+          q.erase(i);
+          return;
+        }
         self->send(self->state.worker, cancel_run_atom::value, instance_id);
       },
       [=](wake_atom, const std::string&, unix_ms) {},  // a native worker holds runs itself

@@ -6,7 +6,8 @@
 // It is the one proposer of its worker's reports: an external worker's report
 // (REST, verified by the router) reaches raft through it too, on its own.
 // A delivery the worker does not accept becomes a failed attempt at once.
-// Runs handed over in one burst go to a native worker in one request.
+// Runs handed over in one burst go to a native worker in one request; a
+// cancel of a run not sent yet drops it there.
 #pragma once
 
 #include <memory>

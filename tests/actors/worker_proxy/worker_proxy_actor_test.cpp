@@ -5,7 +5,8 @@
 // acknowledged to the worker, that a run's start queued with its result is
 // folded into it (one transition, its start time kept), that a refused run fails at once with the
 // worker's reason (a worker whose outbox failed), that runs handed over in one
-// burst (one request to the worker) each end as the worker says, that a proxy of another
+// burst (one request to the worker) each end as the worker says, and one
+// cancelled before its burst went out never reaches it, that a proxy of another
 // term commits nothing and acknowledges nothing, and that an external worker's
 // report, handed over with `settle`, is committed on its own and answered.
 #define CAF_GTEST_DSL_IMPL
@@ -189,6 +190,22 @@ TEST_F(worker_proxy_actor_test, runs_handed_over_in_one_burst_each_end_as_the_wo
   EXPECT_EQ(refused.state, instance_state::failed) << "the refusal was lost in the batch";
   EXPECT_NE(refused.error.find("holds a run"), std::string::npos) << refused.error;
   EXPECT_TRUE(held(w).empty()) << "committed reports stay unacknowledged";
+}
+
+TEST_F(worker_proxy_actor_test, a_run_cancelled_before_its_burst_is_sent_never_runs) {
+  // The cancel reaches the proxy behind the run, before the proxy sends its
+  // burst to the worker: the worker must never get the run.
+  auto x = dispatched_run();
+  auto w = spawn_worker();
+  auto proxy = spawn_proxy(w, node_.term);
+
+  caf::anon_send(proxy, proto::execute_atom::value, execute_of(x));
+  caf::anon_send(proxy, proto::cancel_run_atom::value, x.id);
+  sched.run();
+
+  EXPECT_EQ(instance_of(x.id).state, instance_state::dispatched)
+      << "the cancelled run ran and its report was committed";
+  EXPECT_TRUE(held(w).empty()) << "the worker took a run cancelled before it was sent";
 }
 
 TEST_F(worker_proxy_actor_test, a_proxy_of_another_term_commits_and_acknowledges_nothing) {
