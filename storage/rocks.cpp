@@ -59,10 +59,12 @@ caf::error recorded(health& h, caf::error err) {
 /// its instances in key order (batch_ctx::finish), so most inserts land just
 /// after the previous one of their task and skip the skip list's search from
 /// the top: a third of the apply's CPU went to those searches (BENCHMARKS.md
-/// 2026-12-05). Never for a family written with DeleteRange from a key of the
-/// domain (raft_log): RocksDB 7.8 keeps one hint per prefix for both of a
-/// memtable's skip lists, and a range deletion's hint used for a point insert
-/// breaks the list (its debug build asserts).
+/// 2026-12-05). A hint costs about 250 bytes of its memtable (a splice in its
+/// arena, a map entry) and goes with it: a burst over many tasks only fills
+/// the memtable a little sooner. Never for a family written with DeleteRange
+/// from a key of the domain (raft_log): RocksDB 7.8 keeps one hint per prefix
+/// for both of a memtable's skip lists, and a range deletion's hint used for
+/// a point insert breaks the list (its debug build asserts).
 size_t insert_hint_prefix(column c) {
   switch (c) {
     case column::instances: return 8;           // a task's runs, by slot and shard
