@@ -203,11 +203,11 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
 /// Takes delivery `req` from `reply_to`: runs it (or holds it until its
 /// instant); true once accepted, a duplicate delivery too (it runs once);
 /// false when the node stops; an error when this worker cannot take runs.
+/// The caller purges the settled outcomes as of `now` first.
 caf::expected<bool> take_run(worker_actor::stateful_pointer<worker_state> self,
-                             const execute_request& req, const worker_proxy_actor& reply_to) {
+                             const execute_request& req, const worker_proxy_actor& reply_to,
+                             unix_ms now) {
   auto& st = self->state;
-  auto now = now_ms();
-  purge(st, now);
   auto key = run_key(req.instance_id, req.attempt);
   if (auto i = st.runs.find(key); i != st.runs.end()) {
     // A duplicate delivery: never run twice; repeat the outcome if known
@@ -295,16 +295,20 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
       [=](inspect_atom) { return inspector::summary_of(self, details_of(self->state)); },
       [=](execute_atom, const execute_request& req,
           const worker_proxy_actor& reply_to) -> caf::result<bool> {
-        auto taken = take_run(self, req, reply_to);
+        auto now = now_ms();
+        purge(self->state, now);
+        auto taken = take_run(self, req, reply_to, now);
         if (!taken) return taken.error();
         return *taken;
       },
       [=](execute_atom, const std::vector<execute_request>& reqs,
           const worker_proxy_actor& reply_to) {
+        auto now = now_ms();
+        purge(self->state, now);
         std::vector<std::string> refusals;  // one per run, "" where taken
         refusals.reserve(reqs.size());
         for (auto& req : reqs) {
-          auto taken = take_run(self, req, reply_to);
+          auto taken = take_run(self, req, reply_to, now);
           refusals.push_back(!taken   ? view(taken.error()).message
                              : *taken ? std::string()
                                       : "worker " + self->state.cfg.id + " is stopping");

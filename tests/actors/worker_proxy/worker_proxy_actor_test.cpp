@@ -6,7 +6,8 @@
 // folded into it (one transition, its start time kept), that a refused run fails at once with the
 // worker's reason (a worker whose outbox failed), that runs handed over in one
 // burst (one request to the worker) each end as the worker says, and one
-// cancelled before its burst went out never reaches it, that a proxy of another
+// cancelled before its burst went out never reaches it, that runs a lying
+// worker does not answer for fail at once, that a proxy of another
 // term commits nothing and acknowledges nothing, and that an external worker's
 // report, handed over with `settle`, is committed on its own and answered.
 #define CAF_GTEST_DSL_IMPL
@@ -219,6 +220,51 @@ TEST_F(worker_proxy_actor_test, a_proxy_of_another_term_commits_and_acknowledges
   EXPECT_EQ(instance_of(x.id).state, instance_state::dispatched) << "a fenced report was applied";
   EXPECT_EQ(held(w), (std::vector<proto::held_run>{{x.id, x.attempt}}))
       << "a report that was not committed must stay in the worker's outbox";
+}
+
+/// A worker that says it took a burst but answers for none of its runs (an
+/// empty list), and does nothing else.
+proto::worker_actor::behavior_type silent_worker() {
+  using namespace proto;
+  return {
+      [](execute_atom, const execute_request&, const worker_proxy_actor&) { return true; },
+      [](execute_atom, const std::vector<execute_request>&, const worker_proxy_actor&) {
+        return std::vector<std::string>{};
+      },
+      [](cancel_run_atom, const std::string&) {},
+      [](started_atom, const std::string&, uint32_t, unix_ms) {},
+      [](wake_atom, unix_ms) {},
+      [](flush_atom) {},
+      [](done_atom, const run_result&, uint32_t) {},
+      [](ack_atom, const std::vector<std::string>&) {},
+      [](subscribe_atom, const caf::actor&) {},
+      [](output_atom, const std::string&, uint32_t, const std::string&) {},
+      [](output_atom, const std::string&, const caf::actor&) { return false; },
+      [](drain_atom) { return uint32_t{0}; },
+      [](held_atom) { return std::make_tuple(std::vector<held_run>{}, std::string()); },
+      [](caf::tick_atom) {},
+      [](inspect_atom) { return actor_summary{}; },
+  };
+}
+
+TEST_F(worker_proxy_actor_test, runs_a_lying_worker_does_not_answer_for_fail_at_once) {
+  // Not left dispatched until their deadline: each run without an answer
+  // ends failed, saying so.
+  auto a = dispatched_run(1'796'022'000'000);
+  auto b = dispatched_run(1'796'022'060'000);
+  auto w = sys.spawn(silent_worker);
+  keep(w);
+  auto proxy = spawn_proxy(w, node_.term);
+
+  caf::anon_send(proxy, proto::execute_atom::value, execute_of(a));
+  caf::anon_send(proxy, proto::execute_atom::value, execute_of(b));
+  sched.run();
+
+  for (auto& id : {a.id, b.id}) {
+    auto x = instance_of(id);
+    EXPECT_EQ(x.state, instance_state::failed) << id;
+    EXPECT_NE(x.error.find("no answer"), std::string::npos) << x.error;
+  }
 }
 
 /// An external worker's report, as the router hands it over once it has checked
