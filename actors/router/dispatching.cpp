@@ -34,7 +34,7 @@ void send_run(self_ptr self, const task& t, const instance& x) {
   auto& st = self->state;
   auto a = st.assigned.find(x.id);
   auto* w = find_worker(st, x.worker_id);
-  if (a == st.assigned.end() || a->second != x.worker_id || !w || !w->proxy) return;
+  if (a == st.assigned.end() || a->second.worker != x.worker_id || !w || !w->proxy) return;
   auto req = make_request(t, x, st.opts.reveal_secrets);
   if (req) {
     // Fired ahead of its instant (planner.hpp): the worker holds it until then.
@@ -65,13 +65,15 @@ void release(self_ptr self, const std::string& run_id) {
   st.limits.release(run_id);
   auto i = st.assigned.find(run_id);
   if (i == st.assigned.end()) return;
-  if (auto* w = find_worker(st, i->second); w && w->c.reserved > 0) w->c.reserved -= 1;
+  if (i->second.slot)
+    if (auto* w = find_worker(st, i->second.worker); w && w->c.reserved > 0) w->c.reserved -= 1;
   st.assigned.erase(i);
 }
 
-void reserve(router_state& st, worker_entry& w, const std::string& run_id) {
-  st.assigned[run_id] = w.info.id;
-  w.c.reserved += 1;
+void reserve(router_state& st, worker_entry& w, const std::string& run_id, bool noop) {
+  bool slot = w.c.holds_slot(noop);
+  st.assigned[run_id] = {w.info.id, slot};
+  w.c.reserved += slot;
   w.c.uses += 1;
   w.c.last_used = now_ms();
 }
@@ -83,7 +85,8 @@ void hold_limits(router_state& st, const instance& x) {
 
 void enqueue(router_state& st, const instance& x) {
   if (st.assigned.count(x.id)) return;
-  st.queue.push(x);
+  auto* t = st.tasks.terms(x.task_id);
+  st.queue.push(x, t && t->noop);
 }
 
 /// Sends run `x` (dispatched or adopted) with its task's definition: the
@@ -128,17 +131,17 @@ void dispatch(self_ptr self) {
   if (!st.lead.leading || !st.lead.ready || st.queue.empty()) return;
   std::vector<candidate> cands;
   for (auto& w : st.workers.entries()) cands.push_back(w.c);
-  // Free slots over the online workers: once they are taken nothing else fits,
+  // Free slots over the online workers: once they are taken only no-ops fit,
   // so the rest of the queue is not looked at (a backlog far larger than the
   // workers' capacity would otherwise be rescanned on every finished run).
   uint64_t free_slots = 0;
   for (auto& c : cands)
     if (c.status == worker_status::online && c.has_capacity()) free_slots += c.max_load - c.load();
-  if (free_slots == 0) return;  // a finished run or a new worker wakes us
+  if (free_slots == 0 && st.queue.noops() == 0) return;  // a finished run or a new worker wakes us
   auto now = now_ms();
   // The dispatch rate limit: at most this many runs leave now.
-  auto budget =
-      st.bucket->take(std::min<uint64_t>({st.queue.size(), max_batch, free_slots}), now);
+  auto budget = st.bucket->take(
+      std::min<uint64_t>({st.queue.size(), max_batch, free_slots + st.queue.noops()}), now);
   obs::get().dispatch_tokens.set(st.bucket->tokens(now));
   if (budget == 0) {
     if (!st.waiting_for_tokens) {
@@ -158,8 +161,9 @@ void dispatch(self_ptr self) {
         .then([](applied&) {}, [](caf::error&) {});
   }
   proto::dispatch cmd{st.lead.term, now, std::move(round.placed)};
-  for (auto& e : cmd.entries)
-    if (auto* w = find_worker(st, e.worker_id)) reserve(st, *w, e.instance_id);
+  for (size_t i = 0; i < cmd.entries.size(); ++i)
+    if (auto* w = find_worker(st, cmd.entries[i].worker_id))
+      reserve(st, *w, cmd.entries[i].instance_id, round.slotless[i]);
   if (cmd.entries.empty()) return;
   auto epoch = st.lead.epoch;
   auto entries = cmd.entries;
@@ -224,7 +228,7 @@ void observe(self_ptr self, const instance& x) {
     case instance_state::cancelled: {
       auto i = st.assigned.find(x.id);
       if (i != st.assigned.end())
-        if (auto* w = find_worker(st, i->second); w && w->proxy)
+        if (auto* w = find_worker(st, i->second.worker); w && w->proxy)
           self->send(w->proxy, cancel_run_atom::value, x.id);
       release(self, x.id);
       break;

@@ -5,22 +5,25 @@ namespace aisched::router {
 
 using namespace proto;
 
-bool run_queue::push(const instance& x) {
+bool run_queue::push(const instance& x, bool noop) {
   if (!ids_.insert(x.id).second) return false;
-  items_.push_back(x);
+  items_.push_back({x, noop});
+  noops_ += noop;
   return true;
 }
 
-instance run_queue::pop() {
-  auto x = std::move(items_.front());
+run_queue::queued run_queue::pop() {
+  auto q = std::move(items_.front());
   items_.pop_front();
-  ids_.erase(x.id);
-  return x;
+  ids_.erase(q.run.id);
+  noops_ -= q.noop;
+  return q;
 }
 
-void run_queue::put_back(std::deque<instance> runs) {
+void run_queue::put_back(std::deque<queued> runs) {
   while (!runs.empty()) {
-    ids_.insert(runs.back().id);
+    ids_.insert(runs.back().run.id);
+    noops_ += runs.back().noop;
     items_.push_front(std::move(runs.back()));
     runs.pop_back();
   }
@@ -29,6 +32,7 @@ void run_queue::put_back(std::deque<instance> runs) {
 void run_queue::clear() {
   items_.clear();
   ids_.clear();
+  noops_ = 0;
 }
 
 placement_round place(run_queue& q, const std::function<const task_terms*(uint64_t)>& task_of,
@@ -38,30 +42,37 @@ placement_round place(run_queue& q, const std::function<const task_terms*(uint64
   uint64_t free_slots = 0;
   for (auto& c : workers)
     if (c.status == worker_status::online && c.has_capacity()) free_slots += c.max_load - c.load();
-  std::deque<instance> skipped;  // no fitting worker now: they stay pending, in order
+  std::deque<run_queue::queued> skipped;  // no fitting worker now: they stay pending, in order
   size_t looked_at = 0;
-  while (!q.empty() && out.placed.size() < budget && free_slots > 0 &&
+  while (!q.empty() && out.placed.size() < budget && (free_slots > 0 || q.noops() > 0) &&
          looked_at++ < scan_limit) {
-    auto x = q.pop();
+    auto next = q.pop();
+    auto& x = next.run;
     auto* t = task_of(x.task_id);
     if (!t) {
       out.orphaned.push_back(x.id);
       continue;
     }
-    if (!limits.blocked(*t).empty()) {  // its task or pool is at its limit: it waits
-      skipped.push_back(std::move(x));
+    // Its task or pool is at its limit, or it needs a slot and none is free: it waits.
+    if (!limits.blocked(*t).empty() || (!next.noop && free_slots == 0)) {
+      skipped.push_back(std::move(next));
       continue;
     }
     auto choice = pick(t->route, t->labels, workers, t->id, ctx.rr, ctx.rng(), ctx.ring, x.shard,
-                       x.tenant);
+                       x.tenant, next.noop);
     if (!choice) {
-      skipped.push_back(std::move(x));
+      skipped.push_back(std::move(next));
       continue;
     }
-    workers[*choice].reserved += 1;
-    free_slots -= 1;
+    auto& w = workers[*choice];
+    bool slot = w.holds_slot(next.noop);
+    if (slot) {
+      w.reserved += 1;
+      free_slots -= 1;
+    }
     limits.hold(x.id, *t);
-    out.placed.push_back(dispatch_entry{x.id, workers[*choice].id});
+    out.placed.push_back(dispatch_entry{x.id, w.id});
+    out.slotless.push_back(!slot);
   }
   q.put_back(std::move(skipped));
   return out;

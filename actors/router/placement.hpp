@@ -20,25 +20,33 @@
 
 namespace aisched::router {
 
-/// Pending runs waiting for a worker, each once, oldest first.
+/// Pending runs waiting for a worker, each once, oldest first. It counts the
+/// runs of no-op tasks, which a native worker takes without a slot
+/// (candidate::takes): while there are some, a round is worth it with no slot free.
 class run_queue {
  public:
-  /// Appends `x` unless it is queued already; false then.
-  bool push(const proto::instance& x);
+  struct queued {
+    proto::instance run;
+    bool noop = false;  // of a no-op task
+  };
+  /// Appends `x` (`noop`: of a no-op task) unless it is queued already; false then.
+  bool push(const proto::instance& x, bool noop = false);
   bool contains(const std::string& id) const { return ids_.count(id) > 0; }
   bool empty() const { return items_.empty(); }
   size_t size() const { return items_.size(); }
+  size_t noops() const { return noops_; }
   void clear();
-  const std::deque<proto::instance>& items() const { return items_; }
+  const std::deque<queued>& items() const { return items_; }
 
   /// Takes the oldest run off the queue. Requires !empty().
-  proto::instance pop();
+  queued pop();
   /// Puts runs taken off with pop() back at the head, in their order.
-  void put_back(std::deque<proto::instance> runs);
+  void put_back(std::deque<queued> runs);
 
  private:
-  std::deque<proto::instance> items_;
+  std::deque<queued> items_;
   std::unordered_set<std::string> ids_;
+  size_t noops_ = 0;
 };
 
 /// The routing strategies' own state, kept across rounds.
@@ -49,14 +57,16 @@ struct pick_context {
 };
 
 /// What one round decided. Placed runs have left the queue and hold a slot in
-/// `workers` (the caller's candidates); the rest keep their order.
+/// `workers` (the caller's candidates) unless `slotless` says otherwise; the
+/// rest keep their order.
 struct placement_round {
   std::vector<proto::dispatch_entry> placed;
+  std::vector<bool> slotless;         // placed[i] holds no slot of its worker (a no-op)
   std::vector<std::string> orphaned;  // runs whose task was deleted: cancel them
 };
 
 /// Places up to `budget` runs from the head of `q`, looking at no more than
-/// `scan_limit` of them. `task_of` answers the task of a run (nullptr if it was
+/// `scan_limit` of them; with no slot free, only runs of no-op tasks can go. `task_of` answers the task of a run (nullptr if it was
 /// deleted). A run over its task's max_concurrency or its pool's size
 /// (`limits`) stays queued; each run placed holds a slot of `limits`.
 placement_round place(run_queue& q, const std::function<const task_terms*(uint64_t)>& task_of,

@@ -240,7 +240,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         if (!st.lead.leading)
           return forward_to_leader<bool>(self, output_atom::value, instance_id, follower);
         auto i = st.assigned.find(instance_id);
-        auto* w = i == st.assigned.end() ? nullptr : find_worker(st, i->second);
+        auto* w = i == st.assigned.end() ? nullptr : find_worker(st, i->second.worker);
         if (!w || !w->handle) return false;  // not running here, or an HTTP worker
         auto rp = self->make_response_promise<bool>();
         self->request(w->handle, request_timeout, output_atom::value, instance_id, follower)

@@ -60,7 +60,13 @@ struct router_state {
   std::unordered_map<uint64_t, std::vector<proto::instance>> reading;
   run_queue queue;                                        // pending runs to place
   concurrency limits;  // runs holding max_concurrency / pool slots, and pool sizes
-  std::unordered_map<std::string, std::string> assigned;  // run id -> worker id
+  /// A run placed on a worker: which, and whether it holds one of its slots
+  /// (a no-op on a native worker does not, candidate::holds_slot).
+  struct assignment {
+    std::string worker;
+    bool slot = true;
+  };
+  std::unordered_map<std::string, assignment> assigned;  // by run id
   std::unordered_map<std::string, std::string> noted;     // run id -> reason committed
   std::vector<proto::instance> orphans;  // in flight on a worker not registered (yet)
   std::unordered_map<std::string, proto::instance> in_flight;  // committed dispatched/running

@@ -44,11 +44,11 @@ std::optional<size_t> pick(route_strategy strategy,
                            const std::map<std::string, std::string>& selector,
                            const std::vector<candidate>& workers, uint64_t task_id, uint64_t& rr,
                            uint64_t rnd, const hash_ring* ring, uint32_t shard,
-                           const std::string& tenant) {
+                           const std::string& tenant, bool noop) {
   std::vector<size_t> fit;  // qualifying workers, in registration order
   for (size_t i = 0; i < workers.size(); ++i) {
     auto& w = workers[i];
-    if (w.status == proto::worker_status::online && w.has_capacity() && w.serves(tenant) &&
+    if (w.status == proto::worker_status::online && w.takes(noop) && w.serves(tenant) &&
         labels_match(selector, w.labels))
       fit.push_back(i);
   }
@@ -102,7 +102,7 @@ std::optional<size_t> pick(route_strategy strategy,
                 [&](size_t a, size_t b) { return workers[a].order < workers[b].order; });
       if (shard < members.size()) {
         auto i = members[shard];
-        if (workers[i].has_capacity()) return i;
+        if (workers[i].takes(noop)) return i;
         return std::nullopt;
       }
       break;

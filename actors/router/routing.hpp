@@ -28,9 +28,16 @@ struct candidate {
   uint64_t uses = 0;          // dispatches so far (lfu)
   unix_ms last_used = 0;      // last dispatch (lru)
   uint64_t order = 0;         // registration order (first / last / failover / busyover)
+  /// Completes no-op runs without a thread (a native worker): they take no
+  /// slot of it, so only its being open (max_load > 0) bounds them.
+  bool free_noops = false;
 
   uint32_t load() const { return std::max(reserved, reported); }
   bool has_capacity() const { return load() < max_load; }
+  /// Whether a run (`noop`: of a no-op task) fits here now.
+  bool takes(bool noop) const { return has_capacity() || (noop && free_noops && max_load > 0); }
+  /// Whether a run (`noop`: of a no-op task) placed here holds one of its slots.
+  bool holds_slot(bool noop) const { return !(noop && free_noops); }
   /// Whether runs of `run_tenant` may go here ("" = any tenant).
   bool serves(const std::string& run_tenant) const {
     return shared || run_tenant.empty() || run_tenant == tenant;
@@ -66,8 +73,8 @@ class hash_ring {
 };
 
 /// Picks a worker for a run of task `task_id` among `workers` (all registered
-/// ones): only online workers whose labels match `selector` and that have
-/// capacity qualify. Returns the index into `workers`, or nullopt when none fits
+/// ones): only online workers whose labels match `selector` and that take the
+/// run (capacity; `noop`: a run of a no-op task, see candidate::takes) qualify. Returns the index into `workers`, or nullopt when none fits
 /// (the run then waits). `rr` is the round-robin cursor, `rnd` a random draw.
 /// `broadcast` places shard `shard` on the shard-th matching online worker.
 /// Only workers that serve `tenant` (theirs or shared; "" = any) qualify.
@@ -75,7 +82,8 @@ std::optional<size_t> pick(proto::route_strategy strategy,
                            const std::map<std::string, std::string>& selector,
                            const std::vector<candidate>& workers, uint64_t task_id,
                            uint64_t& rr, uint64_t rnd, const hash_ring* ring,
-                           uint32_t shard = 0, const std::string& tenant = "");
+                           uint32_t shard = 0, const std::string& tenant = "",
+                           bool noop = false);
 
 /// 64-bit mix of a string (FNV-1a + finaliser), stable across nodes.
 uint64_t hash_of(const std::string& s);

@@ -26,8 +26,11 @@ void adopt(self_ptr self, const instance& x) {
   auto* w = find_worker(st, x.worker_id);
   if (!w) return;
   auto a = st.assigned.find(x.id);
-  if (a != st.assigned.end() && a->second != w->info.id) return;
-  if (a == st.assigned.end()) reserve(st, *w, x.id);
+  if (a != st.assigned.end() && a->second.worker != w->info.id) return;
+  if (a == st.assigned.end()) {
+    auto* t = st.tasks.terms(x.task_id);
+    reserve(st, *w, x.id, t && t->noop);
+  }
   deliver(self, x);
 }
 

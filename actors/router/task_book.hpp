@@ -24,6 +24,7 @@ struct task_terms {
   std::string pool;
   uint64_t version = 0;  // of the definition they were taken from
   bool paused = false;   // runs placed ahead of their instant are withdrawn (withdrawal.hpp)
+  bool noop = false;     // kind noop: its runs need no thread (routing.hpp, candidate::takes)
 
   static task_terms of(const proto::task& t);
 };

@@ -39,7 +39,8 @@ void explain_waiting(self_ptr self, size_t scan_limit) {
   std::unordered_map<uint64_t, waiting_reason> by_task;
   note_waiting cmd{st.lead.term, {}};
   size_t looked_at = 0, waiting = 0;
-  for (auto& x : st.queue.items()) {
+  for (auto& queued : st.queue.items()) {
+    auto& x = queued.run;
     if (looked_at++ >= scan_limit) break;
     auto* t = st.tasks.terms(x.task_id);
     if (!t) continue;

@@ -29,7 +29,7 @@ void withdraw(self_ptr self, const instance& x, const char* why) {
               auto& st = self->state;
               if (!st.lead.current(epoch)) return;
               auto a = st.assigned.find(x.id);
-              if (a != st.assigned.end() && a->second == x.worker_id) deliver(self, x);
+              if (a != st.assigned.end() && a->second.worker == x.worker_id) deliver(self, x);
             });
 }
 

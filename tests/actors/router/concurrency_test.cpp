@@ -111,8 +111,8 @@ TEST(concurrency, placement_leaves_runs_over_their_limits_queued_in_order) {
   for (auto& e : r.placed) placed.push_back(e.instance_id);
   EXPECT_EQ(placed, (std::vector<std::string>{"1a", "2a", "3a", "4a"}));
   ASSERT_EQ(q.size(), 2u);
-  EXPECT_EQ(q.items()[0].id, "1b");  // what waits keeps its order
-  EXPECT_EQ(q.items()[1].id, "2b");
+  EXPECT_EQ(q.items()[0].run.id, "1b");  // what waits keeps its order
+  EXPECT_EQ(q.items()[1].run.id, "2b");
   // A pool run ends: the next one of the pool fits, the task limit still holds.
   limits.release("3a");
   r = place(q, task_of, ws, 100, 100, ctx, limits);

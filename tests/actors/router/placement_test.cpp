@@ -66,8 +66,8 @@ TEST_F(fixture, runs_go_only_to_their_tenants_workers_or_shared_ones) {
   EXPECT_EQ(r.placed[0].worker_id, "bravo-w");
   // acme's runs wait, in their order.
   ASSERT_EQ(q.size(), 2u);
-  EXPECT_EQ(q.items()[0].id, "a1");
-  EXPECT_EQ(q.items()[1].id, "a2");
+  EXPECT_EQ(q.items()[0].run.id, "a1");
+  EXPECT_EQ(q.items()[1].run.id, "a2");
   // A shared worker takes every tenant's runs.
   ws.push_back(worker("shared", "default", 8, true));
   r = place(q, task_of, ws, 100, 100, ctx, limits);
@@ -88,7 +88,55 @@ TEST_F(fixture, a_round_stops_at_the_budget_and_the_free_slots) {
   EXPECT_EQ(r.placed.size(), 1u) << "one slot left";
   EXPECT_EQ(ws[0].reserved, 3u);
   EXPECT_EQ(q.size(), 7u);
-  EXPECT_EQ(q.items().front().id, "r3");
+  EXPECT_EQ(q.items().front().run.id, "r3");
+}
+
+TEST_F(fixture, no_op_runs_take_no_slot_of_a_native_worker_and_one_of_an_external_one) {
+  add_task(1, "default");  // shell
+  task noop;
+  noop.id = 2;
+  noop.kind = proto::task_kind::noop;
+  tasks[2] = task_terms::of(noop);
+  run_queue q;
+  q.push(run("s1", 1));
+  q.push(run("s2", 1));
+  for (int i = 0; i < 5; ++i) q.push(run("n" + std::to_string(i), 2, "default"), true);
+  q.push(run("s3", 1));
+  EXPECT_EQ(q.noops(), 5u);
+  auto native = worker("native", "default", 1);
+  native.free_noops = true;
+  std::vector<candidate> ws{native};
+  auto r = place(q, task_of, ws, 100, 100, ctx, limits);
+  // One slot: s1 takes it; every no-op goes past the full worker; s2, s3 wait in order.
+  ASSERT_EQ(r.placed.size(), 6u);
+  EXPECT_EQ(r.placed[0].instance_id, "s1");
+  EXPECT_FALSE(r.slotless[0]);
+  for (size_t i = 1; i < 6; ++i) EXPECT_TRUE(r.slotless[i]) << r.placed[i].instance_id;
+  EXPECT_EQ(ws[0].reserved, 1u);
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q.items()[0].run.id, "s2");
+  EXPECT_EQ(q.items()[1].run.id, "s3");
+  EXPECT_EQ(q.noops(), 0u);
+  // With no slot free and no no-op queued, a round looks at nothing.
+  r = place(q, task_of, ws, 100, 100, ctx, limits);
+  EXPECT_TRUE(r.placed.empty());
+
+  // An external worker runs a no-op over HTTP: it holds a slot there, and a
+  // full one takes none. A closed native worker (max_load 0) takes none either.
+  auto closed = worker("closed", "default", 0);
+  closed.free_noops = true;
+  std::vector<candidate> ext{worker("http", "default", 2), closed};
+  run_queue q2;
+  for (int i = 0; i < 3; ++i) q2.push(run("m" + std::to_string(i), 2), true);
+  r = place(q2, task_of, ext, 100, 100, ctx, limits);
+  ASSERT_EQ(r.placed.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(r.placed[i].worker_id, "http");
+    EXPECT_FALSE(r.slotless[i]);
+  }
+  EXPECT_EQ(ext[0].reserved, 2u);
+  EXPECT_EQ(q2.size(), 1u);
+  EXPECT_EQ(q2.noops(), 1u) << "the no-op put back is still counted";
 }
 
 TEST_F(fixture, runs_of_deleted_tasks_are_handed_back_for_cancelling) {
