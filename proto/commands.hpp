@@ -97,6 +97,14 @@ typename Inspector::result_type inspect(Inspector& f, fire_slot& x) {
            x.event_name, x.event_payload, x.fanout, x.scheduled, x.payloads);
 }
 
+/// How many runs slot `s` of a task of `task_shards` shards creates: one per
+/// payload of a bulk enqueue, one per worker the leader counted for a
+/// broadcast, else one per shard of the task.
+inline uint32_t runs_of(const fire_slot& s, uint32_t task_shards) {
+  if (!s.payloads.empty()) return static_cast<uint32_t>(s.payloads.size());
+  return s.fanout != 0 ? s.fanout : task_shards;
+}
+
 /// A batch of fires decided by the leader of `term` at time `at`. A slot that
 /// already has instances is a no-op (deterministic ids).
 struct fire {
@@ -129,6 +137,23 @@ struct dispatch {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, dispatch& x) {
   return f(caf::meta::type_name("aisched.dispatch"), x.term, x.at, x.entries);
+}
+
+/// A fire whose runs the leader's router placed as it proposed it: fire and
+/// dispatch folded into one command, so a run a free worker takes is written
+/// once. Applies as `fire` of `slots` at `at`, except that each run `placed`
+/// names is created dispatched to its worker at `at` (as `dispatch` would);
+/// the others are created pending.
+struct fire_placed {
+  static constexpr command_traits traits{"fire_placed", fencing::leader_term};
+  uint64_t term = 0;
+  unix_ms at = 0;
+  std::vector<fire_slot> slots;
+  std::vector<dispatch_entry> placed;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fire_placed& x) {
+  return f(caf::meta::type_name("aisched.fire_placed"), x.term, x.at, x.slots, x.placed);
 }
 
 /// What became of a run: `state` is running, success, failed, timed_out or
@@ -436,7 +461,7 @@ using command = caf::variant<noop, create_task, update_task, delete_task, set_pa
                              put_token, delete_token, record_audit, record_load, set_membership,
                              note_waiting, share_worker, retry_instance, put_ai_records,
                              put_data_keys, put_secret, delete_secret, put_pool, put_calendar,
-                             delete_calendar, prune_runs>;
+                             delete_calendar, prune_runs, fire_placed>;
 
 /// One entry of the replicated log.
 struct log_entry {

@@ -289,15 +289,23 @@ using store_actor = caf::typed_actor<
     caf::replies_to<load_history_atom, load_query>::with<load_history>,
     caf::replies_to<prune_scan_atom, prune_query>::with<prune_page>, inspect_signature>;
 
+/// What the trigger proposes its fires through: the leader's router, which
+/// places the runs a fire creates on free workers in the same command
+/// (fire_placed) and answers with the commit. Without one (tests of the
+/// trigger alone) the trigger proposes to raft.
+using fire_proposer_actor = caf::typed_actor<caf::replies_to<propose_atom, fire>::with<applied>>;
+
 /// trigger (actors/trigger): fires due slots on the leader. `trigger_now` fires a
 /// manual slot (subject to the overlap policy) and answers once it is committed;
 /// `event` (tenant, name, JSON payload) fires every subscriber once; `backfill`
 /// (tenant, task, from, to) fires the schedule's slots in that range;
 /// `enqueue` (tenant, task, JSON payloads) fires one slot with one run per
 /// payload (a bulk enqueue) and answers once it is committed;
+/// `subscribe` names the proposer of its fires (the router);
 /// `wake` (with a timer generation) and the schedule_page replies are internal.
 using trigger_actor = commit_listener_actor::extend<
     caf::reacts_to<pressure_atom, pressure>,
+    caf::reacts_to<subscribe_atom, fire_proposer_actor>,
     caf::replies_to<trigger_now_atom, std::string, uint64_t>::with<applied>,
     caf::replies_to<event_atom, std::string, std::string, std::string>::with<applied>,
     caf::replies_to<backfill_atom, std::string, uint64_t, unix_ms, unix_ms>::with<applied>,
@@ -382,9 +390,12 @@ typename Inspector::result_type inspect(Inspector& f, worker_list& x) {
 /// back; `remove` forgets a worker. `output` subscribes a follower to the live
 /// output of a running instance (see worker_actor; false: not running on a
 /// native worker here). `subscribe` names the trigger that gets the worker
-/// census (labels of online workers) whenever it changes. `tick` is internal.
+/// census (labels of online workers) whenever it changes. `propose` with a
+/// fire commits it, placing the runs it creates when workers are free and no
+/// run waits (fire_proposer_actor). `tick` is internal.
 using router_actor = commit_listener_actor::extend<
     caf::reacts_to<pressure_atom, pressure>,
+    caf::replies_to<propose_atom, fire>::with<applied>,
     caf::reacts_to<register_atom, worker, worker_actor>,
     caf::replies_to<register_atom, worker>::with<worker>,
     caf::replies_to<heartbeat_atom, worker_heartbeat>::with<bool>,

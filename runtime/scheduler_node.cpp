@@ -253,6 +253,8 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     };
   auto router = sys.spawn(router::router_actor_impl, raft, store, ropts);
   caf::anon_send(router, proto::subscribe_atom::value, trigger);  // worker census for broadcast
+  // Fires go through the router, which places their runs in the same command.
+  caf::anon_send(trigger, proto::subscribe_atom::value, proto::fire_proposer_actor{router});
   backpressure::thresholds limits;
   limits.max_backlog = cfg.max_backlog;
   auto pressure = sys.spawn(backpressure::backpressure_actor_impl, store, router, trigger, limits);

@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
@@ -197,18 +199,26 @@ class applier {
     return done();
   }
 
-  caf::expected<applied> operator()(const fire& c) {
-    for (auto& s : c.slots) {
+  caf::expected<applied> operator()(const fire& c) { return fire_slots(c.at, c.slots, {}); }
+
+  caf::expected<applied> operator()(const fire_placed& c) {
+    std::unordered_map<std::string_view, std::string_view> placed;  // run id -> worker id
+    for (auto& e : c.placed) placed.emplace(e.instance_id, e.worker_id);
+    return fire_slots(c.at, c.slots, placed);
+  }
+
+  /// Creates the runs of `slots` fired at `at`: pending, or dispatched to the
+  /// worker `placed` names for the run (fire_placed).
+  caf::expected<applied> fire_slots(
+      unix_ms at, const std::vector<fire_slot>& slots,
+      const std::unordered_map<std::string_view, std::string_view>& placed) {
+    for (auto& s : slots) {
       auto t = ctx_.read_task(s.task_id);
       if (!t) return t.error();
       if (!*t) continue;  // deleted after the leader decided to fire: nothing to run
       auto rt = ctx_.read_runtime(s.task_id);
       if (!rt) return rt.error();
-      // A broadcast slot runs once per worker the leader counted at the fire,
-      // a bulk enqueue once per payload.
-      const uint32_t shards = !s.payloads.empty() ? static_cast<uint32_t>(s.payloads.size())
-                              : s.fanout != 0     ? s.fanout
-                                                  : (*t)->shards;
+      const uint32_t shards = runs_of(s, (*t)->shards);
       // Every instance of a task is at or before its runtime's last_slot (set
       // below by each slot's first run): a later slot has none to look up.
       const bool later = s.slot > rt->last_slot;
@@ -227,11 +237,18 @@ class applier {
         x.slot = s.slot;
         x.shard = shard;
         x.shards = shards;
-        x.created_at = c.at;
+        x.created_at = at;
         x.trace_id = s.trace_id;
         x.event_name = s.event_name;
         x.event_payload = s.payloads.empty() ? s.event_payload : s.payloads[shard];
         x.idempotency_key = x.id;
+        if (auto w = placed.empty() ? placed.end() : placed.find(x.id); w != placed.end()) {
+          // As `dispatch` (below) would have it.
+          x.state = instance_state::dispatched;
+          x.worker_id = std::string(w->second);
+          x.dispatched_at = at;
+          x.deadline = std::max(at, x.slot) + (*t)->timeout + deadline_grace;
+        }
         ctx_.put_instance(key, x, std::nullopt);
         if (shard == 0 && s.slot >= rt->last_slot) {
           rt->last_slot = s.slot;

@@ -122,6 +122,52 @@ void deliver(self_ptr self, const instance& x) {
           });
 }
 
+namespace {
+
+/// The runs `entries` that `cands` (a copy of the workers) placed in a round
+/// (`slotless`: holding no slot) now hold their slots on the workers.
+void reserve_placed(router_state& st, const std::vector<dispatch_entry>& entries,
+                    const std::vector<bool>& slotless) {
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (auto* w = find_worker(st, entries[i].worker_id))
+      reserve(st, *w, entries[i].instance_id, slotless[i]);
+}
+
+/// Placed runs `entries` were committed as `a`: the ones it shows dispatched
+/// go to their workers; the others (the state machine refused them: cancelled
+/// meanwhile, or their slot had fired before) give their capacity back.
+void placed_committed(self_ptr self, const std::vector<dispatch_entry>& entries,
+                      const applied& a) {
+  std::unordered_set<std::string> placed;
+  for (auto& x : a.instances)
+    if (x.state == instance_state::dispatched) placed.insert(x.id);
+  obs::get().dispatch_ok.inc(static_cast<double>(placed.size()));
+  obs::get().dispatch_refused.inc(static_cast<double>(entries.size() - placed.size()));
+  for (auto& e : entries)
+    if (!placed.count(e.instance_id)) release(self, e.instance_id);
+  for (auto& x : a.instances) {
+    if (x.state != instance_state::dispatched) continue;
+    if (log::enabled(log::level::info))  // per run: no strings built when off
+      log::info("run dispatched", {{"actor", "router"},
+                                   {"task_id", std::to_string(x.task_id)},
+                                   {"instance_id", x.id},
+                                   {"trace_id", x.trace_id},
+                                   {"worker_id", x.worker_id},
+                                   {"attempt", std::to_string(x.attempt)}});
+    if (!withdraw_if_paused(self, x)) deliver(self, x);
+  }
+}
+
+/// The free slots over the online workers `cands`.
+uint64_t free_slots_of(const std::vector<candidate>& cands) {
+  uint64_t n = 0;
+  for (auto& c : cands)
+    if (c.status == worker_status::online && c.has_capacity()) n += c.max_load - c.load();
+  return n;
+}
+
+}  // namespace
+
 /// Places queued runs on workers and commits one dispatch batch.
 void dispatch(self_ptr self) {
   auto& st = self->state;
@@ -131,12 +177,10 @@ void dispatch(self_ptr self) {
   if (!st.lead.leading || !st.lead.ready || st.queue.empty()) return;
   std::vector<candidate> cands;
   for (auto& w : st.workers.entries()) cands.push_back(w.c);
-  // Free slots over the online workers: once they are taken only no-ops fit,
-  // so the rest of the queue is not looked at (a backlog far larger than the
-  // workers' capacity would otherwise be rescanned on every finished run).
-  uint64_t free_slots = 0;
-  for (auto& c : cands)
-    if (c.status == worker_status::online && c.has_capacity()) free_slots += c.max_load - c.load();
+  // Once the free slots are taken only no-ops fit, so the rest of the queue is
+  // not looked at (a backlog far larger than the workers' capacity would
+  // otherwise be rescanned on every finished run).
+  uint64_t free_slots = free_slots_of(cands);
   if (free_slots == 0 && st.queue.noops() == 0) return;  // a finished run or a new worker wakes us
   auto now = now_ms();
   // The dispatch rate limit: at most this many runs leave now.
@@ -161,9 +205,7 @@ void dispatch(self_ptr self) {
         .then([](applied&) {}, [](caf::error&) {});
   }
   proto::dispatch cmd{st.lead.term, now, std::move(round.placed)};
-  for (size_t i = 0; i < cmd.entries.size(); ++i)
-    if (auto* w = find_worker(st, cmd.entries[i].worker_id))
-      reserve(st, *w, cmd.entries[i].instance_id, round.slotless[i]);
+  reserve_placed(st, cmd.entries, round.slotless);
   if (cmd.entries.empty()) return;
   auto epoch = st.lead.epoch;
   auto entries = cmd.entries;
@@ -172,25 +214,7 @@ void dispatch(self_ptr self) {
           [=](applied& a) {
             auto& st = self->state;
             if (!st.lead.current(epoch)) return;
-            std::unordered_set<std::string> placed;
-            for (auto& x : a.instances)
-              if (x.state == instance_state::dispatched) placed.insert(x.id);
-            obs::get().dispatch_ok.inc(static_cast<double>(placed.size()));
-            obs::get().dispatch_refused.inc(static_cast<double>(entries.size() - placed.size()));
-            // Runs the state machine refused (cancelled meanwhile) give capacity back.
-            for (auto& e : entries)
-              if (!placed.count(e.instance_id)) release(self, e.instance_id);
-            for (auto& x : a.instances) {
-              if (x.state != instance_state::dispatched) continue;
-              if (log::enabled(log::level::info))  // per run: no strings built when off
-                log::info("run dispatched", {{"actor", "router"},
-                                             {"task_id", std::to_string(x.task_id)},
-                                             {"instance_id", x.id},
-                                             {"trace_id", x.trace_id},
-                                             {"worker_id", x.worker_id},
-                                             {"attempt", std::to_string(x.attempt)}});
-              if (!withdraw_if_paused(self, x)) deliver(self, x);
-            }
+            placed_committed(self, entries, a);
             if (!st.queue.empty()) schedule_dispatch(self);
           },
           [=](caf::error&) {
@@ -203,6 +227,58 @@ void dispatch(self_ptr self) {
                                static_cast<uint64_t>(wake_reason::dispatch));
           });
   if (!st.queue.empty()) schedule_dispatch(self);
+}
+
+void propose_fire(self_ptr self, fire f, caf::typed_response_promise<applied> rp) {
+  auto& st = self->state;
+  auto pass_on = [rp](caf::expected<applied> a) mutable {
+    if (a) rp.deliver(std::move(*a));
+    else rp.deliver(std::move(a.error()));
+  };
+  // Placed at the fire only when no run waits (those go first, in order) and
+  // this router leads the fire's term with its view rebuilt.
+  placement_round round;
+  if (st.lead.leading && st.lead.ready && f.term == st.lead.term && st.queue.empty()) {
+    std::vector<candidate> cands;
+    for (auto& w : st.workers.entries()) cands.push_back(w.c);
+    auto task_of = [&](uint64_t id) { return st.tasks.terms(id); };
+    auto runs = runs_fired(f.slots, task_of);
+    // A slot fired again (its fire was not known to commit) may have runs
+    // placed already: such a fire is committed as it is.
+    if (std::any_of(runs.items().begin(), runs.items().end(),
+                    [&](const run_queue::queued& q) { return st.assigned.count(q.run.id) > 0; }))
+      runs.clear();
+    auto now = now_ms();
+    // No max_batch here: the fire carries these runs whether placed or not.
+    uint64_t room = std::min<uint64_t>(runs.size(), free_slots_of(cands) + runs.noops());
+    if (auto budget = room == 0 ? 0 : st.bucket->take(room, now); budget > 0) {
+      st.pick.ring = &st.ring;
+      round = place(runs, task_of, cands, budget, runs.size(), st.pick, st.limits);
+    }
+  }
+  if (round.placed.empty()) {
+    self->request(st.raft, request_timeout, propose_atom::value, command{std::move(f)})
+        .then([=](applied& a) mutable { pass_on(std::move(a)); },
+              [=](caf::error& e) mutable { pass_on(std::move(e)); });
+    return;
+  }
+  reserve_placed(st, round.placed, round.slotless);
+  auto epoch = st.lead.epoch;
+  auto entries = round.placed;
+  fire_placed cmd{f.term, f.at, std::move(f.slots), std::move(round.placed)};
+  self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
+      .then(
+          [=](applied& a) mutable {
+            if (self->state.lead.current(epoch)) placed_committed(self, entries, a);
+            pass_on(std::move(a));
+          },
+          [=](caf::error& e) mutable {
+            // Not committed: the trigger decides the fire again; the slots are free.
+            obs::get().dispatch_error.inc(static_cast<double>(entries.size()));
+            if (self->state.lead.current(epoch))
+              for (auto& x : entries) release(self, x.instance_id);
+            pass_on(std::move(e));
+          });
 }
 
 /// Applies one committed instance state to the queue and reservations.

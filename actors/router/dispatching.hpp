@@ -41,6 +41,12 @@ void deliver(self_ptr self, const proto::instance& x);
 /// Places queued runs on workers and commits one dispatch batch.
 void dispatch(self_ptr self);
 
+/// Commits fire `f` for the trigger and answers `rp` with the commit. When no
+/// run waits, the runs it creates that free workers can take are placed in
+/// the same command (fire_placed), then sent as a dispatch's are; the rest
+/// are created pending and queued as any fire's.
+void propose_fire(self_ptr self, proto::fire f, caf::typed_response_promise<proto::applied> rp);
+
 /// Applies one committed instance state to the queue and reservations.
 void observe(self_ptr self, const proto::instance& x);
 

@@ -78,6 +78,27 @@ placement_round place(run_queue& q, const std::function<const task_terms*(uint64
   return out;
 }
 
+run_queue runs_fired(const std::vector<fire_slot>& slots,
+                     const std::function<const task_terms*(uint64_t)>& task_of) {
+  run_queue q;
+  for (auto& s : slots) {
+    auto* t = task_of(s.task_id);
+    if (!t) continue;
+    const uint32_t shards = runs_of(s, t->shards);
+    for (uint32_t shard = 0; shard < shards; ++shard) {
+      instance x;
+      x.id = make_instance_id(s.task_id, s.slot, shard);
+      x.tenant = t->tenant;
+      x.task_id = s.task_id;
+      x.slot = s.slot;
+      x.shard = shard;
+      x.shards = shards;
+      q.push(x, t->noop);
+    }
+  }
+  return q;
+}
+
 std::string why_waiting(const std::string& tenant,
                         const std::map<std::string, std::string>& selector,
                         const std::vector<candidate>& workers) {

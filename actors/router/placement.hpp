@@ -73,6 +73,13 @@ placement_round place(run_queue& q, const std::function<const task_terms*(uint64
                       std::vector<candidate>& workers, size_t budget, size_t scan_limit,
                       pick_context& ctx, concurrency& limits);
 
+/// The runs a fire of `slots` will create, in order, queued for placing them
+/// as they are fired (their ids are deterministic, proto::make_instance_id);
+/// slots of tasks `task_of` does not know are left out (the fire skips a
+/// deleted task).
+run_queue runs_fired(const std::vector<proto::fire_slot>& slots,
+                     const std::function<const task_terms*(uint64_t)>& task_of);
+
 /// Why a run of `tenant` with label `selector` cannot be placed on any of
 /// `workers` now — "" when some matching online worker exists (it only waits
 /// for a free slot, which is not worth telling). Otherwise e.g. "no worker of

@@ -275,6 +275,11 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         if (!self->state.lead.leading) return forward_to_leader<worker_list>(self, list_workers_atom::value);
         return self->state.workers.list("");
       },
+      [=](propose_atom, fire& f) -> caf::result<applied> {
+        auto rp = self->make_response_promise<applied>();
+        propose_fire(self, std::move(f), rp);
+        return rp;
+      },
       [=](subscribe_atom, trigger_actor trigger) {
         self->state.census_to = std::move(trigger);
         workers_changed(self);

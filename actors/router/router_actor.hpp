@@ -7,7 +7,9 @@
 // definition it lacks is read from the store when a run of it is sent), and
 // queues pending runs; placement.hpp decides which worker takes which run
 // (tenant, labels, strategy, capacity); dispatching.hpp commits a `dispatch`
-// batch through raft, then hands each run to its worker's proxy. Capacity is
+// batch through raft, then hands each run to its worker's proxy. The trigger's
+// fires come through here too: when no run waits, the runs a fire creates are
+// placed as it is proposed (`fire_placed`), saving each a dispatch commit. Capacity is
 // reserved at dispatch and released when a run ends or waits to retry; a run
 // no worker can take stays pending, and the router commits why (waiting.hpp,
 // `note_waiting`). Backpressure never stops dispatching: only the trigger

@@ -5,7 +5,7 @@ namespace aisched::router {
 
 task_terms task_terms::of(const proto::task& t) {
   return {t.id,   t.tenant,  t.labels, t.route, t.max_concurrency,
-          t.pool, t.version, t.paused, t.kind == proto::task_kind::noop};
+          t.pool, t.version, t.paused, t.kind == proto::task_kind::noop, t.shards};
 }
 
 void task_book::put(const proto::task& t) {

@@ -25,6 +25,7 @@ struct task_terms {
   uint64_t version = 0;  // of the definition they were taken from
   bool paused = false;   // runs placed ahead of their instant are withdrawn (withdrawal.hpp)
   bool noop = false;     // kind noop: its runs need no thread (routing.hpp, candidate::takes)
+  uint32_t shards = 1;   // runs a slot of it creates (placement.hpp, runs_fired)
 
   static task_terms of(const proto::task& t);
 };

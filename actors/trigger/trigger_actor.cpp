@@ -87,6 +87,13 @@ void count_committed(size_t slots, const applied& a, unix_ms now, bool scheduled
   if (slots > fired) m.slots_deduplicated.inc(static_cast<double>(slots - fired));
 }
 
+/// Proposes fire `f` through the router (or raft, without one).
+auto propose_fire(self_ptr self, fire f) {
+  auto& st = self->state;
+  if (st.fires_to) return self->request(st.fires_to, request_timeout, propose_atom::value, std::move(f));
+  return self->request(st.raft, request_timeout, propose_atom::value, command{std::move(f)});
+}
+
 void on_fire_failed(self_ptr self, const fire& f, uint64_t epoch) {
   auto& st = self->state;
   if (!st.lead.current(epoch) || !st.plan) return;
@@ -111,7 +118,7 @@ void propose_decisions(self_ptr self, decisions d, unix_ms now) {
   if (d.fires.empty()) return;
   fire f{st.lead.term, now, std::move(d.fires)};
   auto copy = f;
-  self->request(st.raft, request_timeout, propose_atom::value, command{std::move(f)})
+  propose_fire(self, std::move(f))
       .then(
           [=](applied& a) {
             count_committed(copy.slots.size(), a, now_of(self), true);
@@ -155,8 +162,7 @@ void commit_now(self_ptr self, decisions d, unix_ms now, applied_promise rp) {
     if (st.lead.current(epoch) && st.plan)
       for (auto& s : slots) st.plan->settle(s);
   };
-  self->request(st.raft, request_timeout, propose_atom::value,
-                command{fire{st.lead.term, now, std::move(d.fires)}})
+  propose_fire(self, fire{st.lead.term, now, std::move(d.fires)})
       .then(
           [=](applied& a) mutable {
             count_committed(slots.size(), a, now_of(self), false);
@@ -303,6 +309,9 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft, 
         for (auto id : a.deleted_tasks) st.plan->remove(id);
         for (auto& x : a.instances) st.plan->observe(x);
         if (st.lead.ready) rearm(self);
+      },
+      [=](subscribe_atom, fire_proposer_actor router) {
+        self->state.fires_to = std::move(router);
       },
       [=](census_atom, worker_census& census) {
         auto& st = self->state;

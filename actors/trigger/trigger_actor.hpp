@@ -1,8 +1,10 @@
 // The trigger actor fires due slots on the leader. It owns a planner (the pure
 // decision logic) and one CAF timer armed for the planner's next due instant.
 // Receives: leadership and committed effects from raft, pressure from
-// backpressure, trigger_now from the gateway. Sends: `fire` and `cancel`
-// proposals to raft; reads task pages from the store when it starts leading.
+// backpressure, trigger_now from the gateway. Sends: `fire` proposals to the
+// router (which places their runs in the same command; to raft when it has
+// none) and `cancel` proposals to raft; reads task pages from the store when
+// it starts leading.
 #pragma once
 
 #include <functional>
@@ -23,6 +25,7 @@ namespace aisched::trigger {
 struct trigger_state {
   proto::raft_actor raft;
   proto::store_actor store;
+  proto::fire_proposer_actor fires_to;  // the router (subscribe); none: raft
   std::unique_ptr<planner> plan;
   proto::worker_census census;  // from the router; kept across planners
   leader_epoch lead;  // leading, term, the epoch that drops stale replies, ready once rebuilt

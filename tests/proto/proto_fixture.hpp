@@ -221,6 +221,9 @@ inline auto fields(const secret_record& x) {
 inline auto fields(const put_secret& x) { return fields(x.s); }
 inline auto fields(const delete_secret& x) { return std::make_tuple(x.tenant, x.name); }
 inline auto fields(const prune_runs& x) { return std::make_tuple(x.term, x.instance_ids); }
+inline auto fields(const fire_placed& x) {
+  return std::make_tuple(x.term, x.at, fields_of_each(x.slots), fields_of_each(x.placed));
+}
 
 /// Expects `a` and `b` to hold the same alternative with the same fields.
 inline void expect_same_command(const command& a, const command& b) {
@@ -288,6 +291,8 @@ inline std::vector<command> every_command() {
                                          t_2026_11_30_07 + 8}});
   out.emplace_back(delete_calendar{"acme", "holidays"});
   out.emplace_back(prune_runs{7, {"42-1796022000000-3", "42-1796022060000-0"}});
+  out.emplace_back(fire_placed{8, t_2026_11_30_07, {{42, t_2026_11_30_07, "tr-3"}},
+                               {{"42-1796022000000-0", "w-1"}}});
   return out;
 }
 

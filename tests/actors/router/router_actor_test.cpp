@@ -97,6 +97,86 @@ TEST_F(router_actor_test, a_fired_run_goes_to_the_worker_whose_labels_match_and_
   EXPECT_EQ(x.worker_id, "us-1");
 }
 
+/// Proposes fire `f` through the router, as the trigger does, and returns its answer.
+caf::expected<proto::applied> fire_through(test_coordinator_fixture<test::actor_test_config>& fx,
+                                           const proto::router_actor& router, proto::fire f) {
+  caf::expected<proto::applied> out{caf::make_error(caf::sec::runtime_error, "no answer")};
+  auto h = fx.self->request(router, caf::infinite, proto::propose_atom::value, std::move(f));
+  // Only until the answer: what the router does after it has not run yet.
+  while (fx.self->mailbox().empty() && fx.sched.try_run_once()) {
+  }
+  if (fx.self->mailbox().empty()) {
+    ADD_FAILURE() << "the router did not answer";
+    return out;
+  }
+  h.receive([&](proto::applied& a) { out = std::move(a); },
+            [&](caf::error& e) { out = std::move(e); });
+  return out;
+}
+
+TEST_F(router_actor_test, a_fire_through_the_router_commits_its_runs_placed_in_one_command) {
+  add_worker("eu-1", {{"zone", "eu"}});
+  auto task = add_task({{"zone", "eu"}});
+  proto::task sharded;
+  sharded.name = "sharded";
+  sharded.kind = proto::task_kind::noop;
+  sharded.shards = 3;
+  auto three = create_task(sharded);
+  sched.run();
+  auto a = fire_through(*this, router_,
+                        proto::fire{node_.term, slot_,
+                                    {proto::fire_slot{task, slot_, "t1"},
+                                     proto::fire_slot{three, slot_, "t2"}}});
+  ASSERT_TRUE(a) << sys.render(a.error());
+  // The fire's own commit created every run dispatched: no dispatch command
+  // followed (the answer came before any other message was handled).
+  ASSERT_EQ(a->instances.size(), 4u);
+  for (auto& x : a->instances) {
+    EXPECT_EQ(x.state, instance_state::dispatched) << x.id;
+    EXPECT_EQ(x.worker_id, "eu-1") << x.id;
+    EXPECT_EQ(x.dispatched_at, slot_) << x.id;
+    EXPECT_GT(x.deadline, slot_) << x.id;
+  }
+  sched.run();
+  for (auto& x : a->instances) {
+    auto y = instance_of(x.id);
+    EXPECT_EQ(y.state, instance_state::success) << x.id << ": " << y.error;
+  }
+  // Fired again (a retried proposal): nothing new, and nothing placed twice.
+  a = fire_through(*this, router_, proto::fire{node_.term, slot_, {proto::fire_slot{task, slot_, "t1"}}});
+  ASSERT_TRUE(a) << sys.render(a.error());
+  EXPECT_TRUE(a->instances.empty());
+  sched.run();
+  EXPECT_EQ(instance_of(proto::make_instance_id(task, slot_, 0)).state, instance_state::success);
+}
+
+TEST_F(router_actor_test, a_fire_while_runs_wait_is_committed_pending_behind_them) {
+  add_worker("eu-1", {{"zone", "eu"}});
+  auto waiting = fire(add_task({{"zone", "ap"}}), slot_);  // no worker: it waits
+  ASSERT_EQ(instance_of(waiting).state, instance_state::pending);
+  auto task = add_task({{"zone", "eu"}});
+  auto a = fire_through(*this, router_, proto::fire{node_.term, slot_, {proto::fire_slot{task, slot_, "t"}}});
+  ASSERT_TRUE(a) << sys.render(a.error());
+  ASSERT_EQ(a->instances.size(), 1u);
+  EXPECT_EQ(a->instances[0].state, instance_state::pending)
+      << "placed ahead of a run that waits in the queue";
+  sched.run();
+  EXPECT_EQ(instance_of(a->instances[0].id).state, instance_state::success)
+      << "the queue placed it afterwards";
+  EXPECT_EQ(instance_of(waiting).state, instance_state::pending);
+}
+
+TEST_F(router_actor_test, a_fire_of_a_term_the_router_does_not_lead_is_refused_unplaced) {
+  add_worker("eu-1", {{"zone", "eu"}});
+  auto task = add_task({{"zone", "eu"}});
+  auto a = fire_through(*this, router_,
+                        proto::fire{node_.term + 1, slot_, {proto::fire_slot{task, slot_, "t"}}});
+  EXPECT_FALSE(a) << "a fire of another term committed";
+  sched.run();
+  auto x = node_.sm->get_instance("", proto::make_instance_id(task, slot_, 0));
+  EXPECT_FALSE(x) << "a run was created by a fire of another term";
+}
+
 TEST_F(router_actor_test, a_run_no_worker_can_take_waits_pending_with_its_reason) {
   add_worker("eu-1", {{"zone", "eu"}});
   auto id = fire(add_task({{"zone", "ap"}}), slot_);
