@@ -45,12 +45,24 @@ class batch_ctx {
   batch_ctx(rocks& db, apply_cache& cache) : db_(db), cache_(cache) {}
 
   [[nodiscard]] caf::expected<std::optional<proto::task>> read_task(uint64_t id) {
+    auto t = task_ref(id);
+    if (!t) return t.error();
+    if (!*t) return std::optional<proto::task>{};
+    return std::optional<proto::task>{**t};
+  }
+
+  /// Task `id` as this batch sees it, not copied (nullptr: no such task).
+  /// Valid until the batch is written (written()).
+  [[nodiscard]] caf::expected<const proto::task*> task_ref(uint64_t id) {
     auto key = keys::task(id);
-    if (auto i = tasks_.find(key); i != tasks_.end()) return i->second;
-    if (auto i = cache_.tasks.find(id); i != cache_.tasks.end()) return i->second;
-    auto t = read<proto::task>(column::tasks, key);
-    if (t) cache_.tasks.emplace(id, *t);
-    return t;
+    if (auto i = tasks_.find(key); i != tasks_.end()) return i->second ? &*i->second : nullptr;
+    auto i = cache_.tasks.find(id);
+    if (i == cache_.tasks.end()) {
+      auto t = read<proto::task>(column::tasks, key);
+      if (!t) return t.error();
+      i = cache_.tasks.emplace(id, std::move(*t)).first;
+    }
+    return i->second ? &*i->second : nullptr;
   }
 
   void put_task(const proto::task& t) { tasks_[keys::task(t.id)] = t; }

@@ -201,6 +201,13 @@ class applier {
 
   caf::expected<applied> operator()(const fire& c) { return fire_slots(c.at, c.slots, {}); }
 
+  /// About the runs `slots` create (one shard a task): a hint to reserve room.
+  static size_t runs_hint(const std::vector<fire_slot>& slots) {
+    size_t n = 0;
+    for (auto& s : slots) n += runs_of(s, 1);
+    return n;
+  }
+
   caf::expected<applied> operator()(const fire_placed& c) {
     std::unordered_map<std::string_view, std::string_view> placed;  // run id -> worker id
     for (auto& e : c.placed) placed.emplace(e.instance_id, e.worker_id);
@@ -212,8 +219,9 @@ class applier {
   caf::expected<applied> fire_slots(
       unix_ms at, const std::vector<fire_slot>& slots,
       const std::unordered_map<std::string_view, std::string_view>& placed) {
+    out_.instances.reserve(out_.instances.size() + runs_hint(slots));
     for (auto& s : slots) {
-      auto t = ctx_.read_task(s.task_id);
+      auto t = ctx_.task_ref(s.task_id);
       if (!t) return t.error();
       if (!*t) continue;  // deleted after the leader decided to fire: nothing to run
       auto rt = ctx_.read_runtime(s.task_id);
