@@ -181,11 +181,12 @@ void dispatch(self_ptr self) {
   // not looked at (a backlog far larger than the workers' capacity would
   // otherwise be rescanned on every finished run).
   uint64_t free_slots = free_slots_of(cands);
-  if (free_slots == 0 && st.queue.noops() == 0) return;  // a finished run or a new worker wakes us
+  uint64_t free_noops = takes_free_noops(cands) ? st.queue.noops() : 0;
+  if (free_slots + free_noops == 0) return;  // a finished run or a new worker wakes us
   auto now = now_ms();
   // The dispatch rate limit: at most this many runs leave now.
   auto budget = st.bucket->take(
-      std::min<uint64_t>({st.queue.size(), max_batch, free_slots + st.queue.noops()}), now);
+      std::min<uint64_t>({st.queue.size(), max_batch, free_slots + free_noops}), now);
   obs::get().dispatch_tokens.set(st.bucket->tokens(now));
   if (budget == 0) {
     if (!st.waiting_for_tokens) {
@@ -250,7 +251,8 @@ void propose_fire(self_ptr self, fire f, caf::typed_response_promise<applied> rp
       runs.clear();
     auto now = now_ms();
     // No max_batch here: the fire carries these runs whether placed or not.
-    uint64_t room = std::min<uint64_t>(runs.size(), free_slots_of(cands) + runs.noops());
+    uint64_t room = std::min<uint64_t>(
+        runs.size(), free_slots_of(cands) + (takes_free_noops(cands) ? runs.noops() : 0));
     if (auto budget = room == 0 ? 0 : st.bucket->take(room, now); budget > 0) {
       st.pick.ring = &st.ring;
       round = place(runs, task_of, cands, budget, runs.size(), st.pick, st.limits);

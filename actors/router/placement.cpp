@@ -42,10 +42,11 @@ placement_round place(run_queue& q, const std::function<const task_terms*(uint64
   uint64_t free_slots = 0;
   for (auto& c : workers)
     if (c.status == worker_status::online && c.has_capacity()) free_slots += c.max_load - c.load();
+  const bool noops_go = takes_free_noops(workers);
   std::deque<run_queue::queued> skipped;  // no fitting worker now: they stay pending, in order
   size_t looked_at = 0;
-  while (!q.empty() && out.placed.size() < budget && (free_slots > 0 || q.noops() > 0) &&
-         looked_at++ < scan_limit) {
+  while (!q.empty() && out.placed.size() < budget &&
+         (free_slots > 0 || (noops_go && q.noops() > 0)) && looked_at++ < scan_limit) {
     auto next = q.pop();
     auto& x = next.run;
     auto* t = task_of(x.task_id);

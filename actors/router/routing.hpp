@@ -46,6 +46,14 @@ struct candidate {
 
 using proto::labels_match;
 
+/// Whether some online worker of `workers` takes no-op runs without a slot
+/// (candidate::takes): only then can a no-op go while every slot is taken.
+inline bool takes_free_noops(const std::vector<candidate>& workers) {
+  return std::any_of(workers.begin(), workers.end(), [](const candidate& c) {
+    return c.status == proto::worker_status::online && c.free_noops && c.max_load > 0;
+  });
+}
+
 /// A consistent-hash ring with `vnodes` virtual nodes per worker.
 class hash_ring {
  public:

@@ -137,6 +137,14 @@ TEST_F(fixture, no_op_runs_take_no_slot_of_a_native_worker_and_one_of_an_externa
   EXPECT_EQ(ext[0].reserved, 2u);
   EXPECT_EQ(q2.size(), 1u);
   EXPECT_EQ(q2.noops(), 1u) << "the no-op put back is still counted";
+  // Every slot taken and no worker that takes no-ops without one: a round
+  // looks at nothing (a queue of no-ops is not rescanned on every wake-up;
+  // a looked-at run of a deleted task would come back orphaned).
+  q2.push(run("gone", 99), true);
+  r = place(q2, task_of, ext, 100, 100, ctx, limits);
+  EXPECT_TRUE(r.placed.empty());
+  EXPECT_TRUE(r.orphaned.empty()) << "the queue was scanned with no room for anything";
+  EXPECT_EQ(q2.size(), 2u);
 }
 
 TEST_F(fixture, runs_of_deleted_tasks_are_handed_back_for_cancelling) {
