@@ -82,7 +82,8 @@ class hash_ring {
 
 /// Picks a worker for a run of task `task_id` among `workers` (all registered
 /// ones): only online workers whose labels match `selector` and that take the
-/// run (capacity; `noop`: a run of a no-op task, see candidate::takes) qualify. Returns the index into `workers`, or nullopt when none fits
+/// run (capacity; `noop`: a run of a no-op task, see candidate::takes)
+/// qualify. Returns the index into `workers`, or nullopt when none fits
 /// (the run then waits). `rr` is the round-robin cursor, `rnd` a random draw.
 /// `broadcast` places shard `shard` on the shard-th matching online worker.
 /// Only workers that serve `tenant` (theirs or shared; "" = any) qualify.

@@ -90,7 +90,8 @@ void count_committed(size_t slots, const applied& a, unix_ms now, bool scheduled
 /// Proposes fire `f` through the router (or raft, without one).
 auto propose_fire(self_ptr self, fire f) {
   auto& st = self->state;
-  if (st.fires_to) return self->request(st.fires_to, request_timeout, propose_atom::value, std::move(f));
+  if (st.fires_to)
+    return self->request(st.fires_to, request_timeout, propose_atom::value, std::move(f));
   return self->request(st.raft, request_timeout, propose_atom::value, command{std::move(f)});
 }
 
