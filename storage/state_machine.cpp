@@ -7,8 +7,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <string_view>
-#include <unordered_map>
 
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
@@ -22,6 +20,7 @@
 #include "storage/auth_state.hpp"
 #include "storage/batch_ctx.hpp"
 #include "storage/controls_state.hpp"
+#include "storage/fire_runs.hpp"
 #include "storage/keys.hpp"
 #include "storage/load_history.hpp"
 #include "storage/membership_store.hpp"
@@ -199,78 +198,17 @@ class applier {
     return done();
   }
 
-  caf::expected<applied> operator()(const fire& c) { return fire_slots(c.at, c.slots, {}); }
-
-  /// About the runs `slots` create (one shard a task): a hint to reserve room.
-  static size_t runs_hint(const std::vector<fire_slot>& slots) {
-    size_t n = 0;
-    for (auto& s : slots) n += runs_of(s, 1);
-    return n;
-  }
+  caf::expected<applied> operator()(const fire& c) { return fire_runs(c.at, c.slots, {}); }
 
   caf::expected<applied> operator()(const fire_placed& c) {
-    std::unordered_map<std::string_view, std::string_view> placed;  // run id -> worker id
+    fire_placements placed;
     for (auto& e : c.placed) placed.emplace(e.instance_id, e.worker_id);
-    return fire_slots(c.at, c.slots, placed);
+    return fire_runs(c.at, c.slots, placed);
   }
 
-  /// Creates the runs of `slots` fired at `at`: pending, or dispatched to the
-  /// worker `placed` names for the run (fire_placed).
-  caf::expected<applied> fire_slots(
-      unix_ms at, const std::vector<fire_slot>& slots,
-      const std::unordered_map<std::string_view, std::string_view>& placed) {
-    out_.instances.reserve(out_.instances.size() + runs_hint(slots));
-    for (auto& s : slots) {
-      auto t = ctx_.task_ref(s.task_id);
-      if (!t) return t.error();
-      if (!*t) continue;  // deleted after the leader decided to fire: nothing to run
-      auto rt = ctx_.read_runtime(s.task_id);
-      if (!rt) return rt.error();
-      const uint32_t shards = runs_of(s, (*t)->shards);
-      // Every instance of a task is at or before its runtime's last_slot (set
-      // below by each slot's first run): a later slot has none to look up.
-      const bool later = s.slot > rt->last_slot;
-      bool created = false;
-      for (uint32_t shard = 0; shard < shards; ++shard) {
-        auto key = keys::instance(s.task_id, s.slot, shard);
-        if (!later) {
-          auto existing = ctx_.read_instance(key);
-          if (!existing) return existing.error();
-          if (*existing) continue;  // this slot already fired: a repeat is a no-op
-        }
-        instance x;
-        x.id = make_instance_id(s.task_id, s.slot, shard);
-        x.tenant = (*t)->tenant;
-        x.task_id = s.task_id;
-        x.slot = s.slot;
-        x.shard = shard;
-        x.shards = shards;
-        x.created_at = at;
-        x.trace_id = s.trace_id;
-        x.event_name = s.event_name;
-        x.event_payload = s.payloads.empty() ? s.event_payload : s.payloads[shard];
-        x.idempotency_key = x.id;
-        if (auto w = placed.empty() ? placed.end() : placed.find(x.id); w != placed.end()) {
-          // As `dispatch` (below) would have it.
-          x.state = instance_state::dispatched;
-          x.worker_id = std::string(w->second);
-          x.dispatched_at = at;
-          x.deadline = std::max(at, x.slot) + (*t)->timeout + deadline_grace;
-        }
-        ctx_.put_instance(key, x, std::nullopt);
-        if (shard == 0 && s.slot >= rt->last_slot) {
-          rt->last_slot = s.slot;
-          rt->last_instance_id = x.id;
-          rt->last_state = x.state;
-        }
-        created = true;
-        rt->runs += 1;
-        out_.instances.push_back(std::move(x));
-      }
-      // What max_runs counts, from fire records: a repeated slot counts once.
-      if (created && s.scheduled) rt->scheduled_fires += 1;
-      ctx_.put_runtime(*rt);
-    }
+  caf::expected<applied> fire_runs(unix_ms at, const std::vector<fire_slot>& slots,
+                                   const fire_placements& placed) {
+    if (auto err = create_fired_runs(ctx_, at, slots, placed, out_.instances)) return err;
     return done();
   }
 
@@ -593,8 +531,6 @@ class applier {
     if (!aisched::retry::should_retry(policy, **x, r.state, r.exit_code, next_at)) return std::nullopt;
     return next_at;
   }
-
-  static constexpr duration_ms deadline_grace = 30'000;
 
   batch_ctx& ctx_;
   auth_applier& auth_;

@@ -64,20 +64,27 @@ void advance_virtual_to(Fixture& f, unix_ms target, Now now) {
   ASSERT_EQ(now(), target);
 }
 
-/// Proposes `cmd` to `raft` and returns its answer (messages only, no timers).
-template <class Fixture>
-caf::expected<proto::applied> propose_via(Fixture& f, const proto::raft_actor& raft,
-                                          proto::command cmd) {
+/// Proposes `what` to `to` (raft with a command; the router with a fire) and
+/// returns its answer, once every message is delivered (no timers).
+template <class Fixture, class Handle, class What>
+caf::expected<proto::applied> propose_to(Fixture& f, const Handle& to, What what) {
   caf::expected<proto::applied> out{caf::make_error(caf::sec::runtime_error, "no answer")};
-  auto h = f.self->request(raft, caf::infinite, proto::propose_atom::value, std::move(cmd));
+  auto h = f.self->request(to, caf::infinite, proto::propose_atom::value, std::move(what));
   f.sched.run();
   if (f.self->mailbox().empty()) {
-    ADD_FAILURE() << "raft did not answer";
+    ADD_FAILURE() << "no answer to the proposal";
     return out;
   }
   h.receive([&](proto::applied& a) { out = std::move(a); },
             [&](caf::error& e) { out = std::move(e); });
   return out;
+}
+
+/// Proposes `cmd` to `raft` and returns its answer (messages only, no timers).
+template <class Fixture>
+caf::expected<proto::applied> propose_via(Fixture& f, const proto::raft_actor& raft,
+                                          proto::command cmd) {
+  return propose_to(f, raft, std::move(cmd));
 }
 
 }  // namespace aisched::test
