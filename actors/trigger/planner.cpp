@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <tuple>
 
 #include "proto/errors.hpp"
 #include "proto/random.hpp"
@@ -33,7 +34,7 @@ uint64_t mix(uint64_t x) {
 }  // namespace
 
 planner::planner(unix_ms now, duration_ms fire_ahead)
-    : fire_ahead_(std::max<duration_ms>(0, fire_ahead)), timers_(now) {}
+    : fire_ahead_(std::max<duration_ms>(0, fire_ahead)), timers_(now), ahead_(now) {}
 
 unix_ms planner::jittered(uint64_t id, duration_ms jitter, unix_ms slot) {
   if (jitter <= 0) return slot;
@@ -72,7 +73,7 @@ void planner::upsert(const task& t, const task_runtime& rt, unix_ms now, bool ca
     dependents_[up].insert(t.id);
     // An upstream gaining a dependent no longer fires ahead (lead_of).
     if (auto u = tasks_.find(up); u != tasks_.end() && u->second.next_slot != 0)
-      timers_.arm(up, fires_at(u->second.def, u->second.next_slot));
+      arm(up, fires_at(u->second.def, u->second.next_slot), lead_of(u->second.def) > 0);
   }
   e.def = terms::of(t);
   e.excluded = exclusion_of(e.def);
@@ -87,7 +88,7 @@ void planner::upsert(const task& t, const task_runtime& rt, unix_ms now, bool ca
   } else {
     e.sched = schedule::manual();
   }
-  timers_.cancel(t.id);
+  disarm(t.id);
   e.next_slot = 0;
   if (t.paused || e.sched.is_manual()) return;
   unix_ms after = catch_up ? std::max(e.last_slot, t.created_at) : std::max(now, e.last_slot);
@@ -112,7 +113,7 @@ uint64_t planner::release_held(unix_ms now) {
   uint64_t held = 0;
   for (auto& [id, e] : tasks_) {
     if (e.next_slot == 0 || e.next_slot > now || e.def.paused) continue;
-    timers_.cancel(id);
+    disarm(id);
     auto first = e.next_slot;
     auto until = due_until(e, first - 1, now);
     held += catch_up(e, first - 1, until, now);
@@ -190,11 +191,11 @@ void planner::arm_after(entry& e, unix_ms after) {
     return;
   }
   e.next_slot = *s;
-  timers_.arm(e.def.id, fires_at(e.def, *s));
+  arm(e.def.id, fires_at(e.def, *s), lead_of(e.def) > 0);
 }
 
 void planner::rearm(entry& e, unix_ms now) {
-  timers_.cancel(e.def.id);
+  disarm(e.def.id);
   e.next_slot = 0;
   if (e.def.paused || e.sched.is_manual()) return;
   unix_ms after = std::max(now, e.last_slot);
@@ -239,7 +240,7 @@ uint64_t planner::scheduled_fires(uint64_t id) const {
 }
 
 void planner::remove(uint64_t id) {
-  timers_.cancel(id);
+  disarm(id);
   if (auto i = tasks_.find(id); i != tasks_.end())
     for (auto up : i->second.def.depends_on()) dependents_[up].erase(id);
   tasks_.erase(id);
@@ -316,15 +317,25 @@ decisions planner::collect(unix_ms now) {
   }
   due_buf_.clear();
   timers_.advance(now, due_buf_);
+  if (!ahead_.empty()) {
+    // A burst's slots fire earlier than the lead alone (burst_lead()).
+    auto lead = burst_lead();
+    size_t at_instant = due_buf_.size();
+    ahead_.advance(now + lead, due_buf_);
+    burst_.valid = false;
+    if (at_instant != 0 && at_instant != due_buf_.size())
+      std::sort(due_buf_.begin(), due_buf_.end(),
+                [](auto& a, auto& b) { return std::tie(a.second, a.first) < std::tie(b.second, b.first); });
+  }
   for (auto& [id, due] : due_buf_) {
     auto i = tasks_.find(id);
     if (i == tasks_.end()) continue;
     auto& e = i->second;
     auto slot = e.next_slot;
-    if (due < slot && e.def.overlap != overlap_policy::allow && busy(e)) {
+    if (now < slot && e.def.overlap != overlap_policy::allow && busy(e)) {
       // Ahead of the instant with a run still active: the policy decides at
       // the instant, when that run may have ended.
-      timers_.arm(id, slot);
+      arm(id, slot, false);
       continue;
     }
     arm_after(e, slot);
@@ -425,7 +436,7 @@ void planner::fire_now(entry& e, unix_ms slot, decisions& out, bool scheduled,
   if (scheduled && e.def.max_runs != 0) {
     e.fires_proposed.insert(slot);
     if (exhausted(e)) {  // that was the last one: nothing more to arm
-      timers_.cancel(e.def.id);
+      disarm(e.def.id);
       e.next_slot = 0;
     }
   }
@@ -550,7 +561,55 @@ void planner::settle(const fire_slot& s) {
 
 std::optional<unix_ms> planner::next_due() const {
   if (!ready_.empty()) return std::numeric_limits<unix_ms>::min();
-  return timers_.next_due();
+  auto due = timers_.next_due();
+  if (auto a = ahead_.next_due()) {
+    auto at = *a - burst_lead();
+    if (!due || at < *due) due = at;
+  }
+  return due;
+}
+
+std::optional<unix_ms> planner::due_of(uint64_t id) const {
+  if (auto d = timers_.due_of(id)) return d;
+  return ahead_.due_of(id);
+}
+
+void planner::arm(uint64_t id, unix_ms due, bool ahead) {
+  forget_burst(id);
+  if (!ahead) {
+    ahead_.cancel(id);
+    timers_.arm(id, due);
+    return;
+  }
+  timers_.cancel(id);
+  ahead_.arm(id, due);
+  if (!burst_.valid) return;
+  if (due < burst_.first) burst_.valid = false;  // a new earliest: count again
+  else if (due <= burst_.first + burst_window) ++burst_.count;
+}
+
+void planner::disarm(uint64_t id) {
+  timers_.cancel(id);
+  forget_burst(id);
+  ahead_.cancel(id);
+}
+
+void planner::forget_burst(uint64_t id) {
+  if (!burst_.valid) return;
+  auto due = ahead_.due_of(id);
+  if (!due || *due > burst_.first + burst_window) return;
+  if (*due == burst_.first) burst_.valid = false;  // the earliest may have left
+  else --burst_.count;
+}
+
+duration_ms planner::burst_lead() const {
+  if (!burst_.valid) {
+    auto a = ahead_.next_due();
+    if (!a) return 0;
+    burst_ = {true, *a, ahead_.count_due_by(*a + burst_window, max_burst_slots)};
+  }
+  auto slots = static_cast<duration_ms>(std::min(burst_.count, max_burst_slots));
+  return slots * max_burst_lead / static_cast<duration_ms>(max_burst_slots);
 }
 
 }  // namespace aisched::trigger

@@ -59,7 +59,16 @@ class planner {
   /// dependents (they would wait for a run not yet due); a task whose
   /// overlap policy is not `allow` fires ahead only while none of its runs is
   /// active, else at the instant. 0: every slot fires at its instant.
+  ///
+  /// A burst lengthens the lead: the slots that fire ahead, counted from the
+  /// earliest one to burst_window after it, fire earlier still by the time their
+  /// fire, commit and placement take (burst_cost_us each, at most max_burst_lead),
+  /// so the last run of 10 000 due at one instant is placed by the instant too.
   explicit planner(unix_ms now, duration_ms fire_ahead = 0);
+  static constexpr duration_ms burst_window = 1'000;
+  static constexpr int64_t burst_cost_us = 100;
+  static constexpr duration_ms max_burst_lead = 4'000;
+  static constexpr size_t max_burst_slots = max_burst_lead * 1000 / burst_cost_us;
 
   /// Adds or replaces task `t`. With `catch_up`, slots after `rt.last_slot` (or after
   /// the task's creation) that are already due are handled by the misfire policy —
@@ -137,13 +146,13 @@ class planner {
   /// slots are ready already. nullopt when nothing is armed or ready.
   std::optional<unix_ms> next_due() const;
 
-  /// Due instant of task `id`'s next slot (with jitter), if armed.
-  std::optional<unix_ms> due_of(uint64_t id) const { return timers_.due_of(id); }
+  /// When task `id`'s next slot fires (its jittered instant less lead_of), if armed.
+  std::optional<unix_ms> due_of(uint64_t id) const;
 
   const slot_stats& stats() const { return stats_; }
   size_t task_count() const { return tasks_.size(); }
   /// Tasks with an armed next slot.
-  size_t armed_count() const { return timers_.size(); }
+  size_t armed_count() const { return timers_.size() + ahead_.size(); }
 
   /// The workers that take runs now (from the router): a broadcast task's slot
   /// fans out to one run per matching worker (at least one, at most max_shards).
@@ -249,6 +258,14 @@ class planner {
   };
 
   void arm_after(entry& e, unix_ms after);
+  /// Arms task `id` to fire at `due`: in ahead_ (a burst may bring it forward)
+  /// or in timers_ (exactly then). disarm() cancels it in both.
+  void arm(uint64_t id, unix_ms due, bool ahead);
+  void disarm(uint64_t id);
+  /// Keeps burst_ true when task `id` leaves ahead_ (before it does).
+  void forget_burst(uint64_t id);
+  /// How much earlier than due the earliest slots of ahead_ fire (the constructor).
+  duration_ms burst_lead() const;
   /// When slot `slot` of `t` fires: its jittered instant less lead_of(t).
   unix_ms fires_at(const terms& t, unix_ms slot) const { return jittered(t, slot) - lead_of(t); }
   /// How long before its instant a slot of `t` fires (see the constructor).
@@ -292,7 +309,17 @@ class planner {
   std::unordered_map<uint64_t, entry> tasks_;
   // upstream task id -> tasks that depend on it (only tasks with depends_on)
   std::unordered_map<uint64_t, std::set<uint64_t>> dependents_;
-  timer_queue timers_;
+  timer_queue timers_;  // slots decided at their instant (lead_of 0, or held for overlap)
+  timer_queue ahead_;   // slots that fire ahead: keyed by instant less fire_ahead_
+  /// How many slots of ahead_ are due from its earliest, `first`, to
+  /// burst_window after it; kept up to date by arm and disarm, counted again
+  /// (count_due_by) when the earliest leaves or time moves.
+  struct burst_count {
+    bool valid = false;
+    unix_ms first = 0;
+    size_t count = 0;
+  };
+  mutable burst_count burst_;
   /// A slot to decide at the next collect(): caught up, unblocked, requeued, or
   /// released from an overlap buffer (`released`: its turn has come).
   struct ready_slot {

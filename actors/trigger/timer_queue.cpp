@@ -186,6 +186,31 @@ std::optional<unix_ms> timer_queue::due_of(uint64_t key) const {
   return nodes_[n].due;
 }
 
+size_t timer_queue::count_due_by(unix_ms limit, size_t cap) const {
+  size_t n = 0;
+  // A parent is due no later than its children: below an entry due after `limit`
+  // nothing is due by it.
+  walk_.clear();
+  if (!heap_.empty() && heap_[0].due <= limit) walk_.push_back(0);
+  while (!walk_.empty() && n < cap) {
+    size_t pos = walk_.back();
+    walk_.pop_back();
+    ++n;
+    for (size_t c = pos * arity + 1; c <= pos * arity + arity && c < heap_.size(); ++c)
+      if (heap_[c].due <= limit) walk_.push_back(static_cast<uint32_t>(c));
+  }
+  if (n >= cap || wheel_size_ == 0 || clamp_time(limit) < wheel_start_) return std::min(n, cap);
+  // The wheel slots from the partition to `limit`; a slot also holds later rounds.
+  auto ticks = static_cast<uint64_t>(tick_of(limit) - wheel_tick_) + 1;
+  for_each_occupied(slot_of(wheel_tick_), std::min<uint64_t>(ticks, slot_mask_ + uint64_t{1}),
+                    [&](uint32_t s) {
+                      for (uint32_t x : slots_[s].nodes)
+                        if (nodes_[x].due <= limit && n < cap) ++n;
+                      return n < cap;
+                    });
+  return n;
+}
+
 void timer_queue::clear() {
   index_.clear();
   nodes_.clear();

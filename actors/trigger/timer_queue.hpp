@@ -103,6 +103,11 @@ class timer_queue {
   /// within a revolution does it pass over every occupied slot (~7 us at 4096 slots).
   std::optional<unix_ms> next_due() const;
 
+  /// How many armed keys are due at or before `limit`, counting at most `cap` of them.
+  /// Cost is proportional to the count (the heap is walked only below entries that are
+  /// due by `limit`) plus the wheel slots up to `limit` (at most one revolution).
+  size_t count_due_by(unix_ms limit, size_t cap) const;
+
   /// Number of armed keys.
   size_t size() const { return index_.size(); }
   bool empty() const { return size() == 0; }
@@ -188,6 +193,7 @@ class timer_queue {
   std::vector<uint64_t> occupied_;  // bitmap over slots_, lets scans skip empty slots
   size_t wheel_size_ = 0;
   mutable std::optional<unix_ms> wheel_min_;  // cached earliest wheel due, if known
+  mutable std::vector<uint32_t> walk_;         // count_due_by's heap positions to visit
 };
 
 }  // namespace aisched::trigger

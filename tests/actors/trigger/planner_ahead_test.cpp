@@ -102,5 +102,60 @@ TEST(planner_ahead, a_pause_before_the_lead_fires_nothing_and_zero_lead_fires_at
   EXPECT_EQ(slots_of(q.collect(t0 + sec)), std::vector<unix_ms>{t0 + sec});
 }
 
+// One-shot task `id` due at `instant`.
+proto::task one_shot(uint64_t id, unix_ms instant, duration_ms jitter = 0) {
+  auto t = make_task(id, "");
+  t.at = instant;
+  t.jitter = jitter;
+  return t;
+}
+
+TEST(planner_ahead, a_burst_fires_earlier_by_its_size_and_a_lone_slot_keeps_the_plain_lead) {
+  planner p(t0, ahead);
+  const unix_ms lone = t0 + 5 * sec, burst = t0 + 10 * sec;
+  p.upsert(one_shot(1, lone), no_runtime(1), t0, false);
+  constexpr uint64_t n = 10'000;
+  for (uint64_t id = 100; id < 100 + n; ++id) p.upsert(one_shot(id, burst), no_runtime(id), t0, false);
+  // A jittered task in the burst decides at its own instant, burst or not.
+  auto jittery = one_shot(2, burst, 50);
+  p.upsert(jittery, no_runtime(2), t0, false);
+  const unix_ms jittered = planner::jittered(jittery, burst);
+
+  EXPECT_EQ(p.next_due(), lone - ahead) << "a slot alone: the plain lead";
+  ASSERT_EQ(slots_of(p.collect(lone - ahead), 1), std::vector<unix_ms>{lone});
+  commit(p, 1, lone);
+
+  const duration_ms burst_lead = n * planner::burst_cost_us / 1000;  // 1 s for 10 000
+  EXPECT_EQ(p.next_due(), burst - ahead - burst_lead);
+  EXPECT_TRUE(p.collect(burst - ahead - burst_lead - 1).empty()) << "fired before the burst's lead";
+  auto d = p.collect(burst - ahead - burst_lead);
+  ASSERT_EQ(d.fires.size(), n) << "the whole burst fires at once";
+  for (auto& f : d.fires) ASSERT_EQ(f.slot, burst) << "each names its instant (the worker holds it)";
+  EXPECT_TRUE(slots_of(d, 2).empty()) << "a jittered slot never fires ahead";
+  EXPECT_EQ(p.next_due(), jittered);
+  EXPECT_EQ(slots_of(p.collect(jittered), 2), std::vector<unix_ms>{burst});
+}
+
+TEST(planner_ahead, the_burst_lead_follows_the_tasks_and_stops_at_its_bound) {
+  planner p(t0, ahead);
+  const unix_ms burst = t0 + 30 * sec;
+  for (uint64_t id = 1; id <= 60'000; ++id) p.upsert(one_shot(id, burst), no_runtime(id), t0, false);
+  EXPECT_EQ(p.next_due(), burst - ahead - planner::max_burst_lead) << "60 000 slots: the bound";
+  for (uint64_t id = 1; id <= 55'000; ++id) p.remove(id);
+  EXPECT_EQ(p.next_due(), burst - ahead - 500) << "5 000 left";
+  // Slots spread over more than the window count only from the earliest.
+  for (uint64_t id = 1; id <= 5'000; ++id)
+    p.upsert(one_shot(id, burst + 2 * sec), no_runtime(id), t0, false);
+  EXPECT_EQ(p.next_due(), burst - ahead - 500);
+  // A slot earlier than the burst makes the count start there.
+  p.upsert(one_shot(90'000, burst - 600), no_runtime(90'000), t0, false);
+  EXPECT_EQ(p.next_due(), burst - 600 - ahead - 500) << "1 + 5 000 slots within the window";
+  p.remove(90'000);
+  EXPECT_EQ(p.next_due(), burst - ahead - 500);
+  // Fired, the burst leaves; the later one is counted on its own.
+  EXPECT_EQ(p.collect(burst - ahead - 500).fires.size(), 5'000u);
+  EXPECT_EQ(p.next_due(), burst + 2 * sec - ahead - 500);
+}
+
 }  // namespace
 }  // namespace aisched::trigger

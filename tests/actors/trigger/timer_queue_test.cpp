@@ -273,6 +273,29 @@ TEST(timer_queue, many_keys_survive_index_growth_and_deletion) {
   EXPECT_EQ(q.next_due(), min_due);
 }
 
+TEST(timer_queue, count_due_by_counts_heap_and_wheel_entries_up_to_the_cap) {
+  timer_queue q(t0, small_wheel());
+  std::mt19937_64 rng(5);
+  std::map<uint64_t, unix_ms> ref;
+  for (uint64_t key = 0; key < 400; ++key) {
+    // Past, near (heap) and far (wheel, several revolutions) dues.
+    unix_ms due = t0 - 20 + static_cast<unix_ms>(rng() % 400);
+    q.arm(key, due);
+    ref[key] = due;
+  }
+  for (unix_ms now : {t0, t0 + 37, t0 + 150}) {
+    advance(q, now);
+    for (auto it = ref.begin(); it != ref.end();) it = it->second <= now ? ref.erase(it) : ++it;
+    for (unix_ms limit = now - 5; limit <= t0 + 420; limit += 7) {
+      size_t want = 0;
+      for (const auto& [key, due] : ref) want += due <= limit ? 1 : 0;
+      ASSERT_EQ(q.count_due_by(limit, SIZE_MAX), want) << "now=" << now - t0 << " limit=" << limit - t0;
+      ASSERT_EQ(q.count_due_by(limit, 10), std::min<size_t>(want, 10));
+    }
+  }
+  EXPECT_EQ(timer_queue(t0).count_due_by(t0 + 1'000'000, 5), 0u) << "nothing armed";
+}
+
 TEST(timer_queue, clear_disarms_everything) {
   timer_queue q(t0, small_wheel());
   q.arm(1, t0 + 5);
