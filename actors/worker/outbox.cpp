@@ -2,6 +2,7 @@
 #include "actors/worker/outbox.hpp"
 
 #include <rocksdb/db.h>
+#include <rocksdb/memtablerep.h>
 #include <rocksdb/write_batch.h>
 
 #include "proto/codec.hpp"
@@ -13,6 +14,11 @@ namespace aisched::worker {
 caf::expected<std::unique_ptr<outbox>> outbox::open(const std::string& dir) {
   rocksdb::Options opts;
   opts.create_if_missing = true;
+  // Written twice per run (put, then delete once acknowledged) and read only at
+  // open: a memtable that appends and sorts at flush, not a skip list that
+  // compares keys on every insert.
+  opts.memtable_factory = std::make_shared<rocksdb::VectorRepFactory>();
+  opts.allow_concurrent_memtable_write = false;
   opts.info_log = storage::make_json_logger();  // never <dir>/LOG: see rocks_log.hpp
   rocksdb::DB* raw = nullptr;
   auto st = rocksdb::DB::Open(opts, dir, &raw);
