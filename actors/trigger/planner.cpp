@@ -34,7 +34,7 @@ uint64_t mix(uint64_t x) {
 }  // namespace
 
 planner::planner(unix_ms now, duration_ms fire_ahead)
-    : fire_ahead_(std::max<duration_ms>(0, fire_ahead)), timers_(now), ahead_(now) {}
+    : fire_ahead_(std::max<duration_ms>(0, fire_ahead)), timers_(now), ahead_(now), clock_(now) {}
 
 unix_ms planner::jittered(uint64_t id, duration_ms jitter, unix_ms slot) {
   if (jitter <= 0) return slot;
@@ -303,6 +303,7 @@ std::vector<uint64_t> planner::pending_upstreams(const entry& e) const {
 
 decisions planner::collect(unix_ms now) {
   decisions out;
+  clock_ = std::max(clock_, now);
   // Slots already decided to be ready (catch-up, buffered, unblocked) go first:
   // they are older than anything due now.
   auto ready = std::move(ready_);
@@ -322,7 +323,7 @@ decisions planner::collect(unix_ms now) {
     auto lead = burst_lead();
     size_t at_instant = due_buf_.size();
     ahead_.advance(now + lead, due_buf_);
-    burst_.valid = false;
+    burst_fired(at_instant);
     if (at_instant != 0 && at_instant != due_buf_.size())
       std::sort(due_buf_.begin(), due_buf_.end(),
                 [](auto& a, auto& b) { return std::tie(a.second, a.first) < std::tie(b.second, b.first); });
@@ -602,11 +603,25 @@ void planner::forget_burst(uint64_t id) {
   else --burst_.count;
 }
 
+void planner::burst_fired(size_t from) {
+  if (!burst_.valid) return;
+  auto next = ahead_.next_due();
+  // Counted again every burst_recount at most: what enters the window as it
+  // moves on waits until then (a stream of slots due every millisecond would
+  // otherwise be counted anew on every wake-up).
+  if (!next || *next > burst_.first + burst_window || clock_ - burst_.counted_at >= burst_recount) {
+    burst_.valid = false;
+    return;
+  }
+  for (size_t i = from; i < due_buf_.size(); ++i)
+    if (due_buf_[i].second <= burst_.first + burst_window && burst_.count > 0) --burst_.count;
+}
+
 duration_ms planner::burst_lead() const {
   if (!burst_.valid) {
     auto a = ahead_.next_due();
     if (!a) return 0;
-    burst_ = {true, *a, ahead_.count_due_by(*a + burst_window, max_burst_slots)};
+    burst_ = {true, *a, ahead_.count_due_by(*a + burst_window, max_burst_slots), clock_};
   }
   auto slots = static_cast<duration_ms>(std::min(burst_.count, max_burst_slots));
   return slots * max_burst_lead / static_cast<duration_ms>(max_burst_slots);

@@ -266,6 +266,9 @@ class planner {
   void forget_burst(uint64_t id);
   /// How much earlier than due the earliest slots of ahead_ fire (the constructor).
   duration_ms burst_lead() const;
+  /// Takes the slots collect() moved from ahead_ to due_buf_[from...] off burst_.
+  void burst_fired(size_t from);
+  static constexpr duration_ms burst_recount = 10;
   /// When slot `slot` of `t` fires: its jittered instant less lead_of(t).
   unix_ms fires_at(const terms& t, unix_ms slot) const { return jittered(t, slot) - lead_of(t); }
   /// How long before its instant a slot of `t` fires (see the constructor).
@@ -311,15 +314,18 @@ class planner {
   std::unordered_map<uint64_t, std::set<uint64_t>> dependents_;
   timer_queue timers_;  // slots decided at their instant (lead_of 0, or held for overlap)
   timer_queue ahead_;   // slots that fire ahead: keyed by instant less fire_ahead_
-  /// How many slots of ahead_ are due from its earliest, `first`, to
-  /// burst_window after it; kept up to date by arm and disarm, counted again
-  /// (count_due_by) when the earliest leaves or time moves.
+  /// How many slots of ahead_ are due from `first` (its earliest when counted)
+  /// to burst_window after it; kept up to date by arm, disarm and collect,
+  /// counted again (count_due_by) when the earliest leaves by a disarm, the
+  /// window is past, or burst_recount after the count.
   struct burst_count {
     bool valid = false;
     unix_ms first = 0;
     size_t count = 0;
+    unix_ms counted_at = 0;  // clock_ then
   };
   mutable burst_count burst_;
+  unix_ms clock_ = 0;  // the latest collect()'s now
   /// A slot to decide at the next collect(): caught up, unblocked, requeued, or
   /// released from an overlap buffer (`released`: its turn has come).
   struct ready_slot {

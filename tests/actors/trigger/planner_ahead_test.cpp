@@ -5,6 +5,8 @@
 // run of the task is active. Plain GoogleTest: explicit instants, no actors.
 #include "actors/trigger/planner_fixture.hpp"
 
+#include <map>
+
 namespace aisched::trigger {
 namespace {
 
@@ -155,6 +157,35 @@ TEST(planner_ahead, the_burst_lead_follows_the_tasks_and_stops_at_its_bound) {
   // Fired, the burst leaves; the later one is counted on its own.
   EXPECT_EQ(p.collect(burst - ahead - 500).fires.size(), 5'000u);
   EXPECT_EQ(p.next_due(), burst + 2 * sec - ahead - 500);
+}
+
+TEST(planner_ahead, a_burst_behind_a_stream_of_slots_is_counted_as_the_window_reaches_it) {
+  // A slot every millisecond for 3 s, then 10 000 at one instant: the trigger
+  // wakes at every slot of the stream, and the count follows without being
+  // taken anew on each wake-up.
+  planner p(t0, ahead);
+  const unix_ms stream = t0 + 5 * sec, burst = t0 + 8 * sec;
+  uint64_t id = 1;
+  for (unix_ms i = 0; i < 3'000; ++i, ++id) p.upsert(one_shot(id, stream + i), no_runtime(id), t0, false);
+  for (uint64_t k = 0; k < 10'000; ++k, ++id) p.upsert(one_shot(id, burst), no_runtime(id), t0, false);
+  std::map<uint64_t, unix_ms> fired_at;
+  unix_ms now = t0;
+  for (int wake = 0; wake < 20'000 && fired_at.size() < id - 1; ++wake) {
+    auto due = p.next_due();
+    ASSERT_TRUE(due.has_value());
+    now = std::max(now + 1, *due);
+    for (auto& f : p.collect(now).fires) {
+      ASSERT_TRUE(fired_at.emplace(f.task_id, now).second) << "task " << f.task_id << " fired twice";
+      ASSERT_LE(now, f.slot) << "fired after its instant";
+    }
+  }
+  ASSERT_EQ(fired_at.size(), id - 1) << "every slot fires";
+  for (uint64_t k = 1; k <= 3'000; ++k) {
+    unix_ms instant = stream + static_cast<unix_ms>(k - 1);
+    ASSERT_GE(instant - fired_at[k], ahead) << "a stream slot keeps its lead, task " << k;
+  }
+  for (uint64_t k = 3'001; k < id; ++k)
+    ASSERT_GE(burst - fired_at[k], ahead + 900) << "the burst fires about 1 s earlier, task " << k;
 }
 
 }  // namespace
