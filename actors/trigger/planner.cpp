@@ -325,8 +325,9 @@ decisions planner::collect(unix_ms now) {
     ahead_.advance(now + lead, due_buf_);
     burst_fired(at_instant);
     if (at_instant != 0 && at_instant != due_buf_.size())
-      std::sort(due_buf_.begin(), due_buf_.end(),
-                [](auto& a, auto& b) { return std::tie(a.second, a.first) < std::tie(b.second, b.first); });
+      std::sort(due_buf_.begin(), due_buf_.end(), [](auto& a, auto& b) {
+        return std::tie(a.second, a.first) < std::tie(b.second, b.first);
+      });
   }
   for (auto& [id, due] : due_buf_) {
     auto i = tasks_.find(id);
@@ -585,8 +586,10 @@ void planner::arm(uint64_t id, unix_ms due, bool ahead) {
   timers_.cancel(id);
   ahead_.arm(id, due);
   if (!burst_.valid) return;
-  if (due < burst_.first) burst_.valid = false;  // a new earliest: count again
-  else if (due <= burst_.first + burst_window) ++burst_.count;
+  if (due < burst_.first)
+    burst_.valid = false;  // a new earliest: count again
+  else if (due <= burst_.first + burst_window)
+    ++burst_.count;
 }
 
 void planner::disarm(uint64_t id) {
@@ -599,8 +602,10 @@ void planner::forget_burst(uint64_t id) {
   if (!burst_.valid) return;
   auto due = ahead_.due_of(id);
   if (!due || *due > burst_.first + burst_window) return;
-  if (*due == burst_.first) burst_.valid = false;  // the earliest may have left
-  else --burst_.count;
+  if (*due == burst_.first)
+    burst_.valid = false;  // the earliest may have left
+  else
+    --burst_.count;
 }
 
 void planner::burst_fired(size_t from) {

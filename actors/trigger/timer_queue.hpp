@@ -193,7 +193,7 @@ class timer_queue {
   std::vector<uint64_t> occupied_;  // bitmap over slots_, lets scans skip empty slots
   size_t wheel_size_ = 0;
   mutable std::optional<unix_ms> wheel_min_;  // cached earliest wheel due, if known
-  mutable std::vector<uint32_t> walk_;         // count_due_by's heap positions to visit
+  mutable std::vector<uint32_t> walk_;        // count_due_by's heap positions to visit
 };
 
 }  // namespace aisched::trigger

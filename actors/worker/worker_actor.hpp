@@ -39,7 +39,8 @@
 namespace aisched::worker {
 
 /// The longest a worker holds a run for its instant (--fire-ahead-ms is at
-/// most 10 s); a run to hold longer is refused. Well under the leader's
+/// most 10 s, and a burst fires at most 4 s earlier still:
+/// trigger::planner::max_burst_lead); a run to hold longer is refused. Well under the leader's
 /// deadline grace (30 s), so a held run never outlives its deadline.
 constexpr duration_ms max_hold = 15'000;
 /// How much longer than the leader asked (execute_request::hold_ms) a worker

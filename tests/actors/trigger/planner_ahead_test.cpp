@@ -3,9 +3,9 @@
 // where deciding early decides the same as at the instant: never for jitter,
 // upstreams or dependents, and with an overlap policy other than `allow` only while no
 // run of the task is active. Plain GoogleTest: explicit instants, no actors.
-#include "actors/trigger/planner_fixture.hpp"
-
 #include <map>
+
+#include "actors/trigger/planner_fixture.hpp"
 
 namespace aisched::trigger {
 namespace {
@@ -117,7 +117,8 @@ TEST(planner_ahead, a_burst_fires_earlier_by_its_size_and_a_lone_slot_keeps_the_
   const unix_ms lone = t0 + 5 * sec, burst = t0 + 10 * sec;
   p.upsert(one_shot(1, lone), no_runtime(1), t0, false);
   constexpr uint64_t n = 10'000;
-  for (uint64_t id = 100; id < 100 + n; ++id) p.upsert(one_shot(id, burst), no_runtime(id), t0, false);
+  for (uint64_t id = 100; id < 100 + n; ++id)
+    p.upsert(one_shot(id, burst), no_runtime(id), t0, false);
   // A jittered task in the burst decides at its own instant, burst or not.
   auto jittery = one_shot(2, burst, 50);
   p.upsert(jittery, no_runtime(2), t0, false);
@@ -132,7 +133,8 @@ TEST(planner_ahead, a_burst_fires_earlier_by_its_size_and_a_lone_slot_keeps_the_
   EXPECT_TRUE(p.collect(burst - ahead - burst_lead - 1).empty()) << "fired before the burst's lead";
   auto d = p.collect(burst - ahead - burst_lead);
   ASSERT_EQ(d.fires.size(), n) << "the whole burst fires at once";
-  for (auto& f : d.fires) ASSERT_EQ(f.slot, burst) << "each names its instant (the worker holds it)";
+  for (auto& f : d.fires)
+    ASSERT_EQ(f.slot, burst) << "each names its instant (the worker holds it)";
   EXPECT_TRUE(slots_of(d, 2).empty()) << "a jittered slot never fires ahead";
   EXPECT_EQ(p.next_due(), jittered);
   EXPECT_EQ(slots_of(p.collect(jittered), 2), std::vector<unix_ms>{burst});
@@ -141,7 +143,8 @@ TEST(planner_ahead, a_burst_fires_earlier_by_its_size_and_a_lone_slot_keeps_the_
 TEST(planner_ahead, the_burst_lead_follows_the_tasks_and_stops_at_its_bound) {
   planner p(t0, ahead);
   const unix_ms burst = t0 + 30 * sec;
-  for (uint64_t id = 1; id <= 60'000; ++id) p.upsert(one_shot(id, burst), no_runtime(id), t0, false);
+  for (uint64_t id = 1; id <= 60'000; ++id)
+    p.upsert(one_shot(id, burst), no_runtime(id), t0, false);
   EXPECT_EQ(p.next_due(), burst - ahead - planner::max_burst_lead) << "60 000 slots: the bound";
   for (uint64_t id = 1; id <= 55'000; ++id) p.remove(id);
   EXPECT_EQ(p.next_due(), burst - ahead - 500) << "5 000 left";
@@ -166,8 +169,10 @@ TEST(planner_ahead, a_burst_behind_a_stream_of_slots_is_counted_as_the_window_re
   planner p(t0, ahead);
   const unix_ms stream = t0 + 5 * sec, burst = t0 + 8 * sec;
   uint64_t id = 1;
-  for (unix_ms i = 0; i < 3'000; ++i, ++id) p.upsert(one_shot(id, stream + i), no_runtime(id), t0, false);
-  for (uint64_t k = 0; k < 10'000; ++k, ++id) p.upsert(one_shot(id, burst), no_runtime(id), t0, false);
+  for (unix_ms i = 0; i < 3'000; ++i, ++id)
+    p.upsert(one_shot(id, stream + i), no_runtime(id), t0, false);
+  for (uint64_t k = 0; k < 10'000; ++k, ++id)
+    p.upsert(one_shot(id, burst), no_runtime(id), t0, false);
   std::map<uint64_t, unix_ms> fired_at;
   unix_ms now = t0;
   for (int wake = 0; wake < 20'000 && fired_at.size() < id - 1; ++wake) {
@@ -175,7 +180,8 @@ TEST(planner_ahead, a_burst_behind_a_stream_of_slots_is_counted_as_the_window_re
     ASSERT_TRUE(due.has_value());
     now = std::max(now + 1, *due);
     for (auto& f : p.collect(now).fires) {
-      ASSERT_TRUE(fired_at.emplace(f.task_id, now).second) << "task " << f.task_id << " fired twice";
+      ASSERT_TRUE(fired_at.emplace(f.task_id, now).second)
+          << "task " << f.task_id << " fired twice";
       ASSERT_LE(now, f.slot) << "fired after its instant";
     }
   }

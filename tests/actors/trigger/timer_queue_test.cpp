@@ -289,7 +289,8 @@ TEST(timer_queue, count_due_by_counts_heap_and_wheel_entries_up_to_the_cap) {
     for (unix_ms limit = now - 5; limit <= t0 + 420; limit += 7) {
       size_t want = 0;
       for (const auto& [key, due] : ref) want += due <= limit ? 1 : 0;
-      ASSERT_EQ(q.count_due_by(limit, SIZE_MAX), want) << "now=" << now - t0 << " limit=" << limit - t0;
+      ASSERT_EQ(q.count_due_by(limit, SIZE_MAX), want)
+          << "now=" << now - t0 << " limit=" << limit - t0;
       ASSERT_EQ(q.count_due_by(limit, 10), std::min<size_t>(want, 10));
     }
   }
