@@ -139,6 +139,11 @@ caf::expected<std::unique_ptr<rocks>> rocks::open(const std::string& dir, open_o
   // after a burst of writes, and keep it while the node is idle (#17 item 6;
   // no cost in throughput measured, BENCHMARKS.md "Memory of idle tasks").
   db_opts.db_write_buffer_size = 128 << 20;
+  // Without a bound (RocksDB's default: four times every family's memtables,
+  // ~3.6 GiB here) the log grew by 1 GB in ten minutes of runs at full rate,
+  // kept alive by the families that are rarely written (BENCHMARKS.md "Memory
+  // under load").
+  db_opts.max_total_wal_size = opts.max_wal_bytes;
   rocksdb::ColumnFamilyOptions cf_opts;
   cf_opts.write_buffer_size = 32 << 20;
   // Most state-machine reads are point lookups, many of keys that do not exist

@@ -56,6 +56,10 @@ struct open_options {
   /// write RocksDB makes (create, append, sync); while it answers other than
   /// `none`, that write fails with ENOSPC or EIO (storage/fault_fs.cpp).
   std::function<fault_kind()> fault;
+  /// The write-ahead log files are kept to about this size: beyond it, the
+  /// column families whose writes hold the oldest file are flushed, so a
+  /// family written rarely does not keep every file since its last write.
+  uint64_t max_wal_bytes = 256 << 20;
 };
 
 /// The test hook behind `aisched --fault-file PATH`: writes fail while `path`
