@@ -54,13 +54,8 @@ caf::error create_fired_runs(batch_ctx& ctx, unix_ms at, const std::vector<fire_
       x.event_name = s.event_name;
       x.event_payload = s.payloads.empty() ? s.event_payload : s.payloads[shard];
       x.idempotency_key = x.id;
-      if (auto w = placed.empty() ? placed.end() : placed.find(x.id); w != placed.end()) {
-        // As a `dispatch` at `at` would have it.
-        x.state = instance_state::dispatched;
-        x.worker_id = std::string(w->second);
-        x.dispatched_at = at;
-        x.deadline = std::max(at, x.slot) + (*t)->timeout + deadline_grace;
-      }
+      if (auto w = placed.empty() ? placed.end() : placed.find(x.id); w != placed.end())
+        mark_dispatched(x, std::string(w->second), at, (*t)->timeout);
       ctx.put_instance(key, x, std::nullopt);
       if (shard == 0 && s.slot >= rt->last_slot) {
         rt->last_slot = s.slot;

@@ -215,11 +215,7 @@ class applier {
   caf::expected<applied> operator()(const dispatch& c) {
     for (auto& e : c.entries)
       transition(e.instance_id, instance_state::dispatched, [&](instance& x) {
-        x.worker_id = e.worker_id;
-        x.dispatched_at = c.at;
-        x.error.clear();  // a reason it waited (note_waiting) no longer holds
-        // A run placed ahead of its instant waits for it on the worker first.
-        x.deadline = std::max(c.at, x.slot) + timeout_of(x.task_id) + deadline_grace;
+        mark_dispatched(x, e.worker_id, c.at, timeout_of(x.task_id));
       });
     return batch_done(c.entries.size());
   }

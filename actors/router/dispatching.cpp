@@ -158,14 +158,6 @@ void placed_committed(self_ptr self, const std::vector<dispatch_entry>& entries,
   }
 }
 
-/// The free slots over the online workers `cands`.
-uint64_t free_slots_of(const std::vector<candidate>& cands) {
-  uint64_t n = 0;
-  for (auto& c : cands)
-    if (c.status == worker_status::online && c.has_capacity()) n += c.max_load - c.load();
-  return n;
-}
-
 }  // namespace
 
 /// Places queued runs on workers and commits one dispatch batch.

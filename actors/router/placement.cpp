@@ -39,9 +39,7 @@ placement_round place(run_queue& q, const std::function<const task_terms*(uint64
                       std::vector<candidate>& workers, size_t budget, size_t scan_limit,
                       pick_context& ctx, concurrency& limits) {
   placement_round out;
-  uint64_t free_slots = 0;
-  for (auto& c : workers)
-    if (c.status == worker_status::online && c.has_capacity()) free_slots += c.max_load - c.load();
+  uint64_t free_slots = free_slots_of(workers);
   const bool noops_go = takes_free_noops(workers);
   std::deque<run_queue::queued> skipped;  // no fitting worker now: they stay pending, in order
   size_t looked_at = 0;

@@ -54,6 +54,14 @@ inline bool takes_free_noops(const std::vector<candidate>& workers) {
   });
 }
 
+/// The free slots over the online workers of `workers`.
+inline uint64_t free_slots_of(const std::vector<candidate>& workers) {
+  uint64_t n = 0;
+  for (auto& c : workers)
+    if (c.status == proto::worker_status::online && c.has_capacity()) n += c.max_load - c.load();
+  return n;
+}
+
 /// A consistent-hash ring with `vnodes` virtual nodes per worker.
 class hash_ring {
  public:
