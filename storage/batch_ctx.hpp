@@ -203,6 +203,11 @@ class batch_ctx {
   /// Notes that this batch put the attempt record at `key` (record_attempt).
   void wrote_attempt(std::string key) { attempts_.insert(std::move(key)); }
 
+  /// Notes that this batch writes AI analyses (the database does not show
+  /// them until it is written).
+  void wrote_analyses() { analyses_written_ = true; }
+  [[nodiscard]] bool analyses_written() const { return analyses_written_; }
+
   /// Puts every record's last value of this batch into the WriteBatch; call
   /// once, before writing it.
   void finish() {
@@ -282,6 +287,7 @@ class batch_ctx {
   std::map<std::string, idempotency_record> created_by_;
   std::map<uint64_t, std::string> marks_;  // retention marks, by task id
   std::set<std::string> attempts_;         // attempt records this batch put
+  bool analyses_written_ = false;
 };
 
 }  // namespace aisched::storage

@@ -143,9 +143,23 @@ caf::expected<uint64_t> apply_prune(batch_ctx& ctx, const prune_runs& c) {
     const auto& x = **cur;
     ctx.erase_instance(key, x.state);
     // The attempt records kept are the last attempts_kept (attempt_history).
+    // A run that succeeded has none of its last attempt: the instance held it
+    // (success comes only from the attempt in flight, which takes no record).
+    // Deleting what was never written costs a tombstone per run to write,
+    // flush and compact away.
     uint32_t from = x.attempt > attempts_kept ? x.attempt - attempts_kept + 1 : 1;
-    for (uint32_t a = from; a <= x.attempt; ++a) ctx.batch().Delete(attempts, keys::attempt(key, a));
-    ctx.batch().Delete(analyses, keys::analysis(x.tenant, x.id));
+    uint32_t last = x.state == instance_state::success && x.attempt > 0 ? x.attempt - 1 : x.attempt;
+    for (uint32_t a = from; a <= last; ++a) ctx.batch().Delete(attempts, keys::attempt(key, a));
+    // Few runs have an analysis: looked up (a bloom filter answers most),
+    // unless this batch wrote analyses the database does not show yet.
+    auto akey = keys::analysis(x.tenant, x.id);
+    bool analysed = ctx.analyses_written();
+    if (!analysed) {
+      auto found = ctx.db().get(column::ai_analysis, akey);
+      if (!found) return found.error();
+      analysed = found->has_value();
+    }
+    if (analysed) ctx.batch().Delete(analyses, akey);
     auto t = ctx.read_task(x.task_id);
     if (!t) return t.error();
     if (*t) {  // a deleted task keeps no count (nor runtime record) to lower

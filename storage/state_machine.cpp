@@ -282,6 +282,8 @@ class applier {
 
   caf::expected<applied> operator()(const put_ai_records& c) {
     write_ai_records(ctx_.db(), ctx_.batch(), c);
+    for (auto& r : c.records)
+      if (r.column == ai_column::analyses) ctx_.wrote_analyses();
     return done();
   }
 

@@ -95,12 +95,10 @@ void open_outbox(worker_actor::stateful_pointer<worker_state> self) {
   if (st.cfg.outbox_dir.empty()) return;  // reports in memory only, by configuration
   auto box = outbox::open(st.cfg.outbox_dir);
   if (!box) return outbox_failed(self, "open", box.error());
-  auto stored = (*box)->load();
-  if (!stored) return outbox_failed(self, "load", stored.error());
   st.box = std::move(*box);
   // Their runs count as done here, so a new leader that hands one of them
   // over again (this worker said it holds it) gets the outcome, not a re-run.
-  for (auto& [key, r] : *stored) {
+  for (auto& [key, r] : st.box->load()) {
     st.unacked[key] = {r, 0};
     auto& run = st.runs[key];
     run.done = true;

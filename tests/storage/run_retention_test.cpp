@@ -7,6 +7,7 @@
 // command names them.
 #include "storage/state_machine_fixture.hpp"
 
+#include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
 #include <rocksdb/perf_context.h>
 #include <rocksdb/perf_level.h>
@@ -160,6 +161,43 @@ TEST_F(retention_test, keep_runs_removes_the_oldest_finished_runs_and_everything
   reopen();
   EXPECT_EQ(read_code(ids[1]), errc::gone) << "the mark is durable";
   EXPECT_EQ(runs_of(id), 3u);
+}
+
+// A prune writes no tombstone for what a run never had: a run that succeeded
+// at its first attempt has no attempt record (its instance holds it), and a
+// run without an analysis has none to delete. An analysis written in the
+// same batch as the prune (not yet in the database) still goes.
+TEST_F(retention_test, a_prune_deletes_only_what_the_run_left_and_sees_its_own_batch) {
+  auto t = make_task("plain");
+  t.retention.keep_runs = 1;
+  auto id = create(t);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(finished_run(id, t0 + i * minute, t0 + i * minute + 10));
+  auto deletes = [&](column c) {
+    uint64_t n = 0;
+    EXPECT_TRUE(db_->db()->GetIntProperty(db_->cf(c), "rocksdb.num-deletes-active-mem-table", &n));
+    return n;
+  };
+  auto attempts_before = deletes(column::attempts);
+  auto analyses_before = deletes(column::ai_analysis);
+  EXPECT_EQ(must_apply(prune_runs{1, {ids[0], ids[1]}}).pruned, 2u);
+  EXPECT_EQ(read_code(ids[0]), errc::gone);
+  EXPECT_EQ(deletes(column::attempts), attempts_before)
+      << "a tombstone for an attempt record never written, on every run pruned";
+  EXPECT_EQ(deletes(column::ai_analysis), analyses_before)
+      << "a tombstone for an analysis never written, on every run pruned";
+
+  // The analysis and the prune in one apply() batch.
+  put_ai_records ai;
+  ai.records.push_back({ai_column::analyses, keys::analysis("default", ids[2]), "a2", false});
+  auto rs = apply({ai, prune_runs{1, {ids[2]}}});
+  ASSERT_EQ(rs.size(), 2u);
+  ASSERT_TRUE(rs[1]) << view(rs[1].error()).message;
+  EXPECT_EQ(rs[1]->pruned, 1u);
+  auto left = db_->get(column::ai_analysis, keys::analysis("default", ids[2]));
+  ASSERT_TRUE(left);
+  EXPECT_FALSE(*left) << "the analysis written in the prune's own batch outlived its run";
+  EXPECT_EQ(read_code(ids[3]), errc::none);
 }
 
 // A sweep that fills page after page inside one task resumes each page

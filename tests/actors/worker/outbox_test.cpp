@@ -1,0 +1,238 @@
+// The worker's outbox (actors/worker/outbox.hpp) on real files in a temporary
+// directory: reports kept across a reopen and erased ones gone; one process at
+// a time; a record cut short by a killed process dropped, a flipped byte an
+// error; a full disk leaves the reports written before it readable; segments
+// reclaimed even with one report never acknowledged; an outbox RocksDB wrote
+// (the former format) read and moved over.
+#include "actors/worker/outbox.hpp"
+
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <rocksdb/db.h>
+
+#include "proto/codec.hpp"
+#include "proto/errors.hpp"
+#include "support/test_dir.hpp"
+
+namespace aisched::worker {
+namespace {
+
+namespace fs = std::filesystem;
+
+proto::run_result report(const std::string& id, std::string output = "ok") {
+  proto::run_result r;
+  r.instance_id = id;
+  r.worker_id = "w1";
+  r.attempt = 1;
+  r.state = proto::instance_state::failed;
+  r.exit_code = 3;
+  r.output = std::move(output);
+  r.started_at = 100;
+  r.finished_at = 200;
+  return r;
+}
+
+caf::error put(outbox& box, const std::vector<proto::run_result>& rs) {
+  std::vector<std::pair<std::string, const proto::run_result*>> batch;
+  for (auto& r : rs) batch.emplace_back(r.instance_id + "#1", &r);
+  return box.put(batch);
+}
+
+std::map<std::string, proto::run_result> load(outbox& box) {
+  std::map<std::string, proto::run_result> out;
+  for (auto& [k, r] : box.load()) out.emplace(k, r);
+  return out;
+}
+
+std::vector<fs::path> segment_files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".outbox") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class outbox_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = test::make_test_dir("outbox-");
+    ASSERT_FALSE(root_.empty());
+    dir_ = (root_ / "box").string();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  fs::path root_;
+  std::string dir_;
+};
+
+TEST_F(outbox_test, reports_survive_a_reopen_and_erased_ones_do_not) {
+  {
+    auto box = outbox::open(dir_);
+    ASSERT_TRUE(box) << view(box.error()).message;
+    EXPECT_TRUE(load(**box).empty());
+    ASSERT_FALSE(put(**box, {report("1-1-0"), report("1-2-0")}));
+    ASSERT_FALSE(put(**box, {report("1-3-0", "third")}));
+    ASSERT_FALSE((*box)->erase({"1-2-0#1", "never-stored#1"}));
+  }
+  auto box = outbox::open(dir_);
+  ASSERT_TRUE(box) << view(box.error()).message;
+  auto got = load(**box);
+  ASSERT_EQ(got.size(), 2u);
+  ASSERT_TRUE(got.count("1-1-0#1"));
+  ASSERT_TRUE(got.count("1-3-0#1"));
+  EXPECT_EQ(got["1-3-0#1"].output, "third");
+  EXPECT_EQ(got["1-1-0#1"].exit_code, 3);
+  EXPECT_EQ(got["1-1-0#1"].state, proto::instance_state::failed);
+  EXPECT_EQ(got["1-1-0#1"].finished_at, 200);
+}
+
+TEST_F(outbox_test, a_second_open_is_refused_while_one_holds_it) {
+  auto first = outbox::open(dir_);
+  ASSERT_TRUE(first);
+  auto second = outbox::open(dir_);
+  ASSERT_FALSE(second) << "two workers appending to one outbox would garble it";
+  EXPECT_NE(view(second.error()).message.find("in use"), std::string::npos)
+      << view(second.error()).message;
+  first->reset();
+  EXPECT_TRUE(outbox::open(dir_)) << "the lock must go with the outbox";
+}
+
+TEST_F(outbox_test, a_record_cut_short_at_the_end_is_dropped_and_the_rest_kept) {
+  {
+    auto box = outbox::open(dir_);
+    ASSERT_TRUE(box);
+    ASSERT_FALSE(put(**box, {report("1-1-0")}));
+    ASSERT_FALSE(put(**box, {report("1-2-0", std::string(500, 'x'))}));
+  }
+  // A worker killed in the middle of its second write.
+  auto segs = segment_files(dir_);
+  ASSERT_FALSE(segs.empty());
+  auto last = segs.back();
+  fs::resize_file(last, fs::file_size(last) - 100);
+  {
+    auto box = outbox::open(dir_);
+    ASSERT_TRUE(box) << view(box.error()).message;
+    auto got = load(**box);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_TRUE(got.count("1-1-0#1"));
+    ASSERT_FALSE(put(**box, {report("1-4-0")}));
+  }
+  // The cut was dropped for good: the segment is no longer the newest and opens cleanly.
+  auto box = outbox::open(dir_);
+  ASSERT_TRUE(box) << view(box.error()).message;
+  auto got = load(**box);
+  EXPECT_EQ(got.size(), 2u);
+  EXPECT_TRUE(got.count("1-4-0#1"));
+}
+
+TEST_F(outbox_test, a_flipped_byte_is_an_error_not_a_lost_report) {
+  {
+    auto box = outbox::open(dir_);
+    ASSERT_TRUE(box);
+    ASSERT_FALSE(put(**box, {report("1-1-0", std::string(200, 'a'))}));
+    ASSERT_FALSE(put(**box, {report("1-2-0")}));
+  }
+  auto seg = segment_files(dir_).back();
+  {
+    std::fstream f(seg, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    f.put('b');
+  }
+  auto box = outbox::open(dir_);
+  ASSERT_FALSE(box) << "a report read wrong, or skipped, is a run the scheduler never hears of";
+  EXPECT_EQ(view(box.error()).code, errc::corrupted) << view(box.error()).message;
+}
+
+TEST_F(outbox_test, a_full_disk_fails_the_write_and_keeps_what_was_written_before) {
+  auto box = outbox::open(dir_);
+  ASSERT_TRUE(box);
+  ASSERT_FALSE(put(**box, {report("1-1-0")}));
+  auto seg = segment_files(dir_).back();
+  auto size = fs::file_size(seg);
+  // The file may grow by 64 bytes more: the next report (1 KiB) is written in part, then fails.
+  struct rlimit old {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto old_handler = signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = size + 64;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  auto err = put(**box, {report("1-2-0", std::string(1024, 'x'))});
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, old_handler);
+  ASSERT_TRUE(err) << "a report not kept must be said so";
+  EXPECT_EQ(fs::file_size(seg), size) << "the part written must be taken back";
+  box->reset();
+  auto again = outbox::open(dir_);
+  ASSERT_TRUE(again) << view(again.error()).message;
+  auto got = load(**again);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got.count("1-1-0#1"));
+}
+
+TEST_F(outbox_test, segments_are_reclaimed_even_behind_a_report_never_acknowledged) {
+  outbox::options opts;
+  opts.segment_bytes = 4096;
+  {
+    auto box = outbox::open(dir_, opts);
+    ASSERT_TRUE(box);
+    ASSERT_FALSE(put(**box, {report("0-0-0", "pinned")}));  // never erased
+    for (int i = 1; i <= 3000; ++i) {
+      auto id = "7-" + std::to_string(i) + "-0";
+      ASSERT_FALSE(put(**box, {report(id)}));
+      ASSERT_FALSE((*box)->erase({id + "#1"}));
+      ASSERT_LE((*box)->segments(), 3u) << "after " << i << " reports";
+    }
+    EXPECT_LE(segment_files(dir_).size(), 3u);
+    uint64_t bytes = 0;
+    for (auto& s : segment_files(dir_)) bytes += fs::file_size(s);
+    EXPECT_LE(bytes, 3u * 4096u + 1024u);
+  }
+  auto box = outbox::open(dir_, opts);
+  ASSERT_TRUE(box) << view(box.error()).message;
+  auto got = load(**box);
+  ASSERT_EQ(got.size(), 1u) << "3000 erased reports must stay erased, the pinned one kept";
+  EXPECT_EQ(got.begin()->second.output, "pinned");
+}
+
+TEST_F(outbox_test, an_outbox_rocksdb_wrote_is_read_and_moved_over) {
+  auto kept = report("5-1-0", "from before the upgrade");
+  {
+    rocksdb::Options opts;
+    opts.create_if_missing = true;
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(opts, dir_, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions{}, "5-1-0#1", proto::encode(kept)).ok());
+    db->Close();
+  }
+  {
+    auto box = outbox::open(dir_);
+    ASSERT_TRUE(box) << view(box.error()).message;
+    auto got = load(**box);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got["5-1-0#1"].output, kept.output);
+  }
+  EXPECT_FALSE(fs::exists(fs::path(dir_) / "CURRENT")) << "the former files must go";
+  auto box = outbox::open(dir_);
+  ASSERT_TRUE(box) << view(box.error()).message;
+  auto got = load(**box);
+  ASSERT_EQ(got.size(), 1u) << "the report must live on in the new format";
+  ASSERT_FALSE((*box)->erase({"5-1-0#1"}));
+  box->reset();
+  box = outbox::open(dir_);
+  ASSERT_TRUE(box);
+  EXPECT_TRUE(load(**box).empty());
+}
+
+}  // namespace
+}  // namespace aisched::worker
