@@ -2,6 +2,9 @@
 #include "actors/worker/outbox.hpp"
 
 #include <fcntl.h>
+#include <rocksdb/db.h>
+#include <rocksdb/iterator.h>
+#include <rocksdb/options.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -12,10 +15,6 @@
 #include <filesystem>
 #include <map>
 #include <string_view>
-
-#include <rocksdb/db.h>
-#include <rocksdb/iterator.h>
-#include <rocksdb/options.h>
 
 #include "common/log.hpp"
 #include "proto/codec.hpp"
@@ -139,8 +138,8 @@ caf::expected<std::map<std::string, std::string>> read_legacy(const std::string&
   rocksdb::DB* raw = nullptr;
   auto st = rocksdb::DB::Open(opts, dir, &raw);
   if (!st.ok())
-    return make_error(errc::storage_error, "cannot open the worker's former outbox: " +
-                                               st.ToString());
+    return make_error(errc::storage_error,
+                      "cannot open the worker's former outbox: " + st.ToString());
   std::unique_ptr<rocksdb::DB> db(raw);
   std::map<std::string, std::string> out;
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions{}));
@@ -162,8 +161,8 @@ caf::expected<std::unique_ptr<outbox>> outbox::open(const std::string& dir, opti
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir, ec))
-    return make_error(errc::storage_error, "cannot open worker outbox: " + dir +
-                                               " is not a directory we can create");
+    return make_error(errc::storage_error,
+                      "cannot open worker outbox: " + dir + " is not a directory we can create");
   std::unique_ptr<outbox> box{new outbox};
   box->dir_ = dir;
   box->opts_ = opts;
@@ -184,8 +183,8 @@ caf::expected<std::unique_ptr<outbox>> outbox::open(const std::string& dir, opti
   std::sort(seqs.begin(), seqs.end());
   for (size_t i = 1; i < seqs.size(); ++i)
     if (seqs[i] != seqs[i - 1] + 1)  // segments go oldest first only
-      return make_error(errc::corrupted, "outbox " + dir + " misses segment " +
-                                             segment_name(seqs[i - 1] + 1));
+      return make_error(errc::corrupted,
+                        "outbox " + dir + " misses segment " + segment_name(seqs[i - 1] + 1));
   std::map<std::string, std::string> values;  // live key -> encoded report
   for (size_t i = 0; i < seqs.size(); ++i) {
     auto seq = seqs[i];
@@ -193,18 +192,19 @@ caf::expected<std::unique_ptr<outbox>> outbox::open(const std::string& dir, opti
     auto path = box->path_of(seq);
     auto data = read_file(path);
     if (!data) return data.error();
-    auto whole = parse(*data, path, [&](uint8_t kind, std::string_view key, std::string_view value) {
-      std::string k(key);
-      box->forget(k);
-      if (kind == kind_put) {
-        box->where_[k] = seq;
-        box->segs_.back().live += 1;
-        box->segs_.back().puts += 1;
-        values[k] = std::string(value);
-      } else {
-        values.erase(k);
-      }
-    });
+    auto whole =
+        parse(*data, path, [&](uint8_t kind, std::string_view key, std::string_view value) {
+          std::string k(key);
+          box->forget(k);
+          if (kind == kind_put) {
+            box->where_[k] = seq;
+            box->segs_.back().live += 1;
+            box->segs_.back().puts += 1;
+            values[k] = std::string(value);
+          } else {
+            values.erase(k);
+          }
+        });
     if (!whole) return whole.error();
     if (*whole < data->size()) {
       if (i + 1 != seqs.size())
@@ -249,8 +249,8 @@ caf::expected<std::unique_ptr<outbox>> outbox::open(const std::string& dir, opti
   for (auto& [key, value] : values) {
     auto r = proto::decode<proto::run_result>(value);
     if (!r)
-      return make_error(errc::corrupted, "outbox record " + key +
-                                             " does not decode: " + view(r.error()).message);
+      return make_error(errc::corrupted,
+                        "outbox record " + key + " does not decode: " + view(r.error()).message);
     box->stored_.emplace_back(key, std::move(*r));
   }
   if (auto err = box->reclaim()) return err;
@@ -262,9 +262,7 @@ outbox::~outbox() {
   if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
 }
 
-std::vector<std::pair<std::string, proto::run_result>> outbox::load() {
-  return std::move(stored_);
-}
+std::vector<std::pair<std::string, proto::run_result>> outbox::load() { return std::move(stored_); }
 
 void outbox::forget(const std::string& key) {
   auto i = where_.find(key);

@@ -21,6 +21,7 @@
 // open, its reports moved into a segment, and its files removed.
 #pragma once
 
+#include <caf/expected.hpp>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -28,8 +29,6 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
-
-#include <caf/expected.hpp>
 
 #include "proto/commands.hpp"
 
@@ -83,10 +82,10 @@ class outbox {
   std::string dir_;
   options opts_;
   int lock_fd_ = -1;
-  int fd_ = -1;          // the newest segment, appended to
-  uint64_t size_ = 0;    // its size
-  std::deque<segment> segs_;                           // oldest first; back() is fd_
-  std::unordered_map<std::string, uint64_t> where_;    // live key -> its segment's seq
+  int fd_ = -1;                                      // the newest segment, appended to
+  uint64_t size_ = 0;                                // its size
+  std::deque<segment> segs_;                         // oldest first; back() is fd_
+  std::unordered_map<std::string, uint64_t> where_;  // live key -> its segment's seq
   std::vector<std::pair<std::string, proto::run_result>> stored_;  // read at open
 };
 

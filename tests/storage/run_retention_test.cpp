@@ -5,7 +5,7 @@
 // the state counts, and leaves a mark so a read of the run answers `gone`
 // (to its own tenant only). Runs not finished are never removed, also when a
 // command names them.
-#include "storage/state_machine_fixture.hpp"
+#include "storage/run_retention.hpp"
 
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
@@ -13,8 +13,8 @@
 #include <rocksdb/perf_level.h>
 
 #include "storage/keys.hpp"
-#include "storage/run_retention.hpp"
 #include "storage/snapshot.hpp"
+#include "storage/state_machine_fixture.hpp"
 
 namespace aisched::storage {
 namespace {
@@ -172,7 +172,8 @@ TEST_F(retention_test, a_prune_deletes_only_what_the_run_left_and_sees_its_own_b
   t.retention.keep_runs = 1;
   auto id = create(t);
   std::vector<std::string> ids;
-  for (int i = 0; i < 4; ++i) ids.push_back(finished_run(id, t0 + i * minute, t0 + i * minute + 10));
+  for (int i = 0; i < 4; ++i)
+    ids.push_back(finished_run(id, t0 + i * minute, t0 + i * minute + 10));
   auto deletes = [&](column c) {
     uint64_t n = 0;
     EXPECT_TRUE(db_->db()->GetIntProperty(db_->cf(c), "rocksdb.num-deletes-active-mem-table", &n));

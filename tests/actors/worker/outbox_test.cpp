@@ -6,6 +6,8 @@
 // (the former format) read and moved over.
 #include "actors/worker/outbox.hpp"
 
+#include <gtest/gtest.h>
+#include <rocksdb/db.h>
 #include <signal.h>
 #include <sys/resource.h>
 
@@ -14,9 +16,6 @@
 #include <map>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <rocksdb/db.h>
 
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
