@@ -128,7 +128,10 @@ caf::expected<prune_page> scan_prunable(rocks& db, const prune_query& q) {
 
 caf::expected<uint64_t> apply_prune(batch_ctx& ctx, const prune_runs& c) {
   uint64_t removed = 0;
-  std::map<uint64_t, mark> latest;  // by task: the latest slot this command removed
+  struct removal : mark {
+    uint64_t removed = 0;  // runs of the task this command removed
+  };
+  std::map<uint64_t, removal> latest;  // by task: the latest slot this command removed
   auto* attempts = ctx.db().cf(column::attempts);
   auto* analyses = ctx.db().cf(column::ai_analysis);
   for (auto& id : c.instance_ids) {
@@ -160,21 +163,22 @@ caf::expected<uint64_t> apply_prune(batch_ctx& ctx, const prune_runs& c) {
       analysed = found->has_value();
     }
     if (analysed) ctx.batch().Delete(analyses, akey);
-    auto t = ctx.read_task(x.task_id);
-    if (!t) return t.error();
-    if (*t) {  // a deleted task keeps no count (nor runtime record) to lower
-      auto rt = ctx.read_runtime(x.task_id);
-      if (!rt) return rt.error();
-      if (rt->runs > 0) rt->runs -= 1;
-      ctx.put_runtime(*rt);
-    }
     auto& m = latest[x.task_id];
     m.slot = std::max(m.slot, x.slot);
-    m.tenant = x.tenant;
+    if (m.tenant != x.tenant) m.tenant = x.tenant;
+    m.removed += 1;
     ++removed;
   }
-  // Each task's mark moves once per command, to the latest slot removed.
+  // Each task's count of runs goes down, and its mark moves, once per command.
   for (auto& [task_id, m] : latest) {
+    auto t = ctx.read_task(task_id);
+    if (!t) return t.error();
+    if (*t) {  // a deleted task keeps no count (nor runtime record) to lower
+      auto rt = ctx.read_runtime(task_id);
+      if (!rt) return rt.error();
+      rt->runs -= std::min(rt->runs, m.removed);
+      ctx.put_runtime(*rt);
+    }
     auto raw = ctx.read_pruned_mark(task_id);
     if (!raw) return raw.error();
     if (*raw) {

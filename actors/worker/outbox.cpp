@@ -317,10 +317,13 @@ caf::error outbox::put(
     const std::vector<std::pair<std::string, const proto::run_result*>>& reports) {
   if (fd_ < 0) return make_error(errc::storage_error, "outbox: a failed write left it unusable");
   std::string records;
+  records.reserve(reports.size() * 160);  // a no-op's report is about 130 bytes framed
   for (auto& [key, r] : reports) add_record(records, kind_put, key, proto::encode(*r));
   if (size_ > 0 && size_ + records.size() > opts_.segment_bytes) {
     if (auto err = start_segment()) return err;
-    // An oldest segment mostly dead: its live reports are written again here.
+    // An oldest segment mostly dead: its live reports are written again here
+    // (one wholly dead just goes).
+    if (auto err = reclaim()) return err;
     while (segs_.size() > 1 && segs_.front().live * 4 < segs_.front().puts) {
       auto& front = segs_.front();
       auto path = path_of(front.seq);
@@ -353,6 +356,7 @@ caf::error outbox::put(
 caf::error outbox::erase(const std::vector<std::string>& keys) {
   if (fd_ < 0) return make_error(errc::storage_error, "outbox: a failed write left it unusable");
   std::string records;
+  records.reserve(keys.size() * 48);
   for (auto& k : keys)
     if (where_.count(k)) add_record(records, kind_erase, k, {});
   if (records.empty()) return {};

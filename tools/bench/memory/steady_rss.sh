@@ -19,13 +19,17 @@ for _ in $(seq 1 100); do curl -sf localhost:18080/readyz >/dev/null && break; s
   --bulk 1000 --backlog 20000 --concurrency 4 --duration "$T" > "$d/load.json" 2>&1 &
 load=$!
 start=$(date +%s)
-echo "t_s rss_mb data_mb runs_done"
+echo "t_s rss_mb data_mb runs_done runs_stored"
 while kill -0 $load 2>/dev/null; do
   sleep "$STEP"
   rss=$(awk '/VmRSS/ {printf "%d", $2 / 1024}' /proc/$pid/status)
   data=$(du -sm "$d/data" | cut -f1)
-  done_runs=$(curl -s localhost:18080/metrics | awk '/^worker_executions_total/ {n += $2} END {printf "%d", n}')
-  echo "$(( $(date +%s) - start )) $rss $data ${done_runs:-?}"
+  m=$(curl -s localhost:18080/metrics)
+  done_runs=$(echo "$m" | awk '/^worker_executions_total/ {n += $2} END {printf "%d", n}')
+  # Runs the state holds (any state): retention keeps this near keep_runs per task
+  # plus what finishes between two sweeps.
+  stored=$(echo "$m" | awk '/^scheduler_instances\{/ {n += $2} END {printf "%d", n}')
+  echo "$(( $(date +%s) - start )) $rss $data ${done_runs:-?} ${stored:-?}"
 done
 wait $load || true
 tail -c 2000 "$d/load.json"
