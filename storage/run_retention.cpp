@@ -134,10 +134,15 @@ caf::expected<uint64_t> apply_prune(batch_ctx& ctx, const prune_runs& c) {
   std::map<uint64_t, removal> latest;  // by task: the latest slot this command removed
   auto* attempts = ctx.db().cf(column::attempts);
   auto* analyses = ctx.db().cf(column::ai_analysis);
-  for (auto& id : c.instance_ids) {
-    auto ref = keys::parse_instance_id(id);
-    if (!ref) continue;
-    auto key = keys::instance(ref->task_id, ref->slot, ref->shard);
+  // Finished runs are not cached and mostly flushed already: one MultiGet for
+  // the page, not a Get each.
+  std::vector<std::string> run_keys;
+  run_keys.reserve(c.instance_ids.size());
+  for (auto& id : c.instance_ids)
+    if (auto ref = keys::parse_instance_id(id))
+      run_keys.push_back(keys::instance(ref->task_id, ref->slot, ref->shard));
+  if (auto err = ctx.prefetch_instances(run_keys)) return err;
+  for (auto& key : run_keys) {
     auto cur = ctx.read_instance(key);
     if (!cur) return cur.error();
     // Gone already (a repeated command), or retried by hand since the leader

@@ -199,6 +199,14 @@ TEST_F(retention_test, a_prune_deletes_only_what_the_run_left_and_sees_its_own_b
   ASSERT_TRUE(left);
   EXPECT_FALSE(*left) << "the analysis written in the prune's own batch outlived its run";
   EXPECT_EQ(read_code(ids[3]), errc::none);
+
+  // Named twice, or gone already: each run is removed once and counted once.
+  auto runs_before = runs_of(id);
+  auto again = finished_run(id, t0 + 10 * minute, t0 + 10 * minute + 10);
+  EXPECT_EQ(runs_of(id), runs_before + 1);
+  EXPECT_EQ(must_apply(prune_runs{1, {again, ids[0], again}}).pruned, 1u);
+  EXPECT_EQ(read_code(again), errc::gone);
+  EXPECT_EQ(runs_of(id), runs_before);
 }
 
 // A sweep that fills page after page inside one task resumes each page
