@@ -186,6 +186,7 @@ caf::expected<std::unique_ptr<outbox>> outbox::open(const std::string& dir, opti
       return make_error(errc::corrupted,
                         "outbox " + dir + " misses segment " + segment_name(seqs[i - 1] + 1));
   std::map<std::string, std::string> values;  // live key -> encoded report
+  uint64_t newest_size = 0;                   // of the last segment, whole records only
   for (size_t i = 0; i < seqs.size(); ++i) {
     auto seq = seqs[i];
     box->segs_.push_back({seq, 0, 0});
@@ -206,6 +207,7 @@ caf::expected<std::unique_ptr<outbox>> outbox::open(const std::string& dir, opti
           }
         });
     if (!whole) return whole.error();
+    newest_size = *whole;
     if (*whole < data->size()) {
       if (i + 1 != seqs.size())
         return make_error(errc::corrupted, "outbox segment " + path + " ends in a partial record");
@@ -217,7 +219,7 @@ caf::expected<std::unique_ptr<outbox>> outbox::open(const std::string& dir, opti
     }
   }
 
-  // An outbox RocksDB wrote: its reports move into the first new segment.
+  // An outbox RocksDB wrote: its reports move into the newest segment.
   auto legacy = fs::exists(dir + "/CURRENT", ec);
   std::map<std::string, std::string> former;
   if (legacy) {
@@ -225,7 +227,15 @@ caf::expected<std::unique_ptr<outbox>> outbox::open(const std::string& dir, opti
     if (!read) return read.error();
     former = std::move(*read);
   }
-  if (auto err = box->start_segment()) return err;
+  // Appends go on in the newest segment (a reopen adds no file), or a first one.
+  if (box->segs_.empty()) {
+    if (auto err = box->start_segment()) return err;
+  } else {
+    auto path = box->path_of(box->segs_.back().seq);
+    box->fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (box->fd_ < 0) return sys_error("cannot open " + path);
+    box->size_ = newest_size;
+  }
   if (!former.empty()) {
     std::string records;
     for (auto& [key, value] : former) {

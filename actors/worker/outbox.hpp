@@ -63,7 +63,8 @@ class outbox {
   /// restart; moved out (call once).
   [[nodiscard]] std::vector<std::pair<std::string, proto::run_result>> load();
 
-  /// Segment files on disk (for tests and the inspector).
+  /// Segment files on disk (aisched-inspect shows it: one report never
+  /// acknowledged keeps them from going, until the oldest is rewritten).
   [[nodiscard]] size_t segments() const { return segs_.size(); }
 
  private:

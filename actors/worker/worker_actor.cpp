@@ -269,6 +269,7 @@ std::map<std::string, std::string> details_of(const worker_state& st) {
           {"dedup_cached", std::to_string(st.runs.size() - running - held + st.settled.size())},
           {"unacked_reports", std::to_string(st.unacked.size())},
           {"outbox_fault", st.outbox_fault},
+          {"outbox_segments", std::to_string(st.box ? st.box->segments() : 0)},
           {"connected", inspector::text(static_cast<bool>(st.report_sink))}};
 }
 

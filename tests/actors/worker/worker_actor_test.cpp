@@ -385,6 +385,15 @@ TEST_F(worker_actor_test, no_op_runs_finished_in_one_burst_are_held_until_report
   expect_no_report();
 }
 
+/// The worker's figures as aisched-inspect shows them (dedup_cached, running, ...).
+std::map<std::string, std::string> details(caf::scoped_actor& self, const proto::worker_actor& w) {
+  std::map<std::string, std::string> out;
+  self->request(w, 5s, proto::inspect_atom::value)
+      .receive([&](proto::actor_summary& s) { out = std::move(s.details); },
+               [&](caf::error& e) { ADD_FAILURE() << "inspect: " << to_string(e); });
+  return out;
+}
+
 TEST_F(worker_actor_test, a_restarted_worker_answers_an_unacknowledged_attempt_without_rerunning) {
   auto box = dir_ / "outbox";
   auto count = dir_ / "count";
@@ -409,6 +418,8 @@ TEST_F(worker_actor_test, a_restarted_worker_answers_an_unacknowledged_attempt_w
   // again by a new leader, repeats the outcome instead of running it a second time.
   auto second = sys_.spawn(worker_actor_impl, wcfg, pool_);
   EXPECT_EQ(held(second), (std::vector<proto::held_run>{{"7-8000-0", 1}}));
+  EXPECT_EQ(details(self_, second)["outbox_segments"], "1")
+      << "a restart (and the test's own reopen) must not add a segment file each";
   std::optional<bool> accepted;
   self_->request(second, 5s, proto::execute_atom::value, req, proxy_)
       .receive([&](bool ok) { accepted = ok; }, [](caf::error&) {});
@@ -452,15 +463,6 @@ TEST_F(worker_actor_test, a_worker_whose_outbox_will_not_open_refuses_runs_and_s
   expect_no_report();
   EXPECT_FALSE(fs::exists(count)) << "the refused run ran";
   caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
-}
-
-/// The worker's figures as aisched-inspect shows them (dedup_cached, running, ...).
-std::map<std::string, std::string> details(caf::scoped_actor& self, const proto::worker_actor& w) {
-  std::map<std::string, std::string> out;
-  self->request(w, 5s, proto::inspect_atom::value)
-      .receive([&](proto::actor_summary& s) { out = std::move(s.details); },
-               [&](caf::error& e) { ADD_FAILURE() << "inspect: " << to_string(e); });
-  return out;
 }
 
 TEST_F(worker_actor_test, acknowledged_attempts_are_kept_compact_and_at_most_dedup_cap) {
