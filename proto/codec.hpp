@@ -1,4 +1,5 @@
-// The one binary codec: CAF's binary serializer over a proto type's inspect().
+// The one binary codec: CAF's binary serializer over a proto type's inspect()
+// (the run record's bytes written and read by hand, the same bytes).
 // Used for RocksDB values and the raft log; messages between actors use the
 // same inspect() through CAF itself.
 #pragma once
@@ -17,10 +18,11 @@
 
 namespace aisched::proto {
 
-/// Serializes `x` into a byte string. Serializing a proto type cannot fail for
-/// valid values; a failure is a broken invariant and aborts.
+namespace detail {
+
+/// Serializes `x` into a byte string with CAF's binary serializer.
 template <class T>
-std::string encode(const T& x) {
+std::string caf_encode(const T& x) {
   std::vector<char> buf;
   caf::binary_serializer sink{static_cast<caf::execution_unit*>(nullptr), buf};
   auto err = sink(const_cast<T&>(x));
@@ -28,12 +30,20 @@ std::string encode(const T& x) {
   return std::string(buf.begin(), buf.end());
 }
 
-/// Deserializes a `T` from `bytes`. Anything but the exact encoding of a valid
-/// value is `corrupted`: a short buffer, trailing bytes, an enum byte outside its
-/// enum, or a variant tag CAF would silently map to another alternative (caught
-/// by re-encoding and comparing). Never throws.
+}  // namespace detail
+
+/// Serializes `x` into a byte string. Serializing a proto type cannot fail for
+/// valid values; a failure is a broken invariant and aborts.
 template <class T>
-caf::expected<T> decode(std::string_view bytes) {
+std::string encode(const T& x) {
+  return detail::caf_encode(x);
+}
+
+namespace detail {
+
+/// Deserializes a `T` from `bytes` with CAF's binary deserializer; see decode.
+template <class T>
+caf::expected<T> caf_decode(std::string_view bytes) {
   T x;
   try {
     caf::binary_deserializer source{static_cast<caf::execution_unit*>(nullptr), bytes.data(),
@@ -52,5 +62,27 @@ caf::expected<T> decode(std::string_view bytes) {
     if (encode(x) != bytes) return make_error(errc::corrupted, "stored value is not canonical");
   return x;
 }
+
+}  // namespace detail
+
+/// Deserializes a `T` from `bytes`. Anything but the exact encoding of a valid
+/// value is `corrupted`: a short buffer, trailing bytes, an enum byte outside its
+/// enum, or a variant tag CAF would silently map to another alternative (caught
+/// by re-encoding and comparing). Never throws.
+template <class T>
+caf::expected<T> decode(std::string_view bytes) {
+  return detail::caf_decode<T>(bytes);
+}
+
+/// The run record: every run writes it twice and retention reads it back, so
+/// it is written and read by hand (proto/instance_codec.cpp), byte for byte
+/// what CAF's serializer makes of instance's inspect(), without CAF's virtual
+/// call and error value per field (tools/bench/bench_codec). Anything the hand
+/// reader does not take at once (not the canonical bytes) is left to CAF's,
+/// so both accept and refuse the same input (tests/proto/proto_test).
+template <>
+std::string encode<instance>(const instance& x);
+template <>
+caf::expected<instance> decode<instance>(std::string_view bytes);
 
 }  // namespace aisched::proto

@@ -43,13 +43,13 @@ void purge(worker_state& st, unix_ms now) {
   }
 }
 
-/// The leader committed the final report of `key`: keep only its outcome.
-void settle(worker_state& st, const std::string& key, unix_ms now) {
-  auto i = st.runs.find(key);
+/// The leader committed the final report of run `i`: keep only its outcome.
+void settle(worker_state& st, std::unordered_map<std::string, worker_state::run>::iterator i,
+            unix_ms now) {
   if (i == st.runs.end() || !i->second.done) return;
   auto& r = i->second.result;
-  auto [at, fresh] =
-      st.settled.emplace(key, worker_state::outcome{r.state, r.exit_code, r.started_at, r.finished_at});
+  auto [at, fresh] = st.settled.emplace(
+      i->first, worker_state::outcome{r.state, r.exit_code, r.started_at, r.finished_at});
   if (fresh) st.settled_order.push_back({&at->first, now});
   st.runs.erase(i);
   purge(st, now);
@@ -99,10 +99,10 @@ void open_outbox(worker_actor::stateful_pointer<worker_state> self) {
   // Their runs count as done here, so a new leader that hands one of them
   // over again (this worker said it holds it) gets the outcome, not a re-run.
   for (auto& [key, r] : st.box->load()) {
-    st.unacked[key] = {r, 0};
     auto& run = st.runs[key];
     run.done = true;
-    run.result = r;
+    run.result = std::move(r);
+    run.unacked = true;
   }
 }
 
@@ -115,20 +115,22 @@ void deliver_finals(worker_actor::stateful_pointer<worker_state> self,
   if (keys.empty()) return;
   auto now = now_ms();
   std::vector<std::pair<std::string, const run_result*>> stored;
+  std::vector<worker_state::run*> runs;  // node pointers: stable while nothing is erased
+  stored.reserve(keys.size());
+  runs.reserve(keys.size());
   for (auto& key : keys) {
     auto& run = st.runs.at(key);
     obs::get().executions[static_cast<size_t>(run.result.state)].inc();  // each attempt ends here once
-    st.unacked[key] = {run.result, now};
+    run.unacked = true;
+    run.last_sent = now;
     stored.emplace_back(key, &run.result);
+    runs.push_back(&run);
   }
   // Sent even when the write fails: the reports are still true, only no
   // longer safe across a restart of this worker.
   if (st.box)
     if (auto err = st.box->put(stored)) outbox_failed(self, "write", err);
-  for (auto& key : keys) {
-    auto& run = st.runs.at(key);
-    self->send(run.reply_to, report_atom::value, run.result);
-  }
+  for (auto* run : runs) self->send(run->reply_to, report_atom::value, run->result);
 }
 
 /// Reports finished run `key` with the others finished before the flush
@@ -150,10 +152,9 @@ bool awaits_flush(const worker_state& st, const std::string& key) {
 /// given; else at the next flush), anything else goes to the pool. False (the
 /// entry gone) when the pool takes no more work (the node stops).
 bool start(worker_actor::stateful_pointer<worker_state> self, const std::string& key,
-           const execute_request& req, std::vector<std::string>* finished = nullptr) {
+           worker_state::run& entry, const execute_request& req,
+           std::vector<std::string>* finished = nullptr) {
   auto& st = self->state;
-  auto& entry = st.runs[key];
-  auto cancelled = entry.cancelled;
   auto now = now_ms();
   if (log::enabled(log::level::info))  // per run: no strings built when off
     log::info("run started", {{"actor", "worker"},
@@ -171,11 +172,13 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
     r.state = instance_state::success;
     r.started_at = r.finished_at = now;
     entry.done = true;
-    entry.result = r;
+    entry.result = std::move(r);
     if (finished) finished->push_back(key);  // reported by the caller, with others
     else deliver_soon(self, key);
     return true;
   }
+  if (!entry.cancelled) entry.cancelled = std::make_shared<std::atomic<bool>>(false);
+  auto cancelled = entry.cancelled;
   worker_actor me = self;
   auto opts = st.cfg.exec;
   bool queued = st.pool->submit([me, req, opts, cancelled](const std::atomic<bool>& stopping) {
@@ -235,39 +238,36 @@ caf::expected<bool> take_run(worker_actor::stateful_pointer<worker_state> self,
   auto hold = req.hold_ms <= 0 ? duration_ms{0}
                                : std::clamp<duration_ms>(req.not_before - now, 0,
                                                          req.hold_ms + max_skew);
-  auto cancelled = std::make_shared<std::atomic<bool>>(false);
-  worker_state::run fresh;
+  auto& fresh = st.runs[key];
   fresh.reply_to = reply_to;
-  fresh.cancelled = cancelled;
   if (hold > 0) {
     // Placed ahead of its instant: held until then.
     fresh.waiting = req;
-    st.runs[key] = std::move(fresh);
     auto instant = now + hold;  // by this worker's clock
     auto& due = st.held_until[instant];
     if (due.empty())
       self->delayed_send(self, std::chrono::milliseconds(hold), wake_atom::value, instant);
-    due.push_back(key);
+    due.push_back(std::move(key));
     return true;
   }
-  st.runs[key] = std::move(fresh);
-  return start(self, key, req);
+  return start(self, key, fresh, req);
 }
 
 /// The worker's part of aisched-inspect: runs in progress, finished runs kept
 /// for dedup, final reports not yet acknowledged by the leader.
 std::map<std::string, std::string> details_of(const worker_state& st) {
-  size_t running = 0, held = 0;
+  size_t running = 0, held = 0, unacked = 0;
   for (auto& [key, r] : st.runs) {
     running += r.done || r.waiting ? 0 : 1;
     held += r.waiting ? 1 : 0;
+    unacked += r.unacked ? 1 : 0;
   }
   return {{"id", st.cfg.id},
           {"running", std::to_string(running)},
           {"held_for_instant", std::to_string(held)},
           {"slots", std::to_string(st.pool ? st.pool->threads() : 0)},
           {"dedup_cached", std::to_string(st.runs.size() - running - held + st.settled.size())},
-          {"unacked_reports", std::to_string(st.unacked.size())},
+          {"unacked_reports", std::to_string(unacked)},
           {"outbox_fault", st.outbox_fault},
           {"outbox_segments", std::to_string(st.box ? st.box->segments() : 0)},
           {"connected", inspector::text(static_cast<bool>(st.report_sink))}};
@@ -334,7 +334,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
             auto req = std::move(*i->second.waiting);
             i->second.waiting.reset();
             auto reply_to = i->second.reply_to;
-            if (start(self, key, req, &finished)) continue;
+            if (start(self, key, i->second, req, &finished)) continue;
             run_result r;  // the node stops: the run cannot start
             r.instance_id = req.instance_id;
             r.worker_id = st.cfg.id;
@@ -418,8 +418,9 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         auto now = now_ms();
         std::vector<std::string> stored;  // the outbox forgets them in one write
         for (auto& k : keys) {
-          if (st.unacked.erase(k) && st.box) stored.push_back(k);
-          settle(st, k, now);
+          auto i = st.runs.find(k);
+          if (i != st.runs.end() && i->second.unacked && st.box) stored.push_back(k);
+          settle(st, i, now);
         }
         if (st.box)
           if (auto err = st.box->erase(stored)) outbox_failed(self, "delete", err);
@@ -428,8 +429,8 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         // Runs still going, plus results the scheduler has not acknowledged yet:
         // a draining node waits for both before it exits.
         auto& st = self->state;
-        auto busy = static_cast<uint32_t>(st.unacked.size() + st.to_deliver.size());
-        for (auto& [key, run] : st.runs) busy += run.done ? 0 : 1;
+        auto busy = static_cast<uint32_t>(st.to_deliver.size());
+        for (auto& [key, run] : st.runs) busy += !run.done || run.unacked ? 1 : 0;
         return busy;
       },
       [=](held_atom) {
@@ -438,9 +439,11 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         auto& st = self->state;
         std::vector<held_run> out;
         for (auto& [key, run] : st.runs)
-          if (!run.done) out.push_back(held_of(key));
+          if (!run.done)
+            out.push_back(held_of(key));
+          else if (run.unacked)
+            out.push_back({run.result.instance_id, run.result.attempt});
         for (auto& key : st.to_deliver) out.push_back(held_of(key));  // finished, not yet kept
-        for (auto& [key, p] : st.unacked) out.push_back({p.result.instance_id, p.result.attempt});
         return std::make_tuple(std::move(out), st.outbox_fault);
       },
       [=](subscribe_atom, caf::actor sink) { self->state.report_sink = std::move(sink); },
@@ -450,11 +453,11 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         auto& st = self->state;
         auto now = now_ms();
         if (st.report_sink)
-          for (auto& [key, p] : st.unacked)
-            if (now - p.last_sent >= st.cfg.resend_after) {
-              p.last_sent = now;
+          for (auto& [key, run] : st.runs)
+            if (run.unacked && now - run.last_sent >= st.cfg.resend_after) {
+              run.last_sent = now;
               self->send(caf::actor_cast<router_actor>(st.report_sink), report_atom::value,
-                         p.result);
+                         run.result);
             }
         purge(st, now);
         self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
@@ -471,7 +474,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
             for (auto& f : run.followers) caf::anon_send(f, done_atom::value, instance_id);
             i = runs.erase(i);
           } else {
-            run.cancelled->store(true);
+            if (run.cancelled) run.cancelled->store(true);
             ++i;
           }
         }

@@ -60,16 +60,16 @@ struct worker_config {
 struct worker_state {
   struct run {
     proto::worker_proxy_actor reply_to;
-    std::shared_ptr<std::atomic<bool>> cancelled;
+    std::shared_ptr<std::atomic<bool>> cancelled;  // set once it goes to the pool (not a no-op)
     bool done = false;
     proto::run_result result;  // when done
     std::string live;          // output so far (the last live_cap bytes) while it runs
     std::vector<caf::actor> followers;  // told each chunk, then (done, instance id)
     /// Held until its instant: what it will run (not started while set).
     std::optional<proto::execute_request> waiting;
-  };
-  struct pending_report {
-    proto::run_result result;
+    /// Its final report was sent (and kept in the outbox) and the leader has
+    /// not acknowledged it yet; last sent then.
+    bool unacked = false;
     unix_ms last_sent = 0;
   };
   /// What a duplicate execute of an acknowledged attempt is told again.
@@ -85,11 +85,11 @@ struct worker_state {
   };
   worker_config cfg;
   std::shared_ptr<run_pool> pool;
-  std::unique_ptr<outbox> box;                            // durable copy of `unacked`
-  std::string outbox_fault;  // why reports cannot be kept durably; "" while they can
-  std::unordered_map<std::string, pending_report> unacked;  // key: "{instance}#{attempt}"
-  caf::actor report_sink;                                 // the router, for re-sends
-  // Running attempts and finished ones not acknowledged yet; key as above.
+  std::unique_ptr<outbox> box;  // durable copy of the unacknowledged reports (run::unacked)
+  std::string outbox_fault;     // why reports cannot be kept durably; "" while they can
+  caf::actor report_sink;       // the router, for re-sends
+  // Running attempts and finished ones not acknowledged yet; key:
+  // "{instance}#{attempt}".
   std::unordered_map<std::string, run> runs;
   /// Runs held for their instant, by instant (keys as in `runs`; one gone
   /// since, cancelled, is skipped): one timer per instant, and the runs due

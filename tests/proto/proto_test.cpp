@@ -194,6 +194,54 @@ TEST(codec, unknown_command_tag_is_corrupted) {
   }
 }
 
+// The run record is written and read by hand (proto/instance_codec.cpp): the
+// bytes must be CAF's, and any bytes, damaged or not, must read as CAF reads them.
+TEST(codec, instance_by_hand_is_byte_for_byte_cafs) {
+  auto with_long = full_instance();
+  with_long.output = std::string(200, 'o');          // a two-byte length
+  with_long.event_payload = std::string(20'000, 'p');  // a three-byte length
+  auto empty = instance{};
+  empty.tenant.clear();
+  for (const auto& x : {full_instance(), with_long, instance{}, empty}) {
+    auto mine = encode(x);
+    EXPECT_EQ(mine, aisched::proto::detail::caf_encode(x));
+    auto back = decode<instance>(mine);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(*back, x);
+  }
+}
+
+TEST(codec, instance_by_hand_reads_damaged_bytes_as_caf_does) {
+  const auto good = encode(full_instance());
+  auto agree = [](const std::string& bytes) {
+    auto mine = decode<instance>(bytes);
+    auto cafs = aisched::proto::detail::caf_decode<instance>(bytes);
+    ASSERT_EQ(static_cast<bool>(mine), static_cast<bool>(cafs));
+    if (mine)
+      EXPECT_EQ(*mine, *cafs);
+    else
+      EXPECT_EQ(code_of(mine.error()), errc::corrupted);
+  };
+  for (size_t cut = 0; cut <= good.size(); ++cut) {
+    SCOPED_TRACE("kept " + std::to_string(cut));
+    agree(good.substr(0, cut));
+  }
+  for (size_t i = 0; i < good.size(); ++i)
+    for (int v : {0x00, 0x01, 0x7f, 0x80, 0xff}) {
+      SCOPED_TRACE("byte " + std::to_string(i) + " = " + std::to_string(v));
+      auto bad = good;
+      bad[i] = static_cast<char>(v);
+      agree(bad);
+    }
+  // A length written in more groups than it needs: CAF reads it; so must we.
+  auto x = instance{};
+  x.id = "a";
+  auto canonical = encode(x);
+  ASSERT_EQ(canonical.substr(0, 2), (std::string{'\x01', 'a'}));
+  auto padded = std::string{'\x81', '\x00', 'a'} + canonical.substr(2);
+  agree(padded);
+}
+
 TEST(codec, enum_value_outside_its_enum_is_corrupted) {
   // The state is one byte on the wire, just before scheduled_fires and runs
   // (the last fields of a task_runtime, 8 bytes each).

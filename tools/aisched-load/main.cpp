@@ -431,6 +431,7 @@ int throughput(const options& o) {
   std::atomic<size_t> created{0};
   std::atomic<size_t> done{0};  // succeeded since start (from the metrics)
   std::atomic<bool> stop{false};
+  std::vector<double> enqueue_ms;  // --bulk: each request's round trip
   auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -461,7 +462,15 @@ int throughput(const options& o) {
             continue;
           }
           created += o.bulk;
-          if (enqueue_bulk(c, id, o.bulk) == 0) {
+          auto sent = std::chrono::steady_clock::now();
+          auto made = enqueue_bulk(c, id, o.bulk);
+          {
+            std::lock_guard<std::mutex> g(mtx);
+            enqueue_ms.push_back(std::chrono::duration<double, std::milli>(
+                                     std::chrono::steady_clock::now() - sent)
+                                     .count());
+          }
+          if (made == 0) {
             created -= o.bulk;
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
           }
@@ -537,6 +546,11 @@ int throughput(const options& o) {
   auto mean_queued = queued_samples ? queued_sum / queued_samples : 0.0;
   auto cap = aisched::load::throughput_cap(o.backlog, due_ms, mean_in_flight, mean_queued,
                                            committed_per_s);
+  // With --bulk, each producer waits for its request's answer (the runs are
+  // durable then) before sending the next: busy all the time, they set the rate.
+  double producers_busy = 0;
+  for (auto ms : enqueue_ms) producers_busy += ms;
+  producers_busy /= 1000.0 * window * std::max(1u, o.concurrency);
   json::object out{
       {"scenario", "throughput"},
       {"window_s", window},
@@ -556,10 +570,17 @@ int throughput(const options& o) {
       {"self_cap_per_s", cap.cap_per_s},
       {"node_bound", cap.node_bound},
       {"self_capped", cap.capped},
+      {"enqueue_ms", to_json(summarize(enqueue_ms))},
+      {"producers_busy", producers_busy},
       {"all_done", drained.succeeded - start.succeeded >= static_cast<double>(created.load())}};
   report(o, out);
   auto& notes = o.json_out ? std::cerr : std::cout;  // beside the JSON, so stdout stays one object
   if (cap.capped) notes << aisched::load::cap_warning(o.backlog, due_ms, cap, committed_per_s) << "\n";
+  if (o.bulk > 0 && producers_busy >= 0.9)
+    notes << "the producers set the rate: each of the " << std::max(1u, o.concurrency)
+          << " waited for its enqueue's answer " << static_cast<int>(producers_busy * 100)
+          << "% of the window (median " << summarize(enqueue_ms).p50
+          << " ms a request); raise --concurrency or --bulk to measure the node\n";
   if (cap.node_bound)
     notes << "the node set the rate: " << static_cast<uint64_t>(mean_queued) << " of the "
           << static_cast<uint64_t>(mean_in_flight)
