@@ -4,10 +4,10 @@
 // 7-bit groups (low first, the high bit set on all but the last) and then its
 // bytes. The order of the fields is inspect()'s; a field added there must be
 // added here too (tests/proto/proto_test compares the bytes with CAF's).
-#include "proto/codec.hpp"
-
 #include <cstdint>
 #include <cstring>
+
+#include "proto/codec.hpp"
 
 namespace aisched::proto {
 
@@ -98,8 +98,7 @@ bool read(reader& r, instance& x) {
          r.i64(x.created_at) && r.i64(x.dispatched_at) && r.i64(x.started_at) &&
          r.i64(x.finished_at) && r.i64(x.next_attempt_at) && r.i64(x.deadline) &&
          r.i32(x.exit_code) && r.str(x.error) && r.str(x.output) && r.str(x.trace_id) &&
-         r.str(x.idempotency_key) && r.str(x.event_name) && r.str(x.event_payload) &&
-         r.at == r.end;
+         r.str(x.idempotency_key) && r.str(x.event_name) && r.str(x.event_payload) && r.at == r.end;
 }
 
 }  // namespace
@@ -108,8 +107,8 @@ template <>
 std::string encode<instance>(const instance& x) {
   std::string out;
   out.reserve(4 * 8 + 64 + x.id.size() + x.tenant.size() + x.worker_id.size() + x.error.size() +
-              x.output.size() + x.trace_id.size() + x.idempotency_key.size() +
-              x.event_name.size() + x.event_payload.size() + 9 * 5);
+              x.output.size() + x.trace_id.size() + x.idempotency_key.size() + x.event_name.size() +
+              x.event_payload.size() + 9 * 5);
   put_str(out, x.id);
   put_str(out, x.tenant);
   put_u64(out, x.task_id);
@@ -119,12 +118,12 @@ std::string encode<instance>(const instance& x) {
   put_u32(out, x.attempt);
   put_u8(out, static_cast<uint8_t>(x.state));
   put_str(out, x.worker_id);
-  for (auto t : {x.created_at, x.dispatched_at, x.started_at, x.finished_at, x.next_attempt_at,
-                 x.deadline})
+  for (auto t :
+       {x.created_at, x.dispatched_at, x.started_at, x.finished_at, x.next_attempt_at, x.deadline})
     put_u64(out, static_cast<uint64_t>(t));
   put_u32(out, static_cast<uint32_t>(x.exit_code));
-  for (auto* s : {&x.error, &x.output, &x.trace_id, &x.idempotency_key, &x.event_name,
-                  &x.event_payload})
+  for (auto* s :
+       {&x.error, &x.output, &x.trace_id, &x.idempotency_key, &x.event_name, &x.event_payload})
     put_str(out, *s);
   return out;
 }

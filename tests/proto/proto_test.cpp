@@ -198,7 +198,7 @@ TEST(codec, unknown_command_tag_is_corrupted) {
 // bytes must be CAF's, and any bytes, damaged or not, must read as CAF reads them.
 TEST(codec, instance_by_hand_is_byte_for_byte_cafs) {
   auto with_long = full_instance();
-  with_long.output = std::string(200, 'o');          // a two-byte length
+  with_long.output = std::string(200, 'o');            // a two-byte length
   with_long.event_payload = std::string(20'000, 'p');  // a three-byte length
   auto empty = instance{};
   empty.tenant.clear();

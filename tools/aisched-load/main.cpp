@@ -466,9 +466,9 @@ int throughput(const options& o) {
           auto made = enqueue_bulk(c, id, o.bulk);
           {
             std::lock_guard<std::mutex> g(mtx);
-            enqueue_ms.push_back(std::chrono::duration<double, std::milli>(
-                                     std::chrono::steady_clock::now() - sent)
-                                     .count());
+            enqueue_ms.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent)
+                    .count());
           }
           if (made == 0) {
             created -= o.bulk;
