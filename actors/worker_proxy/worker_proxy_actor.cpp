@@ -145,6 +145,7 @@ void send_runs(self_ptr self) {
   if (st.to_send.empty()) return;
   auto reqs = std::move(st.to_send);
   st.to_send.clear();
+  st.to_send.reserve(reqs.size());  // the next burst is likely as large: no regrowth, no moves
   std::vector<std::string> ids;
   ids.reserve(reqs.size());
   for (auto& r : reqs) ids.push_back(r.instance_id);

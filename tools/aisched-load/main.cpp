@@ -547,7 +547,8 @@ int throughput(const options& o) {
   auto cap = aisched::load::throughput_cap(o.backlog, due_ms, mean_in_flight, mean_queued,
                                            committed_per_s);
   // With --bulk, each producer waits for its request's answer (the runs are
-  // durable then) before sending the next: busy all the time, they set the rate.
+  // durable then) before sending the next: busy all the time, they may set the
+  // rate (or the node's answers slow down as it fills: more producers tell which).
   double producers_busy = 0;
   for (auto ms : enqueue_ms) producers_busy += ms;
   producers_busy /= 1000.0 * window * std::max(1u, o.concurrency);
@@ -577,10 +578,11 @@ int throughput(const options& o) {
   auto& notes = o.json_out ? std::cerr : std::cout;  // beside the JSON, so stdout stays one object
   if (cap.capped) notes << aisched::load::cap_warning(o.backlog, due_ms, cap, committed_per_s) << "\n";
   if (o.bulk > 0 && producers_busy >= 0.9)
-    notes << "the producers set the rate: each of the " << std::max(1u, o.concurrency)
+    notes << "the producers were always waiting: each of the " << std::max(1u, o.concurrency)
           << " waited for its enqueue's answer " << static_cast<int>(producers_busy * 100)
           << "% of the window (median " << summarize(enqueue_ms).p50
-          << " ms a request); raise --concurrency or --bulk to measure the node\n";
+          << " ms a request); if more of them (--concurrency) raise the rate, they set it, "
+             "not the node\n";
   if (cap.node_bound)
     notes << "the node set the rate: " << static_cast<uint64_t>(mean_queued) << " of the "
           << static_cast<uint64_t>(mean_in_flight)
