@@ -116,6 +116,13 @@ TEST(load_tool, bulk_throughput_counts_the_runs_retention_already_removed) {
   EXPECT_GT(created, 1000);
   EXPECT_TRUE(r.at("all_done").as_bool()) << json::serialize(r);
   EXPECT_LE(number(r, "committed"), created);
+  // Each enqueue's round trip is measured: one per 500 runs made, and the one
+  // producer spends part of the window waiting for them, never more than all of it.
+  auto& enq = r.at("enqueue_ms").as_object();
+  EXPECT_GE(number(enq, "n"), created / 500);
+  EXPECT_GT(number(enq, "p50_ms"), 0);
+  EXPECT_GT(number(r, "producers_busy"), 0);
+  EXPECT_LE(number(r, "producers_busy"), 1.0);
   auto metrics = http_call(node.http_port(), "GET", "/metrics");
   const std::string line = "\nscheduler_runs_pruned_total ";
   auto at = metrics.body.find(line);

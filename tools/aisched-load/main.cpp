@@ -432,6 +432,7 @@ int throughput(const options& o) {
   std::atomic<size_t> done{0};  // succeeded since start (from the metrics)
   std::atomic<bool> stop{false};
   std::vector<double> enqueue_ms;  // --bulk: each request's round trip
+  std::vector<std::pair<double, double>> enqueue_spans;  // and when, in s since t0
   auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -462,13 +463,13 @@ int throughput(const options& o) {
             continue;
           }
           created += o.bulk;
-          auto sent = std::chrono::steady_clock::now();
+          auto sent = elapsed();
           auto made = enqueue_bulk(c, id, o.bulk);
+          auto answered = elapsed();
           {
             std::lock_guard<std::mutex> g(mtx);
-            enqueue_ms.push_back(
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent)
-                    .count());
+            enqueue_ms.push_back((answered - sent) * 1000);
+            enqueue_spans.emplace_back(sent, answered);
           }
           if (made == 0) {
             created -= o.bulk;
@@ -549,9 +550,10 @@ int throughput(const options& o) {
   // With --bulk, each producer waits for its request's answer (the runs are
   // durable then) before sending the next: busy all the time, they may set the
   // rate (or the node's answers slow down as it fills: more producers tell which).
-  double producers_busy = 0;
-  for (auto ms : enqueue_ms) producers_busy += ms;
-  producers_busy /= 1000.0 * window * std::max(1u, o.concurrency);
+  double producers_busy = 0;  // their waits within the window
+  for (auto [sent, answered] : enqueue_spans)
+    producers_busy += std::max(0.0, std::min(answered, window) - sent);
+  producers_busy /= window * std::max(1u, o.concurrency);
   json::object out{
       {"scenario", "throughput"},
       {"window_s", window},
