@@ -1,5 +1,5 @@
 // The one binary codec: CAF's binary serializer over a proto type's inspect()
-// (the run record's bytes written and read by hand, the same bytes).
+// (a run's instance and report written and read by hand, the same bytes).
 // Used for RocksDB values and the raft log; messages between actors use the
 // same inspect() through CAF itself.
 #pragma once
@@ -74,15 +74,20 @@ caf::expected<T> decode(std::string_view bytes) {
   return detail::caf_decode<T>(bytes);
 }
 
-/// The run record: every run writes it twice and retention reads it back, so
-/// it is written and read by hand (proto/instance_codec.cpp), byte for byte
-/// what CAF's serializer makes of instance's inspect(), without CAF's virtual
-/// call and error value per field (tools/bench/bench_codec). Anything the hand
-/// reader does not take at once (not the canonical bytes) is left to CAF's,
-/// so both accept and refuse the same input (tests/proto/proto_test).
+/// The records every run goes through, its instance (written twice, read back
+/// by retention) and its worker's report (kept in the worker's outbox), are
+/// written and read by hand (proto/hand_codec.cpp): byte for byte what CAF's
+/// serializer makes of their inspect(), without CAF's virtual call and error
+/// value per field (tools/bench/bench_codec). Bytes the hand reader does not
+/// take at once (not the canonical ones) are left to CAF's, so both accept
+/// and refuse the same input (tests/proto/proto_test).
 template <>
 std::string encode<instance>(const instance& x);
 template <>
 caf::expected<instance> decode<instance>(std::string_view bytes);
+template <>
+std::string encode<run_result>(const run_result& x);
+template <>
+caf::expected<run_result> decode<run_result>(std::string_view bytes);
 
 }  // namespace aisched::proto

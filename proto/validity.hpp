@@ -23,6 +23,7 @@ inline bool enums_valid(const attempt_record& r) { return in_range(r.state); }
 inline bool enums_valid(const task_runtime& r) { return in_range(r.last_state); }
 inline bool enums_valid(const worker& w) { return in_range(w.protocol) && in_range(w.status); }
 inline bool enums_valid(const execute_request& r) { return in_range(r.kind); }
+inline bool enums_valid(const run_result& r) { return in_range(r.state); }
 
 inline bool enums_valid(const command& cmd) {
   if (auto c = caf::get_if<create_task>(&cmd)) return enums_valid(c->t);
@@ -33,7 +34,7 @@ inline bool enums_valid(const command& cmd) {
   }
   if (auto c = caf::get_if<report_results>(&cmd)) {
     for (auto& r : c->results)
-      if (!in_range(r.state)) return false;
+      if (!enums_valid(r)) return false;
   }
   return true;
 }

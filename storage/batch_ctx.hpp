@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include <caf/expected.hpp>
@@ -127,15 +128,18 @@ class batch_ctx {
 
   [[nodiscard]] caf::expected<std::optional<proto::instance>> read_instance(const std::string& key) {
     if (auto i = instances_.find(key); i != instances_.end()) return i->second;
-    if (auto i = cache_.instances.find(key); i != cache_.instances.end()) return {i->second};
+    if (auto i = cache_.instances.find(key); i != cache_.instances.end()) {
+      // Taken out, not copied: written() puts back what this batch wrote, and
+      // one it did not write is read from the database again (the same value).
+      auto x = std::move(i->second);
+      cache_.instances.erase(i);
+      return std::optional<proto::instance>{std::move(x)};
+    }
     if (auto i = prefetched_.find(key); i != prefetched_.end()) {
-      auto raw = std::move(i->second);
+      auto x = std::move(i->second);
       prefetched_.erase(i);
-      if (!raw) return std::optional<proto::instance>{};
-      auto x = proto::decode<proto::instance>(*raw);
-      if (!x) return x.error();
-      if (!is_terminal(x->state)) cache_.instances.emplace(key, *x);
-      return std::optional<proto::instance>{std::move(*x)};
+      if (x && !is_terminal(x->state)) cache_.instances.emplace(key, *x);
+      return x;
     }
     auto x = read<proto::instance>(column::instances, key);
     if (x && *x && !is_terminal((*x)->state)) cache_.instances.emplace(key, **x);
@@ -145,7 +149,8 @@ class batch_ctx {
   /// Reads the stored instances at `keys` in one RocksDB MultiGet, for the
   /// read_instance calls that follow (each taken once): what a command about
   /// many finished runs (prune_runs) would otherwise read one Get at a time
-  /// from the SST files. Keys this batch or the cache holds are skipped.
+  /// from the SST files; decoded here (a value that does not decode fails
+  /// the prefetch). Keys this batch or the cache holds are skipped.
   [[nodiscard]] caf::error prefetch_instances(const std::vector<std::string>& keys) {
     std::vector<rocksdb::Slice> wanted;
     for (auto& k : keys)
@@ -156,12 +161,15 @@ class batch_ctx {
     std::vector<rocksdb::Status> status(wanted.size());
     db_.db()->MultiGet(rocksdb::ReadOptions{}, db_.cf(column::instances), wanted.size(),
                        wanted.data(), values.data(), status.data());
+    prefetched_.reserve(prefetched_.size() + wanted.size());
     for (size_t i = 0; i < wanted.size(); ++i) {
       auto key = wanted[i].ToString();
       if (status[i].IsNotFound()) {
         prefetched_.emplace(std::move(key), std::nullopt);
       } else if (status[i].ok()) {
-        prefetched_.emplace(std::move(key), values[i].ToString());
+        auto x = proto::decode<proto::instance>(std::string_view(values[i].data(), values[i].size()));
+        if (!x) return x.error();
+        prefetched_.emplace(std::move(key), std::move(*x));
       } else {
         return make_error(errc::storage_error, "read from instances failed: " + status[i].ToString());
       }
@@ -325,7 +333,7 @@ class batch_ctx {
   std::map<uint64_t, std::string> marks_;  // retention marks, by task id
   std::set<std::string> attempts_;         // attempt records this batch put
   bool analyses_written_ = false;
-  std::map<std::string, std::optional<std::string>> prefetched_;  // prefetch_instances
+  std::unordered_map<std::string, std::optional<proto::instance>> prefetched_;  // prefetch_instances
 };
 
 }  // namespace aisched::storage

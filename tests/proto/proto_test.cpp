@@ -194,9 +194,57 @@ TEST(codec, unknown_command_tag_is_corrupted) {
   }
 }
 
-// The run record is written and read by hand (proto/instance_codec.cpp): the
-// bytes must be CAF's, and any bytes, damaged or not, must read as CAF reads them.
-TEST(codec, instance_by_hand_is_byte_for_byte_cafs) {
+// A run's instance and report are written and read by hand
+// (proto/hand_codec.cpp): the bytes must be CAF's, and any bytes, damaged or
+// not, must read as CAF reads them.
+
+run_result full_report() {
+  run_result r;
+  r.instance_id = "42-1796022000000-3";
+  r.worker_id = "w-1";
+  r.attempt = 2;
+  r.state = instance_state::failed;
+  r.exit_code = -9;
+  r.error = "killed";
+  r.output = std::string("out\0put", 7);
+  r.started_at = t_2026_11_30_07 + 3;
+  r.finished_at = t_2026_11_30_07 + 4;
+  r.next_attempt_at = t_2026_11_30_07 + 5;
+  return r;
+}
+
+bool same(const instance& a, const instance& b) { return a == b; }
+bool same(const run_result& a, const run_result& b) { return fields(a) == fields(b); }
+
+/// Whether decode<T> (by hand) and CAF's reader agree on `bytes`.
+template <class T>
+void read_alike(const std::string& bytes) {
+  auto mine = decode<T>(bytes);
+  auto cafs = aisched::proto::detail::caf_decode<T>(bytes);
+  ASSERT_EQ(static_cast<bool>(mine), static_cast<bool>(cafs));
+  if (mine)
+    EXPECT_TRUE(same(*mine, *cafs));
+  else
+    EXPECT_EQ(code_of(mine.error()), errc::corrupted);
+}
+
+/// Every cut and every byte of `good` set to a few values reads alike.
+template <class T>
+void damaged_read_alike(const std::string& good) {
+  for (size_t cut = 0; cut <= good.size(); ++cut) {
+    SCOPED_TRACE("kept " + std::to_string(cut));
+    read_alike<T>(good.substr(0, cut));
+  }
+  for (size_t i = 0; i < good.size(); ++i)
+    for (int v : {0x00, 0x01, 0x7f, 0x80, 0xff}) {
+      SCOPED_TRACE("byte " + std::to_string(i) + " = " + std::to_string(v));
+      auto bad = good;
+      bad[i] = static_cast<char>(v);
+      read_alike<T>(bad);
+    }
+}
+
+TEST(codec, instance_and_report_by_hand_are_byte_for_byte_cafs) {
   auto with_long = full_instance();
   with_long.output = std::string(200, 'o');            // a two-byte length
   with_long.event_payload = std::string(20'000, 'p');  // a three-byte length
@@ -209,37 +257,38 @@ TEST(codec, instance_by_hand_is_byte_for_byte_cafs) {
     ASSERT_TRUE(back);
     EXPECT_EQ(*back, x);
   }
+  auto long_report = full_report();
+  long_report.output = std::string(70'000, 'o');
+  for (const auto& r : {full_report(), long_report, run_result{}}) {
+    auto mine = encode(r);
+    EXPECT_EQ(mine, aisched::proto::detail::caf_encode(r));
+    auto back = decode<run_result>(mine);
+    ASSERT_TRUE(back);
+    EXPECT_TRUE(same(*back, r));
+  }
 }
 
-TEST(codec, instance_by_hand_reads_damaged_bytes_as_caf_does) {
-  const auto good = encode(full_instance());
-  auto agree = [](const std::string& bytes) {
-    auto mine = decode<instance>(bytes);
-    auto cafs = aisched::proto::detail::caf_decode<instance>(bytes);
-    ASSERT_EQ(static_cast<bool>(mine), static_cast<bool>(cafs));
-    if (mine)
-      EXPECT_EQ(*mine, *cafs);
-    else
-      EXPECT_EQ(code_of(mine.error()), errc::corrupted);
-  };
-  for (size_t cut = 0; cut <= good.size(); ++cut) {
-    SCOPED_TRACE("kept " + std::to_string(cut));
-    agree(good.substr(0, cut));
-  }
-  for (size_t i = 0; i < good.size(); ++i)
-    for (int v : {0x00, 0x01, 0x7f, 0x80, 0xff}) {
-      SCOPED_TRACE("byte " + std::to_string(i) + " = " + std::to_string(v));
-      auto bad = good;
-      bad[i] = static_cast<char>(v);
-      agree(bad);
-    }
+TEST(codec, instance_and_report_by_hand_read_damaged_bytes_as_caf_does) {
+  damaged_read_alike<instance>(encode(full_instance()));
+  damaged_read_alike<run_result>(encode(full_report()));
   // A length written in more groups than it needs: CAF reads it; so must we.
   auto x = instance{};
   x.id = "a";
   auto canonical = encode(x);
   ASSERT_EQ(canonical.substr(0, 2), (std::string{'\x01', 'a'}));
   auto padded = std::string{'\x81', '\x00', 'a'} + canonical.substr(2);
-  agree(padded);
+  read_alike<instance>(padded);
+  ASSERT_TRUE(decode<instance>(padded));
+}
+
+TEST(codec, a_report_with_a_state_outside_its_enum_is_corrupted) {
+  // The state is the byte after the two strings and the attempt.
+  auto r = full_report();
+  auto bytes = encode(r);
+  bytes[1 + r.instance_id.size() + 1 + r.worker_id.size() + 4] = 42;
+  auto back = decode<run_result>(bytes);
+  if (back) FAIL() << "decoded state " << static_cast<int>(back->state);
+  EXPECT_EQ(code_of(back.error()), errc::corrupted);
 }
 
 TEST(codec, enum_value_outside_its_enum_is_corrupted) {

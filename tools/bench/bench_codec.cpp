@@ -1,7 +1,7 @@
-// Google Benchmark for proto::encode / proto::decode of a task, an instance (by
-// hand, beside CAF's binary serializer of it), and a log_entry holding a fire
-// command with 100 slots. Reports bytes/s over the encoded size and the size
-// itself in the "bytes" counter.
+// Google Benchmark for proto::encode / proto::decode of a task, an instance and a
+// run_result (by hand, beside CAF's binary serializer of them), and a log_entry
+// holding a fire command with 100 slots. Reports bytes/s over the encoded size
+// and the size itself in the "bytes" counter.
 //   bench_codec --benchmark_min_time=0.2 --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
 
@@ -76,6 +76,16 @@ void bm_decode(benchmark::State& state, T x) {
   state.counters["bytes"] = static_cast<double>(bytes.size());
 }
 
+run_result sample_report() {
+  run_result r;
+  r.instance_id = "42-1796022000000-0";
+  r.worker_id = "worker-7";
+  r.attempt = 1;
+  r.started_at = t0 + 5;
+  r.finished_at = t0 + 9;
+  return r;
+}
+
 /// The instance through CAF's serializer, as every type but it goes: what
 /// the hand-written codec of proto/instance_codec.cpp is measured against.
 void bm_encode_caf_instance(benchmark::State& state) {
@@ -90,12 +100,28 @@ void bm_decode_caf_instance(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+void bm_encode_caf_report(benchmark::State& state) {
+  const auto x = sample_report();
+  for (auto _ : state) benchmark::DoNotOptimize(detail::caf_encode(x));
+  state.SetItemsProcessed(state.iterations());
+}
+
+void bm_decode_caf_report(benchmark::State& state) {
+  const auto bytes = encode(sample_report());
+  for (auto _ : state) benchmark::DoNotOptimize(detail::caf_decode<run_result>(bytes));
+  state.SetItemsProcessed(state.iterations());
+}
+
 BENCHMARK_CAPTURE(bm_encode, task, sample_task());
 BENCHMARK_CAPTURE(bm_decode, task, sample_task());
 BENCHMARK_CAPTURE(bm_encode, instance, sample_instance());
 BENCHMARK_CAPTURE(bm_decode, instance, sample_instance());
 BENCHMARK(bm_encode_caf_instance);
 BENCHMARK(bm_decode_caf_instance);
+BENCHMARK_CAPTURE(bm_encode, report, sample_report());
+BENCHMARK_CAPTURE(bm_decode, report, sample_report());
+BENCHMARK(bm_encode_caf_report);
+BENCHMARK(bm_decode_caf_report);
 BENCHMARK_CAPTURE(bm_encode, fire_100_slots, sample_fire());
 BENCHMARK_CAPTURE(bm_decode, fire_100_slots, sample_fire());
 
