@@ -5,9 +5,9 @@
 // first, the high bit set on all but the last) and then its bytes. The order
 // of the fields is inspect()'s; a field added there must be added here too
 // (tests/proto/proto_test compares the bytes with CAF's).
-#include "proto/codec.hpp"
-
 #include <cstdint>
+
+#include "proto/codec.hpp"
 
 namespace aisched::proto {
 
@@ -148,12 +148,12 @@ std::string encode<instance>(const instance& x) {
   put_u32(out, x.attempt);
   put_u8(out, static_cast<uint8_t>(x.state));
   put_str(out, x.worker_id);
-  for (auto t : {x.created_at, x.dispatched_at, x.started_at, x.finished_at, x.next_attempt_at,
-                 x.deadline})
+  for (auto t :
+       {x.created_at, x.dispatched_at, x.started_at, x.finished_at, x.next_attempt_at, x.deadline})
     put_i64(out, t);
   put_i32(out, x.exit_code);
-  for (auto* s : {&x.error, &x.output, &x.trace_id, &x.idempotency_key, &x.event_name,
-                  &x.event_payload})
+  for (auto* s :
+       {&x.error, &x.output, &x.trace_id, &x.idempotency_key, &x.event_name, &x.event_payload})
     put_str(out, *s);
   return out;
 }

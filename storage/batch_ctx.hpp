@@ -167,7 +167,8 @@ class batch_ctx {
       if (status[i].IsNotFound()) {
         prefetched_.emplace(std::move(key), std::nullopt);
       } else if (status[i].ok()) {
-        auto x = proto::decode<proto::instance>(std::string_view(values[i].data(), values[i].size()));
+        auto x =
+            proto::decode<proto::instance>(std::string_view(values[i].data(), values[i].size()));
         if (!x) return x.error();
         prefetched_.emplace(std::move(key), std::move(*x));
       } else {
@@ -333,7 +334,8 @@ class batch_ctx {
   std::map<uint64_t, std::string> marks_;  // retention marks, by task id
   std::set<std::string> attempts_;         // attempt records this batch put
   bool analyses_written_ = false;
-  std::unordered_map<std::string, std::optional<proto::instance>> prefetched_;  // prefetch_instances
+  // prefetch_instances: decoded, each taken once by read_instance
+  std::unordered_map<std::string, std::optional<proto::instance>> prefetched_;
 };
 
 }  // namespace aisched::storage
