@@ -131,6 +131,7 @@ std::map<std::string, std::string> details_of(self_ptr self) {
           {"term", std::to_string(st.lead.term)},
           {"retry_waiting", std::to_string(waiting)},
           {"deadlines", std::to_string(st.watching.size() - waiting)},
+          {"heap_items", std::to_string(st.heap.size())},
           {"next_due", st.heap.empty() ? "-" : inspector::instant(st.heap.top().first)},
           {"timer_at", inspector::instant(st.armed_for)}};
 }
