@@ -2,6 +2,8 @@
 #include "actors/retry/retry_actor.hpp"
 
 #include <chrono>
+#include <functional>
+#include <vector>
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -43,6 +45,19 @@ void rearm(self_ptr self) {
   auto gen = ++st.timer_gen;
   if (due <= now) self->send(self, wake_atom::value, gen);
   else self->delayed_send(self, std::chrono::milliseconds(due - now), wake_atom::value, gen);
+}
+
+/// Rebuilds the heap from the live entries once the stale ones (runs that
+/// finished, or were rescheduled, while an earlier deadline sat on top)
+/// outnumber them: a run that keeps running for its hour-long deadline would
+/// otherwise hold one stale item behind it for every run finished meanwhile.
+/// Linear in the heap, at most once per as many pushes: amortized constant.
+void compact(retry_state& st) {
+  if (st.heap.size() <= 2 * st.watching.size() + retry_state::heap_slack) return;
+  std::vector<retry_state::item> live;
+  live.reserve(st.watching.size());
+  for (auto& [id, w] : st.watching) live.emplace_back(w.at, id);
+  st.heap = decltype(st.heap)(std::greater<retry_state::item>{}, std::move(live));
 }
 
 void observe(retry_state& st, const instance& x) {
@@ -159,6 +174,7 @@ retry_actor::behavior_type retry_actor_impl(self_ptr self, raft_actor raft, stor
         auto& st = self->state;
         if (!st.lead.leading) return;
         for (auto& x : a.instances) observe(st, x);
+        compact(st);
         rearm(self);
       },
       [=](wake_atom, uint64_t gen) {

@@ -26,11 +26,15 @@ struct retry_state {
     uint32_t attempt;
   };
   using item = std::pair<unix_ms, std::string>;  // (due, run id)
+  /// Stale items the heap may hold beyond twice the live ones before it is rebuilt.
+  static constexpr size_t heap_slack = 1024;
   proto::raft_actor raft;
   proto::store_actor store;
   leader_epoch lead;  // leading, term, and the epoch that drops stale replies
   std::unordered_map<std::string, watch> watching;  // the live entry per run
-  std::priority_queue<item, std::vector<item>, std::greater<item>> heap;  // may hold stale items
+  /// May hold stale items (a run finished, or its due moved), at most twice
+  /// the live ones plus heap_slack (compact() in retry_actor.cpp).
+  std::priority_queue<item, std::vector<item>, std::greater<item>> heap;
   uint64_t timer_gen = 0;
   unix_ms armed_for = 0;
   unix_ms base_unix = 0;

@@ -292,5 +292,55 @@ TEST_F(retry_actor_test, leadership_regained_rebuilds_and_retries_at_the_committ
   EXPECT_EQ(instance_of(run).next_attempt_at, deadline + 2'000);
 }
 
+TEST_F(retry_actor_test, stale_deadlines_do_not_pile_up_behind_a_run_that_keeps_running) {
+  // One run keeps running towards its deadline, a minute away, while thousands
+  // dispatched after it finish: each leaves its deadline stale behind the
+  // live one on top. The heap holds at most twice the live items plus
+  // retry_state::heap_slack, not one item per run finished; and the run that
+  // keeps running still times out at its deadline.
+  auto id = create(fixed(1'000, 1), 30'000);
+  ASSERT_NE(id, 0u);
+  auto stuck = fire(id);
+  dispatch(stuck);
+  auto deadline = instance_of(stuck).deadline;
+  constexpr unix_ms rounds = 4, per_round = 1'000;
+  for (unix_ms r = 0; r < rounds; ++r) {
+    advance(1'000ms);  // slots now() - 999 .. now(): new each round
+    proto::fire f{node_.term, now(), {}};
+    proto::dispatch d{node_.term, now(), {}};
+    proto::report_results done{node_.term, now(), {}};
+    for (unix_ms k = 0; k < per_round; ++k) {
+      auto slot = now() - k;
+      f.slots.push_back(proto::fire_slot{id, slot, "trace"});
+      auto run = proto::make_instance_id(id, slot, 0);
+      d.entries.push_back(proto::dispatch_entry{run, "w1"});
+      proto::run_result ok;
+      ok.instance_id = run;
+      ok.worker_id = "w1";
+      ok.state = instance_state::success;
+      ok.started_at = ok.finished_at = now();
+      done.results.push_back(std::move(ok));
+    }
+    for (auto cmd : {proto::command{std::move(f)}, proto::command{std::move(d)},
+                     proto::command{std::move(done)}}) {
+      auto a = propose(std::move(cmd));
+      ASSERT_TRUE(a) << sys.render(a.error());
+    }
+  }
+  self->send(retry_, proto::inspect_atom::value);
+  sched.run();
+  std::map<std::string, std::string> details;
+  self->receive([&](proto::actor_summary& s) { details = std::move(s.details); },
+                caf::after(std::chrono::seconds(0)) >> [] { ADD_FAILURE() << "no summary"; });
+  EXPECT_EQ(details["deadlines"], "1");
+  ASSERT_FALSE(details["heap_items"].empty());
+  EXPECT_LE(std::stoul(details["heap_items"]), 2 + retry_state::heap_slack)
+      << "stale deadlines piled up behind the running one";
+  advance_to(deadline - 1);
+  EXPECT_EQ(instance_of(stuck).state, instance_state::dispatched);
+  advance_to(deadline);
+  EXPECT_EQ(instance_of(stuck).state, instance_state::timed_out) << "its deadline was dropped";
+}
+
 }  // namespace
 }  // namespace aisched::retry
