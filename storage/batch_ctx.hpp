@@ -127,7 +127,7 @@ class batch_ctx {
   void put_runtime(const proto::task_runtime& r) { runtimes_[keys::task(r.task_id)] = r; }
 
   [[nodiscard]] caf::expected<std::optional<proto::instance>> read_instance(const std::string& key) {
-    if (auto i = instances_.find(key); i != instances_.end()) return i->second;
+    if (auto i = instances_.find(key); i != instances_.end()) return i->second.x;
     if (auto i = cache_.instances.find(key); i != cache_.instances.end()) {
       // Taken out, not copied: written() puts back what this batch wrote, and
       // one it did not write is read from the database again (the same value).
@@ -187,16 +187,18 @@ class batch_ctx {
       effects_.instances[static_cast<size_t>(x.state)] += 1;
     }
     // The state the database holds: the one before this batch's first write.
-    index_from_.emplace(key, old_state);
-    instances_[key] = x;
+    auto [i, fresh] = instances_.try_emplace(key);
+    if (fresh) i->second.stored = old_state;
+    i->second.x = x;
   }
 
   /// Removes the instance at `key`, whose state is `state` (run-history
   /// retention); its state-index entry goes at finish().
   void erase_instance(const std::string& key, proto::instance_state state) {
     effects_.instances[static_cast<size_t>(state)] -= 1;
-    index_from_.emplace(key, state);  // kept if this batch wrote it before
-    instances_[key] = std::nullopt;
+    auto [i, fresh] = instances_.try_emplace(key);
+    if (fresh) i->second.stored = state;  // kept if this batch wrote it before
+    i->second.x = std::nullopt;
   }
 
   void put_meta(std::string_view key, uint64_t value) {
@@ -272,8 +274,9 @@ class batch_ctx {
       if (t == tasks_.end() || t->second) batch_.Put(cf_state, key, proto::encode(r));
     }
     auto* cf_index = db_.cf(column::instances_by_state);
-    for (auto& [key, x] : instances_) {
-      auto from = index_from_.at(key);
+    for (auto& [key, w] : instances_) {
+      auto& x = w.x;
+      auto from = w.stored;
       if (!x) {  // erased: what the database holds goes, with its index entry
         batch_.Delete(db_.cf(column::instances), key);
         if (from) batch_.Delete(cf_index, keys::state_index(static_cast<uint8_t>(*from), key));
@@ -298,9 +301,9 @@ class batch_ctx {
     for (auto& [key, r] : runtimes_)
       if (auto i = cache_.runtimes.find(keys::get_u64(key)); i != cache_.runtimes.end())
         i->second = std::move(r);
-    for (auto& [key, x] : instances_) {
-      if (x && !is_terminal(x->state))
-        cache_.instances[key] = std::move(*x);
+    for (auto& [key, w] : instances_) {
+      if (w.x && !is_terminal(w.x->state))
+        cache_.instances[key] = std::move(*w.x);
       else
         cache_.instances.erase(key);
     }
@@ -328,8 +331,13 @@ class batch_ctx {
   batch_effects effects_;
   std::map<std::string, std::optional<proto::task>> tasks_;
   std::map<std::string, proto::task_runtime> runtimes_;
-  std::map<std::string, std::optional<proto::instance>> instances_;
-  std::map<std::string, std::optional<proto::instance_state>> index_from_;  // by instance key
+  /// An instance this batch wrote: its last value (nullopt: erased), and the
+  /// state the database holds, before the batch's first write (nullopt: new).
+  struct instance_write {
+    std::optional<proto::instance> x;
+    std::optional<proto::instance_state> stored;
+  };
+  std::map<std::string, instance_write> instances_;  // by instance key
   std::map<std::string, idempotency_record> created_by_;
   std::map<uint64_t, std::string> marks_;  // retention marks, by task id
   std::set<std::string> attempts_;         // attempt records this batch put
