@@ -1,11 +1,19 @@
 // JSON-lines logger on spdlog; see log.hpp.
 #include "common/log.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
 
 #include <boost/json.hpp>
-#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
 namespace aisched::log {
@@ -15,14 +23,54 @@ namespace {
 std::string node_id_ = "?";
 std::atomic<int> min_level_{static_cast<int>(level::info)};
 
+/// How long an info or debug line may wait in the buffer.
+constexpr auto flush_period = std::chrono::milliseconds(50);
+
+/// Lines to stderr (fd 2) through a buffer. Written a line at a time, a busy
+/// node's info lines (four a run) cost a write(2) each under the lock and took
+/// more than half of its actors' time (BENCHMARKS.md 2026-12-05 sixth): now a
+/// warn or error line is written at once with what waits before it, the rest
+/// when 64 KiB wait, at the latest flush_period later (a flusher thread) and
+/// at exit. A node killed outright loses at most that last moment of info lines.
+class buffered_stderr final : public spdlog::sinks::base_sink<std::mutex> {
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    buf_.append(msg.payload.data(), msg.payload.size());  // a JSON line already
+    buf_.push_back('\n');
+    if (msg.level >= spdlog::level::warn || buf_.size() >= (64u << 10)) flush_();
+  }
+
+  void flush_() override {
+    size_t done = 0;
+    while (done < buf_.size()) {
+      auto n = ::write(STDERR_FILENO, buf_.data() + done, buf_.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // nowhere to write: the lines are dropped, not kept growing
+      done += static_cast<size_t>(n);
+    }
+    buf_.clear();
+  }
+
+ private:
+  std::string buf_;
+};
+
 spdlog::logger& sink() {
-  static auto logger = [] {
-    auto l = spdlog::stderr_logger_mt("aisched");
-    l->set_pattern("%v");  // the line is fully formatted JSON already
-    l->flush_on(spdlog::level::trace);
-    return l;
+  // Never destroyed: the flusher thread and atexit use it until the process ends.
+  static auto* logger = [] {
+    auto l = std::make_shared<spdlog::logger>("aisched", std::make_shared<buffered_stderr>());
+    l->set_level(spdlog::level::trace);
+    auto* kept = new std::shared_ptr<spdlog::logger>(l);
+    std::thread([l] {
+      for (;;) {
+        std::this_thread::sleep_for(flush_period);
+        l->flush();
+      }
+    }).detach();
+    std::atexit([] { sink().flush(); });
+    return kept;
   }();
-  return *logger;
+  return **logger;
 }
 
 }  // namespace
@@ -68,7 +116,11 @@ void write(level lvl, std::string_view msg, std::initializer_list<field> fields)
   o["node"] = node_id_;
   o["msg"] = boost::json::string_view(msg.data(), msg.size());
   for (auto& [k, v] : fields) o[boost::json::string_view(k.data(), k.size())] = v;
-  sink().info(boost::json::serialize(o));
+  auto spd = lvl == level::error  ? spdlog::level::err
+             : lvl == level::warn ? spdlog::level::warn
+             : lvl == level::info ? spdlog::level::info
+                                  : spdlog::level::debug;
+  sink().log(spd, boost::json::serialize(o));
 }
 
 }  // namespace aisched::log
