@@ -27,7 +27,8 @@ namespace fs = std::filesystem;
 class stderr_to_file {
  public:
   stderr_to_file() {
-    path_ = (fs::temp_directory_path() / ("aisched-log-test-" + std::to_string(::getpid()))).string();
+    auto name = "aisched-log-test-" + std::to_string(::getpid());
+    path_ = (fs::temp_directory_path() / name).string();
     int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     saved_ = ::dup(2);
     ::dup2(fd, 2);
