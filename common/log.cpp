@@ -23,24 +23,32 @@ namespace {
 std::string node_id_ = "?";
 std::atomic<int> min_level_{static_cast<int>(level::info)};
 
-/// How long an info or debug line may wait in the buffer.
-constexpr auto flush_period = std::chrono::milliseconds(50);
+/// A line that comes this soon after the last write waits in the buffer...
+constexpr auto burst_gap = std::chrono::milliseconds(1);
+/// ...at most this long (a flusher thread).
+constexpr auto flush_period = std::chrono::milliseconds(10);
 
-/// Lines to stderr (fd 2) through a buffer. Written a line at a time, a busy
-/// node's info lines (four a run) cost a write(2) each under the lock and took
-/// more than half of its actors' time (BENCHMARKS.md 2026-12-05 sixth): now a
-/// warn or error line is written at once with what waits before it, the rest
-/// when 64 KiB wait, at the latest flush_period later (a flusher thread) and
-/// at exit. A node killed outright loses at most that last moment of info lines.
+/// Lines to stderr (fd 2), through a buffer while they come in a burst. Written
+/// a line at a time, a busy node's info lines (four a run) cost a write(2) each
+/// under the lock and took more than half of its actors' time (BENCHMARKS.md
+/// 2026-12-05 sixth). Now a line is written at once when the last write was
+/// burst_gap ago or more (a quiet node logs as before: a line is in the file
+/// when the call returns), and so is a warn or error line, with what waits
+/// before it; the lines of a burst wait until then, 64 KiB of them, or
+/// flush_period (the flusher thread), and are written at exit. A node killed
+/// outright loses at most the last flush_period of a burst's info lines.
 class buffered_stderr final : public spdlog::sinks::base_sink<std::mutex> {
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
     buf_.append(msg.payload.data(), msg.payload.size());  // a JSON line already
     buf_.push_back('\n');
-    if (msg.level >= spdlog::level::warn || buf_.size() >= (64u << 10)) flush_();
+    if (msg.level >= spdlog::level::warn || buf_.size() >= (64u << 10) ||
+        std::chrono::steady_clock::now() - last_write_ >= burst_gap)
+      flush_();
   }
 
   void flush_() override {
+    if (buf_.empty()) return;  // the flusher's call with nothing waiting: not a write
     size_t done = 0;
     while (done < buf_.size()) {
       auto n = ::write(STDERR_FILENO, buf_.data() + done, buf_.size() - done);
@@ -49,10 +57,12 @@ class buffered_stderr final : public spdlog::sinks::base_sink<std::mutex> {
       done += static_cast<size_t>(n);
     }
     buf_.clear();
+    last_write_ = std::chrono::steady_clock::now();
   }
 
  private:
   std::string buf_;
+  std::chrono::steady_clock::time_point last_write_;
 };
 
 spdlog::logger& sink() {
