@@ -64,29 +64,22 @@ struct reader {
     at += 4;
     return true;
   }
-  bool i32(int32_t& x) {
-    uint32_t u;
-    if (!u32(u)) return false;
-    x = static_cast<int32_t>(u);
-    return true;
-  }
   bool u64(uint64_t& x) {
     uint32_t hi, lo;
     if (!u32(hi) || !u32(lo)) return false;
     x = (uint64_t{hi} << 32) | lo;
     return true;
   }
-  bool i64(int64_t& x) {
-    uint64_t u;
-    if (!u64(u)) return false;
-    x = static_cast<int64_t>(u);
-    return true;
-  }
-  bool state(instance_state& x) {
-    uint8_t b;
-    if (!u8(b)) return false;
-    x = static_cast<instance_state>(b);  // checked by enums_valid
-    return true;
+  /// A signed integer or an enum, stored as the unsigned integer U.
+  template <class U, class T>
+  bool as(T& x) {
+    U u;
+    bool ok;
+    if constexpr (sizeof(U) == 1) ok = u8(u);
+    else if constexpr (sizeof(U) == 4) ok = u32(u);
+    else ok = u64(u);
+    if (ok) x = static_cast<T>(u);  // an enum is checked by enums_valid
+    return ok;
   }
   bool str(std::string& s) {
     // At most four groups (28 bits), none of them a needless trailing zero.
@@ -108,18 +101,18 @@ struct reader {
 };
 
 bool read(reader& r, instance& x) {
-  return r.str(x.id) && r.str(x.tenant) && r.u64(x.task_id) && r.i64(x.slot) && r.u32(x.shard) &&
-         r.u32(x.shards) && r.u32(x.attempt) && r.state(x.state) && r.str(x.worker_id) &&
-         r.i64(x.created_at) && r.i64(x.dispatched_at) && r.i64(x.started_at) &&
-         r.i64(x.finished_at) && r.i64(x.next_attempt_at) && r.i64(x.deadline) &&
-         r.i32(x.exit_code) && r.str(x.error) && r.str(x.output) && r.str(x.trace_id) &&
+  return r.str(x.id) && r.str(x.tenant) && r.u64(x.task_id) && r.as<uint64_t>(x.slot) && r.u32(x.shard) &&
+         r.u32(x.shards) && r.u32(x.attempt) && r.as<uint8_t>(x.state) && r.str(x.worker_id) &&
+         r.as<uint64_t>(x.created_at) && r.as<uint64_t>(x.dispatched_at) && r.as<uint64_t>(x.started_at) &&
+         r.as<uint64_t>(x.finished_at) && r.as<uint64_t>(x.next_attempt_at) && r.as<uint64_t>(x.deadline) &&
+         r.as<uint32_t>(x.exit_code) && r.str(x.error) && r.str(x.output) && r.str(x.trace_id) &&
          r.str(x.idempotency_key) && r.str(x.event_name) && r.str(x.event_payload);
 }
 
 bool read(reader& r, run_result& x) {
-  return r.str(x.instance_id) && r.str(x.worker_id) && r.u32(x.attempt) && r.state(x.state) &&
-         r.i32(x.exit_code) && r.str(x.error) && r.str(x.output) && r.i64(x.started_at) &&
-         r.i64(x.finished_at) && r.i64(x.next_attempt_at);
+  return r.str(x.instance_id) && r.str(x.worker_id) && r.u32(x.attempt) && r.as<uint8_t>(x.state) &&
+         r.as<uint32_t>(x.exit_code) && r.str(x.error) && r.str(x.output) && r.as<uint64_t>(x.started_at) &&
+         r.as<uint64_t>(x.finished_at) && r.as<uint64_t>(x.next_attempt_at);
 }
 
 /// `bytes` as a T: read by hand when they are canonical, else by CAF.
