@@ -75,9 +75,12 @@ struct reader {
   bool as(T& x) {
     U u;
     bool ok;
-    if constexpr (sizeof(U) == 1) ok = u8(u);
-    else if constexpr (sizeof(U) == 4) ok = u32(u);
-    else ok = u64(u);
+    if constexpr (sizeof(U) == 1)
+      ok = u8(u);
+    else if constexpr (sizeof(U) == 4)
+      ok = u32(u);
+    else
+      ok = u64(u);
     if (ok) x = static_cast<T>(u);  // an enum is checked by enums_valid
     return ok;
   }
@@ -101,18 +104,20 @@ struct reader {
 };
 
 bool read(reader& r, instance& x) {
-  return r.str(x.id) && r.str(x.tenant) && r.u64(x.task_id) && r.as<uint64_t>(x.slot) && r.u32(x.shard) &&
-         r.u32(x.shards) && r.u32(x.attempt) && r.as<uint8_t>(x.state) && r.str(x.worker_id) &&
-         r.as<uint64_t>(x.created_at) && r.as<uint64_t>(x.dispatched_at) && r.as<uint64_t>(x.started_at) &&
-         r.as<uint64_t>(x.finished_at) && r.as<uint64_t>(x.next_attempt_at) && r.as<uint64_t>(x.deadline) &&
+  return r.str(x.id) && r.str(x.tenant) && r.u64(x.task_id) && r.as<uint64_t>(x.slot) &&
+         r.u32(x.shard) && r.u32(x.shards) && r.u32(x.attempt) && r.as<uint8_t>(x.state) &&
+         r.str(x.worker_id) && r.as<uint64_t>(x.created_at) && r.as<uint64_t>(x.dispatched_at) &&
+         r.as<uint64_t>(x.started_at) && r.as<uint64_t>(x.finished_at) &&
+         r.as<uint64_t>(x.next_attempt_at) && r.as<uint64_t>(x.deadline) &&
          r.as<uint32_t>(x.exit_code) && r.str(x.error) && r.str(x.output) && r.str(x.trace_id) &&
          r.str(x.idempotency_key) && r.str(x.event_name) && r.str(x.event_payload);
 }
 
 bool read(reader& r, run_result& x) {
   return r.str(x.instance_id) && r.str(x.worker_id) && r.u32(x.attempt) && r.as<uint8_t>(x.state) &&
-         r.as<uint32_t>(x.exit_code) && r.str(x.error) && r.str(x.output) && r.as<uint64_t>(x.started_at) &&
-         r.as<uint64_t>(x.finished_at) && r.as<uint64_t>(x.next_attempt_at);
+         r.as<uint32_t>(x.exit_code) && r.str(x.error) && r.str(x.output) &&
+         r.as<uint64_t>(x.started_at) && r.as<uint64_t>(x.finished_at) &&
+         r.as<uint64_t>(x.next_attempt_at);
 }
 
 /// `bytes` as a T: read by hand when they are canonical, else by CAF.
