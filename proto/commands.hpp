@@ -272,6 +272,38 @@ typename Inspector::result_type inspect(Inspector& f, prune_runs& x) {
   return f(caf::meta::type_name("aisched.prune_runs"), x.term, x.instance_ids);
 }
 
+/// The oldest run records of task `task_id` in key order (slot, then
+/// shard), through the one at (`slot`, `shard`): `runs` records, every one
+/// finished and let go by retention, as the leader read them.
+struct prune_span {
+  uint64_t task_id = 0;
+  unix_ms slot = 0;
+  uint32_t shard = 0;
+  uint64_t runs = 0;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, prune_span& x) {
+  return f(caf::meta::type_name("aisched.prune_span"), x.task_id, x.slot, x.shard, x.runs);
+}
+
+/// What `prune_runs` removes, with a task's oldest runs as spans: a span goes
+/// as a whole (a range deletion of its records, their index entries and
+/// attempt histories, instead of a read and two deletes a run) when the
+/// state holds exactly `runs` records in it, all finished; otherwise it
+/// stays whole (runs changed since the leader looked) for the next sweep.
+/// Runs not at the start of their task go one by one (`instance_ids`), as in
+/// prune_runs.
+struct prune_history {
+  static constexpr command_traits traits{"prune_history", fencing::leader_term};
+  uint64_t term = 0;
+  std::vector<prune_span> spans;
+  std::vector<std::string> instance_ids;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, prune_history& x) {
+  return f(caf::meta::type_name("aisched.prune_history"), x.term, x.spans, x.instance_ids);
+}
+
 /// Where an AI record lives: the agent's conversations or the failure analyses.
 enum class ai_column : uint8_t { conversations, analyses };
 template <> struct enum_names<ai_column> {
@@ -461,7 +493,7 @@ using command = caf::variant<noop, create_task, update_task, delete_task, set_pa
                              put_token, delete_token, record_audit, record_load, set_membership,
                              note_waiting, share_worker, retry_instance, put_ai_records,
                              put_data_keys, put_secret, delete_secret, put_pool, put_calendar,
-                             delete_calendar, prune_runs, fire_placed>;
+                             delete_calendar, prune_runs, fire_placed, prune_history>;
 
 /// One entry of the replicated log.
 struct log_entry {

@@ -194,11 +194,12 @@ struct prune_cursor {
   std::string key;  // empty: begin task after_task + 1 (or the next one with runs)
   uint64_t index = 0;
   uint64_t excess = 0;
+  bool in_span = false;  // every record the walk looked at in that task so far goes
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, prune_cursor& x) {
   return f(caf::meta::type_name("aisched.prune_cursor"), x.after_task, x.key, x.index,
-           x.excess);
+           x.excess, x.in_span);
 }
 
 /// One page of the run-history retention sweep: which finished runs of the
@@ -218,14 +219,17 @@ typename Inspector::result_type inspect(Inspector& f, prune_query& x) {
            x.max_tasks);
 }
 
+/// A task's runs that go from its oldest on, as one span each; the others that
+/// go, by id.
 struct prune_page {
+  std::vector<prune_span> spans;
   std::vector<std::string> instance_ids;
   prune_cursor next;  // the next page's `from`
   bool done = false;  // no task after the ones looked at has runs
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, prune_page& x) {
-  return f(caf::meta::type_name("aisched.prune_page"), x.instance_ids, x.next, x.done);
+  return f(caf::meta::type_name("aisched.prune_page"), x.spans, x.instance_ids, x.next, x.done);
 }
 
 // -- interfaces ----------------------------------------------------------------
@@ -458,7 +462,7 @@ using load_sampler_actor =
     commit_listener_actor::extend<caf::reacts_to<caf::tick_atom>, inspect_signature>;
 
 /// retention (actors/retention): on the leader, sweeps the finished runs
-/// run-history retention lets go and commits their removal (`prune_runs`).
+/// run-history retention lets go and commits their removal (`prune_history`).
 /// `tick` is internal.
 using retention_actor = caf::typed_actor<caf::reacts_to<caf::tick_atom>, inspect_signature>;
 

@@ -128,6 +128,7 @@ class batch_ctx {
 
   [[nodiscard]] caf::expected<std::optional<proto::instance>> read_instance(const std::string& key) {
     if (auto i = instances_.find(key); i != instances_.end()) return i->second.x;
+    if (in_erased_span(key)) return std::optional<proto::instance>{};
     if (auto i = cache_.instances.find(key); i != cache_.instances.end()) {
       // Taken out, not copied: written() puts back what this batch wrote, and
       // one it did not write is read from the database again (the same value).
@@ -199,6 +200,21 @@ class batch_ctx {
     auto [i, fresh] = instances_.try_emplace(key);
     if (fresh) i->second.stored = state;  // kept if this batch wrote it before
     i->second.x = std::nullopt;
+  }
+
+  /// Whether this batch wrote (or erased) an instance with a key in [lo, hi).
+  [[nodiscard]] bool writes_instances_in(const std::string& lo, const std::string& hi) const {
+    auto i = instances_.lower_bound(lo);
+    return i != instances_.end() && i->first < hi;
+  }
+
+  /// Notes that the batch range-deleted the instances with keys in [lo, hi)
+  /// (run-history retention, storage/run_retention.cpp), all finished, `n`
+  /// of them in each state: later reads of this batch find none there.
+  void erase_instance_span(std::string lo, std::string hi,
+                           const state_machine::state_counts& n) {
+    for (size_t s = 0; s < n.size(); ++s) effects_.instances[s] -= static_cast<int64_t>(n[s]);
+    erased_spans_.emplace_back(std::move(lo), std::move(hi));
   }
 
   void put_meta(std::string_view key, uint64_t value) {
@@ -315,6 +331,11 @@ class batch_ctx {
   rocks& db() { return db_; }
 
  private:
+  [[nodiscard]] bool in_erased_span(const std::string& key) const {
+    return std::any_of(erased_spans_.begin(), erased_spans_.end(),
+                       [&](const auto& r) { return r.first <= key && key < r.second; });
+  }
+
   template <class T>
   [[nodiscard]] caf::expected<std::optional<T>> read(column c, const std::string& key) {
     auto raw = db_.get(c, key);
@@ -338,6 +359,7 @@ class batch_ctx {
     std::optional<proto::instance_state> stored;
   };
   std::map<std::string, instance_write> instances_;  // by instance key
+  std::vector<std::pair<std::string, std::string>> erased_spans_;  // [lo, hi) instance keys
   std::map<std::string, idempotency_record> created_by_;
   std::map<uint64_t, std::string> marks_;  // retention marks, by task id
   std::set<std::string> attempts_;         // attempt records this batch put

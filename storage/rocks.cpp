@@ -13,6 +13,7 @@
 #include "proto/errors.hpp"
 #include "storage/fault_fs.hpp"
 #include "storage/health.hpp"
+#include "storage/keys.hpp"
 #include "storage/rocks_log.hpp"
 
 namespace aisched::storage {
@@ -55,22 +56,44 @@ caf::error recorded(health& h, caf::error err) {
 }
 
 /// The key prefix whose last insert point a memtable remembers, for the column
-/// families written in key order within a prefix (0: none). A batch writes
-/// its instances in key order (batch_ctx::finish), so most inserts land just
+/// families written in key order within a prefix. A batch writes its
+/// instances in key order (batch_ctx::finish), so most inserts land just
 /// after the previous one of their task and skip the skip list's search from
 /// the top: a third of the apply's CPU went to those searches (BENCHMARKS.md
 /// 2026-12-05). A hint costs about 250 bytes of its memtable (a splice in its
 /// arena, a map entry) and goes with it: a burst over many tasks only fills
-/// the memtable a little sooner. Never for a family written with DeleteRange
-/// from a key of the domain (raft_log): RocksDB 7.8 keeps one hint per prefix
-/// for both of a memtable's skip lists, and a range deletion's hint used for
-/// a point insert breaks the list (its debug build asserts).
-size_t insert_hint_prefix(column c) {
+/// the memtable a little sooner.
+///
+/// Only point keys (of exactly `key_size` bytes) take a hint: RocksDB 7.8
+/// keeps one hint per prefix for both of a memtable's skip lists, and a
+/// range deletion's hint used for a point insert breaks the list (its debug
+/// build asserts). Retention's range deletions (storage/run_retention.cpp)
+/// begin at a shorter key (a task, or a state and a task), out of the domain.
+class point_key_prefix final : public rocksdb::SliceTransform {
+ public:
+  point_key_prefix(size_t prefix, size_t key_size) : prefix_(prefix), key_size_(key_size) {}
+  const char* Name() const override { return "aisched.point_key_prefix"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    return rocksdb::Slice(key.data(), prefix_);
+  }
+  bool InDomain(const rocksdb::Slice& key) const override { return key.size() == key_size_; }
+
+ private:
+  size_t prefix_, key_size_;
+};
+
+/// The hint's prefix extractor of family `c`; none for families written out
+/// of key order or with DeleteRange from point keys (raft_log).
+std::shared_ptr<const rocksdb::SliceTransform> insert_hint_prefix(column c) {
+  const size_t run = keys::instance_key_size;
   switch (c) {
-    case column::instances: return 8;           // a task's runs, by slot and shard
-    case column::instances_by_state: return 9;  // state byte, then the task
-    case column::attempts: return 8;
-    default: return 0;
+    case column::instances:  // a task's runs, by slot and shard
+      return std::make_shared<point_key_prefix>(8, run);
+    case column::instances_by_state:  // state byte, then the task
+      return std::make_shared<point_key_prefix>(9, 1 + run);
+    case column::attempts:  // a run's key, then the attempt
+      return std::make_shared<point_key_prefix>(8, run + 4);
+    default: return nullptr;
   }
 }
 
@@ -158,8 +181,7 @@ caf::expected<std::unique_ptr<rocks>> rocks::open(const std::string& dir, open_o
   descs.emplace_back(rocksdb::kDefaultColumnFamilyName, cf_opts);
   for (size_t i = 0; i < column_count; ++i) {
     auto opts = cf_opts;
-    if (size_t n = insert_hint_prefix(static_cast<column>(i)); n != 0)
-      opts.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(n));
+    opts.memtable_insert_with_hint_prefix_extractor = insert_hint_prefix(static_cast<column>(i));
     descs.emplace_back(column_name(static_cast<column>(i)), opts);
   }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;

@@ -64,6 +64,13 @@ caf::expected<std::optional<T>> read_record(rocks& db, column c, const std::stri
   return std::optional<T>{std::move(*x)};
 }
 
+/// The runs the spans of `page` name.
+uint64_t named_in_spans(const prune_page& page) {
+  uint64_t n = 0;
+  for (auto& s : page.spans) n += s.runs;
+  return n;
+}
+
 }  // namespace
 
 caf::expected<prune_page> scan_prunable(rocks& db, const prune_query& q) {
@@ -100,6 +107,13 @@ caf::expected<prune_page> scan_prunable(rocks& db, const prune_query& q) {
       if (!rt) return rt.error();
       c = retention::cut_for(policy, *t && *rt ? (*rt)->runs : 0, q.now);
     }
+    // The records that go from the task's oldest on make its span; after the
+    // first that stays, each that goes is named by id.
+    bool in_span = resumed ? q.from.in_span : true;
+    prune_span span{task_id};
+    auto add_span = [&] {
+      if (span.runs != 0) page.spans.push_back(span);
+    };
     const auto own = keys::task(task_id);
     for (; it->Valid() && it->key().starts_with(own); it->Next(), ++i) {
       auto ref = keys::parse_instance(std::string_view(it->key().data(), it->key().size()));
@@ -107,16 +121,27 @@ caf::expected<prune_page> scan_prunable(rocks& db, const prune_query& q) {
       if (c.past(i, ref->slot)) break;
       auto x = decode<instance>(std::string_view(it->value().data(), it->value().size()));
       if (!x) return x.error();
-      if (!c.lets_go(i, *x)) continue;
-      page.instance_ids.push_back(std::move(x->id));
-      if (page.instance_ids.size() == limit) {
+      if (!c.lets_go(i, *x)) {
+        in_span = false;
+        continue;
+      }
+      if (in_span) {
+        span.slot = ref->slot;
+        span.shard = ref->shard;
+        span.runs += 1;
+      } else {
+        page.instance_ids.push_back(std::move(x->id));
+      }
+      if (page.instance_ids.size() + named_in_spans(page) + span.runs == limit) {
         // Full within this task: the next page resumes just after this record.
+        add_span();
         auto key = it->key().ToString();
         key.push_back('\0');  // the least key above this one
-        page.next = prune_cursor{task_id - 1, std::move(key), i + 1, c.excess};
+        page.next = prune_cursor{task_id - 1, std::move(key), i + 1, c.excess, in_span};
         return page;
       }
     }
+    add_span();
     if (!it->status().ok()) return make_error(errc::storage_error, it->status().ToString());
     after = task_id;
   }
@@ -126,19 +151,24 @@ caf::expected<prune_page> scan_prunable(rocks& db, const prune_query& q) {
   return page;
 }
 
-caf::expected<uint64_t> apply_prune(batch_ctx& ctx, const prune_runs& c) {
+namespace {
+
+struct removal : mark {
+  uint64_t removed = 0;  // runs of the task this command removed
+};
+using removals = std::map<uint64_t, removal>;  // by task: the latest slot this command removed
+
+/// Removes the runs `ids` names that are stored and finished, one at a time.
+caf::expected<uint64_t> remove_runs(batch_ctx& ctx, const std::vector<std::string>& ids,
+                                    removals& latest) {
   uint64_t removed = 0;
-  struct removal : mark {
-    uint64_t removed = 0;  // runs of the task this command removed
-  };
-  std::map<uint64_t, removal> latest;  // by task: the latest slot this command removed
   auto* attempts = ctx.db().cf(column::attempts);
   auto* analyses = ctx.db().cf(column::ai_analysis);
   // Finished runs are not cached and mostly flushed already: one MultiGet for
   // the page, not a Get each.
   std::vector<std::string> run_keys;
-  run_keys.reserve(c.instance_ids.size());
-  for (auto& id : c.instance_ids)
+  run_keys.reserve(ids.size());
+  for (auto& id : ids)
     if (auto ref = keys::parse_instance_id(id))
       run_keys.push_back(keys::instance(ref->task_id, ref->slot, ref->shard));
   if (auto err = ctx.prefetch_instances(run_keys)) return err;
@@ -174,7 +204,88 @@ caf::expected<uint64_t> apply_prune(batch_ctx& ctx, const prune_runs& c) {
     m.removed += 1;
     ++removed;
   }
-  // Each task's count of runs goes down, and its mark moves, once per command.
+  return removed;
+}
+
+/// The least 20-byte instance key above every key that begins with `key`
+/// (big-endian increment); nullopt past the last one.
+std::optional<std::string> key_after(std::string key) {
+  for (size_t i = key.size(); i-- > 0;) {
+    auto b = static_cast<uint8_t>(key[i]);
+    key[i] = static_cast<char>(b + 1);
+    if (b != 0xff) return key;
+  }
+  return std::nullopt;
+}
+
+/// Removes span `s` as a whole if the state holds exactly `s.runs` records in
+/// it, every one finished, and this batch wrote none of them; otherwise it
+/// stays (0). One range deletion each for the records, their attempt
+/// histories and the index entries of each finished state, instead of a read
+/// and two deletes a run; the analyses (few) one by one.
+caf::expected<uint64_t> remove_span(batch_ctx& ctx, const prune_span& s, removals& latest) {
+  auto lo = keys::task(s.task_id);
+  auto hi = key_after(keys::instance(s.task_id, s.slot, s.shard));
+  if (!hi || s.runs == 0) return uint64_t{0};
+  // What this batch wrote the database does not show yet; nor analyses it wrote.
+  if (ctx.writes_instances_in(lo, *hi) || ctx.analyses_written()) return uint64_t{0};
+  // Walked as the leader walked it: its records (a range deletion of a
+  // previous page is skipped whole), not the state index, whose entries
+  // moved at every transition (a tombstone each, until compaction).
+  state_machine::state_counts n{};
+  uint64_t total = 0;
+  std::string tenant;
+  unix_ms last_slot = 0;
+  {
+    rocksdb::Slice bound(*hi);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &bound;
+    auto& db = ctx.db();
+    std::unique_ptr<rocksdb::Iterator> it(db.db()->NewIterator(ro, db.cf(column::instances)));
+    for (it->Seek(lo); it->Valid(); it->Next()) {
+      if (++total > s.runs) return uint64_t{0};  // runs came since the leader looked
+      auto x = decode<instance>(std::string_view(it->value().data(), it->value().size()));
+      if (!x) return x.error();
+      if (!is_terminal(x->state)) return uint64_t{0};  // retried by hand since
+      n[static_cast<size_t>(x->state)] += 1;
+      last_slot = x->slot;
+      if (tenant != x->tenant) tenant = std::move(x->tenant);
+    }
+    if (!it->status().ok())
+      return make_error(errc::storage_error, "instance scan failed: " + it->status().ToString());
+  }
+  if (total != s.runs) return uint64_t{0};  // runs went since the leader looked
+  auto& batch = ctx.batch();
+  auto& db = ctx.db();
+  batch.DeleteRange(db.cf(column::instances), lo, *hi);
+  batch.DeleteRange(db.cf(column::attempts), lo, *hi);  // an instance key, then the attempt
+  for (size_t i = 0; i < n.size(); ++i)
+    if (n[i] != 0)
+      batch.DeleteRange(db.cf(column::instances_by_state),
+                        keys::state_index(static_cast<uint8_t>(i), lo),
+                        keys::state_index(static_cast<uint8_t>(i), *hi));
+  // Analyses are keyed by tenant and run id: those of this task's runs share
+  // the prefix "tenant/task-".
+  auto prefix = keys::analysis(tenant, std::to_string(s.task_id) + "-");
+  auto it = db.iterate(column::ai_analysis);
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    auto id = std::string_view(it->key().data(), it->key().size()).substr(tenant.size() + 1);
+    auto run = keys::parse_instance_id(id);
+    if (run && keys::instance(run->task_id, run->slot, run->shard) < *hi)
+      batch.Delete(db.cf(column::ai_analysis), it->key());
+  }
+  if (!it->status().ok())
+    return make_error(errc::storage_error, "analysis scan failed: " + it->status().ToString());
+  ctx.erase_instance_span(lo, *hi, n);
+  auto& m = latest[s.task_id];
+  m.slot = std::max(m.slot, last_slot);
+  if (m.tenant != tenant) m.tenant = tenant;
+  m.removed += total;
+  return total;
+}
+
+/// Each task's count of runs goes down, and its mark moves, once per command.
+caf::error settle_marks(batch_ctx& ctx, removals& latest) {
   for (auto& [task_id, m] : latest) {
     auto t = ctx.read_task(task_id);
     if (!t) return t.error();
@@ -193,6 +304,32 @@ caf::expected<uint64_t> apply_prune(batch_ctx& ctx, const prune_runs& c) {
     }
     ctx.put_pruned_mark(task_id, encode_mark(m.slot, m.tenant));
   }
+  return {};
+}
+
+}  // namespace
+
+caf::expected<uint64_t> apply_prune(batch_ctx& ctx, const prune_runs& c) {
+  removals latest;
+  auto removed = remove_runs(ctx, c.instance_ids, latest);
+  if (!removed) return removed;
+  if (auto err = settle_marks(ctx, latest)) return err;
+  ctx.effects().pruned += *removed;
+  return removed;
+}
+
+caf::expected<uint64_t> apply_prune(batch_ctx& ctx, const prune_history& c) {
+  removals latest;
+  uint64_t removed = 0;
+  for (auto& s : c.spans) {
+    auto n = remove_span(ctx, s, latest);
+    if (!n) return n;
+    removed += *n;
+  }
+  auto n = remove_runs(ctx, c.instance_ids, latest);
+  if (!n) return n;
+  removed += *n;
+  if (auto err = settle_marks(ctx, latest)) return err;
   ctx.effects().pruned += removed;
   return removed;
 }

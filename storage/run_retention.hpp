@@ -1,9 +1,11 @@
 // Run-history retention in the state machine: the rule that says which run
 // records of a task its policy lets go (pure), the sweep that finds them for
 // the leader's retention actor (actors/retention), the apply of the
-// `prune_runs` it proposes, and the mark that makes a removed run answer
-// `gone`. Removing a run removes its instance record, its state-index entry,
-// its attempt history and its failure analysis, in the batch of the command.
+// `prune_history` it proposes (`prune_runs` in logs written before it), and
+// the mark that makes a removed run answer `gone`. Removing a run removes its
+// instance record, its state-index entry, its attempt history and its failure
+// analysis, in the batch of the command: a task's oldest runs as one range
+// deletion of each, the others one by one.
 #pragma once
 
 #include <cstdint>
@@ -63,6 +65,7 @@ cut cut_for(const proto::retention_policy& p, uint64_t runs, unix_ms now);
 
 /// Applies `c` to `ctx`; returns how many runs it removed.
 [[nodiscard]] caf::expected<uint64_t> apply_prune(batch_ctx& ctx, const proto::prune_runs& c);
+[[nodiscard]] caf::expected<uint64_t> apply_prune(batch_ctx& ctx, const proto::prune_history& c);
 
 /// The `gone` error for the run of `tenant` that `instance_id` (task, slot)
 /// names when it is not stored, if retention removed it; none otherwise.

@@ -294,6 +294,13 @@ class applier {
     return done();
   }
 
+  caf::expected<applied> operator()(const prune_history& c) {
+    auto removed = apply_prune(ctx_, c);
+    if (!removed) return removed.error();
+    out_.pruned = *removed;
+    return done();
+  }
+
   caf::expected<applied> operator()(const set_membership& c) {
     write_membership(ctx_.db(), ctx_.batch(), c.members);
     return done();

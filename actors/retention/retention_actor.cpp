@@ -40,8 +40,9 @@ void step(self_ptr self) {
               if (done) end_sweep(self, true);
               else step(self);
             };
-            if (page.instance_ids.empty()) return go_on();
-            prune_runs cmd{self->state.term, std::move(page.instance_ids)};
+            if (page.instance_ids.empty() && page.spans.empty()) return go_on();
+            prune_history cmd{self->state.term, std::move(page.spans),
+                              std::move(page.instance_ids)};
             self->request(self->state.raft, request_timeout, propose_atom::value,
                           command{std::move(cmd)})
                 .then(

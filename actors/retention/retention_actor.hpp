@@ -2,7 +2,7 @@
 // --retention-interval) it asks raft whether this node leads and, if so,
 // walks the committed runs task by task through the store, a page at a time
 // (storage/run_retention: which finished runs each task's policy lets go),
-// and commits each page's runs as one `prune_runs`, the next page only once
+// and commits each page's runs as one `prune_history`, the next page only once
 // that one is applied. So a sweep has one command in flight at most, every
 // member removes the same runs, and a new leader simply sweeps again.
 // Talks to: raft (status, proposes), store (prune_scan).
@@ -19,7 +19,7 @@ struct retention_options {
   duration_ms interval = 10'000;
   /// What a task's policy leaves at 0: 7 days, 1 000 runs per task.
   proto::retention_policy defaults{7LL * 24 * 3'600'000, 1000};
-  // Runs one prune_runs removes at most. One command is in flight at a time,
+  // Runs one prune_history removes at most. One command is in flight at a time,
   // so this bounds how fast a sweep can remove: at 500 a loaded node's commit
   // round trip (~60 ms) let it remove 8 000 runs/s while 40 000 finished, and
   // runs piled up far past keep_runs (BENCHMARKS.md "Memory under load").

@@ -161,6 +161,8 @@ inline auto fields(const run_result& x) {
                          x.started_at, x.finished_at, x.next_attempt_at);
 }
 
+inline auto fields(const prune_span& x) { return std::make_tuple(x.task_id, x.slot, x.shard, x.runs); }
+
 template <class T>
 inline auto fields_of_each(const std::vector<T>& xs) {
   std::vector<decltype(fields(xs.front()))> out;
@@ -221,6 +223,9 @@ inline auto fields(const secret_record& x) {
 inline auto fields(const put_secret& x) { return fields(x.s); }
 inline auto fields(const delete_secret& x) { return std::make_tuple(x.tenant, x.name); }
 inline auto fields(const prune_runs& x) { return std::make_tuple(x.term, x.instance_ids); }
+inline auto fields(const prune_history& x) {
+  return std::make_tuple(x.term, fields_of_each(x.spans), x.instance_ids);
+}
 inline auto fields(const fire_placed& x) {
   return std::make_tuple(x.term, x.at, fields_of_each(x.slots), fields_of_each(x.placed));
 }
@@ -293,6 +298,8 @@ inline std::vector<command> every_command() {
   out.emplace_back(prune_runs{7, {"42-1796022000000-3", "42-1796022060000-0"}});
   out.emplace_back(fire_placed{8, t_2026_11_30_07, {{42, t_2026_11_30_07, "tr-3"}},
                                {{"42-1796022000000-0", "w-1"}}});
+  out.emplace_back(prune_history{9, {{42, t_2026_11_30_07, 3, 1000}, {43, -5, 0, 1}},
+                                 {"42-1796022060000-0"}});
   return out;
 }
 

@@ -1,6 +1,7 @@
 // Run-history retention in the state machine, on a real RocksDB: the rule
 // (storage/run_retention: which finished runs a policy lets go), the sweep
-// that finds them, and prune_runs, which removes each run with its state-index
+// that finds them (a task's oldest as a span), and prune_history (and
+// prune_runs of older logs), which removes each run with its state-index
 // entry, attempt history and failure analysis, lowers the task's count and
 // the state counts, and leaves a mark so a read of the run answers `gone`
 // (to its own tenant only). Runs not finished are never removed, also when a
@@ -54,18 +55,38 @@ class retention_test : public state_machine_test {
     return iid;
   }
 
-  std::vector<std::string> sweep(unix_ms now, retention_policy defaults = {}) {
-    std::vector<std::string> ids;
+  /// What a sweep at `now` lets go, as the command the leader proposes.
+  prune_history sweep(unix_ms now, retention_policy defaults = {}) {
+    prune_history out{1, {}, {}};
     prune_query q{{}, now, defaults, 500, 1000};
     for (int guard = 0; guard < 100; ++guard) {
       auto page = sm_->scan_prunable(q);
       EXPECT_TRUE(page) << view(page.error()).message;
       if (!page) break;
-      ids.insert(ids.end(), page->instance_ids.begin(), page->instance_ids.end());
+      out.spans.insert(out.spans.end(), page->spans.begin(), page->spans.end());
+      out.instance_ids.insert(out.instance_ids.end(), page->instance_ids.begin(),
+                              page->instance_ids.end());
       if (page->done) break;
       q.from = page->next;
     }
-    return ids;
+    return out;
+  }
+
+  /// The runs `c` names, stored now: its spans' (each task's runs from its
+  /// oldest through the span's last), then its ids.
+  std::vector<std::string> ids_of(const prune_history& c) {
+    std::vector<std::string> out;
+    for (auto& s : c.spans) {
+      auto last = keys::instance(s.task_id, s.slot, s.shard);
+      auto it = db_->iterate(column::instances);
+      for (it->Seek(keys::task(s.task_id)); it->Valid() && it->key().ToString() <= last;
+           it->Next()) {
+        auto ref = keys::parse_instance(it->key().ToString());
+        if (ref) out.push_back(make_instance_id(ref->task_id, ref->slot, ref->shard));
+      }
+    }
+    out.insert(out.end(), c.instance_ids.begin(), c.instance_ids.end());
+    return out;
   }
 
   errc read_code(const std::string& id, const std::string& tenant = "") {
@@ -122,8 +143,11 @@ TEST_F(retention_test, keep_runs_removes_the_oldest_finished_runs_and_everything
   auto success_before = sm_->instance_counts()[static_cast<size_t>(instance_state::success)];
 
   auto found = sweep(t0 + hour);
-  ASSERT_EQ(found, (std::vector<std::string>{ids[0], ids[1], ids[2]}));
-  auto a = must_apply(prune_runs{1, found});
+  ASSERT_EQ(found.spans.size(), 1u) << "the oldest runs of a task go as one span";
+  EXPECT_TRUE(found.instance_ids.empty());
+  ASSERT_EQ(ids_of(found), (std::vector<std::string>{ids[0], ids[1], ids[2]}));
+  EXPECT_EQ(found.spans[0].runs, 3u);
+  auto a = must_apply(found);
   EXPECT_EQ(a.pruned, 3u);
 
   for (int i = 0; i < 3; ++i) {
@@ -156,8 +180,10 @@ TEST_F(retention_test, keep_runs_removes_the_oldest_finished_runs_and_everything
         << "an attempt record of a removed run stayed";
   }  // (an iterator must not outlive the database: reopen() below)
 
-  EXPECT_TRUE(sweep(t0 + hour).empty()) << "a second sweep finds nothing more";
-  EXPECT_EQ(must_apply(prune_runs{1, found}).pruned, 0u) << "a repeated command removes nothing";
+  EXPECT_TRUE(ids_of(sweep(t0 + hour)).empty()) << "a second sweep finds nothing more";
+  EXPECT_EQ(must_apply(found).pruned, 0u) << "a repeated command removes nothing";
+  EXPECT_EQ(runs_of(id), 3u);
+  EXPECT_EQ(page_ids(instance_query{}), (std::vector<std::string>{ids[3], ids[4], ids[5]}));
   reopen();
   EXPECT_EQ(read_code(ids[1]), errc::gone) << "the mark is durable";
   EXPECT_EQ(runs_of(id), 3u);
@@ -230,8 +256,13 @@ TEST_F(retention_test, a_sweep_of_many_pages_walks_a_task_once_and_keeps_exactly
     auto page = sm_->scan_prunable(q);
     ++pages;
     ASSERT_TRUE(page) << view(page.error()).message;
-    if (!page->instance_ids.empty()) must_apply(prune_runs{1, page->instance_ids});
-    named.insert(named.end(), page->instance_ids.begin(), page->instance_ids.end());
+    prune_history c{1, page->spans, page->instance_ids};
+    auto in_page = ids_of(c);
+    EXPECT_LE(in_page.size(), 25u);
+    if (!in_page.empty()) {
+      EXPECT_EQ(must_apply(c).pruned, in_page.size());
+    }
+    named.insert(named.end(), in_page.begin(), in_page.end());
     if (page->done) break;
     q.from = page->next;
   }
@@ -262,23 +293,41 @@ TEST_F(retention_test, a_resumed_page_counts_a_named_run_that_was_not_removed) {
   prune_query q{{}, t0 + hour, {}, 2, 1000};
   auto first = sm_->scan_prunable(q);
   ASSERT_TRUE(first);
-  ASSERT_EQ(first->instance_ids, (std::vector<std::string>{ids[0], ids[1]}));
+  prune_history c{1, first->spans, first->instance_ids};
+  ASSERT_EQ(ids_of(c), (std::vector<std::string>{ids[0], ids[1]}));
   must_apply(retry_instance{"", ids[1], t0 + hour});
-  EXPECT_EQ(must_apply(prune_runs{1, first->instance_ids}).pruned, 1u);
+  EXPECT_EQ(must_apply(c).pruned, 0u)
+      << "a span with a run not finished in it stays whole, for the next sweep";
+  EXPECT_EQ(read_code(ids[0]), errc::none);
+  // The rest of this sweep resumes after the last run the first page named
+  // and names three more (the count holds where the retried run stood): as
+  // a span from the task's oldest, which the retried run keeps whole.
   q.from = first->next;
-  std::vector<std::string> rest;
+  uint64_t named = 0;
   for (int guard = 0; guard < 10; ++guard) {
     auto page = sm_->scan_prunable(q);
     ASSERT_TRUE(page);
-    if (!page->instance_ids.empty()) must_apply(prune_runs{1, page->instance_ids});
-    rest.insert(rest.end(), page->instance_ids.begin(), page->instance_ids.end());
+    EXPECT_TRUE(page->instance_ids.empty());
+    for (auto& s : page->spans) {
+      named += s.runs;
+      EXPECT_LE(s.slot, t0 + 4 * minute);
+    }
+    EXPECT_EQ(must_apply(prune_history{1, page->spans, page->instance_ids}).pruned, 0u);
     if (page->done) break;
     q.from = page->next;
   }
-  EXPECT_EQ(rest, (std::vector<std::string>{ids[2], ids[3], ids[4]}))
-      << "the page after the resume starts at the run after the last one named";
-  for (int i = 5; i < 8; ++i) EXPECT_EQ(read_code(ids[i]), errc::none) << ids[i];
+  EXPECT_EQ(named, 3u) << "the pages after the resume name the runs through the fifth";
+  for (int i = 0; i < 8; ++i) EXPECT_NE(read_code(ids[i]), errc::gone) << ids[i];
   EXPECT_EQ(get_instance(ids[1]).state, instance_state::pending);
+  // The next sweep: the oldest run goes as a span, the three after the
+  // retried one by id; the newest three stay.
+  auto again = sweep(t0 + hour);
+  ASSERT_EQ(again.spans.size(), 1u);
+  EXPECT_EQ(again.spans[0].runs, 1u);
+  EXPECT_EQ(again.instance_ids, (std::vector<std::string>{ids[2], ids[3], ids[4]}));
+  EXPECT_EQ(must_apply(again).pruned, 4u);
+  for (int i : {0, 2, 3, 4}) EXPECT_EQ(read_code(ids[i]), errc::gone) << ids[i];
+  for (int i : {1, 5, 6, 7}) EXPECT_EQ(read_code(ids[i]), errc::none) << ids[i];
 }
 
 TEST_F(retention_test, keep_for_removes_runs_that_ended_long_ago_but_never_one_in_flight) {
@@ -293,7 +342,7 @@ TEST_F(retention_test, keep_for_removes_runs_that_ended_long_ago_but_never_one_i
   // A run scheduled long ago (a backfill) that ended just now is kept.
   auto backfilled = finished_run(id, t0 - 10 * hour, t0 + 100 * minute);
 
-  auto found = sweep(t0 + 2 * hour);
+  auto found = ids_of(sweep(t0 + 2 * hour));
   EXPECT_EQ(found, (std::vector<std::string>{old_done}));
   // The leader also names the running run (as a stale sweep might): it stays.
   must_apply(prune_runs{1, {old_done, old_running}});
@@ -310,9 +359,10 @@ TEST_F(retention_test, a_run_retried_by_hand_after_the_sweep_is_not_removed) {
   auto first = finished_run(id, t0, t0 + 1000, instance_state::failed);
   finished_run(id, t0 + minute, t0 + minute + 1000);
   auto found = sweep(t0 + hour);
-  ASSERT_EQ(found, (std::vector<std::string>{first}));
+  ASSERT_EQ(ids_of(found), (std::vector<std::string>{first}));
   must_apply(retry_instance{"", first, t0 + hour});
-  EXPECT_EQ(must_apply(prune_runs{1, found}).pruned, 0u);
+  EXPECT_EQ(must_apply(found).pruned, 0u);
+  EXPECT_EQ(must_apply(prune_runs{1, {first}}).pruned, 0u);
   EXPECT_EQ(get_instance(first).state, instance_state::pending);
 }
 
@@ -322,7 +372,7 @@ TEST_F(retention_test, gone_is_told_only_to_the_runs_own_tenant_and_only_below_t
   auto id = create(t);
   auto first = finished_run(id, t0, t0 + 1000);
   auto second = finished_run(id, t0 + minute, t0 + minute + 1000);
-  must_apply(prune_runs{1, sweep(t0 + hour)});
+  must_apply(sweep(t0 + hour));
   EXPECT_EQ(read_code(first, "acme"), errc::gone);
   EXPECT_EQ(read_code(first, "other"), errc::not_found)
       << "another tenant learns nothing of a removed run";
@@ -340,12 +390,14 @@ TEST_F(retention_test, defaults_apply_and_a_deleted_tasks_runs_go_by_age_only) {
     gone_ids.push_back(finished_run(gone, t0 + i * minute, t0 + i * minute + 1000));
   }
   must_apply(delete_task{"", gone});
-  auto found = sweep(t0 + 10 * minute, {hour, 2});
+  auto found = ids_of(sweep(t0 + 10 * minute, {hour, 2}));
   EXPECT_EQ(found, (std::vector<std::string>{kept_ids[0], kept_ids[1]}))
       << "the deleted task has no count left; its runs are within keep_for";
-  found = sweep(t0 + 2 * hour, {hour, 2});
-  EXPECT_EQ(found.size(), 8u) << "beyond keep_for, every finished run goes";
-  EXPECT_TRUE(sweep(t0 + 2 * hour, {0, 0}).empty()) << "no bounds at all: nothing goes";
+  auto late = sweep(t0 + 2 * hour, {hour, 2});
+  EXPECT_EQ(ids_of(late).size(), 8u) << "beyond keep_for, every finished run goes";
+  EXPECT_TRUE(ids_of(sweep(t0 + 2 * hour, {0, 0})).empty()) << "no bounds at all: nothing goes";
+  EXPECT_EQ(must_apply(late).pruned, 8u) << "a deleted task's span goes too";
+  EXPECT_EQ(read_code(gone_ids[3]), errc::gone);
 }
 
 // A member that catches up by snapshot (raft install) holds what the sender
@@ -358,7 +410,7 @@ TEST_F(retention_test, a_snapshot_carries_the_pruned_state_and_the_next_prune_ag
   auto id = create(t);
   std::vector<std::string> ids;
   for (int i = 0; i < 5; ++i) ids.push_back(finished_run(id, t0 + i * minute, t0 + i * minute + 1000));
-  must_apply(prune_runs{1, sweep(t0 + hour)});
+  must_apply(sweep(t0 + hour));
 
   auto copy_dir = make_test_dir("aisched-sm-copy-");
   ASSERT_FALSE(copy_dir.empty());
@@ -383,17 +435,18 @@ TEST_F(retention_test, a_snapshot_carries_the_pruned_state_and_the_next_prune_ag
   EXPECT_EQ(page_ids(instance_query{}), listed);
   EXPECT_EQ(sm_->instance_counts(), counts);
   EXPECT_EQ(runs_of(id), 2u);
-  EXPECT_TRUE(sweep(t0 + hour).empty());
+  EXPECT_TRUE(ids_of(sweep(t0 + hour)).empty());
 
   // One more run on both; each sweep finds the same oldest run, each prune removes it.
   std::vector<std::string> found;
   for (int side = 0; side < 2; ++side) {
     finished_run(id, t0 + 5 * minute, t0 + 5 * minute + 1000);
     auto f = sweep(t0 + hour);
-    EXPECT_EQ(f, (std::vector<std::string>{ids[3]})) << "side " << side;
-    EXPECT_EQ(must_apply(prune_runs{1, f}).pruned, 1u) << "side " << side;
+    auto named = ids_of(f);
+    EXPECT_EQ(named, (std::vector<std::string>{ids[3]})) << "side " << side;
+    EXPECT_EQ(must_apply(f).pruned, 1u) << "side " << side;
     EXPECT_EQ(read_code(ids[3]), errc::gone) << "side " << side;
-    found.insert(found.end(), f.begin(), f.end());
+    found.insert(found.end(), named.begin(), named.end());
     swap_in_copy();  // the copy, then the original again
   }
   auto copy_counts = sm_->instance_counts();  // sm_ is the copy again here
@@ -405,6 +458,73 @@ TEST_F(retention_test, a_snapshot_carries_the_pruned_state_and_the_next_prune_ag
   fs::remove_all(copy_dir, ec);
 }
 
+// A task's oldest runs go as one span: range deletions, not a tombstone per
+// run. A span goes only as the leader saw it: with one run more than it
+// counted, or one that a command earlier in the batch wrote, it stays whole
+// (for the next sweep); a command later in the batch finds its runs gone.
+TEST_F(retention_test, a_span_goes_whole_as_the_leader_saw_it_or_stays) {
+  auto t = make_task("spans");
+  t.retention.keep_runs = 1;
+  auto id = create(t);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 50; ++i)
+    ids.push_back(finished_run(id, t0 + i * 1000, t0 + i * 1000 + 10,
+                               i == 1 || i == 3 ? instance_state::failed
+                                                : instance_state::success));
+  auto plan = sweep(t0 + hour);
+  ASSERT_EQ(plan.spans.size(), 1u);
+  EXPECT_EQ(plan.spans[0].runs, 49u);
+  EXPECT_TRUE(plan.instance_ids.empty());
+
+  auto off = plan;
+  off.spans[0].runs = 48;  // a run came into the span since the leader looked
+  EXPECT_EQ(must_apply(off).pruned, 0u);
+  EXPECT_EQ(read_code(ids[0]), errc::none);
+
+  auto rs = apply({retry_instance{"", ids[3], t0 + hour}, plan});
+  ASSERT_EQ(rs.size(), 2u);
+  ASSERT_TRUE(rs[1]) << view(rs[1].error()).message;
+  EXPECT_EQ(rs[1]->pruned, 0u) << "the span went with a run its batch wrote";
+  EXPECT_EQ(get_instance(ids[3]).state, instance_state::pending);
+  EXPECT_EQ(must_apply(plan).pruned, 0u) << "the span went with a run not finished in it";
+  EXPECT_EQ(read_code(ids[0]), errc::none);
+
+  // The next sweep: the span ends before the retried run; the runs after it go one by one.
+  auto next = sweep(t0 + hour);
+  ASSERT_EQ(next.spans.size(), 1u);
+  EXPECT_EQ(next.spans[0].runs, 3u);
+  EXPECT_EQ(next.instance_ids.size(), 45u);
+  auto deletes = [&] {
+    uint64_t n = 0;
+    EXPECT_TRUE(db_->db()->GetIntProperty(db_->cf(column::instances),
+                                          "rocksdb.num-deletes-active-mem-table", &n));
+    return n;
+  };
+  auto deletes_before = deletes();
+  auto counts = sm_->instance_counts();
+  rs = apply({next, retry_instance{"", ids[1], t0 + hour}});
+  ASSERT_EQ(rs.size(), 2u);
+  ASSERT_TRUE(rs[0]) << view(rs[0].error()).message;
+  EXPECT_EQ(rs[0]->pruned, 48u);
+  EXPECT_FALSE(rs[1]) << "a retry later in the batch found a run of the span";
+  EXPECT_EQ(deletes() - deletes_before, 45u) << "the span wrote a tombstone per run";
+  for (int i : {0, 1, 2, 4, 48}) EXPECT_EQ(read_code(ids[i]), errc::gone) << ids[i];
+  EXPECT_EQ(get_instance(ids[3]).state, instance_state::pending);
+  EXPECT_EQ(read_code(ids[49]), errc::none);
+  EXPECT_EQ(page_ids(instance_query{}), (std::vector<std::string>{ids[3], ids[49]}));
+  EXPECT_EQ(runs_of(id), 2u);
+  auto now = sm_->instance_counts();
+  EXPECT_EQ(counts[size_t(instance_state::success)] - now[size_t(instance_state::success)], 47u);
+  EXPECT_EQ(counts[size_t(instance_state::failed)] - now[size_t(instance_state::failed)], 1u);
+  instance_query failed;
+  failed.by_state = true;
+  failed.state = instance_state::failed;
+  EXPECT_TRUE(page_ids(failed).empty()) << "the span left an index entry";
+  reopen();
+  EXPECT_EQ(read_code(ids[2]), errc::gone);
+  EXPECT_EQ(runs_of(id), 2u);
+}
+
 TEST_F(retention_test, a_prune_of_a_deposed_leaders_term_changes_nothing) {
   auto t = make_task("t");
   t.retention.keep_runs = 1;
@@ -412,10 +532,13 @@ TEST_F(retention_test, a_prune_of_a_deposed_leaders_term_changes_nothing) {
   auto first = finished_run(id, t0, t0 + 1000);
   finished_run(id, t0 + minute, t0 + minute + 1000);
   auto index = sm_->applied_index();
-  auto rs = apply_entries({log_entry{index + 1, 2, command{prune_runs{1, {first}}}}});
-  ASSERT_EQ(rs.size(), 1u);
-  ASSERT_FALSE(rs[0]);
-  EXPECT_EQ(code_of(rs[0].error()), errc::not_leader);
+  auto rs = apply_entries({log_entry{index + 1, 2, command{prune_runs{1, {first}}}},
+                           log_entry{index + 2, 2, command{sweep(t0 + hour)}}});
+  ASSERT_EQ(rs.size(), 2u);
+  for (auto& r : rs) {
+    ASSERT_FALSE(r);
+    EXPECT_EQ(code_of(r.error()), errc::not_leader);
+  }
   EXPECT_EQ(read_code(first), errc::none);
 }
 

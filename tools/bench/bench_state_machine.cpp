@@ -150,9 +150,11 @@ void bm_fire_dispatch_report_apart(benchmark::State& state) { fire_dispatch_repo
 /// The life of bulk-enqueued runs as a loaded node commits it (workload c of
 /// tools/bench/peers): one fire of `n` payloads into one task, then the runs'
 /// dispatches and reports in commands of 250, each its own apply() call, and
-/// retention pruning the runs of the iteration before; items = runs.
+/// retention pruning the runs of the iteration before (range(1): 0 by id,
+/// as prune_runs did; 1 as the span prune_history names them by); items = runs.
 void bm_bulk_run_life(benchmark::State& state) {
   const int64_t n = state.range(0);
+  const bool as_span = state.range(1) != 0;
   constexpr int64_t step = 250;
   fixture f;
   auto made = f.apply({command{create_task{noop_task(0), ""}}});
@@ -186,10 +188,19 @@ void bm_bulk_run_life(benchmark::State& state) {
       }
       cmds.emplace_back(std::move(re));
     }
-    if (!previous.empty()) cmds.emplace_back(prune_runs{1, std::move(previous)});
+    if (!previous.empty() && as_span)
+      cmds.emplace_back(prune_history{1, {{id, slot - minute, uint32_t(n - 1), uint64_t(n)}}, {}});
+    else if (!previous.empty())
+      cmds.emplace_back(prune_runs{1, std::move(previous)});
+    const bool prunes = !previous.empty();
     previous = std::move(ids);
     state.ResumeTiming();
-    for (auto& c : cmds) f.apply({std::move(c)});
+    std::vector<caf::expected<applied>> last;
+    for (auto& c : cmds) last = f.apply({std::move(c)});
+    if (prunes && (!last.at(0) || last.at(0)->pruned != uint64_t(n))) {
+      state.SkipWithError("the prune did not remove the runs of the iteration before");
+      break;
+    }
     runs += n;
   }
   state.SetItemsProcessed(runs);
@@ -198,7 +209,7 @@ void bm_bulk_run_life(benchmark::State& state) {
 BENCHMARK(bm_create_task)->Arg(1)->Arg(64)->Unit(benchmark::kMicrosecond);
 BENCHMARK(bm_fire_dispatch_report)->Arg(1)->Arg(64)->Unit(benchmark::kMicrosecond);
 BENCHMARK(bm_fire_dispatch_report_apart)->Arg(64)->Arg(1000)->Unit(benchmark::kMicrosecond);
-BENCHMARK(bm_bulk_run_life)->Arg(1000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(bm_bulk_run_life)->Args({1000, 0})->Args({1000, 1})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace aisched::storage
