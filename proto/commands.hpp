@@ -488,12 +488,12 @@ typename Inspector::result_type inspect(Inspector& f, delete_calendar& x) {
   return f(caf::meta::type_name("aisched.delete_calendar"), x.tenant, x.name);
 }
 
-using command = caf::variant<noop, create_task, update_task, delete_task, set_paused, fire,
-                             dispatch, report_results, retry, cancel, put_user, delete_user,
-                             put_token, delete_token, record_audit, record_load, set_membership,
-                             note_waiting, share_worker, retry_instance, put_ai_records,
-                             put_data_keys, put_secret, delete_secret, put_pool, put_calendar,
-                             delete_calendar, prune_runs, fire_placed, prune_history>;
+using command =
+    caf::variant<noop, create_task, update_task, delete_task, set_paused, fire, dispatch,
+                 report_results, retry, cancel, put_user, delete_user, put_token, delete_token,
+                 record_audit, record_load, set_membership, note_waiting, share_worker,
+                 retry_instance, put_ai_records, put_data_keys, put_secret, delete_secret, put_pool,
+                 put_calendar, delete_calendar, prune_runs, fire_placed, prune_history>;
 
 /// One entry of the replicated log.
 struct log_entry {

@@ -198,8 +198,8 @@ struct prune_cursor {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, prune_cursor& x) {
-  return f(caf::meta::type_name("aisched.prune_cursor"), x.after_task, x.key, x.index,
-           x.excess, x.in_span);
+  return f(caf::meta::type_name("aisched.prune_cursor"), x.after_task, x.key, x.index, x.excess,
+           x.in_span);
 }
 
 /// One page of the run-history retention sweep: which finished runs of the

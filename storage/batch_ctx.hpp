@@ -211,8 +211,7 @@ class batch_ctx {
   /// Notes that the batch range-deleted the instances with keys in [lo, hi)
   /// (run-history retention, storage/run_retention.cpp), all finished, `n`
   /// of them in each state: later reads of this batch find none there.
-  void erase_instance_span(std::string lo, std::string hi,
-                           const state_machine::state_counts& n) {
+  void erase_instance_span(std::string lo, std::string hi, const state_machine::state_counts& n) {
     for (size_t s = 0; s < n.size(); ++s) effects_.instances[s] -= static_cast<int64_t>(n[s]);
     erased_spans_.emplace_back(std::move(lo), std::move(hi));
   }

@@ -161,7 +161,9 @@ inline auto fields(const run_result& x) {
                          x.started_at, x.finished_at, x.next_attempt_at);
 }
 
-inline auto fields(const prune_span& x) { return std::make_tuple(x.task_id, x.slot, x.shard, x.runs); }
+inline auto fields(const prune_span& x) {
+  return std::make_tuple(x.task_id, x.slot, x.shard, x.runs);
+}
 
 template <class T>
 inline auto fields_of_each(const std::vector<T>& xs) {
@@ -298,8 +300,8 @@ inline std::vector<command> every_command() {
   out.emplace_back(prune_runs{7, {"42-1796022000000-3", "42-1796022060000-0"}});
   out.emplace_back(fire_placed{8, t_2026_11_30_07, {{42, t_2026_11_30_07, "tr-3"}},
                                {{"42-1796022000000-0", "w-1"}}});
-  out.emplace_back(prune_history{9, {{42, t_2026_11_30_07, 3, 1000}, {43, -5, 0, 1}},
-                                 {"42-1796022060000-0"}});
+  out.emplace_back(
+      prune_history{9, {{42, t_2026_11_30_07, 3, 1000}, {43, -5, 0, 1}}, {"42-1796022060000-0"}});
   return out;
 }
 

@@ -596,11 +596,9 @@ TEST(commands, every_leader_decided_command_carries_its_term_for_fencing) {
   // The leader-decided commands of every_command() carry terms 3..6; client
   // commands carry none. A new command with a `term` is fenced without a list
   // to update (proto/registry.cpp detects the member).
-  std::map<std::string, uint64_t> want{{"fire", 3},        {"dispatch", 3},
-                                       {"report_results", 4}, {"retry", 5},
-                                       {"record_load", 3}, {"note_waiting", 6},
-                                       {"prune_runs", 7},     {"fire_placed", 8},
-                                       {"prune_history", 9}};
+  std::map<std::string, uint64_t> want{{"fire", 3},       {"dispatch", 3},    {"report_results", 4},
+                                       {"retry", 5},      {"record_load", 3}, {"note_waiting", 6},
+                                       {"prune_runs", 7}, {"fire_placed", 8}, {"prune_history", 9}};
   for (const auto& cmd : every_command()) {
     SCOPED_TRACE(command_name(cmd));
     auto i = want.find(command_name(cmd));

@@ -468,9 +468,9 @@ TEST_F(retention_test, a_span_goes_whole_as_the_leader_saw_it_or_stays) {
   auto id = create(t);
   std::vector<std::string> ids;
   for (int i = 0; i < 50; ++i)
-    ids.push_back(finished_run(id, t0 + i * 1000, t0 + i * 1000 + 10,
-                               i == 1 || i == 3 ? instance_state::failed
-                                                : instance_state::success));
+    ids.push_back(
+        finished_run(id, t0 + i * 1000, t0 + i * 1000 + 10,
+                     i == 1 || i == 3 ? instance_state::failed : instance_state::success));
   auto plan = sweep(t0 + hour);
   ASSERT_EQ(plan.spans.size(), 1u);
   EXPECT_EQ(plan.spans[0].runs, 49u);
