@@ -202,17 +202,33 @@ class batch_ctx {
     i->second.x = std::nullopt;
   }
 
-  /// Whether this batch wrote (or erased) an instance with a key in [lo, hi).
-  [[nodiscard]] bool writes_instances_in(const std::string& lo, const std::string& hi) const {
-    auto i = instances_.lower_bound(lo);
-    return i != instances_.end() && i->first < hi;
+  /// The instances this batch wrote (nullopt: erased) with keys in [lo, hi),
+  /// in key order: `f(key, value)`.
+  template <class F>
+  void for_instances_written_in(const std::string& lo, const std::string& hi, F f) const {
+    for (auto i = instances_.lower_bound(lo); i != instances_.end() && i->first < hi; ++i)
+      f(i->first, i->second.x);
+  }
+
+  /// Whether this batch wrote (or erased) the instance at `key`.
+  [[nodiscard]] bool wrote_instance(const std::string& key) const {
+    return instances_.count(key) != 0;
+  }
+
+  /// Whether an earlier command of this batch range-deleted the instance at `key`.
+  [[nodiscard]] bool in_erased_span(const std::string& key) const {
+    return std::any_of(erased_spans_.begin(), erased_spans_.end(),
+                       [&](const auto& r) { return r.first <= key && key < r.second; });
   }
 
   /// Notes that the batch range-deleted the instances with keys in [lo, hi)
-  /// (run-history retention, storage/run_retention.cpp), all finished, `n`
-  /// of them in each state: later reads of this batch find none there.
+  /// (run-history retention, storage/run_retention.cpp) that it did not
+  /// write itself (those go by erase_instance), all finished, `n` of them in
+  /// each state: later reads of this batch find none there.
   void erase_instance_span(std::string lo, std::string hi, const state_machine::state_counts& n) {
     for (size_t s = 0; s < n.size(); ++s) effects_.instances[s] -= static_cast<int64_t>(n[s]);
+    // Attempt records put earlier in the batch go with the range deletion.
+    attempts_.erase(attempts_.lower_bound(lo), attempts_.lower_bound(hi));
     erased_spans_.emplace_back(std::move(lo), std::move(hi));
   }
 
@@ -258,6 +274,7 @@ class batch_ctx {
   /// Whether the attempt record at `key` exists, this batch's writes included.
   [[nodiscard]] caf::expected<bool> read_attempt_exists(const std::string& key) {
     if (attempts_.count(key)) return true;
+    if (in_erased_span(key.substr(0, keys::instance_key_size))) return false;
     auto raw = db_.get(column::attempts, key);
     if (!raw) return raw.error();
     return raw->has_value();
@@ -330,11 +347,6 @@ class batch_ctx {
   rocks& db() { return db_; }
 
  private:
-  [[nodiscard]] bool in_erased_span(const std::string& key) const {
-    return std::any_of(erased_spans_.begin(), erased_spans_.end(),
-                       [&](const auto& r) { return r.first <= key && key < r.second; });
-  }
-
   template <class T>
   [[nodiscard]] caf::expected<std::optional<T>> read(column c, const std::string& key) {
     auto raw = db_.get(c, key);

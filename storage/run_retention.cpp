@@ -219,23 +219,32 @@ std::optional<std::string> key_after(std::string key) {
 }
 
 /// Removes span `s` as a whole if the state holds exactly `s.runs` records in
-/// it, every one finished, and this batch wrote none of them; otherwise it
-/// stays (0). One range deletion each for the records, their attempt
-/// histories and the index entries of each finished state, instead of a read
-/// and two deletes a run; the analyses (few) one by one.
+/// it, every one finished; otherwise it stays (0). The state is the one this
+/// command sees (the database under what earlier commands of its batch wrote),
+/// so every member decides alike however its entries fall into batches. One
+/// range deletion each for the records, their attempt histories and the
+/// index entries of each finished state, instead of a read and two deletes a
+/// run; the analyses (few) one by one.
 caf::expected<uint64_t> remove_span(batch_ctx& ctx, const prune_span& s, removals& latest) {
   auto lo = keys::task(s.task_id);
   auto hi = key_after(keys::instance(s.task_id, s.slot, s.shard));
   if (!hi || s.runs == 0) return uint64_t{0};
-  // What this batch wrote the database does not show yet; nor analyses it wrote.
-  if (ctx.writes_instances_in(lo, *hi) || ctx.analyses_written()) return uint64_t{0};
-  // Walked as the leader walked it: its records (a range deletion of a
+  // Walked as the leader walked it: the records (a range deletion of a
   // previous page is skipped whole), not the state index, whose entries
   // moved at every transition (a tombstone each, until compaction).
-  state_machine::state_counts n{};
+  state_machine::state_counts stored{};  // records only the database holds, by state
+  std::vector<std::pair<std::string, instance_state>> written;  // records this batch wrote
+  std::vector<std::string> ids;  // every record's run id (analyses written in this batch)
   uint64_t total = 0;
   std::string tenant;
-  unix_ms last_slot = 0;
+  unix_ms last_slot = std::numeric_limits<unix_ms>::min();
+  auto take = [&](const instance& x) {
+    ++total;
+    last_slot = std::max(last_slot, x.slot);
+    if (tenant != x.tenant) tenant = x.tenant;
+    if (ctx.analyses_written()) ids.push_back(x.id);
+    return is_terminal(x.state);
+  };
   {
     rocksdb::Slice bound(*hi);
     rocksdb::ReadOptions ro;
@@ -243,40 +252,52 @@ caf::expected<uint64_t> remove_span(batch_ctx& ctx, const prune_span& s, removal
     auto& db = ctx.db();
     std::unique_ptr<rocksdb::Iterator> it(db.db()->NewIterator(ro, db.cf(column::instances)));
     for (it->Seek(lo); it->Valid(); it->Next()) {
-      if (++total > s.runs) return uint64_t{0};  // runs came since the leader looked
+      auto key = it->key().ToString();
+      if (ctx.wrote_instance(key) || ctx.in_erased_span(key)) continue;  // as the batch has it
       auto x = decode<instance>(std::string_view(it->value().data(), it->value().size()));
       if (!x) return x.error();
-      if (!is_terminal(x->state)) return uint64_t{0};  // retried by hand since
-      n[static_cast<size_t>(x->state)] += 1;
-      last_slot = x->slot;
-      if (tenant != x->tenant) tenant = std::move(x->tenant);
+      if (!take(*x)) return uint64_t{0};  // not finished (retried by hand since)
+      if (total > s.runs) return uint64_t{0};  // runs came since the leader looked
+      stored[static_cast<size_t>(x->state)] += 1;
     }
     if (!it->status().ok())
       return make_error(errc::storage_error, "instance scan failed: " + it->status().ToString());
   }
-  if (total != s.runs) return uint64_t{0};  // runs went since the leader looked
+  bool unfinished = false;
+  ctx.for_instances_written_in(lo, *hi, [&](const std::string& key,
+                                            const std::optional<instance>& x) {
+    if (!x) return;  // erased by this batch
+    if (!take(*x)) unfinished = true;
+    written.emplace_back(key, x->state);
+  });
+  if (unfinished || total != s.runs) return uint64_t{0};  // changed since the leader looked
   auto& batch = ctx.batch();
   auto& db = ctx.db();
   batch.DeleteRange(db.cf(column::instances), lo, *hi);
   batch.DeleteRange(db.cf(column::attempts), lo, *hi);  // an instance key, then the attempt
-  for (size_t i = 0; i < n.size(); ++i)
-    if (n[i] != 0)
+  for (size_t i = 0; i < stored.size(); ++i)
+    if (stored[i] != 0)
       batch.DeleteRange(db.cf(column::instances_by_state),
                         keys::state_index(static_cast<uint8_t>(i), lo),
                         keys::state_index(static_cast<uint8_t>(i), *hi));
-  // Analyses are keyed by tenant and run id: those of this task's runs share
-  // the prefix "tenant/task-".
-  auto prefix = keys::analysis(tenant, std::to_string(s.task_id) + "-");
-  auto it = db.iterate(column::ai_analysis);
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    auto id = std::string_view(it->key().data(), it->key().size()).substr(tenant.size() + 1);
-    auto run = keys::parse_instance_id(id);
-    if (run && keys::instance(run->task_id, run->slot, run->shard) < *hi)
-      batch.Delete(db.cf(column::ai_analysis), it->key());
+  for (auto& [key, state] : written) ctx.erase_instance(key, state);  // and its index entry
+  if (ctx.analyses_written()) {
+    // Some may be in this batch only, where a scan does not see them.
+    for (auto& id : ids) batch.Delete(db.cf(column::ai_analysis), keys::analysis(tenant, id));
+  } else {
+    // Keyed by tenant and run id: this task's runs share "tenant/task-".
+    auto prefix = keys::analysis(tenant, std::to_string(s.task_id) + "-");
+    auto it = db.iterate(column::ai_analysis);
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      auto id = std::string_view(it->key().data(), it->key().size()).substr(tenant.size() + 1);
+      auto run = keys::parse_instance_id(id);
+      if (run && keys::instance(run->task_id, run->slot, run->shard) < *hi)
+        batch.Delete(db.cf(column::ai_analysis), it->key());
+    }
+    if (!it->status().ok())
+      return make_error(errc::storage_error, "analysis scan failed: " + it->status().ToString());
   }
-  if (!it->status().ok())
-    return make_error(errc::storage_error, "analysis scan failed: " + it->status().ToString());
-  ctx.erase_instance_span(lo, *hi, n);
+  ctx.erase_instance_span(lo, *hi, stored);
   auto& m = latest[s.task_id];
   m.slot = std::max(m.slot, last_slot);
   if (m.tenant != tenant) m.tenant = tenant;

@@ -460,8 +460,10 @@ TEST_F(retention_test, a_snapshot_carries_the_pruned_state_and_the_next_prune_ag
 
 // A task's oldest runs go as one span: range deletions, not a tombstone per
 // run. A span goes only as the leader saw it: with one run more than it
-// counted, or one that a command earlier in the batch wrote, it stays whole
-// (for the next sweep); a command later in the batch finds its runs gone.
+// counted, or one not finished (also when a command earlier in the same
+// batch retried it), it stays whole, for the next sweep. It goes alike in a
+// batch with other commands and alone (members batch entries differently):
+// what earlier commands wrote counts, and later ones find its runs gone.
 TEST_F(retention_test, a_span_goes_whole_as_the_leader_saw_it_or_stays) {
   auto t = make_task("spans");
   t.retention.keep_runs = 1;
@@ -502,11 +504,22 @@ TEST_F(retention_test, a_span_goes_whole_as_the_leader_saw_it_or_stays) {
   };
   auto deletes_before = deletes();
   auto counts = sm_->instance_counts();
-  rs = apply({next, retry_instance{"", ids[1], t0 + hour}});
-  ASSERT_EQ(rs.size(), 2u);
-  ASSERT_TRUE(rs[0]) << view(rs[0].error()).message;
-  EXPECT_EQ(rs[0]->pruned, 48u);
-  EXPECT_FALSE(rs[1]) << "a retry later in the batch found a run of the span";
+  // Analyses written in the same batch (not in the database yet): the one of
+  // a run in the span goes with it, the other stays.
+  put_ai_records ai;
+  ai.records.push_back({ai_column::analyses, keys::analysis("default", ids[2]), "a2", false});
+  ai.records.push_back({ai_column::analyses, keys::analysis("default", ids[49]), "a49", false});
+  rs = apply({ai, next, retry_instance{"", ids[1], t0 + hour}});
+  ASSERT_EQ(rs.size(), 3u);
+  ASSERT_TRUE(rs[1]) << view(rs[1].error()).message;
+  EXPECT_EQ(rs[1]->pruned, 48u) << "a span went otherwise in a batch than alone";
+  EXPECT_FALSE(rs[2]) << "a retry later in the batch found a run of the span";
+  auto a2 = db_->get(column::ai_analysis, keys::analysis("default", ids[2]));
+  ASSERT_TRUE(a2);
+  EXPECT_FALSE(*a2) << "the analysis of a run of the span stayed";
+  auto a49 = db_->get(column::ai_analysis, keys::analysis("default", ids[49]));
+  ASSERT_TRUE(a49);
+  EXPECT_TRUE(*a49);
   EXPECT_EQ(deletes() - deletes_before, 45u) << "the span wrote a tombstone per run";
   for (int i : {0, 1, 2, 4, 48}) EXPECT_EQ(read_code(ids[i]), errc::gone) << ids[i];
   EXPECT_EQ(get_instance(ids[3]).state, instance_state::pending);
@@ -523,6 +536,78 @@ TEST_F(retention_test, a_span_goes_whole_as_the_leader_saw_it_or_stays) {
   reopen();
   EXPECT_EQ(read_code(ids[2]), errc::gone);
   EXPECT_EQ(runs_of(id), 2u);
+}
+
+// Members batch the same entries differently (the leader applies what
+// committed in its round, a follower what it received in its own): a batch of
+// prunes and of the writes they meet leaves the state that its entries leave
+// applied one at a time.
+TEST_F(retention_test, a_batch_of_prunes_leaves_what_its_entries_leave_one_at_a_time) {
+  auto t = make_task("batched");
+  t.retention.keep_runs = 2;
+  auto id = create(t);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 10; ++i)
+    ids.push_back(finished_run(id, t0 + i * minute, t0 + i * minute + 10,
+                               i == 5 ? instance_state::failed : instance_state::success));
+  auto plan = sweep(t0 + hour);
+  ASSERT_EQ(plan.spans.size(), 1u);
+  ASSERT_EQ(plan.spans[0].runs, 8u);
+  // What a later sweep would name once the fifth run is retried: a span to
+  // the fourth, and the two after the retried run by id.
+  prune_history later{1, {{id, t0 + 4 * minute, 0, 5}}, {ids[6], ids[7]}};
+  put_ai_records ai;
+  for (int i : {1, 7, 9})
+    ai.records.push_back({ai_column::analyses, keys::analysis("default", ids[i]), "a", false});
+  std::vector<command> entries{ai, retry_instance{"", ids[5], t0 + hour}, plan, later,
+                               prune_runs{1, {ids[8]}}};
+
+  auto copy_dir = make_test_dir("aisched-sm-batch-");
+  ASSERT_FALSE(copy_dir.empty());
+  std::unique_ptr<rocks> copy_db;
+  std::unique_ptr<state_machine> copy_sm;
+  open_at(copy_dir, copy_db, copy_sm);
+  ASSERT_TRUE(copy_sm);
+  ASSERT_FALSE(copy_state(*db_, *copy_db));
+  ASSERT_FALSE(copy_sm->reload());
+
+  auto together = apply(entries);  // one batch, here
+  std::swap(db_, copy_db);
+  std::swap(sm_, copy_sm);
+  std::vector<caf::expected<applied>> alone;  // one batch each, on the copy
+  for (auto& e : entries) alone.push_back(apply({e}).at(0));
+  auto dump = [&] {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (auto c : {column::instances, column::instances_by_state, column::attempts,
+                   column::ai_analysis, column::task_state, column::meta}) {
+      auto it = db_->iterate(c);
+      for (it->SeekToFirst(); it->Valid(); it->Next())
+        out.emplace_back(std::to_string(int(c)) + ":" + it->key().ToString(),
+                         it->value().ToString());
+    }
+    return out;
+  };
+  auto alone_state = dump();
+  auto alone_counts = sm_->instance_counts();
+  std::swap(db_, copy_db);
+  std::swap(sm_, copy_sm);
+  auto together_state = dump();
+  ASSERT_EQ(together.size(), alone.size());
+  for (size_t i = 0; i < together.size(); ++i) {
+    ASSERT_EQ(bool(together[i]), bool(alone[i])) << "entry " << i;
+    if (together[i]) EXPECT_EQ(together[i]->pruned, alone[i]->pruned) << "entry " << i;
+  }
+  EXPECT_EQ(together[2]->pruned, 0u) << "the span met the retried run";
+  EXPECT_EQ(together[3]->pruned, 7u);
+  EXPECT_EQ(together[4]->pruned, 1u);
+  EXPECT_EQ(together_state, alone_state) << "the batch left another state";
+  EXPECT_EQ(sm_->instance_counts(), alone_counts);
+  for (int i : {0, 1, 4, 6, 7, 8}) EXPECT_EQ(read_code(ids[i]), errc::gone) << ids[i];
+  EXPECT_EQ(get_instance(ids[5]).state, instance_state::pending);
+  copy_sm.reset();
+  copy_db.reset();
+  std::error_code ec;
+  fs::remove_all(copy_dir, ec);
 }
 
 TEST_F(retention_test, a_prune_of_a_deposed_leaders_term_changes_nothing) {
