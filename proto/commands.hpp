@@ -272,18 +272,22 @@ typename Inspector::result_type inspect(Inspector& f, prune_runs& x) {
   return f(caf::meta::type_name("aisched.prune_runs"), x.term, x.instance_ids);
 }
 
-/// The oldest run records of task `task_id` in key order (slot, then
-/// shard), through the one at (`slot`, `shard`): `runs` records, every one
-/// finished and let go by retention, as the leader read them.
+/// Run records of task `task_id` adjacent in key order (slot, then shard),
+/// from the one at (`from_slot`, `from_shard`) through the one at (`slot`,
+/// `shard`): `runs` records, every one finished and let go by retention, as
+/// the leader read them.
 struct prune_span {
   uint64_t task_id = 0;
+  unix_ms from_slot = 0;
+  uint32_t from_shard = 0;
   unix_ms slot = 0;
   uint32_t shard = 0;
   uint64_t runs = 0;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, prune_span& x) {
-  return f(caf::meta::type_name("aisched.prune_span"), x.task_id, x.slot, x.shard, x.runs);
+  return f(caf::meta::type_name("aisched.prune_span"), x.task_id, x.from_slot, x.from_shard,
+           x.slot, x.shard, x.runs);
 }
 
 /// What `prune_runs` removes, with a task's oldest runs as spans: a span goes

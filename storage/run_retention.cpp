@@ -126,6 +126,10 @@ caf::expected<prune_page> scan_prunable(rocks& db, const prune_query& q) {
         continue;
       }
       if (in_span) {
+        if (span.runs == 0) {
+          span.from_slot = ref->slot;
+          span.from_shard = ref->shard;
+        }
         span.slot = ref->slot;
         span.shard = ref->shard;
         span.runs += 1;
@@ -218,6 +222,20 @@ std::optional<std::string> key_after(std::string key) {
   return std::nullopt;
 }
 
+/// A key above every key below `first` that has `first`'s length or that
+/// length plus the `pad`'s (`first` less one, then `pad`), and below `first`:
+/// a range deletion from it removes what one from `first` would, from a key
+/// out of the insert-hint domain (point keys only, storage/rocks.cpp: RocksDB
+/// 7.8 shares a hint between a memtable's point and range-deletion lists).
+std::optional<std::string> start_below(std::string first, std::string_view pad) {
+  size_t i = first.size();
+  while (i > 0 && first[i - 1] == '\0') first[--i] = '\xff';
+  if (i == 0) return std::nullopt;  // nothing is below an all-zero key
+  first[i - 1] = static_cast<char>(static_cast<uint8_t>(first[i - 1]) - 1);
+  first.append(pad);
+  return first;
+}
+
 /// Removes span `s` as a whole if the state holds exactly `s.runs` records in
 /// it, every one finished; otherwise it stays (0). The state is the one this
 /// command sees (the database under what earlier commands of its batch wrote),
@@ -226,12 +244,14 @@ std::optional<std::string> key_after(std::string key) {
 /// index entries of each finished state, instead of a read and two deletes a
 /// run; the analyses (few) one by one.
 caf::expected<uint64_t> remove_span(batch_ctx& ctx, const prune_span& s, removals& latest) {
-  auto lo = keys::task(s.task_id);
+  // From its first record, not its task's first key: what earlier spans
+  // removed lies below, and an iterator steps over each record a range
+  // deletion covers until compaction drops them.
+  auto lo = keys::instance(s.task_id, s.from_slot, s.from_shard);
   auto hi = key_after(keys::instance(s.task_id, s.slot, s.shard));
-  if (!hi || s.runs == 0) return uint64_t{0};
-  // Walked as the leader walked it: the records (a range deletion of a
-  // previous page is skipped whole), not the state index, whose entries
-  // moved at every transition (a tombstone each, until compaction).
+  if (!hi || s.runs == 0 || !(lo < *hi)) return uint64_t{0};
+  // Walked as the leader walked it: the records, not the state index, whose
+  // entries moved at every transition (a tombstone each, until compaction).
   state_machine::state_counts stored{};  // records only the database holds, by state
   std::vector<std::pair<std::string, instance_state>> written;  // records this batch wrote
   std::vector<std::string> ids;  // every record's run id (analyses written in this batch)
@@ -271,14 +291,19 @@ caf::expected<uint64_t> remove_span(batch_ctx& ctx, const prune_span& s, removal
     written.emplace_back(key, x->state);
   });
   if (unfinished || total != s.runs) return uint64_t{0};  // changed since the leader looked
+  // Index entries are a state byte and a run key; attempt keys a run key and
+  // four bytes, so theirs starts above every attempt of the run below.
+  auto from = start_below(lo, std::string(1, '\0'));
+  auto from_attempts = start_below(lo, std::string(5, '\xff'));
+  if (!from || !from_attempts) return uint64_t{0};
   auto& batch = ctx.batch();
   auto& db = ctx.db();
-  batch.DeleteRange(db.cf(column::instances), lo, *hi);
-  batch.DeleteRange(db.cf(column::attempts), lo, *hi);  // an instance key, then the attempt
+  batch.DeleteRange(db.cf(column::instances), *from, *hi);
+  batch.DeleteRange(db.cf(column::attempts), *from_attempts, *hi);
   for (size_t i = 0; i < stored.size(); ++i)
     if (stored[i] != 0)
       batch.DeleteRange(db.cf(column::instances_by_state),
-                        keys::state_index(static_cast<uint8_t>(i), lo),
+                        keys::state_index(static_cast<uint8_t>(i), *from),
                         keys::state_index(static_cast<uint8_t>(i), *hi));
   for (auto& [key, state] : written) ctx.erase_instance(key, state);  // and its index entry
   if (ctx.analyses_written()) {
@@ -291,8 +316,9 @@ caf::expected<uint64_t> remove_span(batch_ctx& ctx, const prune_span& s, removal
     for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
       auto id = std::string_view(it->key().data(), it->key().size()).substr(tenant.size() + 1);
       auto run = keys::parse_instance_id(id);
-      if (run && keys::instance(run->task_id, run->slot, run->shard) < *hi)
-        batch.Delete(db.cf(column::ai_analysis), it->key());
+      if (!run) continue;
+      auto key = keys::instance(run->task_id, run->slot, run->shard);
+      if (lo <= key && key < *hi) batch.Delete(db.cf(column::ai_analysis), it->key());
     }
     if (!it->status().ok())
       return make_error(errc::storage_error, "analysis scan failed: " + it->status().ToString());

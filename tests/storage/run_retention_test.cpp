@@ -72,15 +72,15 @@ class retention_test : public state_machine_test {
     return out;
   }
 
-  /// The runs `c` names, stored now: its spans' (each task's runs from its
-  /// oldest through the span's last), then its ids.
+  /// The runs `c` names, stored now: its spans' (each task's runs from the
+  /// span's first through its last), then its ids.
   std::vector<std::string> ids_of(const prune_history& c) {
     std::vector<std::string> out;
     for (auto& s : c.spans) {
       auto last = keys::instance(s.task_id, s.slot, s.shard);
       auto it = db_->iterate(column::instances);
-      for (it->Seek(keys::task(s.task_id)); it->Valid() && it->key().ToString() <= last;
-           it->Next()) {
+      for (it->Seek(keys::instance(s.task_id, s.from_slot, s.from_shard));
+           it->Valid() && it->key().ToString() <= last; it->Next()) {
         auto ref = keys::parse_instance(it->key().ToString());
         if (ref) out.push_back(make_instance_id(ref->task_id, ref->slot, ref->shard));
       }
@@ -300,33 +300,31 @@ TEST_F(retention_test, a_resumed_page_counts_a_named_run_that_was_not_removed) {
       << "a span with a run not finished in it stays whole, for the next sweep";
   EXPECT_EQ(read_code(ids[0]), errc::none);
   // The rest of this sweep resumes after the last run the first page named
-  // and names three more (the count holds where the retried run stood): as
-  // a span from the task's oldest, which the retried run keeps whole.
+  // and removes the three after it (the count holds where the retried run
+  // stood), as spans of their own.
   q.from = first->next;
-  uint64_t named = 0;
+  std::vector<std::string> rest;
   for (int guard = 0; guard < 10; ++guard) {
     auto page = sm_->scan_prunable(q);
     ASSERT_TRUE(page);
-    EXPECT_TRUE(page->instance_ids.empty());
-    for (auto& s : page->spans) {
-      named += s.runs;
-      EXPECT_LE(s.slot, t0 + 4 * minute);
+    prune_history next{1, page->spans, page->instance_ids};
+    auto in_page = ids_of(next);
+    if (!in_page.empty()) {
+      EXPECT_EQ(must_apply(next).pruned, in_page.size());
     }
-    EXPECT_EQ(must_apply(prune_history{1, page->spans, page->instance_ids}).pruned, 0u);
+    rest.insert(rest.end(), in_page.begin(), in_page.end());
     if (page->done) break;
     q.from = page->next;
   }
-  EXPECT_EQ(named, 3u) << "the pages after the resume name the runs through the fifth";
-  for (int i = 0; i < 8; ++i) EXPECT_NE(read_code(ids[i]), errc::gone) << ids[i];
+  EXPECT_EQ(rest, (std::vector<std::string>{ids[2], ids[3], ids[4]}))
+      << "the page after the resume starts at the run after the last one named";
+  for (int i = 5; i < 8; ++i) EXPECT_EQ(read_code(ids[i]), errc::none) << ids[i];
   EXPECT_EQ(get_instance(ids[1]).state, instance_state::pending);
-  // The next sweep: the oldest run goes as a span, the three after the
-  // retried one by id; the newest three stay.
+  // The next sweep: the oldest run goes; the retried one and the newest three stay.
   auto again = sweep(t0 + hour);
-  ASSERT_EQ(again.spans.size(), 1u);
-  EXPECT_EQ(again.spans[0].runs, 1u);
-  EXPECT_EQ(again.instance_ids, (std::vector<std::string>{ids[2], ids[3], ids[4]}));
-  EXPECT_EQ(must_apply(again).pruned, 4u);
-  for (int i : {0, 2, 3, 4}) EXPECT_EQ(read_code(ids[i]), errc::gone) << ids[i];
+  EXPECT_EQ(ids_of(again), (std::vector<std::string>{ids[0]}));
+  EXPECT_EQ(must_apply(again).pruned, 1u);
+  EXPECT_EQ(read_code(ids[0]), errc::gone);
   for (int i : {1, 5, 6, 7}) EXPECT_EQ(read_code(ids[i]), errc::none) << ids[i];
 }
 
@@ -555,7 +553,7 @@ TEST_F(retention_test, a_batch_of_prunes_leaves_what_its_entries_leave_one_at_a_
   ASSERT_EQ(plan.spans[0].runs, 8u);
   // What a later sweep would name once the fifth run is retried: a span to
   // the fourth, and the two after the retried run by id.
-  prune_history later{1, {{id, t0 + 4 * minute, 0, 5}}, {ids[6], ids[7]}};
+  prune_history later{1, {{id, t0, 0, t0 + 4 * minute, 0, 5}}, {ids[6], ids[7]}};
   put_ai_records ai;
   for (int i : {1, 7, 9})
     ai.records.push_back({ai_column::analyses, keys::analysis("default", ids[i]), "a", false});

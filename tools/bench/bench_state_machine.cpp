@@ -189,7 +189,8 @@ void bm_bulk_run_life(benchmark::State& state) {
       cmds.emplace_back(std::move(re));
     }
     if (!previous.empty() && as_span)
-      cmds.emplace_back(prune_history{1, {{id, slot - minute, uint32_t(n - 1), uint64_t(n)}}, {}});
+      cmds.emplace_back(prune_history{
+          1, {{id, slot - minute, 0, slot - minute, uint32_t(n - 1), uint64_t(n)}}, {}});
     else if (!previous.empty())
       cmds.emplace_back(prune_runs{1, std::move(previous)});
     const bool prunes = !previous.empty();
