@@ -64,18 +64,12 @@ caf::expected<std::optional<T>> read_record(rocks& db, column c, const std::stri
   return std::optional<T>{std::move(*x)};
 }
 
-/// The runs the spans of `page` name.
-uint64_t named_in_spans(const prune_page& page) {
-  uint64_t n = 0;
-  for (auto& s : page.spans) n += s.runs;
-  return n;
-}
-
 }  // namespace
 
 caf::expected<prune_page> scan_prunable(rocks& db, const prune_query& q) {
   prune_page page;
   const auto limit = std::clamp<uint32_t>(q.limit, 1, 10'000);
+  uint32_t named = 0;  // runs the page names, in spans or by id
   const auto max_tasks = std::clamp<uint32_t>(q.max_tasks, 1, 100'000);
   auto it = db.iterate(column::instances);
   uint64_t after = q.from.after_task;
@@ -136,7 +130,7 @@ caf::expected<prune_page> scan_prunable(rocks& db, const prune_query& q) {
       } else {
         page.instance_ids.push_back(std::move(x->id));
       }
-      if (page.instance_ids.size() + named_in_spans(page) + span.runs == limit) {
+      if (++named == limit) {
         // Full within this task: the next page resumes just after this record.
         add_span();
         auto key = it->key().ToString();
