@@ -286,8 +286,8 @@ struct prune_span {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, prune_span& x) {
-  return f(caf::meta::type_name("aisched.prune_span"), x.task_id, x.from_slot, x.from_shard,
-           x.slot, x.shard, x.runs);
+  return f(caf::meta::type_name("aisched.prune_span"), x.task_id, x.from_slot, x.from_shard, x.slot,
+           x.shard, x.runs);
 }
 
 /// What `prune_runs` removes, with a task's oldest runs as spans: a span goes

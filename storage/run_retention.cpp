@@ -270,7 +270,7 @@ caf::expected<uint64_t> remove_span(batch_ctx& ctx, const prune_span& s, removal
       if (ctx.wrote_instance(key) || ctx.in_erased_span(key)) continue;  // as the batch has it
       auto x = decode<instance>(std::string_view(it->value().data(), it->value().size()));
       if (!x) return x.error();
-      if (!take(*x)) return uint64_t{0};  // not finished (retried by hand since)
+      if (!take(*x)) return uint64_t{0};       // not finished (retried by hand since)
       if (total > s.runs) return uint64_t{0};  // runs came since the leader looked
       stored[static_cast<size_t>(x->state)] += 1;
     }
@@ -278,12 +278,12 @@ caf::expected<uint64_t> remove_span(batch_ctx& ctx, const prune_span& s, removal
       return make_error(errc::storage_error, "instance scan failed: " + it->status().ToString());
   }
   bool unfinished = false;
-  ctx.for_instances_written_in(lo, *hi, [&](const std::string& key,
-                                            const std::optional<instance>& x) {
-    if (!x) return;  // erased by this batch
-    if (!take(*x)) unfinished = true;
-    written.emplace_back(key, x->state);
-  });
+  ctx.for_instances_written_in(lo, *hi,
+                               [&](const std::string& key, const std::optional<instance>& x) {
+                                 if (!x) return;  // erased by this batch
+                                 if (!take(*x)) unfinished = true;
+                                 written.emplace_back(key, x->state);
+                               });
   if (unfinished || total != s.runs) return uint64_t{0};  // changed since the leader looked
   // Index entries are a state byte and a run key; attempt keys a run key and
   // four bytes, so theirs starts above every attempt of the run below.
