@@ -55,6 +55,45 @@ class retention_test : public state_machine_test {
     return iid;
   }
 
+  /// A second database holding a copy of this one's state (as a snapshot
+  /// install leaves it). The fixture's helpers read sm_ and db_: swap() puts
+  /// the copy in their place, and swaps back when called again; the copy is
+  /// swapped out and removed when it goes.
+  class state_copy {
+   public:
+    state_copy(retention_test& t, size_t chunk_bytes) : t_(t) {
+      dir_ = make_test_dir("aisched-sm-copy-");
+      EXPECT_FALSE(dir_.empty());
+      open_at(dir_, db_, sm_);
+      EXPECT_TRUE(sm_);
+      if (!sm_) return;
+      EXPECT_FALSE(copy_state(*t_.db_, *db_, chunk_bytes));
+      EXPECT_FALSE(sm_->reload());
+    }
+    state_copy(const state_copy&) = delete;
+    state_copy& operator=(const state_copy&) = delete;
+    ~state_copy() {
+      if (swapped_) swap();
+      sm_.reset();
+      db_.reset();
+      std::error_code ec;
+      fs::remove_all(dir_, ec);
+    }
+    bool ok() const { return sm_ != nullptr; }
+    void swap() {
+      std::swap(t_.db_, db_);
+      std::swap(t_.sm_, sm_);
+      swapped_ = !swapped_;
+    }
+
+   private:
+    retention_test& t_;
+    fs::path dir_;
+    std::unique_ptr<rocks> db_;
+    std::unique_ptr<state_machine> sm_;
+    bool swapped_ = false;
+  };
+
   /// What a sweep at `now` lets go, as the command the leader proposes.
   prune_history sweep(unix_ms now, retention_policy defaults = {}) {
     prune_history out{1, {}, {}};
@@ -410,24 +449,13 @@ TEST_F(retention_test, a_snapshot_carries_the_pruned_state_and_the_next_prune_ag
   for (int i = 0; i < 5; ++i) ids.push_back(finished_run(id, t0 + i * minute, t0 + i * minute + 1000));
   must_apply(sweep(t0 + hour));
 
-  auto copy_dir = make_test_dir("aisched-sm-copy-");
-  ASSERT_FALSE(copy_dir.empty());
-  std::unique_ptr<rocks> copy_db;
-  std::unique_ptr<state_machine> copy_sm;
-  open_at(copy_dir, copy_db, copy_sm);
-  ASSERT_TRUE(copy_sm);
-  ASSERT_FALSE(copy_state(*db_, *copy_db, 4096));  // small chunks: many of them
-  ASSERT_FALSE(copy_sm->reload());
-  // The fixture's helpers read sm_ and db_: swap the copy in and out.
-  auto swap_in_copy = [&] {
-    std::swap(db_, copy_db);
-    std::swap(sm_, copy_sm);
-  };
+  state_copy copy(*this, 4096);  // small chunks: many of them
+  ASSERT_TRUE(copy.ok());
   auto counts = sm_->instance_counts();
   auto listed = page_ids(instance_query{});
   ASSERT_EQ(listed, (std::vector<std::string>{ids[3], ids[4]}));
 
-  swap_in_copy();
+  copy.swap();
   for (int i = 0; i < 3; ++i) EXPECT_EQ(read_code(ids[i]), errc::gone) << ids[i];
   for (int i = 3; i < 5; ++i) EXPECT_EQ(read_code(ids[i]), errc::none) << ids[i];
   EXPECT_EQ(page_ids(instance_query{}), listed);
@@ -445,15 +473,11 @@ TEST_F(retention_test, a_snapshot_carries_the_pruned_state_and_the_next_prune_ag
     EXPECT_EQ(must_apply(f).pruned, 1u) << "side " << side;
     EXPECT_EQ(read_code(ids[3]), errc::gone) << "side " << side;
     found.insert(found.end(), named.begin(), named.end());
-    swap_in_copy();  // the copy, then the original again
+    copy.swap();  // the copy, then the original again
   }
   auto copy_counts = sm_->instance_counts();  // sm_ is the copy again here
-  swap_in_copy();                              // and the original, for TearDown
+  copy.swap();
   EXPECT_EQ(sm_->instance_counts(), copy_counts);
-  copy_sm.reset();
-  copy_db.reset();
-  std::error_code ec;
-  fs::remove_all(copy_dir, ec);
 }
 
 // A task's oldest runs go as one span: range deletions, not a tombstone per
@@ -560,18 +584,11 @@ TEST_F(retention_test, a_batch_of_prunes_leaves_what_its_entries_leave_one_at_a_
   std::vector<command> entries{ai, retry_instance{"", ids[5], t0 + hour}, plan, later,
                                prune_runs{1, {ids[8]}}};
 
-  auto copy_dir = make_test_dir("aisched-sm-batch-");
-  ASSERT_FALSE(copy_dir.empty());
-  std::unique_ptr<rocks> copy_db;
-  std::unique_ptr<state_machine> copy_sm;
-  open_at(copy_dir, copy_db, copy_sm);
-  ASSERT_TRUE(copy_sm);
-  ASSERT_FALSE(copy_state(*db_, *copy_db));
-  ASSERT_FALSE(copy_sm->reload());
+  state_copy copy(*this, 1 << 20);
+  ASSERT_TRUE(copy.ok());
 
   auto together = apply(entries);  // one batch, here
-  std::swap(db_, copy_db);
-  std::swap(sm_, copy_sm);
+  copy.swap();
   std::vector<caf::expected<applied>> alone;  // one batch each, on the copy
   for (auto& e : entries) alone.push_back(apply({e}).at(0));
   auto dump = [&] {
@@ -587,13 +604,14 @@ TEST_F(retention_test, a_batch_of_prunes_leaves_what_its_entries_leave_one_at_a_
   };
   auto alone_state = dump();
   auto alone_counts = sm_->instance_counts();
-  std::swap(db_, copy_db);
-  std::swap(sm_, copy_sm);
+  copy.swap();
   auto together_state = dump();
   ASSERT_EQ(together.size(), alone.size());
   for (size_t i = 0; i < together.size(); ++i) {
     ASSERT_EQ(bool(together[i]), bool(alone[i])) << "entry " << i;
-    if (together[i]) EXPECT_EQ(together[i]->pruned, alone[i]->pruned) << "entry " << i;
+    if (together[i]) {
+      EXPECT_EQ(together[i]->pruned, alone[i]->pruned) << "entry " << i;
+    }
   }
   EXPECT_EQ(together[2]->pruned, 0u) << "the span met the retried run";
   EXPECT_EQ(together[3]->pruned, 7u);
@@ -602,10 +620,6 @@ TEST_F(retention_test, a_batch_of_prunes_leaves_what_its_entries_leave_one_at_a_
   EXPECT_EQ(sm_->instance_counts(), alone_counts);
   for (int i : {0, 1, 4, 6, 7, 8}) EXPECT_EQ(read_code(ids[i]), errc::gone) << ids[i];
   EXPECT_EQ(get_instance(ids[5]).state, instance_state::pending);
-  copy_sm.reset();
-  copy_db.reset();
-  std::error_code ec;
-  fs::remove_all(copy_dir, ec);
 }
 
 TEST_F(retention_test, a_prune_of_a_deposed_leaders_term_changes_nothing) {
