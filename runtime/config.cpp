@@ -199,8 +199,8 @@ parse_outcome parse_command_line(int argc, char** argv) {
       ->envname("AISCHED_SNAPSHOT_EVERY")->group("");
   // Test hook (hidden from --help, no environment variable): storage faults.
   app.add_option("--fault-file", cfg.fault_file,
-                 "TEST HOOK: RocksDB writes fail (ENOSPC; EIO if the file says 'eio') while "
-                 "this file exists")
+                 "TEST HOOK: RocksDB writes fail (ENOSPC; EIO if the file says 'eio'; only "
+                 "fsyncs, with EIO, if it says 'esync') while this file exists")
       ->group("");
   app.add_option("--alert-webhook", cfg.alert_webhooks,
                  "URL that gets a JSON run_failed alert when a run fails for the last time "

@@ -10,11 +10,15 @@ namespace aisched::storage {
 
 namespace {
 
-rocksdb::IOStatus injected(fault_kind k) {
+/// What a write fails with under fault `k`; `sync` tells an fsync from other writes.
+rocksdb::IOStatus injected(fault_kind k, bool sync = false) {
   switch (k) {
     case fault_kind::none: return rocksdb::IOStatus::OK();
     case fault_kind::no_space: return rocksdb::IOStatus::NoSpace("No space left on device (injected)");
     case fault_kind::io_error: return rocksdb::IOStatus::IOError("Input/output error (injected)");
+    case fault_kind::sync_error:
+      if (sync) return rocksdb::IOStatus::IOError("Input/output error on fsync (injected)");
+      return rocksdb::IOStatus::OK();
   }
   return rocksdb::IOStatus::OK();
 }
@@ -51,11 +55,11 @@ class fault_file : public rocksdb::FSWritableFileOwnerWrapper {
     return FSWritableFileOwnerWrapper::PositionedAppend(data, offset, o, v, dbg);
   }
   rocksdb::IOStatus Sync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
-    if (auto s = injected(fault_()); !s.ok()) return s;
+    if (auto s = injected(fault_(), true); !s.ok()) return s;
     return FSWritableFileOwnerWrapper::Sync(o, dbg);
   }
   rocksdb::IOStatus Fsync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override {
-    if (auto s = injected(fault_()); !s.ok()) return s;
+    if (auto s = injected(fault_(), true); !s.ok()) return s;
     return FSWritableFileOwnerWrapper::Fsync(o, dbg);
   }
 
@@ -124,7 +128,9 @@ std::function<fault_kind()> fault_while_file_exists(std::string path) {
     std::ifstream in(path);
     std::string word;
     in >> word;
-    return word == "eio" ? fault_kind::io_error : fault_kind::no_space;
+    if (word == "eio") return fault_kind::io_error;
+    if (word == "esync") return fault_kind::sync_error;
+    return fault_kind::no_space;
   };
 }
 

@@ -48,8 +48,9 @@ constexpr size_t column_count = 13;
 /// Name of a column family as stored on disk.
 const char* column_name(column c);
 
-/// What an injected storage fault makes file writes fail with (tests only).
-enum class fault_kind : uint8_t { none, no_space, io_error };
+/// What an injected storage fault makes file writes fail with (tests only):
+/// every write with ENOSPC or EIO, or only fsyncs with EIO (appends succeed).
+enum class fault_kind : uint8_t { none, no_space, io_error, sync_error };
 
 struct open_options {
   /// Test hook, off (empty) in every normal start: asked before each file
@@ -63,7 +64,8 @@ struct open_options {
 };
 
 /// The test hook behind `aisched --fault-file PATH`: writes fail while `path`
-/// exists, with EIO if its first word is "eio", else with ENOSPC.
+/// exists, with EIO if its first word is "eio", only fsyncs (with EIO) if it
+/// is "esync", else with ENOSPC.
 std::function<fault_kind()> fault_while_file_exists(std::string path);
 
 class health;

@@ -589,7 +589,7 @@ caf::error state_machine::reload() {
 }
 
 caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
-    const std::vector<log_entry>& entries) {
+    const std::vector<log_entry>& entries, const std::function<caf::error()>& before_write) {
   std::vector<caf::expected<applied>> results;
   results.reserve(entries.size());
   batch_ctx ctx(db_, *cache_);
@@ -644,6 +644,8 @@ caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
   // Not synced: the raft log holds these entries durably, and a restart replays
   // whatever this write lost (the applied index moves in the same batch).
   ctx.finish();
+  if (before_write)
+    if (auto err = before_write()) return err;
   if (auto err = db_.write(ctx.batch(), false)) return err;
   ctx.written();
   applied_index_ = applied_to;

@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -41,8 +42,14 @@ class state_machine {
   /// still counts as applied. Only a storage failure fails the whole call;
   /// then nothing of the batch is visible. Single writer: not thread-safe
   /// against itself.
+  /// `before_write`, if set, is called once the batch is computed and before
+  /// it is written; an error it answers fails the call, nothing written. The
+  /// raft actor waits there for its log entries' sync: the batch is computed
+  /// while the disk syncs, and nothing of an entry is visible before the
+  /// entry is durable.
   [[nodiscard]] caf::expected<std::vector<caf::expected<proto::applied>>> apply(
-      const std::vector<proto::log_entry>& entries);
+      const std::vector<proto::log_entry>& entries,
+      const std::function<caf::error()>& before_write = nullptr);
 
   /// Re-reads the applied index and counters from the database after the
   /// state was replaced underneath (a snapshot installed by the raft actor).

@@ -26,6 +26,7 @@
 #include "storage/rocks.hpp"
 #include "storage/snapshot.hpp"
 #include "storage/state_machine.hpp"
+#include "storage/wal_sync.hpp"
 
 namespace aisched::raft {
 
@@ -285,7 +286,27 @@ caf::result<uint64_t> receive_chunk(self_ptr self, snapshot_chunk& c) {
 
 // -- the ready loop ------------------------------------------------------------
 
-/// Persists, sends and applies everything the core has ready, in that order.
+/// Whether `m` may leave before this member's entries of the same ready are
+/// durable: a leader's appends may (it writes its log in parallel with its
+/// followers, Raft thesis 10.2.1; it counts itself only in a later ready, by
+/// when the write is synced). Acknowledgements and votes may not.
+bool sendable_before_sync(const message& m) {
+  return caf::holds_alternative<append_request>(m.body);
+}
+
+/// Sends `m` to its peer (a snapshot request starts a transfer instead).
+void send_message(self_ptr self, const message& m) {
+  auto& st = self->state;
+  if (auto* req = caf::get_if<snapshot_request>(&m.body)) return start_snapshot(self, m.to, *req);
+  auto p = st.peers.find(m.to);
+  if (p != st.peers.end() && p->second.handle)
+    self->send(p->second.handle, peer_msg_atom::value, m);
+}
+
+/// Persists, sends and applies everything the core has ready, in that order;
+/// a ready that only adds entries has them synced while the state machine
+/// computes its batch (storage/wal_sync.hpp): nothing is written to the state
+/// machine, acknowledged or answered before the entries are durable.
 void process_ready(self_ptr self) {
   auto& st = self->state;
   while (st.member->has_ready()) {
@@ -295,32 +316,49 @@ void process_ready(self_ptr self) {
     }
     // 1. Persist. Entries and votes must be durable before anyone hears of
     //    them; a commit index alone may lag (it is re-learnt from the leader).
+    //    A new term or vote, or a truncation, is synced before anything else
+    //    happens; new entries alone are synced in the background (step 3).
+    std::chrono::steady_clock::duration append_took{};
+    bool wrote_entries = false;
     if (!rd.entries.empty() || rd.hard || rd.truncate_from) {
       auto hs = rd.hard ? storage::hard_state{rd.hard->term, rd.hard->voted_for, rd.hard->commit}
                         : st.log->state();
-      bool sync = !rd.entries.empty() || rd.truncate_from || hs.term != st.log->state().term ||
-                  hs.voted_for != st.log->state().voted_for;
+      bool vote_changed =
+          hs.term != st.log->state().term || hs.voted_for != st.log->state().voted_for;
+      bool sync = !rd.entries.empty() || rd.truncate_from || vote_changed;
+      bool later = sync && !vote_changed && !rd.truncate_from && !rd.snapshot;
       auto started = std::chrono::steady_clock::now();
-      if (auto err = st.log->append(rd.entries, hs, rd.truncate_from, sync))
+      if (auto err = st.log->append(rd.entries, hs, rd.truncate_from, sync && !later))
         return fail(self, err);
-      if (!rd.entries.empty())
-        obs::get().raft_append_latency_seconds.observe(
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      append_took = std::chrono::steady_clock::now() - started;
+      if (later) st.syncer->start();
+      wrote_entries = !rd.entries.empty();
     }
-    // 2. Send.
-    for (auto& m : rd.messages) {
-      if (auto* req = caf::get_if<snapshot_request>(&m.body)) {
-        start_snapshot(self, m.to, *req);
-        continue;
-      }
-      auto p = st.peers.find(m.to);
-      if (p != st.peers.end() && p->second.handle)
-        self->send(p->second.handle, peer_msg_atom::value, m);
-    }
-    // 3. Apply, answer local proposals, tell listeners.
+    // 2. Send what may go before the sync.
+    for (auto& m : rd.messages)
+      if (!st.syncer->started() || sendable_before_sync(m)) send_message(self, m);
+    // 3. Apply: compute the batch, wait for the sync, write it. Then send the
+    //    rest, answer local proposals and tell listeners.
+    bool synced_later = st.syncer->started();
+    auto synced = [&]() -> caf::error {
+      if (!st.syncer->started()) return {};
+      if (auto err = st.syncer->wait()) return err;
+      for (auto& m : rd.messages)
+        if (!sendable_before_sync(m)) send_message(self, m);
+      return {};
+    };
+    caf::expected<std::vector<caf::expected<applied>>> results{
+        std::vector<caf::expected<applied>>{}};
+    if (!rd.committed.empty()) results = st.sm->apply(rd.committed, synced);
+    if (auto err = synced()) return fail(self, err);  // when apply wrote nothing
+    if (!results) return fail(self, results.error());
+    if (wrote_entries)
+      obs::get().raft_append_latency_seconds.observe(
+          std::chrono::duration<double>(
+              append_took + (synced_later ? st.syncer->last_duration()
+                                          : std::chrono::steady_clock::duration{}))
+              .count());
     if (!rd.committed.empty()) {
-      auto results = st.sm->apply(rd.committed);
-      if (!results) return fail(self, results.error());
       for (size_t i = 0; i < rd.committed.size(); ++i) {
         auto& e = rd.committed[i];
         auto& r = (*results)[i];
@@ -562,6 +600,7 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
   st.sm = std::move(sm);
   st.log = std::move(log);
   st.member = std::move(member);
+  st.syncer = std::make_shared<storage::wal_sync>(*st.db);
   sync_links(self);  // links to every member of the restored membership
   self->set_down_handler([=](const caf::down_msg& dm) {
     for (auto& [id, p] : self->state.peers)

@@ -25,6 +25,7 @@ class rocks;
 class state_machine;
 class snapshot_export;
 class snapshot_staging;
+class wal_sync;
 }  // namespace aisched::storage
 
 namespace aisched::raft {
@@ -147,6 +148,8 @@ struct raft_state {
   std::shared_ptr<storage::state_machine> sm;
   std::shared_ptr<storage::raft_log> log;
   std::shared_ptr<core> member;
+  /// Syncs the log in the background while a ready's batch is computed.
+  std::shared_ptr<storage::wal_sync> syncer;
   std::map<std::string, peer> peers;
   /// The membership the links were last matched to (membership_links.cpp).
   proto::membership linked_members;

@@ -21,6 +21,8 @@
 #include "storage/health.hpp"
 #include "storage/raft_log.hpp"
 #include "storage/rocks.hpp"
+#include "storage/state_machine.hpp"
+#include "storage/wal_sync.hpp"
 #include "support/test_dir.hpp"
 
 namespace aisched {
@@ -164,6 +166,72 @@ TEST(storage_fault, failed_raft_append_changes_nothing_and_resumes) {
   auto read = reopened->read(1, 6);
   ASSERT_TRUE(read);
   EXPECT_EQ(read->size(), 6u);
+}
+
+
+/// A create of task `name` at log index `index`.
+log_entry create_entry(uint64_t index, const std::string& name) {
+  task t;
+  t.name = name;
+  t.command = "true";
+  t.schedule = "* * * * *";
+  return log_entry{index, 1, create_task{t, ""}};
+}
+
+// The raft actor writes a ready's entries without sync and syncs them in the
+// background (storage/wal_sync.hpp) while the state machine computes its
+// batch, which it writes only once the sync succeeded. An fsync that fails
+// while appends succeed (EIO on fsync) fails the batch: nothing of it is
+// visible, and the applied index stays; a sync that succeeds makes the
+// entries durable, the batch written after it.
+TEST(storage_fault, a_failed_background_sync_fails_the_batch_and_shows_nothing_of_it) {
+  faulty_db f;
+  {
+    auto sm = state_machine::open(*f.db);
+    ASSERT_TRUE(sm) << view(sm.error()).message;
+    auto log = raft_log::open(*f.db);
+    ASSERT_TRUE(log) << view(log.error()).message;
+    wal_sync syncer(*f.db);
+
+    std::vector<log_entry> first{create_entry(1, "kept")};
+    ASSERT_FALSE(log->append(first, {1, "n1", 1}, std::nullopt, false));
+    syncer.start();
+    auto r = (*sm)->apply(first, [&] { return syncer.wait(); });
+    ASSERT_TRUE(r) << view(r.error()).message;
+    ASSERT_TRUE(r->at(0)) << view(r->at(0).error()).message;
+    ASSERT_EQ(r->at(0)->tasks.size(), 1u);
+    auto kept = r->at(0)->tasks[0].id;
+    EXPECT_TRUE((*sm)->get_task("default", kept));
+
+    f.fault->store(fault_kind::sync_error);
+    std::vector<log_entry> second{create_entry(2, "lost")};
+    ASSERT_FALSE(log->append(second, {1, "n1", 2}, std::nullopt, false));  // appends succeed
+    syncer.start();
+    bool asked = false;
+    r = (*sm)->apply(second, [&] {
+      asked = true;
+      return syncer.wait();
+    });
+    EXPECT_TRUE(asked);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(view(r.error()).code, errc::storage_unavailable) << view(r.error()).message;
+    EXPECT_EQ((*sm)->applied_index(), 1u);
+    auto page = (*sm)->list_tasks(task_query{});
+    ASSERT_TRUE(page) << view(page.error()).message;
+    ASSERT_EQ(page->items.size(), 1u);
+    EXPECT_EQ(page->items[0].name, "kept");
+    EXPECT_FALSE(f.db->health()->ok());
+  }
+  // What was synced is there after a reopen.
+  f.fault->store(fault_kind::none);
+  f.reopen();
+  auto sm = state_machine::open(*f.db);
+  ASSERT_TRUE(sm) << view(sm.error()).message;
+  EXPECT_GE((*sm)->applied_index(), 1u);
+  auto page = (*sm)->list_tasks(task_query{});
+  ASSERT_TRUE(page);
+  ASSERT_GE(page->items.size(), 1u);
+  EXPECT_EQ(page->items[0].name, "kept");
 }
 
 }  // namespace
