@@ -2,6 +2,7 @@
 """aisched against BullMQ on this machine: the same three workloads, alternated.
 
     tools/bench/peers/run.py [--aisched build/runtime/aisched] [--rounds 3] [--only a,b,c]
+                             [--members 3]
 
 Installs what is missing (Debian's redis-server with apt-get, BullMQ and ioredis
 with npm into --work-dir, default build/bench-peers, never into the tree),
@@ -9,7 +10,8 @@ and for each workload runs both, alternating which goes first, --rounds times,
 each run on a fresh server of its own: a private redis-server on a free
 loopback port in a temp dir (no RDB, no AOF: it never fsyncs), or one aisched
 node with a temp data dir on free loopback ports (all roles, its built-in
-worker, as `make run` starts it, with --slots and --node-args):
+worker, as `make run` starts it, with --slots and --node-args; with --members N,
+N such nodes forming one group on loopback, the workloads sent to its leader):
 
   a. --burst-n jobs due at one instant: due -> last run finished
   b. --steady-n schedules every 1 s for --steady-duration s: start lateness
@@ -205,6 +207,56 @@ def start_aisched(exe, tmp, node_args):
     return p, url
 
 
+def start_aisched_group(exe, tmp, node_args, members):
+    """`members` aisched nodes on loopback forming one group (--peers), each with
+    its data dir in tmp; returns (processes, the leader's URL)."""
+    cluster = [free_port() for _ in range(members)]
+    ids = [f"n{i + 1}" for i in range(members)]
+    peers = ",".join(f"{ids[i]}=127.0.0.1:{cluster[i]}" for i in range(members))
+    procs, urls = [], []
+    for i in range(members):
+        logf = os.path.join(tmp, f"aisched-{ids[i]}.log")
+        with open(logf, "w") as f:
+            procs.append(spawn([exe, "--node-id", ids[i], "--peers", peers, "--data-dir",
+                                os.path.join(tmp, ids[i]), "--http-addr", "127.0.0.1:0",
+                                "--cluster-addr", f"127.0.0.1:{cluster[i]}"] + node_args,
+                               stdout=f, stderr=subprocess.STDOUT))
+    pattern = re.compile(r'"msg":"http listening","addr":"127\.0\.0\.1:(\d+)"')
+    for i in range(members):
+        logf = os.path.join(tmp, f"aisched-{ids[i]}.log")
+        port = [None]
+
+        def listening():
+            m = pattern.search(open(logf).read())
+            port[0] = int(m.group(1)) if m else None
+            return port[0] is not None
+        wait_for(listening, 60, f"aisched {ids[i]} (log {logf})")
+        urls.append(f"http://127.0.0.1:{port[0]}")
+    leader = [None]
+
+    def elected():
+        for url in urls:
+            try:
+                view = json.loads(http("GET", url + "/api/v1/cluster")[1])
+            except (OSError, ValueError):
+                continue
+            if any(m.get("self") and m.get("role") == "leader" for m in view.get("members", [])):
+                leader[0] = url
+                return True
+        return False
+    wait_for(elected, 60, "a leader of the aisched group")
+
+    def ready():  # every member: a leader known, caught up (/readyz)
+        try:
+            return all(http("GET", url + "/readyz")[0] == 200 for url in urls)
+        except OSError:
+            return False
+    wait_for(ready, 60, "every member ready")
+    for url in urls:
+        http("PUT", url + "/api/v1/admin/log-level", '{"level":"warn"}')
+    return procs, leader[0]
+
+
 # -- the workloads -------------------------------------------------------------
 
 def parse_report(code, out, err, who):
@@ -280,21 +332,28 @@ def loadavg():
 def measure(a, who, workload, tmp, exes):
     """One run of one system on a fresh server of its own, stopped afterwards."""
     os.makedirs(tmp)
-    if who == "aisched":
-        server, url = start_aisched(exes["aisched"], tmp,
-                                    ["--worker-slots", str(a.slots)] + a.node_args.split())
+    node_args = ["--worker-slots", str(a.slots)] + a.node_args.split()
+    if who == "aisched" and a.members > 1:
+        servers, url = start_aisched_group(exes["aisched"], tmp, node_args, a.members)
+        cmd, timeout = aisched_cmd(a, url, workload)
+    elif who == "aisched":
+        server, url = start_aisched(exes["aisched"], tmp, node_args)
+        servers = [server]
         cmd, timeout = aisched_cmd(a, url, workload)
     else:
         server, port = start_redis(exes["redis"], tmp)
+        servers = [server]
         cmd, timeout = bullmq_cmd(a, port, workload)
     try:
         code, so, se = run(cmd, timeout)
         r = parse_report(code, so, se, who)
-        r["server_peak_rss_mb"] = peak_rss_mb(server)
+        r["server_peak_rss_mb"] = max((x for x in map(peak_rss_mb, servers) if x is not None),
+                                      default=None)
         return r
     finally:
-        stop_process(server)
-        started.remove(server)
+        for server in servers:
+            stop_process(server)
+            started.remove(server)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -361,8 +420,16 @@ def main():
     p.add_argument("--bulk", type=int, default=1000,
                    help="c: runs per enqueue request on both sides (aisched bulk enqueue, BullMQ "
                         "addBulk); 0: aisched creates one one-shot task per run instead")
-    p.add_argument("--producers", type=int, default=2, help="c: enqueuing connections on both sides")
+    # 4: with 2, each aisched producer waited for its answer all the time
+    # (aisched-load says so: "the producers were always waiting"), so the
+    # rate measured was 2 x bulk / one request's round trip, not the node's.
+    p.add_argument("--producers", type=int, default=4,
+                   help="c: enqueuing connections on both sides (enough that neither side's "
+                        "rate is its producers' round trips)")
     p.add_argument("--slots", type=int, default=1000, help="aisched --worker-slots")
+    p.add_argument("--members", type=int, default=1,
+                   help="aisched: members of its group on loopback (each with its built-in "
+                        "worker; the workloads go to the leader); BullMQ stays one Redis")
     p.add_argument("--bullmq-concurrency", type=int, default=100,
                    help="BullMQ Worker concurrency (its best of 10/100/1000 here: a Worker "
                         "fetches jobs one at a time, so at 1000 it first fetches 1000 in a "
@@ -407,7 +474,8 @@ def main():
         text = summary(a, results)
         print(f"aisched vs BullMQ {versions['bullmq']} ({versions['redis']}, no fsync), "
               f"{a.rounds} round(s), medians; {versions['cpus']} CPUs, load average "
-              f"{loadavg():.1f} at the end")
+              f"{loadavg():.1f} at the end" +
+              (f"; aisched: a group of {a.members} on loopback" if a.members > 1 else ""))
         print(text)
         if a.json:
             with open(a.json, "w") as f:
