@@ -50,7 +50,7 @@ class wal_sync {
   bool stop_ = false;       // under mtx_
   caf::error result_;       // under mtx_
   std::chrono::steady_clock::duration duration_{};
-  bool started_ = false;    // owner's thread only
+  bool started_ = false;  // owner's thread only
   std::thread thread_;
 };
 

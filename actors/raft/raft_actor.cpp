@@ -352,12 +352,10 @@ void process_ready(self_ptr self) {
     if (!rd.committed.empty()) results = st.sm->apply(rd.committed, synced);
     if (auto err = synced()) return fail(self, err);  // when apply wrote nothing
     if (!results) return fail(self, results.error());
+    if (synced_later) append_took += st.syncer->last_duration();
     if (wrote_entries)
       obs::get().raft_append_latency_seconds.observe(
-          std::chrono::duration<double>(
-              append_took + (synced_later ? st.syncer->last_duration()
-                                          : std::chrono::steady_clock::duration{}))
-              .count());
+          std::chrono::duration<double>(append_took).count());
     if (!rd.committed.empty()) {
       for (size_t i = 0; i < rd.committed.size(); ++i) {
         auto& e = rd.committed[i];

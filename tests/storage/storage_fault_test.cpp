@@ -168,7 +168,6 @@ TEST(storage_fault, failed_raft_append_changes_nothing_and_resumes) {
   EXPECT_EQ(read->size(), 6u);
 }
 
-
 /// A create of task `name` at log index `index`.
 log_entry create_entry(uint64_t index, const std::string& name) {
   task t;
