@@ -319,20 +319,18 @@ void process_ready(self_ptr self) {
     //    A new term or vote, or a truncation, is synced before anything else
     //    happens; new entries alone are synced in the background (step 3).
     std::chrono::steady_clock::duration append_took{};
-    bool wrote_entries = false;
     if (!rd.entries.empty() || rd.hard || rd.truncate_from) {
       auto hs = rd.hard ? storage::hard_state{rd.hard->term, rd.hard->voted_for, rd.hard->commit}
                         : st.log->state();
       bool vote_changed =
           hs.term != st.log->state().term || hs.voted_for != st.log->state().voted_for;
-      bool sync = !rd.entries.empty() || rd.truncate_from || vote_changed;
-      bool later = sync && !vote_changed && !rd.truncate_from && !rd.snapshot;
+      bool later = !rd.entries.empty() && !vote_changed && !rd.truncate_from && !rd.snapshot;
+      bool sync = !later && (!rd.entries.empty() || rd.truncate_from || vote_changed);
       auto started = std::chrono::steady_clock::now();
-      if (auto err = st.log->append(rd.entries, hs, rd.truncate_from, sync && !later))
+      if (auto err = st.log->append(rd.entries, hs, rd.truncate_from, sync))
         return fail(self, err);
       append_took = std::chrono::steady_clock::now() - started;
       if (later) st.syncer->start();
-      wrote_entries = !rd.entries.empty();
     }
     // 2. Send what may go before the sync.
     for (auto& m : rd.messages)
@@ -353,7 +351,7 @@ void process_ready(self_ptr self) {
     if (auto err = synced()) return fail(self, err);  // when apply wrote nothing
     if (!results) return fail(self, results.error());
     if (synced_later) append_took += st.syncer->last_duration();
-    if (wrote_entries)
+    if (!rd.entries.empty())
       obs::get().raft_append_latency_seconds.observe(
           std::chrono::duration<double>(append_took).count());
     if (!rd.committed.empty()) {
