@@ -33,31 +33,22 @@ held_run held_of(const std::string& key) {
           static_cast<uint32_t>(std::strtoul(key.c_str() + hash + 1, nullptr, 10))};
 }
 
-/// Forgets settled attempts past the dedup TTL or beyond the dedup cap, oldest first.
-void purge(worker_state& st, unix_ms now) {
-  while (!st.settled_order.empty() &&
-         (st.settled.size() > st.cfg.dedup_cap ||
-          now - st.settled_order.front().at > st.cfg.dedup_ttl)) {
-    st.settled.erase(*st.settled_order.front().key);
-    st.settled_order.pop_front();
-  }
-}
+/// Forgets settled attempts past the dedup TTL (the cap holds as they are added).
+void purge(worker_state& st, unix_ms now) { st.settled.forget_before(now - st.cfg.dedup_ttl); }
 
 /// The leader committed the final report of run `i`: keep only its outcome.
 void settle(worker_state& st, std::unordered_map<std::string, worker_state::run>::iterator i,
             unix_ms now) {
   if (i == st.runs.end() || !i->second.done) return;
   auto& r = i->second.result;
-  auto [at, fresh] = st.settled.emplace(
-      i->first, worker_state::outcome{r.state, r.exit_code, r.started_at, r.finished_at});
-  if (fresh) st.settled_order.push_back({&at->first, now});
+  st.settled.add(i->first, {r.state, r.exit_code, r.started_at, r.finished_at}, now);
   st.runs.erase(i);
   purge(st, now);
 }
 
 /// The report a duplicate execute of settled attempt `key` is sent again.
 run_result result_of(const worker_state& st, const std::string& key,
-                     const worker_state::outcome& o) {
+                     const settled_outcomes::outcome& o) {
   auto held = held_of(key);
   run_result r;
   r.instance_id = std::move(held.instance_id);
@@ -210,7 +201,8 @@ caf::expected<bool> take_run(worker_actor::stateful_pointer<worker_state> self,
                              unix_ms now) {
   auto& st = self->state;
   auto key = run_key(req.instance_id, req.attempt);
-  if (auto i = st.runs.find(key); i != st.runs.end()) {
+  auto [i, added] = st.runs.try_emplace(key);
+  if (!added) {
     // A duplicate delivery: never run twice; repeat the outcome if known
     // (one still to be kept in the outbox is sent, to this proxy, then).
     // A run still held takes what it brings (its task changed meanwhile).
@@ -220,25 +212,32 @@ caf::expected<bool> take_run(worker_actor::stateful_pointer<worker_state> self,
       self->send(reply_to, report_atom::value, i->second.result);
     return true;
   }
-  if (auto i = st.settled.find(key); i != st.settled.end()) {
-    self->send(reply_to, report_atom::value, result_of(st, key, i->second));
+  // Not taken after all: its entry goes again (one lookup for the runs taken).
+  auto not_taken = [&] { st.runs.erase(i); };
+  if (auto* o = st.settled.find(key)) {
+    not_taken();
+    self->send(reply_to, report_atom::value, result_of(st, key, *o));
     return true;
   }
-  if (!st.outbox_fault.empty())
+  if (!st.outbox_fault.empty()) {
+    not_taken();
     return make_error(errc::storage_error, "outbox",
                       "worker " + st.cfg.id + " takes no runs: its outbox failed (" +
                           st.outbox_fault + ")");
-  if (req.hold_ms > max_hold)
+  }
+  if (req.hold_ms > max_hold) {
+    not_taken();
     return make_error(errc::invalid_argument, "hold_ms",
                       "the run's instant is " + std::to_string(req.hold_ms) +
                           " ms away, more than worker " + st.cfg.id + " holds a run (" +
                           std::to_string(max_hold) + " ms)");
+  }
   // Until this worker's clock reaches the instant, but not much longer
   // than the leader meant (a slow clock).
   auto hold = req.hold_ms <= 0 ? duration_ms{0}
                                : std::clamp<duration_ms>(req.not_before - now, 0,
                                                          req.hold_ms + max_skew);
-  auto& fresh = st.runs[key];
+  auto& fresh = i->second;
   fresh.reply_to = reply_to;
   if (hold > 0) {
     // Placed ahead of its instant: held until then.
@@ -278,6 +277,7 @@ std::map<std::string, std::string> details_of(const worker_state& st) {
 worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<worker_state> self,
                                               worker_config cfg, std::shared_ptr<run_pool> pool) {
   self->state.cfg = std::move(cfg);
+  self->state.settled = settled_outcomes{self->state.cfg.dedup_cap};
   self->state.pool = std::move(pool);
   open_outbox(self);
   self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);

@@ -23,7 +23,6 @@
 #pragma once
 
 #include <atomic>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,6 +31,7 @@
 
 #include "actors/worker/executor.hpp"
 #include "actors/worker/outbox.hpp"
+#include "actors/worker/settled.hpp"
 #include "common/activity.hpp"
 #include "common/run_pool.hpp"
 #include "proto/interfaces.hpp"
@@ -72,17 +72,6 @@ struct worker_state {
     bool unacked = false;
     unix_ms last_sent = 0;
   };
-  /// What a duplicate execute of an acknowledged attempt is told again.
-  struct outcome {
-    proto::instance_state state = proto::instance_state::success;
-    int32_t exit_code = 0;
-    unix_ms started_at = 0;
-    unix_ms finished_at = 0;
-  };
-  struct settled_entry {
-    const std::string* key;  // the key in `settled` (node keys do not move)
-    unix_ms at;              // when the leader acknowledged it
-  };
   worker_config cfg;
   std::shared_ptr<run_pool> pool;
   std::unique_ptr<outbox> box;  // durable copy of the unacknowledged reports (run::unacked)
@@ -99,8 +88,7 @@ struct worker_state {
   /// (flush_atom, behind the messages queued now): the runs one burst of
   /// messages finished are kept in one outbox write, not one write each.
   std::vector<std::string> to_deliver;
-  std::unordered_map<std::string, outcome> settled;  // acknowledged attempts
-  std::deque<settled_entry> settled_order;            // `settled`, oldest first
+  settled_outcomes settled{0};  // acknowledged attempts (sized from cfg at spawn)
   inspector::activity activity;
   static inline const char* name = "worker";
 };
