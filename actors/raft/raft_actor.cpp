@@ -358,13 +358,17 @@ void process_ready(self_ptr self) {
       for (size_t i = 0; i < rd.committed.size(); ++i) {
         auto& e = rd.committed[i];
         auto& r = (*results)[i];
+        auto w = st.waiting.find(e.index);
         if (r && r->index != 0 && !st.listeners.empty()) {
           // One message for every listener, shared copy-on-write (they read it
-          // only): an `applied` can carry thousands of instances.
-          auto msg = caf::make_message(committed_atom::value, *r);
+          // only): an `applied` can carry thousands of instances. It takes
+          // the result itself unless a local proposal waits for it too (a
+          // follower's entries: no copy).
+          bool answered = w != st.waiting.end() && w->second.term == e.term;
+          auto msg = answered ? caf::make_message(committed_atom::value, *r)
+                              : caf::make_message(committed_atom::value, std::move(*r));
           for (auto& l : st.listeners) caf::anon_send(caf::actor_cast<caf::actor>(l), msg);
         }
-        auto w = st.waiting.find(e.index);
         if (w != st.waiting.end()) {
           if (w->second.term != e.term)
             w->second.promise.deliver(not_leader(st));  // our entry was replaced
