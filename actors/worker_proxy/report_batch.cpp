@@ -1,6 +1,7 @@
 // Folding of a batch of reports; see report_batch.hpp.
 #include "actors/worker_proxy/report_batch.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -11,6 +12,10 @@ using proto::instance_state;
 using proto::run_result;
 
 void fold_starts(std::vector<run_result>& reports) {
+  // Nothing to fold without a start (no-ops never report one).
+  if (std::none_of(reports.begin(), reports.end(),
+                   [](const run_result& r) { return r.state == instance_state::running; }))
+    return;
   // The last final report of each attempt in the batch.
   std::map<std::pair<std::string, uint32_t>, size_t> final_at;
   for (size_t i = 0; i < reports.size(); ++i)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -71,14 +72,17 @@ void flush_reports(self_ptr self) {
   fold_starts(st.pending);
   report_results cmd{st.term, now_ms(), std::move(st.pending)};
   st.pending.clear();
-  auto copy = cmd.results;
-  // Final reports the worker keeps in its outbox until it hears they are settled.
-  std::vector<std::string> keys;
-  for (auto& r : copy)
+  // Kept once for both handlers (not copied into each): the reports, to
+  // queue again on a transient failure, and the keys of the final ones,
+  // which the worker keeps in its outbox until it hears they are settled.
+  auto copy = std::make_shared<const std::vector<run_result>>(cmd.results);
+  auto keys = std::make_shared<std::vector<std::string>>();
+  for (auto& r : *copy)
     if (r.state != instance_state::running && r.attempt != 0)
-      keys.push_back(r.instance_id + "#" + std::to_string(r.attempt));
-  auto ack = [=] {
-    if (self->state.worker && !keys.empty()) self->send(self->state.worker, ack_atom::value, keys);
+      keys->push_back(r.instance_id + "#" + std::to_string(r.attempt));
+  auto ack = [self, keys] {
+    if (self->state.worker && !keys->empty())
+      self->send(self->state.worker, ack_atom::value, std::move(*keys));
   };
   self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
       .then(
@@ -93,7 +97,7 @@ void flush_reports(self_ptr self) {
               if (code == errc::illegal_transition || code == errc::not_found ||
                   code == errc::invalid_argument)
                 return ack();
-              for (auto& r : copy) self->state.pending.push_back(r);
+              for (auto& r : *copy) self->state.pending.push_back(r);
               self->state.flush_scheduled = true;
               self->delayed_send(self, retry_after, flush_atom::value);
             });
