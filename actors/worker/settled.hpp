@@ -61,9 +61,9 @@ class settled_outcomes {
   void grow();
 
   size_t cap_;
-  std::deque<entry> ring_;    // oldest first; ring_[i] has sequence number first_seq_ + i
+  std::deque<entry> ring_;  // oldest first; ring_[i] has sequence number first_seq_ + i
   uint64_t first_seq_ = 1;
-  std::vector<slot> index_;   // linear probing; size a power of two, at most half full
+  std::vector<slot> index_;  // linear probing; size a power of two, at most half full
 };
 
 }  // namespace aisched::worker
