@@ -9,9 +9,12 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <csignal>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/node_process.hpp"
@@ -56,6 +59,27 @@ std::string code_404(uint16_t port, const std::string& path) {
 std::string run_id(int64_t task, const std::vector<std::pair<std::string, std::string>>& runs,
                    size_t k) {
   return k < runs.size() ? runs[k].first : "task-" + std::to_string(task) + "-missing";
+}
+
+/// The value of the metric line that starts with `series` (name and labels),
+/// or -1 when /metrics does not answer or has no such line.
+double metric(uint16_t port, const std::string& series) {
+  auto r = http_call(port, "GET", "/metrics");
+  if (r.status != 200) return -1;
+  auto at = r.body.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(r.body.substr(at + series.size() + 2));
+}
+
+/// Enqueues `n` runs of task `id`; their ids, or none when the node did not answer 202.
+std::vector<std::string> enqueue(uint16_t port, int64_t id, size_t n) {
+  auto r = http_call(port, "POST", "/api/v1/tasks/" + std::to_string(id) + "/runs",
+                     payloads_body(n));
+  std::vector<std::string> out;
+  if (r.status != 202) return out;
+  auto v = parse(r);
+  for (auto& x : v.as_object().at("instance_ids").as_array()) out.emplace_back(x.as_string());
+  return out;
 }
 
 }  // namespace
@@ -176,6 +200,73 @@ TEST(retention, every_member_removes_the_same_runs) {
         << "member " << m << " holds " << here.size() << " runs";
     EXPECT_EQ(code_404(g.port(m), "/api/v1/instances/" + first), "gone") << "member " << m;
   }
+}
+
+// A node SIGKILLed while its sweeps remove runs, four times over: a prune is
+// one write (and replayed from the log when it did not land), so after each
+// restart no run is half removed, and in the end exactly the newest runs stay,
+// every other answers `gone`, and the state counts agree with what is listed.
+// The sweep runs every 100 ms here (the flag under test: at the default 10 s
+// the kills would meet few prunes); runs are enqueued all along, so the node
+// prunes while it is killed.
+TEST(retention, a_node_killed_while_it_prunes_keeps_exactly_the_newest_runs) {
+  temp_dir dir;
+  const auto data = dir.path() + "/data";
+  const std::vector<std::string> args{"--retention-interval", "100ms"};
+  std::mt19937 rng(std::random_device{}());
+  int64_t id = 0;
+  std::vector<std::string> known;  // every run id a 202 answered
+  for (int life = 0; life < 4; ++life) {
+    node_process node(data, args);
+    ASSERT_TRUE(node.running());
+    auto port = node.http_port();
+    ASSERT_TRUE(await_ready(port, 30s)) << tail(node.log());
+    if (id == 0) {
+      id = create_task(port, R"({"name":"keep5","command":"true","retention":{"keep_runs":5}})");
+      ASSERT_NE(id, 0);
+    }
+    // Enqueue until this life has pruned, and a random while longer.
+    auto extra = std::chrono::milliseconds(rng() % 400);
+    std::optional<std::chrono::steady_clock::time_point> pruned_at;
+    auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto ids = enqueue(port, id, 100);
+      known.insert(known.end(), ids.begin(), ids.end());
+      if (!pruned_at && metric(port, "scheduler_runs_pruned_total") > 0)
+        pruned_at = std::chrono::steady_clock::now();
+      if (pruned_at && std::chrono::steady_clock::now() - *pruned_at >= extra) break;
+      std::this_thread::sleep_for(20ms);
+    }
+    ASSERT_TRUE(pruned_at) << "life " << life << " pruned nothing\n" << tail(node.log());
+    node.stop(SIGKILL);
+  }
+  node_process node(data, args);
+  ASSERT_TRUE(node.running());
+  auto port = node.http_port();
+  ASSERT_TRUE(await_ready(port, 30s)) << tail(node.log());
+  // The newest five: runs enqueued now, once every earlier one has ended.
+  auto newest = enqueue(port, id, 5);
+  ASSERT_EQ(newest.size(), 5u);
+  std::vector<std::pair<std::string, std::string>> kept;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto runs = runs_of(port, id);
+        if (!runs) return false;
+        kept = *runs;
+        return all_succeeded(kept, 5);
+      },
+      90s))
+      << kept.size() << " runs left\n" << tail(node.log());
+  std::set<std::string> kept_ids;
+  for (auto& [run, state] : kept) kept_ids.insert(run);
+  EXPECT_EQ(kept_ids, std::set<std::string>(newest.begin(), newest.end()));
+  ASSERT_GT(known.size(), 400u);
+  for (size_t k = 0; k < known.size(); k += 7)  // a sample: every read is a request
+    EXPECT_EQ(code_404(port, "/api/v1/instances/" + known[k]), "gone") << known[k];
+  // The counts are the state's, kept across the kills: exactly what is listed.
+  EXPECT_EQ(metric(port, "scheduler_instances{state=\"success\"}"), 5) << tail(node.log());
+  for (auto* s : {"pending", "dispatched", "running", "failed", "timed_out"})
+    EXPECT_EQ(metric(port, std::string("scheduler_instances{state=\"") + s + "\"}"), 0) << s;
 }
 
 TEST(retention, the_cluster_defaults_apply_to_a_task_that_sets_none) {
