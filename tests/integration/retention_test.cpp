@@ -47,6 +47,21 @@ bool all_succeeded(const std::vector<std::pair<std::string, std::string>>& runs,
   return true;
 }
 
+/// Polls (up to `timeout`) until task `id` on the member at `port` holds
+/// exactly `n` runs, all succeeded; `last` is what it held at the last read.
+bool await_succeeded(uint16_t port, int64_t id, size_t n,
+                     std::vector<std::pair<std::string, std::string>>& last,
+                     std::chrono::milliseconds timeout) {
+  return eventually(
+      [&] {
+        auto runs = runs_of(port, id);
+        if (!runs) return false;
+        last = *runs;
+        return all_succeeded(last, n);
+      },
+      timeout);
+}
+
 /// The error code a GET of `path` answers with 404, or what it answered instead.
 std::string code_404(uint16_t port, const std::string& path) {
   auto r = http_call(port, "GET", path);
@@ -105,14 +120,7 @@ TEST(retention, a_task_keeps_its_newest_runs_and_a_removed_run_answers_gone) {
 
   // Ten runs end; the leader's sweep (every 10 s by default) removes seven.
   std::vector<std::pair<std::string, std::string>> kept;
-  EXPECT_TRUE(eventually(
-      [&] {
-        auto runs = runs_of(port, id);
-        if (!runs) return false;
-        kept = *runs;
-        return all_succeeded(kept, 3);
-      },
-      60s))
+  EXPECT_TRUE(await_succeeded(port, id, 3, kept, 60s))
       << kept.size() << " runs left\n" << tail(node.log());
   // The newest three (a bulk enqueue's runs are shards of one slot, in order).
   ASSERT_EQ(kept.size(), 3u);
@@ -178,14 +186,7 @@ TEST(retention, every_member_removes_the_same_runs) {
   auto first = std::string(parse(r).as_object().at("instance_ids").as_array()[0].as_string());
 
   std::vector<std::pair<std::string, std::string>> on_leader;
-  ASSERT_TRUE(eventually(
-      [&] {
-        auto runs = runs_of(g.port(leader), id);
-        if (!runs) return false;
-        on_leader = *runs;
-        return all_succeeded(on_leader, 2);
-      },
-      60s))
+  ASSERT_TRUE(await_succeeded(g.port(leader), id, 2, on_leader, 60s))
       << on_leader.size() << " runs left on the leader\n" << g.dump();
   for (size_t m = 0; m < 3; ++m) {
     std::vector<std::pair<std::string, std::string>> here;
@@ -248,14 +249,7 @@ TEST(retention, a_node_killed_while_it_prunes_keeps_exactly_the_newest_runs) {
   auto newest = enqueue(port, id, 5);
   ASSERT_EQ(newest.size(), 5u);
   std::vector<std::pair<std::string, std::string>> kept;
-  ASSERT_TRUE(eventually(
-      [&] {
-        auto runs = runs_of(port, id);
-        if (!runs) return false;
-        kept = *runs;
-        return all_succeeded(kept, 5);
-      },
-      90s))
+  ASSERT_TRUE(await_succeeded(port, id, 5, kept, 90s))
       << kept.size() << " runs left\n" << tail(node.log());
   std::set<std::string> kept_ids;
   for (auto& [run, state] : kept) kept_ids.insert(run);

@@ -86,6 +86,32 @@ std::optional<double> metric(uint16_t port, const std::string& name,
   return parse_prometheus_text(r.body).value(name, labels);
 }
 
+/// The leader of group `g` (whose members read their fault files from `dir`)
+/// once its disk fails as `word` says: the member that led, the answer to the
+/// write it was given then, and the member that leads next (`none` for both
+/// when no leader took a first write, `next` when nobody took over in 15 s).
+struct failed_leader {
+  size_t led = none, next = none;
+  http_result write;
+  std::string fault;  // its fault file, to remove when the disk is mended
+};
+
+failed_leader fail_the_leader(raft_group& g, const std::string& dir, const std::string& word) {
+  failed_leader out;
+  auto l = g.await_leader({0, 1, 2});
+  if (l == none || !eventually([&] { return create_task(g.port(l)).status == 201; }, 15s))
+    return out;
+  out.led = l;
+  out.fault = dir + "/fault-" + g.id(l);
+  write_file(out.fault, word);
+  out.write = create_task(g.port(l));
+  std::vector<size_t> others;
+  for (size_t i = 0; i < 3; ++i)
+    if (i != l) others.push_back(i);
+  out.next = g.await_leader(others, 15s);
+  return out;
+}
+
 }  // namespace
 
 TEST(storage_fault_node, full_disk_answers_507_readyz_says_why_and_writes_resume) {
@@ -226,19 +252,11 @@ TEST(storage_fault_group, leader_that_cannot_persist_steps_down_and_rejoins) {
   temp_dir dir;
   raft_group g(dir.path(), 3, {"--fault-file", dir.path() + "/fault-{id}"});
   ASSERT_TRUE(g.all_running());
-  auto l = g.await_leader({0, 1, 2});
-  ASSERT_NE(l, none) << g.dump();
-  ASSERT_TRUE(eventually([&] { return create_task(g.port(l)).status == 201; }, 15s)) << g.dump();
-
-  auto fault = dir.path() + "/fault-" + g.id(l);
-  write_file(fault, "enospc");
-  auto failed = create_task(g.port(l));
-  EXPECT_EQ(failed.status, 507u) << failed.body;
-  std::vector<size_t> others;
-  for (size_t i = 0; i < 3; ++i)
-    if (i != l) others.push_back(i);
-  auto next = g.await_leader(others, 15s);
-  ASSERT_NE(next, none) << g.dump();
+  auto f = fail_the_leader(g, dir.path(), "enospc");
+  ASSERT_NE(f.led, none) << g.dump();
+  EXPECT_EQ(f.write.status, 507u) << f.write.body;
+  ASSERT_NE(f.next, none) << g.dump();
+  auto l = f.led, next = f.next;
   // The group keeps committing without it.
   for (int i = 0; i < 3; ++i) {
     auto r = create_task(g.port(next));
@@ -252,7 +270,7 @@ TEST(storage_fault_group, leader_that_cannot_persist_steps_down_and_rejoins) {
   EXPECT_EQ(http_call(g.port(next), "GET", "/readyz").status, 200u)
       << http_call(g.port(next), "GET", "/readyz").body;
 
-  std::filesystem::remove(fault);
+  std::filesystem::remove(f.fault);
   auto target = view_of(g.port(next)).commit;
   EXPECT_TRUE(eventually([&] {
     auto v = view_of(g.port(l));
@@ -278,23 +296,15 @@ TEST(storage_fault_group, a_leader_whose_fsync_fails_rejoins_holding_what_the_gr
   temp_dir dir;
   raft_group g(dir.path(), 3, {"--fault-file", dir.path() + "/fault-{id}"});
   ASSERT_TRUE(g.all_running());
-  auto l = g.await_leader({0, 1, 2});
-  ASSERT_NE(l, none) << g.dump();
-  ASSERT_TRUE(eventually([&] { return create_task(g.port(l)).status == 201; }, 15s)) << g.dump();
-
-  auto fault = dir.path() + "/fault-" + g.id(l);
-  write_file(fault, "esync");
-  auto failed = create_task(g.port(l));
-  EXPECT_EQ(failed.status, 503u) << failed.body;
-  std::vector<size_t> others;
-  for (size_t i = 0; i < 3; ++i)
-    if (i != l) others.push_back(i);
-  auto next = g.await_leader(others, 15s);
-  ASSERT_NE(next, none) << g.dump();
+  auto f = fail_the_leader(g, dir.path(), "esync");
+  ASSERT_NE(f.led, none) << g.dump();
+  EXPECT_EQ(f.write.status, 503u) << f.write.body;
+  ASSERT_NE(f.next, none) << g.dump();
+  auto l = f.led, next = f.next;
   auto r = create_task(g.port(next));
   EXPECT_EQ(r.status, 201u) << r.body;
 
-  std::filesystem::remove(fault);
+  std::filesystem::remove(f.fault);
   g.kill(l);  // whether EIO on fsync ended it or not: a restart on the mended disk
   g.start(l);
   ASSERT_TRUE(g.running(l)) << g.dump();
