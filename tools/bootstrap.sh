@@ -4,7 +4,7 @@
 set -eu
 
 PACKAGES="
-  cmake ninja-build ccache g++ pkg-config
+  cmake ninja-build ccache g++ pkg-config lld
   clang-14 libclang-rt-14-dev
   libcaf-dev
   librocksdb-dev
