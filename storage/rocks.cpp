@@ -155,7 +155,13 @@ caf::expected<std::unique_ptr<rocks>> rocks::open(const std::string& dir, open_o
   db_opts.create_if_missing = true;
   db_opts.create_missing_column_families = true;
   db_opts.max_background_jobs = 2;
-  db_opts.info_log = make_json_logger();  // never <dir>/LOG: see rocks_log.hpp
+  auto damage = std::make_shared<damage_note>();
+  db_opts.info_log = make_json_logger(damage);  // never <dir>/LOG: see rocks_log.hpp
+  // A record cut short at the end of the log (the process died mid-append) is
+  // dropped; damage anywhere else stops the open. RocksDB's default
+  // (point-in-time) would drop everything after the damage, acknowledged writes
+  // included, and start as if they had never been made (#41 item 2).
+  db_opts.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   // Memtables of all column families together stay under 128 MiB (the largest
   // is flushed beyond that), each under 32 MiB: RocksDB's default of 64 MiB
   // for each of our 14 would let memtables alone take most of a node's memory
@@ -187,6 +193,16 @@ caf::expected<std::unique_ptr<rocks>> rocks::open(const std::string& dir, open_o
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   auto st = rocksdb::DB::Open(db_opts, dir, descs, &handles, &raw);
+  if (st.IsCorruption()) {
+    auto where = damage->get();
+    return make_error(
+        errc::corrupted,
+        "cannot open database in '" + dir + "': it is damaged (" + st.ToString() + ")" +
+            (where.empty() ? "" : "; RocksDB says: " + where) +
+            ". The node does not start rather than lose acknowledged writes: restore the "
+            "directory from a backup or, on a member of a group, replace the member with one "
+            "started empty (README \"Membership\"), which catches up from the leader");
+  }
   if (!st.ok()) return to_error(st, "cannot open database in '" + dir + "'");
   std::unique_ptr<rocks> r{new rocks};
   r->dir_ = dir;

@@ -3,6 +3,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 
 #include <rocksdb/env.h>
 
@@ -14,7 +15,8 @@ namespace {
 
 class json_logger final : public rocksdb::Logger {
  public:
-  json_logger() : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL) {}
+  explicit json_logger(std::shared_ptr<damage_note> note)
+      : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL), note_(std::move(note)) {}
 
   void Logv(const char* format, va_list ap) override {
     Logv(rocksdb::InfoLogLevel::INFO_LEVEL, format, ap);
@@ -24,13 +26,29 @@ class json_logger final : public rocksdb::Logger {
     if (level < GetInfoLogLevel() || level == rocksdb::InfoLogLevel::HEADER_LEVEL) return;
     char buf[1024];
     std::vsnprintf(buf, sizeof buf, format, ap);
+    if (note_ && std::strstr(buf, "Corruption") != nullptr) note_->set(buf);
     log::write(level >= rocksdb::InfoLogLevel::ERROR_LEVEL ? log::level::error : log::level::warn,
                "rocksdb", {{"detail", buf}});
   }
+
+ private:
+  std::shared_ptr<damage_note> note_;
 };
 
 }  // namespace
 
-std::shared_ptr<rocksdb::Logger> make_json_logger() { return std::make_shared<json_logger>(); }
+void damage_note::set(std::string line) {
+  std::lock_guard<std::mutex> guard(mtx_);
+  line_ = std::move(line);
+}
+
+std::string damage_note::get() const {
+  std::lock_guard<std::mutex> guard(mtx_);
+  return line_;
+}
+
+std::shared_ptr<rocksdb::Logger> make_json_logger(std::shared_ptr<damage_note> note) {
+  return std::make_shared<json_logger>(std::move(note));
+}
 
 }  // namespace aisched::storage

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <string>
 
 namespace rocksdb {
 class Logger;
@@ -13,8 +15,21 @@ class Logger;
 
 namespace aisched::storage {
 
+/// The last line RocksDB logged about damage (it names the file and what it
+/// dropped), kept so a failed open can say where the damage is. Thread-safe.
+class damage_note {
+ public:
+  void set(std::string line);
+  std::string get() const;
+
+ private:
+  mutable std::mutex mtx_;
+  std::string line_;
+};
+
 /// A logger for DBOptions::info_log: warnings and errors only (RocksDB's info
 /// lines are per flush and compaction), with the message as field "detail".
-std::shared_ptr<rocksdb::Logger> make_json_logger();
+/// Lines that report corruption are also kept in `note`, when given.
+std::shared_ptr<rocksdb::Logger> make_json_logger(std::shared_ptr<damage_note> note = nullptr);
 
 }  // namespace aisched::storage
