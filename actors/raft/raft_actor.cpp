@@ -88,8 +88,12 @@ void observe_member(raft_state& st) {
   auto& m = obs::get();
   auto now = st.member->current_role();
   auto term = st.member->term();
-  if (now == role::leader && st.observed_role != role::leader)
+  if (now == role::leader && st.observed_role != role::leader) {
     m.elections_won.inc();
+    // One line per won election: aisched-chaos checks over every member's log
+    // that no term ever had two leaders.
+    log::info("elected leader", {{"term", std::to_string(term)}, {"leader", st.opts.node_id}});
+  }
   else if (st.observed_role == role::candidate &&
            (now != role::candidate || term != st.observed_term))
     m.elections_lost.inc();

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <random>
@@ -19,7 +20,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "proto/time.hpp"
 #include "tools/chaos/checks.hpp"
+#include "tools/chaos/leaders.hpp"
 #include "tools/chaos/network.hpp"
 #include "tools/chaos/process_control.hpp"
 #include "tools/chaos/workload.hpp"
@@ -46,9 +49,16 @@ struct harness_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class fault { kill_leader, kill_follower, stop_member, kill_worker, isolate_member };
-constexpr const char* fault_names[] = {"kill_leader", "kill_follower", "stop_member", "kill_worker",
-                                       "isolate_member"};
+enum class fault {
+  kill_leader,
+  kill_follower,
+  stop_member,
+  kill_worker,
+  isolate_member,
+  kill_leader_at_slot,  // 0.1-0.3 s before a slot: runs wait on its worker for their instant
+};
+constexpr const char* fault_names[] = {"kill_leader", "kill_follower",  "stop_member",
+                                       "kill_worker", "isolate_member", "kill_leader_at_slot"};
 
 /// The run's state, as the report prints it.
 struct chaos_run {
@@ -140,10 +150,40 @@ void reap_crashes(chaos_run& run, group& g, port_board& board) {
   }
 }
 
-void inject(chaos_run& run, group& g, port_board& board, network& net, fault kind) {
+/// Waits until 0.1-0.3 s before the next slot of the first periodic task, as
+/// `leader` plans it: inside the fire-ahead window, where that slot's runs wait
+/// on a worker for their instant. False (and a note) when no slot is known.
+bool await_slot_window(chaos_run& run, node& leader, const workload& work) {
+  uint64_t periodic = 0;
+  int64_t every = 0;
+  for (auto& t : work.acknowledged())
+    if (t.interval_ms > 0) {
+      periodic = t.id;
+      every = t.interval_ms;
+      break;
+    }
+  auto next = periodic ? next_fire_ms(leader.http_endpoint(), periodic) : std::nullopt;
+  if (!next) {
+    run.notes.push_back("no next slot known at +" + std::to_string(int(run.elapsed())) +
+                        "s; kill_leader_at_slot skipped");
+    return false;
+  }
+  auto early = static_cast<int64_t>(run.uniform(100, 300));
+  auto wait = *next - early - aisched::now_ms();
+  while (wait < 0) wait += every;  // that window passed: the next slot's
+  pause_for(std::chrono::milliseconds(wait));
+  return true;
+}
+
+void inject(chaos_run& run, group& g, port_board& board, network& net, const workload& work,
+            fault kind) {
   node* target = nullptr;
   auto members = g.members();
-  if (kind == fault::isolate_member) {
+  if (kind == fault::kill_leader_at_slot) {
+    auto* leader = await_leader(g, 30s);
+    if (!leader || !await_slot_window(run, *leader, work)) return;
+    target = leader;
+  } else if (kind == fault::isolate_member) {
     // The leader half of the time: a deposed leader must rejoin cleanly.
     auto* leader = run.pick(2) == 0 ? await_leader(g, 30s) : nullptr;
     target = leader ? leader : members[run.pick(members.size())];
@@ -202,7 +242,8 @@ void inject(chaos_run& run, group& g, port_board& board, network& net, fault kin
 }
 
 /// Faults, one at a time, for --duration seconds from now (the group is up).
-void fault_phase(chaos_run& run, group& g, port_board& board, network& net) {
+void fault_phase(chaos_run& run, group& g, port_board& board, network& net,
+                 const workload& work) {
   auto end = clock::now() + std::chrono::duration_cast<clock::duration>(
                                 std::chrono::duration<double>(run.opt.duration_s));
   pause_for(5s);  // a first stretch without faults: the workload gets going
@@ -210,14 +251,15 @@ void fault_phase(chaos_run& run, group& g, port_board& board, network& net) {
   while (clock::now() < end && !stop_requested()) {
     if (bag.empty()) {
       // Every kind once per round, in an order drawn from the seed.
-      bag = {fault::kill_leader, fault::kill_follower, fault::stop_member, fault::kill_worker};
+      bag = {fault::kill_leader, fault::kill_follower, fault::stop_member, fault::kill_worker,
+             fault::kill_leader_at_slot};
       if (net.enabled()) bag.push_back(fault::isolate_member);
       std::shuffle(bag.begin(), bag.end(), run.rng);
     }
     auto kind = bag.back();
     bag.pop_back();
     reap_crashes(run, g, board);
-    inject(run, g, board, net, kind);
+    inject(run, g, board, net, work, kind);
     auto gap = run.uniform(run.opt.fault_gap_s / 2, run.opt.fault_gap_s * 1.5);
     auto left = std::chrono::duration<double>(end - clock::now()).count();
     pause_for(std::chrono::duration<double>(std::max(0.0, std::min(gap, left))));
@@ -307,7 +349,7 @@ int run_chaos(chaos_run& run, network& net) {
   workload work(board, g.effects_path(), run.rng(), o.work);
   if (auto err = work.create_periodic(clock::now() + 60s); !err.empty()) throw harness_error(err);
   work.start_creates();
-  fault_phase(run, g, board, net);
+  fault_phase(run, g, board, net, work);
   work.stop_creates();
   if (stop_requested()) throw harness_error("interrupted");
   run.log("faults over; settling");
@@ -332,6 +374,18 @@ int run_chaos(chaos_run& run, network& net) {
   run.counts = work.counts();
 
   g.stop_all(10s);
+  std::map<std::string, std::string> logs;
+  for (auto* m : g.members()) {
+    std::ifstream in(m->log_path());
+    std::stringstream text;
+    text << in.rdbuf();
+    logs[m->id()] = text.str();
+  }
+  size_t elections = 0;
+  auto split_brain = check_one_leader_per_term(logs, elections);
+  run.violations.insert(run.violations.end(), split_brain.begin(), split_brain.end());
+  run.notes.push_back(std::to_string(elections) + " elections won, at most one leader per term: " +
+                      (split_brain.empty() ? "held" : "VIOLATED"));
   check_orphans(run, g.marker());
   return run.violations.empty() ? 0 : 1;
 }

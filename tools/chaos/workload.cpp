@@ -47,6 +47,20 @@ int64_t num(const json::object& o, const char* key) {
 
 // -- reads ---------------------------------------------------------------------
 
+std::optional<int64_t> next_fire_ms(const std::string& endpoint, uint64_t id) {
+  auto r = call(endpoint, "GET", "/api/v1/tasks/" + std::to_string(id));
+  if (r.status != 200) return std::nullopt;
+  auto o = parse_object(r.body);
+  if (!o) return std::nullopt;
+  auto* next = o->if_contains("next_fire_times");
+  if (!next || !next->is_array() || next->as_array().empty() ||
+      !next->as_array()[0].is_string())
+    return std::nullopt;
+  auto at = parse_rfc3339(std::string(next->as_array()[0].get_string()));
+  if (!at) return std::nullopt;
+  return *at;
+}
+
 member_view view_of(const std::string& port) {
   member_view out;
   auto r = call(port, "GET", "/api/v1/cluster", "", 3s);

@@ -37,6 +37,10 @@ member_view view_of(const std::string& endpoint);
 std::optional<std::vector<boost::json::object>> list_all(const std::string& endpoint,
                                                         const std::string& route);
 
+/// The next instant (unix ms) task `id` fires, from the first of the
+/// `next_fire_times` that GET /api/v1/tasks/{id} lists; nullopt if none answered.
+std::optional<int64_t> next_fire_ms(const std::string& endpoint, uint64_t id);
+
 /// The attempts in GET /api/v1/instances/{id}/attempts by attempt number;
 /// nullopt if it did not answer 200.
 std::optional<std::map<uint32_t, boost::json::object>> attempts_of(const std::string& endpoint,
