@@ -13,6 +13,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "proto/errors.hpp"
+#include "proto/worker_id.hpp"
 
 namespace aisched::gateway {
 
@@ -252,22 +253,21 @@ void access::proceed(const route& r, const path_params& params, http_request req
 }
 
 void with_own_worker(const api_context& ctx, const std::string& tenant, const std::string& id,
-                     reply_fn reply, std::function<void()> then, bool allow_missing) {
-  if (!ctx.auth.enabled) return then();
+                     reply_fn reply, std::function<void(const std::string&)> then,
+                     bool allow_missing) {
+  if (!ctx.auth.enabled) return then(scoped_worker_id(tenant, id));
   ctx.sys->spawn([ctx, tenant, id, reply, then, allow_missing](caf::event_based_actor* self) {
     self->request(ctx.router, ctx.timeout, list_workers_atom::value)
         .then(
             [=](worker_list& l) {
-              auto w = std::find_if(l.items.begin(), l.items.end(),
-                                    [&](const worker& x) { return x.id == id; });
-              if (w == l.items.end() && allow_missing) return then();
-              if (w != l.items.end() && w->tenant != tenant && allow_missing)
-                return reply(error_response(make_error(
-                    errc::already_exists, "id", "worker id " + id + " is taken")));
-              if (w == l.items.end() || w->tenant != tenant)
-                return reply(error_response(
-                    make_error(errc::not_found, "id", "worker " + id + " is not registered")));
-              then();
+              // Only this tenant's workers count: others' are not looked at.
+              auto w = std::find_if(l.items.begin(), l.items.end(), [&](const worker& x) {
+                return x.tenant == tenant && api_worker_id(tenant, x.id) == id;
+              });
+              if (w != l.items.end()) return then(w->id);
+              if (allow_missing) return then(scoped_worker_id(tenant, id));
+              reply(error_response(
+                  make_error(errc::not_found, "id", "worker " + id + " is not registered")));
             },
             [=](caf::error& e) { reply(error_response(e)); });
   });

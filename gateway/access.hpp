@@ -50,11 +50,14 @@ class access {
   std::shared_ptr<token_cache> cache_;
 };
 
-/// Calls `then` if worker `id` is registered in `tenant` (or, with
-/// `allow_missing`, not registered at all); otherwise answers 404 (a worker of
-/// another tenant is as invisible as a missing one) or, when registering an id
-/// another tenant holds, 409. With auth off (one tenant) it calls `then` at once.
+/// Calls `then` with the id the cluster knows worker `id` of `tenant` by
+/// (proto::scoped_worker_id; a cluster member's worker keeps its own) if it is
+/// registered in `tenant`, or, with `allow_missing`, if it is not; otherwise
+/// answers 404. Worker ids are scoped by tenant: another tenant's worker of
+/// the same id is as invisible as a missing one and never stops `tenant` from
+/// registering its own. With auth off (one tenant) it calls `then` at once.
 void with_own_worker(const api_context& ctx, const std::string& tenant, const std::string& id,
-                     reply_fn reply, std::function<void()> then, bool allow_missing = false);
+                     reply_fn reply, std::function<void(const std::string&)> then,
+                     bool allow_missing = false);
 
 }  // namespace aisched::gateway

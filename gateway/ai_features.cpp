@@ -407,8 +407,11 @@ void task_draft(const api_context& ctx, http_request& req, reply_fn reply) {
     auto checked = checked_draft(*doc, req.who.tenant);
     for (auto& kv : checked) answer[kv.key()] = kv.value();
   } else {
+    // An invalid draft always says why, in the same place a rejected document does.
     answer["valid"] = false;
     answer["document"] = nullptr;
+    answer["validation_error"] =
+        error_to_json(make_error(errc::invalid_argument, "text", why)).as_object()["error"];
   }
   if (!why.empty()) answer["notes"] = why;
   auto merge = [tenant = req.who.tenant](json::object& answer,

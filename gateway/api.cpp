@@ -13,6 +13,7 @@
 #include "proto/json.hpp"
 #include "proto/json_wire.hpp"
 #include "proto/validate.hpp"
+#include "proto/worker_id.hpp"
 
 namespace aisched::gateway {
 
@@ -42,19 +43,21 @@ json::value page_json(const instance_page& p) {
   return o;
 }
 
-/// Asks the router for worker {id} of the caller's tenant (404 otherwise).
-template <class Result, class OnOk, class... Ts>
-void ask_own_worker(route_call& c, OnOk on_ok, Ts... xs) {
+/// Asks the router `atom` about worker {id} of the caller's tenant (404
+/// otherwise), naming it by its scoped id, then the rest of `xs`.
+template <class Result, class OnOk, class Atom, class... Ts>
+void ask_own_worker(route_call& c, OnOk on_ok, Atom atom, Ts... xs) {
   auto ctx = c.ctx;
   auto reply = c.reply;
   with_own_worker(ctx, c.req.who.tenant, c.param(), reply,
-                  [ctx, reply, on_ok, xs...] { ask<Result>(ctx, ctx.router, reply, on_ok, xs...); });
+                  [ctx, reply, on_ok, atom, xs...](const std::string& id) {
+                    ask<Result>(ctx, ctx.router, reply, on_ok, atom, id, xs...);
+                  });
 }
 
 void set_drained(route_call& c, bool drained) {
   ask_own_worker<worker>(
-      c, [](worker& w) { return json_response(200, to_json(w)); }, drain_atom::value, c.param(),
-      drained);
+      c, [](worker& w) { return json_response(200, to_json(w)); }, drain_atom::value, drained);
 }
 
 /// Answers every request: the matched row's handler behind the gate, or 404 / 405.
@@ -303,13 +306,14 @@ void register_worker(route_call& c) {
   if (auto err = validate_worker(*w)) return c.reply(error_response(err));
   auto ctx = c.ctx;
   auto reply = c.reply;
-  with_own_worker(ctx, c.req.who.tenant, w->id, reply, [ctx, reply, w = *w]() mutable {
+  with_own_worker(ctx, c.req.who.tenant, w->id, reply, [ctx, reply, w = *w](auto& scoped) mutable {
     // Shared with every tenant only if the cluster admin marked this id of this tenant.
-    ctx.sys->spawn([ctx, reply, w](caf::event_based_actor* self) mutable {
+    ctx.sys->spawn([ctx, reply, w, scoped](caf::event_based_actor* self) mutable {
       self->request(ctx.store, ctx.timeout, share_atom::value, w.id)
           .then(
               [=](std::string& from) mutable {
                 w.shared = !from.empty() && from == w.tenant;
+                w.id = scoped;  // the mark names the id as the tenant does
                 ask<worker>(ctx, ctx.router, reply,
                             [](worker& x) { return json_response(201, registration_json(x)); },
                             register_atom::value, std::move(w));
@@ -339,8 +343,8 @@ void share_worker_route(route_call& c) {
         .then(
             [=](applied&) {
               // The mark is committed; apply it to the worker registered now (if any).
-              self->request(ctx.router, ctx.timeout, share_atom::value, cmd.worker_id, cmd.tenant,
-                            cmd.shared)
+              self->request(ctx.router, ctx.timeout, share_atom::value,
+                            scoped_worker_id(cmd.tenant, cmd.worker_id), cmd.tenant, cmd.shared)
                   .then(
                       [=](bool now) {
                         reply(json_response(200, json::object{{"worker_id", cmd.worker_id},
@@ -367,14 +371,19 @@ void heartbeat_worker(route_call& c) {
   if (auto cred = c.req.headers.find("x-worker-credential"); cred != c.req.headers.end())
     hb.credential = cred->second;
   auto id = c.param();
-  ask_own_worker<bool>(
-      c,
-      [id](bool known) {
-        if (known) return json_response(200, json::object{{"status", "ok"}});
-        return error_response(make_error(errc::not_found, "id",
-                                         "worker " + id + " is not registered; register it again"));
-      },
-      heartbeat_atom::value, hb);
+  auto ctx = c.ctx;
+  auto reply = c.reply;
+  with_own_worker(ctx, c.req.who.tenant, id, reply, [ctx, reply, id, hb](auto& scoped) mutable {
+    hb.id = scoped;
+    ask<bool>(
+        ctx, ctx.router, reply,
+        [id](bool known) {
+          if (known) return json_response(200, json::object{{"status", "ok"}});
+          return error_response(make_error(
+              errc::not_found, "id", "worker " + id + " is not registered; register it again"));
+        },
+        heartbeat_atom::value, hb);
+  });
 }
 
 void drain_worker(route_call& c) { set_drained(c, true); }
@@ -382,8 +391,7 @@ void undrain_worker(route_call& c) { set_drained(c, false); }
 
 void remove_worker(route_call& c) {
   ask_own_worker<bool>(
-      c, [](bool) { return http_response{204, "", "application/json"}; }, remove_atom::value,
-      c.param());
+      c, [](bool) { return http_response{204, "", "application/json"}; }, remove_atom::value);
 }
 
 // -- answers -----------------------------------------------------------------------

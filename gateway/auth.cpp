@@ -27,6 +27,15 @@ caf::error unauthenticated(std::string why) {
   return make_error(errc::unauthenticated, "Authorization", std::move(why));
 }
 
+/// A claim's JSON text, "" when absent. jwt_get_grant_int cannot tell: it
+/// reads 0 for a string or a fraction, -1 (ENOENT) only when absent.
+std::string grant_json(jwt_t* j, const char* name) {
+  char* s = jwt_get_grants_json(j, name);
+  std::string out = s ? s : "";
+  std::free(s);
+  return out;
+}
+
 }  // namespace
 
 caf::expected<std::string> issue_jwt(const auth_options& opts, const proto::user& u,
@@ -38,7 +47,7 @@ caf::expected<std::string> issue_jwt(const auth_options& opts, const proto::user
   bool ok = jwt_add_grant(j.get(), "sub", u.name.c_str()) == 0 &&
             jwt_add_grant(j.get(), "tenant", u.tenant.c_str()) == 0 &&
             jwt_add_grant(j.get(), "role", role_name.c_str()) == 0 &&
-            jwt_add_grant(j.get(), "iss", "aisched") == 0 &&
+            jwt_add_grant(j.get(), "iss", std::string(jwt_issuer).c_str()) == 0 &&
             jwt_add_grant_int(j.get(), "iat", now) == 0 &&
             jwt_add_grant_int(j.get(), "exp", now + opts.token_ttl.count()) == 0 &&
             jwt_set_alg(j.get(), JWT_ALG_HS256,
@@ -66,10 +75,21 @@ caf::expected<principal> verify_jwt(const auth_options& opts, const std::string&
   long exp = jwt_get_grant_int(j.get(), "exp");
   if (errno != 0) return unauthenticated("token without expiry");
   if (exp <= now) return unauthenticated("token expired");
+  // aisched issues no nbf; a token that has one (minted elsewhere with the
+  // secret) is refused until then, and a malformed one always.
+  if (auto nbf = grant_json(j.get(), "nbf"); !nbf.empty()) {
+    if (nbf.size() > 18 || nbf.find_first_not_of("0123456789") != std::string::npos)
+      return unauthenticated("invalid token");
+    if (std::strtoll(nbf.c_str(), nullptr, 10) > now + jwt_leeway.count())
+      return unauthenticated("token not yet valid");
+  }
   auto grant = [&](const char* name) {
     auto v = jwt_get_grant(j.get(), name);
     return v ? std::string(v) : std::string();
   };
+  // The secret may be shared with other services (it is a file the operator
+  // provides): their tokens must not pass for ours.
+  if (grant("iss") != jwt_issuer) return unauthenticated("token of another issuer");
   principal p;
   p.subject = grant("sub");
   p.tenant = grant("tenant");

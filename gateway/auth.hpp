@@ -34,8 +34,15 @@ struct auth_options {
 caf::expected<std::string> issue_jwt(const auth_options& opts, const proto::user& u,
                                      int64_t now);
 
-/// The principal a JWT names, if its HS256 signature is ours and it has not
-/// expired at `now` (unix seconds); unauthenticated otherwise.
+/// The `iss` of every JWT aisched issues; verify_jwt refuses any other.
+constexpr std::string_view jwt_issuer = "aisched";
+
+/// How far ahead of `now` a JWT's `nbf` may be: the members' clocks differ.
+constexpr std::chrono::seconds jwt_leeway{30};
+
+/// The principal a JWT names, if its HS256 signature is ours, its `iss` is
+/// jwt_issuer, it has not expired at `now` (unix seconds) and, when it carries
+/// an `nbf`, that is at most jwt_leeway after `now`; unauthenticated otherwise.
 caf::expected<principal> verify_jwt(const auth_options& opts, const std::string& token,
                                     int64_t now);
 

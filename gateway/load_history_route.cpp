@@ -9,7 +9,9 @@
 #include <caf/event_based_actor.hpp>
 #include <map>
 
+#include "gateway/access.hpp"
 #include "proto/errors.hpp"
+#include "proto/worker_id.hpp"
 
 namespace aisched::gateway {
 
@@ -40,7 +42,8 @@ caf::expected<unix_ms> time_param(const http_request& req, const char* name, uni
   return *t;
 }
 
-/// One worker's samples (`worker_id` set) or every worker's ("").
+/// One worker's samples (`worker_id` set, scoped: proto::scoped_worker_id) or
+/// every worker's (""); the answer names workers as the caller's tenant does.
 void load_history_route(const api_context& ctx, const http_request& req,
                         const std::string& worker_id, reply_fn reply) {
   auto now = now_ms();
@@ -60,13 +63,13 @@ void load_history_route(const api_context& ctx, const http_request& req,
       if (one) {
         json::array items;
         for (auto& s : h.items) items.push_back(item_json(s));
-        o["worker_id"] = q.worker_id;
+        o["worker_id"] = api_worker_id(tenant, q.worker_id);
         o["items"] = std::move(items);
       } else {
         std::map<std::string, json::array> by_worker;
         for (auto& s : h.items) by_worker[s.worker_id].push_back(item_json(s));
         json::object workers;
-        for (auto& [id, items] : by_worker) workers[id] = std::move(items);
+        for (auto& [id, items] : by_worker) workers[api_worker_id(tenant, id)] = std::move(items);
         o["workers"] = std::move(workers);
       }
       o["since"] = format_rfc3339(q.since);
@@ -102,8 +105,9 @@ void load_history_route(const api_context& ctx, const http_request& req,
                         for (auto& w : l.items)
                           if (w.id == q.worker_id && (!ctx.auth.enabled || w.tenant == tenant))
                             return answer(h);
-                        reply(error_response(
-                            make_error(errc::not_found, "id", "no worker '" + q.worker_id + "'")));
+                        reply(error_response(make_error(
+                            errc::not_found, "id",
+                            "no worker '" + api_worker_id(tenant, q.worker_id) + "'")));
                       },
                       [=](caf::error&) { answer(h); });
             },
@@ -116,7 +120,12 @@ void load_history_route(const api_context& ctx, const http_request& req,
 void list_load_history(route_call& c) { load_history_route(c.ctx, c.req, "", c.reply); }
 
 void get_worker_load_history(route_call& c) {
-  load_history_route(c.ctx, c.req, c.param(), c.reply);
+  auto ctx = c.ctx;
+  auto reply = c.reply;
+  with_own_worker(
+      ctx, c.req.who.tenant, c.param(), reply,
+      [ctx, reply, req = c.req](auto& scoped) { load_history_route(ctx, req, scoped, reply); },
+      true);
 }
 
 }  // namespace aisched::gateway

@@ -41,7 +41,19 @@ struct follow_state {
   bool subscribed = false;   // receiving (or asking for) live chunks from a worker
   bool got_live = false;     // some output came live: the stored tail is not repeated
   int idle_polls = 0;
+  int report_waits = 0;      // looks at a cancelled run before its worker's report came
 };
+
+// A run cancelled while it ran commits before its worker kills it and reports
+// what it printed and how it ended (its exit code): the end event waits for
+// that report this many looks (about 4 s), not for a worker that never answers.
+constexpr int report_wait_checks = 8;
+
+/// Whether cancelled run `x` may still get its worker's report.
+bool awaits_report(const instance& x) {
+  return x.state == instance_state::cancelled && x.dispatched_at != 0 && x.exit_code == 0 &&
+         x.output.empty();
+}
 
 void finish(caf::event_based_actor* self, follow_state& st, const instance& x) {
   if (!st.got_live && !x.output.empty()) st.out->write(chunk_event(x.output));
@@ -60,7 +72,10 @@ void check(caf::event_based_actor* self, std::shared_ptr<follow_state> st, api_c
   self->request(ctx.store, ctx.timeout, get_instance_atom::value, st->tenant, st->id)
       .then(
           [=](instance& x) {
-            if (is_terminal(x.state)) return finish(self, *st, x);
+            if (is_terminal(x.state)) {
+              if (awaits_report(x) && ++st->report_waits <= report_wait_checks) return;
+              return finish(self, *st, x);
+            }
             if (st->subscribed ||
                 (x.state != instance_state::running && x.state != instance_state::dispatched))
               return;  // following already, or pending / waiting to retry: look again later

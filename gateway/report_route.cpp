@@ -11,6 +11,7 @@
 #include "proto/errors.hpp"
 #include "proto/json.hpp"
 #include "proto/json_wire.hpp"
+#include "proto/worker_id.hpp"
 
 namespace aisched::gateway {
 
@@ -34,8 +35,8 @@ void report_route(const api_context& ctx, const std::string& id, http_request& r
   auto credential = cred->second;
   auto tenant = req.who.tenant;
   ctx.sys->spawn([=](caf::event_based_actor* self) {
-    auto commit = [=] {
-      self->request(ctx.router, ctx.timeout, report_atom::value, r, credential)
+    auto commit = [=](run_result report) {
+      self->request(ctx.router, ctx.timeout, report_atom::value, std::move(report), credential)
           .then([=](applied&) { reply(json_response(200, json::object{{"status", "accepted"}})); },
                 [=](caf::error& e) {
                   auto err = view(e);
@@ -53,7 +54,21 @@ void report_route(const api_context& ctx, const std::string& id, http_request& r
     };
     // Only a run of the caller's tenant: 404 otherwise, like any other read.
     self->request(ctx.store, ctx.timeout, get_instance_atom::value, tenant, id)
-        .then([=](instance&) { commit(); }, [=](caf::error& e) { reply(error_response(e)); });
+        .then(
+            [=](instance& x) {
+              // The worker names itself as its tenant does; the registry knows
+              // it scoped (proto::scoped_worker_id), and checks its credential
+              // so: the run's worker (perhaps another tenant's, shared) or one
+              // of the run's tenant.
+              auto named = r;
+              auto at = x.worker_id.rfind('@');
+              if (at != std::string::npos && x.worker_id.compare(0, at, r.worker_id) == 0)
+                named.worker_id = x.worker_id;
+              else if (r.worker_id != x.worker_id)
+                named.worker_id = scoped_worker_id(tenant, r.worker_id);
+              commit(std::move(named));
+            },
+            [=](caf::error& e) { reply(error_response(e)); });
   });
 }
 

@@ -22,9 +22,11 @@ constexpr size_t max_value_bytes = 64 * 1024;
 constexpr const char* disabled_message =
     "secrets are disabled on this node: start every member with --secrets-key-file";
 
-/// 503 secrets_disabled: a code of its own (no actor answers it, so errc has none).
+/// 501 secrets_disabled: a code of its own (no actor answers it, so errc has none).
+/// Not 503: a node without a key stays so until restarted with one, and clients
+/// read a 503 as "retry later".
 http_response disabled() {
-  return error_response(503, "secrets_disabled", disabled_message, "secrets");
+  return error_response(501, "secrets_disabled", disabled_message, "secrets");
 }
 
 json::value meta_json(const secret_record& s) {

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -163,14 +164,46 @@ class session : public std::enable_shared_from_this<session> {
     std::atomic<bool> closed_{false};
   };
 
+  /// Waits up to idle_timeout for a request's first byte, then reads it by
+  /// read_head and read_body, each with its own deadline.
   void read() {
     parser_.emplace();
     limit(*parser_, request_limits{opts_.max_body_bytes});
-    stream_.expires_after(std::chrono::seconds(60));
-    http::async_read(stream_, buf_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) {
-                       self->on_read(ec);
-                     });
+    if (buf_.size() > 0) return read_head();  // a pipelined request has begun
+    stream_.expires_after(opts_.idle_timeout);
+    stream_.async_read_some(buf_.prepare(4096),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec) return self->close();  // idle, closed: nothing to answer
+                              self->buf_.commit(n);
+                              self->read_head();
+                            });
+  }
+
+  /// The head must be complete header_timeout after its first byte.
+  void read_head() {
+    stream_.expires_after(opts_.header_timeout);
+    http::async_read_header(stream_, buf_, *parser_,
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              if (ec) return self->on_read(ec);
+                              self->body_start_ = std::chrono::steady_clock::now();
+                              self->body_bytes_ = 0;
+                              self->read_body();
+                            });
+  }
+
+  /// Each read of the body must end by the instant the bytes received so far
+  /// fall behind body_min_rate (counted after body_grace).
+  void read_body() {
+    if (parser_->is_done()) return on_read({});
+    auto rate = std::max<size_t>(1, opts_.body_min_rate);
+    stream_.expires_at(body_start_ + opts_.body_grace +
+                       std::chrono::milliseconds(body_bytes_ * 1000 / rate));
+    http::async_read_some(stream_, buf_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, size_t n) {
+                            if (ec) return self->on_read(ec);
+                            self->body_bytes_ += n;
+                            self->read_body();
+                          });
   }
 
   void on_read(beast::error_code ec) {
@@ -228,6 +261,7 @@ class session : public std::enable_shared_from_this<session> {
     res->keep_alive(keep_alive_);
     res->body() = std::move(r.body);
     res->prepare_payload();
+    stream_.expires_after(opts_.idle_timeout);  // the read's deadline may have passed
     http::async_write(stream_, *res,
                       [self = shared_from_this(), res](beast::error_code ec, size_t) {
                         if (ec || !res->keep_alive()) return self->close();
@@ -317,6 +351,8 @@ class session : public std::enable_shared_from_this<session> {
   beast::flat_buffer buf_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<http::request<http::string_body>> upgrade_;  // the request asked for a WebSocket
+  std::chrono::steady_clock::time_point body_start_;  // the end of the head being read
+  size_t body_bytes_ = 0;                             // of its body, received so far
   const server_options& opts_;
   const handler_fn& handler_;
   std::atomic<int>& in_flight_;

@@ -4,6 +4,7 @@
 // actors itself; routes do that asynchronously.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -19,6 +20,16 @@ struct server_options {
   uint16_t port = 8080;  // 0 picks a free port
   size_t max_body_bytes = 1 << 20;
   unsigned io_threads = 2;
+  /// A request's head must be complete this long after its first byte, so a
+  /// client trickling heads cannot hold connections open (slowloris).
+  std::chrono::seconds header_timeout{10};
+  /// How long a connection may wait for the first byte of its next request,
+  /// and how long writing an answer may take.
+  std::chrono::seconds idle_timeout{60};
+  /// A body must arrive at body_min_rate bytes/s (at least 1) on average once
+  /// body_grace has passed since the end of its head.
+  std::chrono::seconds body_grace{10};
+  size_t body_min_rate = 500;
 };
 
 class server {

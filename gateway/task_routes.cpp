@@ -279,22 +279,83 @@ void delete_task(route_call& c) {
 void pause_task(route_call& c) { set_paused_route(c, true); }
 void resume_task(route_call& c) { set_paused_route(c, false); }
 
+namespace {
+
+/// The answer to a manual run: 201 with its runs, or 202 when it waits for upstreams.
+http_response trigger_answer(applied& a) {
+  // Held back for upstreams: accepted, it runs once they succeed.
+  if (a.instances.empty() && !a.waiting_for.empty()) {
+    json::array ups;
+    for (auto up : a.waiting_for) ups.push_back(up);
+    return json_response(202, json::object{{"instances", json::array{}},
+                                           {"waiting_for", std::move(ups)}});
+  }
+  return json_response(201, json::object{{"instances", instances_json(a)}});
+}
+
+/// Why task `t` takes no trigger payload ("" if it does): a run with a payload
+/// is a bulk enqueue of one, which is one run that starts at once.
+std::string payload_refused(const task& t) {
+  auto why = [](const char* what) {
+    return std::string("payload: not for a task with ") + what +
+           " (a run with a payload is one run that starts at once; trigger it without one)";
+  };
+  if (t.shards > 1) return why("shards");
+  if (t.route == route_strategy::broadcast) return why("broadcast routing");
+  if (!t.depends_on.empty()) return why("depends_on");
+  return {};
+}
+
+}  // namespace
+
+/// POST /api/v1/tasks/{id}/trigger: no body, `{}`, or `{"payload": {...}}`. A
+/// payload makes the run a bulk enqueue of that one payload (substituted as an
+/// event payload); a body with anything else is a 400 naming the field.
 void trigger_task(route_call& c) {
   auto id = task_id(c);
   if (!id) return;
-  ask_leader<applied>(
-      c.ctx, c.reply,
-      [](applied& a) {
-        // Held back for upstreams: accepted, it runs once they succeed.
-        if (a.instances.empty() && !a.waiting_for.empty()) {
-          json::array ups;
-          for (auto up : a.waiting_for) ups.push_back(up);
-          return json_response(202, json::object{{"instances", json::array{}},
-                                                 {"waiting_for", std::move(ups)}});
-        }
-        return json_response(201, json::object{{"instances", instances_json(a)}});
+  std::string payload;
+  if (!c.req.body.empty()) {
+    auto body = parse_json(c.req.body);
+    if (!body) return c.reply(error_response(body.error()));
+    if (!body->is_object())
+      return c.reply(error_response(make_error(
+          errc::invalid_argument, "body",
+          R"(the body must be a JSON object: {} or {"payload":{...}})")));
+    for (auto& [key, v] : body->as_object()) {
+      if (key != "payload")
+        return c.reply(error_response(make_error(errc::invalid_argument, std::string(key),
+                                                 std::string(key) + ": unknown field")));
+      if (!v.is_object())
+        return c.reply(error_response(make_error(errc::invalid_argument, "payload",
+                                                 "payload: must be a JSON object")));
+      payload = json::serialize(v);
+    }
+  }
+  if (payload.empty())
+    return ask_leader<applied>(c.ctx, c.reply, trigger_answer, trigger_now_atom::value,
+                               c.req.who.tenant, *id);
+  // With a payload: read the task to refuse what a bulk enqueue cannot run
+  // with the field the caller wrote, then enqueue the one run.
+  auto found = std::make_shared<task>();
+  auto ctx = c.ctx;
+  auto reply = c.reply;
+  auto tenant = c.req.who.tenant;
+  auto task_no = *id;
+  reply_fn then = [ctx, reply, found, tenant, task_no, payload](http_response r) {
+    if (r.status != 200) return reply(std::move(r));
+    if (auto why = payload_refused(*found); !why.empty())
+      return reply(error_response(make_error(errc::invalid_argument, "payload", why)));
+    ask_leader<applied>(ctx, reply, trigger_answer, enqueue_atom::value, tenant, task_no,
+                        std::vector<std::string>{payload});
+  };
+  ask<task>(
+      c.ctx, c.ctx.store, then,
+      [found](task& t) {
+        *found = std::move(t);
+        return http_response{200, "", "application/json"};
       },
-      trigger_now_atom::value, c.req.who.tenant, *id);
+      get_task_atom::value, c.req.who.tenant, *id);
 }
 
 void backfill_task(route_call& c) {

@@ -114,6 +114,13 @@ struct state {
     m.runs_pruned = counter(&counters("scheduler_runs_pruned_total",
                                       "Finished runs removed by run-history retention")
                                  .Add({}));
+    auto& lost = counters("scheduler_attempts_lost_total",
+                          "Attempts the leader ended as worker_lost, by cause: restarted (the "
+                          "worker came back without them), silent (dead after "
+                          "--worker-dead-after), removed (DELETE of the worker)");
+    m.attempts_lost_restarted = counter(&lost.Add({{"cause", "restarted"}}));
+    m.attempts_lost_silent = counter(&lost.Add({{"cause", "silent"}}));
+    m.attempts_lost_removed = counter(&lost.Add({{"cause", "removed"}}));
 
     auto& elections = counters("leader_election_total",
                                "Elections this member stood in, by result (won or lost)");

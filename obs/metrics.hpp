@@ -89,6 +89,10 @@ struct metrics {
   /// tasks_mutations_total{action}.
   counter task_created, task_updated, task_deleted, task_paused, task_resumed;
   counter runs_pruned;  ///< scheduler_runs_pruned_total: finished runs retention removed
+  /// scheduler_attempts_lost_total{cause}: attempts the leader ended as
+  /// worker_lost because their worker restarted without them, fell silent
+  /// for --worker-dead-after, or was removed.
+  counter attempts_lost_restarted, attempts_lost_silent, attempts_lost_removed;
 
   // -- raft --------------------------------------------------------------------
   counter elections_won, elections_lost;  ///< leader_election_total{result}

@@ -12,6 +12,7 @@
 
 #include "proto/errors.hpp"
 #include "proto/json_wire.hpp"
+#include "proto/worker_id.hpp"
 
 namespace json = boost::json;
 
@@ -437,7 +438,7 @@ json::value to_json(const instance& x) {
   o["shards"] = x.shards;
   o["attempt"] = x.attempt;
   o["state"] = std::string(name_of(x.state));
-  o["worker_id"] = x.worker_id;
+  o["worker_id"] = api_worker_id(x.tenant, x.worker_id);
   o["exit_code"] = x.exit_code;
   o["error"] = x.error;
   o["output"] = x.output;
@@ -476,7 +477,7 @@ json::value to_json(const attempt_list& a) {
 
 json::value to_json(const worker& w) {
   json::object o;
-  o["id"] = w.id;
+  o["id"] = api_worker_id(w.tenant, w.id);
   o["tenant"] = w.tenant;
   o["protocol"] = std::string(name_of(w.protocol));
   o[w.protocol == worker_protocol::http ? "callback_url" : "address"] = w.address;

@@ -1,5 +1,6 @@
 // Out-of-line pieces of the data model; see types.hpp.
 #include "proto/types.hpp"
+#include "proto/worker_id.hpp"
 
 namespace aisched::proto {
 
@@ -33,6 +34,19 @@ bool operator==(const instance& a, const instance& b) {
 
 std::string make_instance_id(uint64_t task_id, unix_ms slot, uint32_t shard) {
   return std::to_string(task_id) + "-" + std::to_string(slot) + "-" + std::to_string(shard);
+}
+
+std::string scoped_worker_id(const std::string& tenant, const std::string& id) {
+  static const std::string default_tenant = worker{}.tenant;
+  if (tenant == default_tenant && id.find('@') == std::string::npos) return id;
+  return id + "@" + tenant;
+}
+
+std::string api_worker_id(const std::string& tenant, const std::string& id) {
+  auto suffix = "@" + tenant;
+  if (id.size() <= suffix.size() || id.compare(id.size() - suffix.size(), suffix.size(), suffix))
+    return id;
+  return id.substr(0, id.size() - suffix.size());
 }
 
 }  // namespace aisched::proto

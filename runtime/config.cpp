@@ -192,6 +192,11 @@ parse_outcome parse_command_line(int argc, char** argv) {
                  "worker nodes: on SIGTERM, stop taking runs and wait this long for running "
                  "ones to finish (a second signal stops at once)")
       ->envname("AISCHED_DRAIN_SECONDS")->capture_default_str()->check(CLI::Range(0, 86400));
+  std::string dead_after = "45s";
+  app.add_option("--worker-dead-after", dead_after,
+                 "a worker silent this long is dead: the leader ends its runs' attempts as "
+                 "worker_lost (retried per their policy); more than 30s, the offline bound")
+      ->envname("AISCHED_WORKER_DEAD_AFTER")->capture_default_str();
   // Advanced (hidden from --help): tests set it low to force snapshot transfers.
   app.add_option("--snapshot-every", cfg.snapshot_every,
                  "raft: compact the log once this many entries were applied past the last "
@@ -295,6 +300,17 @@ parse_outcome parse_command_line(int argc, char** argv) {
                  "directory below which each run gets its own scratch directory (HOME), "
                  "owned by the node's user; default /tmp/aisched-runs-<uid>")
       ->envname("AISCHED_SCRATCH_DIR");
+  auto run_network_opt =
+      app.add_option("--run-network", cfg.run_network,
+                     "network of shell runs: 'none' (their own loopback only: no route to "
+                     "this node's ports or the host's; HTTP tasks still go out through the "
+                     "worker) or 'host'")
+          ->envname("AISCHED_RUN_NETWORK")
+          ->check(CLI::IsMember({"none", "host"}))
+          ->capture_default_str();
+  app.add_flag("--allow-shared-data-dir", cfg.allow_shared_data_dir,
+               "start even when users other than the node's can read its data directory")
+      ->envname("AISCHED_ALLOW_SHARED_DATA_DIR");
   std::vector<std::string> labels;
   app.add_option("--worker-label", labels, "label of the built-in worker, KEY=VALUE (repeatable)")
       ->envname("AISCHED_WORKER_LABELS")->delimiter(',');
@@ -369,6 +385,17 @@ parse_outcome parse_command_line(int argc, char** argv) {
     out.exit_code = 2;
     return out;
   }
+  // Dead only once surely offline: a worker that may still run an attempt gets
+  // no second one meanwhile (README "Dead workers").
+  auto dead = parse_duration(dead_after);
+  if (!dead || *dead <= worker_offline_after_ms || *dead > 3'600'000) {
+    std::cerr << "aisched: --worker-dead-after: expected a duration over 30s and at most 1h, "
+                 "got '"
+              << dead_after << "'\n";
+    out.exit_code = 2;
+    return out;
+  }
+  cfg.worker_dead_after_ms = *dead;
   auto keep_for = parse_duration(retention_keep_for);
   if (!keep_for || proto::validate_retention({*keep_for, 0}, "")) {
     std::cerr << "aisched: --retention-keep-for: expected 0s (for ever) or a duration from 1s "
@@ -498,6 +525,7 @@ parse_outcome parse_command_line(int argc, char** argv) {
     out.exit_code = 2;
     return out;
   }
+  cfg.run_network_given = run_network_opt->count() > 0;
   if (cfg.scratch_dir.empty()) cfg.scratch_dir = "/tmp/aisched-runs-" + std::to_string(geteuid());
   if (cfg.node_id.empty()) {
     std::cerr << "aisched: --node-id must not be empty\n";

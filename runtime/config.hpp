@@ -26,6 +26,9 @@ struct member_address {
   host_port addr;
 };
 
+/// An external worker silent this long is offline (no new runs go there).
+constexpr int64_t worker_offline_after_ms = 30'000;
+
 struct config {
   std::string node_id = "n1";
   std::string data_dir = "./data";
@@ -52,6 +55,10 @@ struct config {
   std::string worker_tenant = "default";
   bool worker_shared = false;
   unsigned drain_seconds = 30;
+  /// A worker silent this long is dead: the leader ends its runs' attempts
+  /// `worker_lost` (retried per policy). Longer than worker_offline_after_ms,
+  /// so a worker that may still run an attempt gets no second one meanwhile.
+  int64_t worker_dead_after_ms = 45'000;
   // Cluster TLS (all three or none; runtime/tls.hpp): this node's certificate
   // and key, and the private cluster CA that signs every node's certificate.
   std::string tls_cert, tls_key, tls_ca, tls_key_password;
@@ -84,6 +91,13 @@ struct config {
   std::map<std::string, worker::run_user> tenant_users;  // --tenant-run-as TENANT=USER
   std::string scratch_dir;  // default /tmp/aisched-runs-<node uid>
   std::string supervisor;   // aisched-supervisor, found at startup (not a flag)
+  // --run-network: "none" (a network namespace with only its own loopback: no
+  // route to the node's ports) or "host". `run_network_given` is false when the
+  // default applies: a node that cannot make namespaces then warns and shares.
+  std::string run_network = "none";
+  bool run_network_given = false;
+  // --allow-shared-data-dir: start on a data directory others may read.
+  bool allow_shared_data_dir = false;
   uint64_t snapshot_every = 10'000;  // raft: compact after this many applied entries (advanced)
   /// Test hook (--fault-file, hidden): while this file exists every RocksDB
   /// write fails with ENOSPC (EIO if the file holds "eio"). Empty: off.

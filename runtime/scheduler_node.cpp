@@ -30,6 +30,7 @@
 #include "actors/inspector/inspector_actor.hpp"
 #include "actors/load_sampler/load_sampler_actor.hpp"
 #include "actors/retention/retention_actor.hpp"
+#include "actors/raft/membership_guard.hpp"
 #include "actors/raft/raft_actor.hpp"
 #include "actors/retry/retry_actor.hpp"
 #include "actors/router/router_actor.hpp"
@@ -198,12 +199,20 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     if (p.id != cfg.node_id) ropts_raft.peers.push_back({p.id, p.addr.host, p.addr.port});
   ropts_raft.join = cfg.join_group;
   ropts_raft.cluster_addr = cfg.cluster.host + ":" + std::to_string(cfg.cluster.port);
+  // The data's membership wins over --peers: a disagreeing flag would start a
+  // second group on this data (issue 41), so it is a usage error (exit 2).
+  if (auto err = raft::check_stored_membership(*db, ropts_raft)) {
+    if (view(err).code != errc::invalid_argument) return fail("cannot read the membership", err);
+    log::error("refusing to start: --peers disagrees with the data directory's membership",
+               {{"error", view(err).message}, {"data_dir", cfg.data_dir}});
+    return 2;
+  }
   auto parts = raft::open_member(*db, *sm, ropts_raft);
   if (!parts) return fail("cannot restore the raft member", parts.error());
   auto raft_log = parts->log;
   log::info("state recovered", {{"applied_index", std::to_string(sm->applied_index())},
                                 {"term", std::to_string(raft_log->state().term)},
-                                {"members", std::to_string(ropts_raft.peers.size() + 1)},
+                                {"members", std::to_string(parts->member->membership().size())},
                                 {"data_dir", cfg.data_dir}});
 
   auto caf_cfg = make_caf_config(cfg);
@@ -244,8 +253,9 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     log::info("http listening", {{"addr", cfg.http.host + ":" + std::to_string(*port)}});
   }
   auto http_pool = std::make_shared<worker::run_pool>(4);
-  router::router_options ropts{report_base, http_pool, 30'000, cfg.dispatch_rate,
+  router::router_options ropts{report_base, http_pool, worker_offline_after_ms, cfg.dispatch_rate,
                                cfg.dispatch_rate * 2};
+  ropts.dead_after = cfg.worker_dead_after_ms;
   if ((*secrets)->enabled())
     ropts.reveal_secrets = [keeper = *secrets](const std::string& tenant,
                                                const std::set<std::string>& names) {
@@ -310,6 +320,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     wcfg.exec.supervisor = cfg.supervisor;  // found by main (harden)
     wcfg.exec.user = cfg.run_user;
     wcfg.exec.tenant_users = cfg.tenant_users;
+    wcfg.exec.own_network = cfg.run_network == "none";  // settled by main (harden)
     wcfg.outbox_dir = cfg.data_dir + "/worker-outbox";
     local_worker = sys.spawn(worker::worker_actor_impl, wcfg, pool);
   }

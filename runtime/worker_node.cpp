@@ -83,6 +83,7 @@ int run_worker_node(const config& cfg, sigset_t& signals) {
   wcfg.exec.supervisor = cfg.supervisor;  // found by main (harden)
   wcfg.exec.user = cfg.run_user;
   wcfg.exec.tenant_users = cfg.tenant_users;
+  wcfg.exec.own_network = cfg.run_network == "none";  // settled by main (harden)
   wcfg.outbox_dir = cfg.data_dir + "/outbox";
   auto w = sys.spawn(worker::worker_actor_impl, wcfg, pool);
   proto::worker info;

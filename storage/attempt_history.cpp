@@ -47,6 +47,13 @@ attempt_record ended_attempt(const instance& x, instance_state outcome) {
   return r;
 }
 
+attempt_record reported_cancel(const instance& x) {
+  auto r = ended_attempt(x, instance_state::cancelled);
+  r.exit_code = x.exit_code;
+  r.output = tail(x.output, attempt_output_cap);
+  return r;
+}
+
 bool attempt_kept_by_instance(instance_state from, instance_state to) {
   return ends_attempt(from, to) && is_terminal(to);
 }

@@ -32,6 +32,11 @@ bool ends_attempt(proto::instance_state from, proto::instance_state to);
 /// it carries no exit code nor output (those of `x` are an earlier attempt's).
 proto::attempt_record ended_attempt(const proto::instance& x, proto::instance_state outcome);
 
+/// The record of the attempt of cancelled run `x` once its worker reported how
+/// the killed attempt ended: as ended_attempt(x, cancelled), with the exit code
+/// and the output tail `x` took from that report.
+proto::attempt_record reported_cancel(const proto::instance& x);
+
 /// The record of the attempt of `x` still in flight (dispatched or running).
 proto::attempt_record current_attempt(const proto::instance& x);
 

@@ -11,6 +11,16 @@ namespace aisched::storage {
 namespace {
 
 constexpr const char* membership_key = "membership";
+constexpr const char* bootstrap_key = "bootstrap_members";  // in raft_meta
+
+caf::expected<std::optional<proto::membership>> read_from(rocks& db, column c, const char* key) {
+  auto bytes = db.get(c, key);
+  if (!bytes) return bytes.error();
+  if (!*bytes) return std::optional<proto::membership>{};
+  auto x = proto::decode<proto::set_membership>(**bytes);
+  if (!x) return x.error();
+  return std::optional<proto::membership>{std::move(x->members)};
+}
 
 }  // namespace
 
@@ -19,12 +29,17 @@ void write_membership(rocks& db, rocksdb::WriteBatch& batch, const proto::member
 }
 
 caf::expected<std::optional<proto::membership>> read_membership(rocks& db) {
-  auto bytes = db.get(column::meta, membership_key);
-  if (!bytes) return bytes.error();
-  if (!*bytes) return std::optional<proto::membership>{};
-  auto x = proto::decode<proto::set_membership>(**bytes);
-  if (!x) return x.error();
-  return std::optional<proto::membership>{std::move(x->members)};
+  return read_from(db, column::meta, membership_key);
+}
+
+caf::error write_bootstrap_membership(rocks& db, const proto::membership& m) {
+  rocksdb::WriteBatch batch;
+  batch.Put(db.cf(column::raft_meta), bootstrap_key, proto::encode(proto::set_membership{m}));
+  return db.write(batch, true);
+}
+
+caf::expected<std::optional<proto::membership>> read_bootstrap_membership(rocks& db) {
+  return read_from(db, column::raft_meta, bootstrap_key);
 }
 
 }  // namespace aisched::storage

@@ -2,7 +2,10 @@
 // the `meta` column family under "membership" by the state machine when it
 // applies a `set_membership`. Since `meta` is part of every snapshot, a
 // snapshot carries the membership at its index, and a member whose log was
-// compacted restores it from here (actors/raft/raft_actor restore()).
+// compacted restores it from here (actors/raft/raft_actor restore()). Also the
+// bootstrap membership a member recorded at its first start, in the member's own
+// `raft_meta` (not replicated, not in snapshots), which a restart compares its
+// --peers with (actors/raft/membership_guard.hpp).
 #pragma once
 
 #include <optional>
@@ -25,5 +28,13 @@ void write_membership(rocks& db, rocksdb::WriteBatch& batch, const proto::member
 /// The last membership applied, or nullopt if none ever was (the group still
 /// has the membership it was started with).
 [[nodiscard]] caf::expected<std::optional<proto::membership>> read_membership(rocks& db);
+
+/// Records `m` as the membership this member bootstrapped its group with (synced).
+[[nodiscard]] caf::error write_bootstrap_membership(rocks& db, const proto::membership& m);
+
+/// The membership recorded by write_bootstrap_membership, or nullopt if none
+/// was (a member that joined a running group, or data from before the record).
+[[nodiscard]] caf::expected<std::optional<proto::membership>> read_bootstrap_membership(
+    rocks& db);
 
 }  // namespace aisched::storage

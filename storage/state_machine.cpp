@@ -239,6 +239,7 @@ class applier {
         }
       }
       outcome_ = r.state;  // what the attempt's history record says, even when retried
+      reporting_ = &r;
       transition(r.instance_id, to, [&](instance& x) {
         if ((r.attempt != 0 && r.attempt != x.attempt && !is_terminal(x.state)) ||
             (!r.worker_id.empty() && !x.worker_id.empty() && r.worker_id != x.worker_id &&
@@ -257,6 +258,7 @@ class applier {
         }
         x.next_attempt_at = to == instance_state::retry_waiting ? next_at : 0;
       });
+      reporting_ = nullptr;
       outcome_.reset();
     }
     return batch_done(c.results.size());
@@ -367,6 +369,12 @@ class applier {
     transition(c.instance_id, instance_state::cancelled, [&](instance& x) {
       x.finished_at = c.at;
       x.error = c.reason.empty() ? "cancelled" : c.reason;
+      if (x.state == instance_state::dispatched || x.state == instance_state::running) {
+        // What this attempt printed comes with its worker's report (keep_cancelled_output);
+        // until then the run shows none, not an earlier attempt's.
+        x.output.clear();
+        x.exit_code = 0;
+      }
     }, c.tenant);
     return batch_done(1);
   }
@@ -408,6 +416,9 @@ class applier {
       out_.instances.push_back(std::move(x));  // duplicate report: acknowledged, no change
       return;
     }
+    if (reporting_ && x.state == instance_state::cancelled &&
+        keep_cancelled_output(key, x, *reporting_))
+      return;
     if (!legal_transition(x.state, to) || (required_from && x.state != *required_from)) {
       last_error_ = make_error(errc::illegal_transition, "state",
                                "instance " + id + " cannot go from " +
@@ -442,6 +453,34 @@ class applier {
       ctx_.put_runtime(*rt);
     }
     out_.instances.push_back(std::move(x));
+  }
+
+  /// The report `r` of the attempt cancelled run `x` (at `key`) was running: the
+  /// run stays cancelled (the cancel committed first) and keeps the exit code and
+  /// output the killed attempt reported, in the instance and in the attempt's
+  /// record. False (the report is refused as illegal) for a start report, one that
+  /// names no worker (a deadline's: it knows no output), another attempt or worker,
+  /// or a run cancelled before it was dispatched. A repeated report, or one for an
+  /// attempt already recorded, is acknowledged unchanged.
+  bool keep_cancelled_output(const std::string& key, instance& x, const run_result& r) {
+    bool ours = r.state != instance_state::running && x.dispatched_at != 0 &&
+                (r.attempt == 0 || r.attempt == x.attempt) && !r.worker_id.empty() &&
+                r.worker_id == x.worker_id;
+    if (!ours) return false;
+    auto recorded = ctx_.read_attempt_exists(keys::attempt(key, x.attempt));
+    if (!recorded) {
+      storage_error_ = recorded.error();
+      return true;
+    }
+    if (!*recorded) {
+      x.exit_code = r.exit_code;
+      x.output = r.output;
+      if (x.started_at == 0) x.started_at = r.started_at;
+      ctx_.put_instance(key, x, instance_state::cancelled);
+      record_attempt(ctx_, key, reported_cancel(x));
+    }
+    out_.instances.push_back(std::move(x));
+    return true;
   }
 
   /// A batch command succeeds if any of its items applied; a single rejected
@@ -542,6 +581,7 @@ class applier {
   secret_applier& secrets_;
   controls_applier& controls_;
   bool stale_ = false;
+  const run_result* reporting_ = nullptr;  // the report being applied (report_results)
   std::optional<instance_state> outcome_;  // the reported state of the result being applied
   uint64_t index_;
   uint64_t& next_task_id_;
@@ -578,6 +618,20 @@ caf::error state_machine::reload() {
   if (!applied) return applied.error();
   auto next = read_meta(db_, next_task_key, 1);
   if (!next) return next.error();
+  // Ids are never reused: the counter is written with every create, in the same
+  // batch, so a task at or above it means the meta record was lost or rolled back.
+  auto last = db_.iterate(column::tasks);
+  last->SeekToLast();
+  if (!last->status().ok())
+    return make_error(errc::corrupted, "cannot read the tasks: " + last->status().ToString());
+  if (last->Valid() && last->key().size() == 8) {
+    auto highest = keys::get_u64(std::string_view(last->key().data(), 8));
+    if (highest >= *next)
+      return make_error(errc::corrupted,
+                        "the task id counter (next " + std::to_string(*next) +
+                            ") is not above the highest task id present (" +
+                            std::to_string(highest) + "): ids would be reused");
+  }
   auto counts = load_counts(db_);
   if (!counts) return counts.error();
   cache_->clear();  // the state may have been replaced underneath

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <regex>
 
 #include <boost/json.hpp>
@@ -13,10 +14,21 @@ namespace {
 
 const std::regex::flag_type icase = std::regex::ECMAScript | std::regex::icase;
 
+/// Strips surrounding blanks and the sentence's own trailing punctuation. The
+/// front keeps every dot ("./sync.sh" is not "/sync.sh"), and a trailing dot
+/// stays when it is part of a path ("ls .", "cd ..").
 std::string trim(std::string s) {
-  auto b = s.find_first_not_of(" \t\r\n.,;");
-  auto e = s.find_last_not_of(" \t\r\n.,;");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+  auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  s = s.substr(b);
+  for (;;) {
+    while (!s.empty() && std::strchr(" \t\r\n,;", s.back()) != nullptr) s.pop_back();
+    bool sentence_dot = s.size() >= 2 && s.back() == '.' && s[s.size() - 2] != '.' &&
+                        s[s.size() - 2] != '/' &&
+                        !std::isspace(static_cast<unsigned char>(s[s.size() - 2]));
+    if (!sentence_dot) return s;
+    s.pop_back();
+  }
 }
 
 std::string unquote(std::string s) {
@@ -71,7 +83,12 @@ std::string find_schedule(std::string& t) {
   } else if (std::regex_search(t, m, daily)) {
     sched = "@daily";
   }
-  if (!sched.empty()) t = m.prefix().str() + " " + m.suffix().str();
+  if (!sched.empty()) {
+    // "run backup.sh every day." leaves a lone "." that is the sentence's, not the command's.
+    auto rest = m.suffix().str();
+    if (rest.find_first_not_of(" \t\r\n.,;!") == std::string::npos) rest.clear();
+    t = m.prefix().str() + " " + rest;
+  }
   return sched;
 }
 

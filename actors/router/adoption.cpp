@@ -15,10 +15,18 @@ handover sort_in_flight(const std::vector<instance>& in_flight, const std::strin
     bool holds = std::any_of(held.begin(), held.end(), [&](const held_run& h) {
       return h.instance_id == x.id && h.attempt == x.attempt;
     });
-    if (holds) out.adopt.push_back(x);
-    else out.lost.push_back(lost_report(x, "restarted without it"));
+    if (holds)
+      out.adopt.push_back(x);
+    else if (never_started(x))
+      out.replace.push_back(x);
+    else
+      out.lost.push_back(lost_report(x, "restarted without it"));
   }
   return out;
+}
+
+bool never_started(const instance& x) {
+  return x.state == instance_state::dispatched && x.started_at == 0;
 }
 
 run_result failed_report(const instance& x, std::string error) {

@@ -51,6 +51,23 @@ bool is_active_in_flight(instance_state s) {
   return s == instance_state::dispatched || s == instance_state::running;
 }
 
+/// Whether committed `x` ends attempt `before` (in flight) at or past its
+/// deadline: the node timed it out (the retry actor), its worker never said
+/// it ended, and may still be running it (and counting it in its load).
+bool expired_unreported(const instance& before, const instance& x) {
+  return (x.state == instance_state::timed_out || x.state == instance_state::retry_waiting) &&
+         before.deadline != 0 && x.finished_at >= before.deadline;
+}
+
+/// Tells the worker run `run_id` is assigned to (if any) to stop it.
+void cancel_on_worker(self_ptr self, const std::string& run_id) {
+  auto& st = self->state;
+  auto i = st.assigned.find(run_id);
+  if (i == st.assigned.end()) return;
+  if (auto* w = find_worker(st, i->second.worker); w && w->proxy)
+    self->send(w->proxy, cancel_run_atom::value, run_id);
+}
+
 }  // namespace
 
 void schedule_dispatch(self_ptr self) {
@@ -285,11 +302,13 @@ void propose_fire(self_ptr self, fire f, caf::typed_response_promise<applied> rp
 /// Applies one committed instance state to the queue and reservations.
 void observe(self_ptr self, const instance& x) {
   auto& st = self->state;
+  bool expired = false;
   if (is_active_in_flight(x.state)) {
     st.in_flight[x.id] = x;
     hold_limits(st, x);
-  } else {
-    st.in_flight.erase(x.id);
+  } else if (auto f = st.in_flight.find(x.id); f != st.in_flight.end()) {
+    expired = expired_unreported(f->second, x);
+    st.in_flight.erase(f);
   }
   switch (x.state) {
     case instance_state::pending:
@@ -302,15 +321,15 @@ void observe(self_ptr self, const instance& x) {
     case instance_state::dispatched:
     case instance_state::running:
       break;
-    case instance_state::cancelled: {
-      auto i = st.assigned.find(x.id);
-      if (i != st.assigned.end())
-        if (auto* w = find_worker(st, i->second.worker); w && w->proxy)
-          self->send(w->proxy, cancel_run_atom::value, x.id);
+    case instance_state::cancelled:
+      cancel_on_worker(self, x.id);
       release(self, x.id);
       break;
-    }
     default:  // success, failed, timed_out, retry_waiting: capacity is free again
+      // Timed out by its deadline: stopped on its worker too, so that an
+      // external worker's heartbeat stops counting it (candidate::reported).
+      // Lost attempts were cancelled there when they were ended (takeover.hpp).
+      if (expired) cancel_on_worker(self, x.id);
       release(self, x.id);
       break;
   }

@@ -47,7 +47,9 @@ void dispatch(self_ptr self);
 /// are created pending and queued as any fire's.
 void propose_fire(self_ptr self, proto::fire f, caf::typed_response_promise<proto::applied> rp);
 
-/// Applies one committed instance state to the queue and reservations.
+/// Applies one committed instance state to the queue and reservations. An
+/// attempt that ends without its worker's report (cancelled, or timed out at
+/// its deadline) is cancelled on its worker as its slot is given back.
 void observe(self_ptr self, const proto::instance& x);
 
 }  // namespace aisched::router

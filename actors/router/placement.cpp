@@ -52,8 +52,9 @@ placement_round place(run_queue& q, const std::function<const task_terms*(uint64
       out.orphaned.push_back(x.id);
       continue;
     }
-    // Its task or pool is at its limit, or it needs a slot and none is free: it waits.
-    if (!limits.blocked(*t).empty() || (!next.noop && free_slots == 0)) {
+    // Its task is paused, its task or pool is at its limit, or it needs a slot
+    // and none is free: it waits.
+    if (t->paused || !limits.blocked(*t).empty() || (!next.noop && free_slots == 0)) {
       skipped.push_back(std::move(next));
       continue;
     }

@@ -67,9 +67,9 @@ struct placement_round {
 
 /// Places up to `budget` runs from the head of `q`, looking at no more than
 /// `scan_limit` of them; with no slot free, only runs of no-op tasks can go.
-/// `task_of` answers the task of a run (nullptr if it was deleted). A run over
-/// its task's max_concurrency or its pool's size (`limits`) stays queued; each
-/// run placed holds a slot of `limits`.
+/// `task_of` answers the task of a run (nullptr if it was deleted). A run of a
+/// paused task, or over its task's max_concurrency or its pool's size
+/// (`limits`), stays queued; each run placed holds a slot of `limits`.
 placement_round place(run_queue& q, const std::function<const task_terms*(uint64_t)>& task_of,
                       std::vector<candidate>& workers, size_t budget, size_t scan_limit,
                       pick_context& ctx, concurrency& limits);

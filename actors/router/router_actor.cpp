@@ -99,6 +99,8 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         st.orphans.clear();
         st.in_flight.clear();
         st.held.clear();  // said to the previous term's router, or before it
+        st.dead.clear();
+        st.led_since = now_ms();
         st.tasks.clear();
         st.reading.clear();
         for (auto& w : st.workers.entries()) w.c.reserved = 0;
@@ -145,6 +147,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
           known->info.memory_percent = info.memory_percent;
           known->c.max_load = info.max_load;
           known->draining_itself = info.status == worker_status::draining;
+          revive(self, *known, &info.held);
           set_status(self, *known, worker_status::online);
           if (relabelled) workers_changed(self);
           return;
@@ -155,6 +158,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         self->monitor(handle);
         workers_changed(self);
         if (self->state.lead.leading) start_proxies(self);
+        revive(self, w, &st.held[w.info.id].runs);
         settle(self, w.info.id, true);  // new, or restarted: it may have lost runs
         schedule_dispatch(self);
       },
@@ -172,6 +176,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         w.credential = make_credential();
         workers_changed(self);
         if (self->state.lead.leading) start_proxies(self);
+        revive(self, w, nullptr);
         adopt_orphans(self, w.info.id);
         schedule_dispatch(self);
         auto reply = w.info;
@@ -192,6 +197,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         w->info.memory_percent = hb.memory_percent;
         w->info.last_heartbeat = now_ms();
         w->draining_itself = hb.draining;
+        revive(self, *w, nullptr);
         set_status(self, *w, worker_status::online);
         return true;
       },
@@ -221,10 +227,11 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
       },
       [=](remove_atom, const std::string& id) -> caf::result<bool> {
         if (!self->state.lead.leading) return forward_to_leader<bool>(self, remove_atom::value, id);
-        // Its runs in flight keep their deadline: the retry actor times them out
-        // and they run again elsewhere, so removing a worker loses no run.
+        // Its runs in flight end at once as lost with it (cancelled there first,
+        // through its proxy) and are retried per their policy.
         auto* w = find_worker(self->state, id);
         if (!w) return make_error(errc::not_found, "id", "no worker '" + id + "'");
+        end_removed(self, id);
         if (w->proxy) {
           self->unlink_from(w->proxy);
           self->send_exit(w->proxy, caf::exit_reason::user_shutdown);
@@ -249,13 +256,14 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         return rp;
       },
       [=](caf::tick_atom) {
-        // External workers that went silent are offline: nothing new goes there,
-        // and their in-flight runs time out at their deadline and are retried.
+        // External workers that went silent are offline: nothing new goes there.
+        // Any worker silent for dead_after is dead: its runs end worker_lost.
         auto now = now_ms();
         for (auto& w : self->state.workers.entries())
           if (w.info.protocol == worker_protocol::http &&
               now - w.info.last_heartbeat > self->state.opts.heartbeat_timeout)
             set_status(self, w, worker_status::offline);
+        bury_silent(self, now);
         obs::get().dispatch_tokens.set(self->state.bucket->tokens(now));  // refills while idle
         explain_waiting(self, scan_limit);
         self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);

@@ -16,13 +16,16 @@
 // defers fires. When a native worker registers it says which runs it holds:
 // runs the committed state has in flight on it that it does not hold were lost
 // with it and are committed as `worker_lost` failures (takeover.hpp, deciding
-// by adoption.hpp). This file holds the state; router_actor.cpp the messages.
+// by adoption.hpp); a worker silent for `dead_after`, or removed, loses its
+// runs the same way. This file holds the state; router_actor.cpp the messages.
 #pragma once
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <memory>
@@ -46,6 +49,9 @@ struct router_options {
   duration_ms heartbeat_timeout = 30'000;         // external worker offline after this silence
   double dispatch_rate = 3000;                    // dispatches per second (0: unlimited)
   double dispatch_burst = 6000;
+  /// A worker silent this long is dead: its attempts end `worker_lost`
+  /// (takeover.hpp, bury_silent). Longer than heartbeat_timeout.
+  duration_ms dead_after = 45'000;
   reveal_fn reveal_secrets;  // opens a run's secrets (storage::secret_keeper); empty: disabled
 };
 
@@ -79,6 +85,11 @@ struct router_state {
     std::vector<proto::held_run> runs;
   };
   std::unordered_map<std::string, held_runs> held;  // by worker id
+  /// Workers declared dead (or removed) this term, by id, with the attempts
+  /// that ended with them: cancelled on the worker should it come back.
+  /// (instance id, attempt): a lookup, not a walk, with 15 000 runs on a worker.
+  std::unordered_map<std::string, std::set<std::pair<std::string, uint32_t>>> dead;
+  unix_ms led_since = 0;  // when this node last became leader
   bool dispatch_scheduled = false;
   pick_context pick;
   hash_ring ring;

@@ -2,6 +2,10 @@
 #include "actors/router/takeover.hpp"
 
 #include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <caf/stateful_actor.hpp>
@@ -10,8 +14,11 @@
 
 #include "actors/router/adoption.hpp"
 #include "actors/router/dispatching.hpp"
+#include "actors/router/workers.hpp"
 #include "actors/store/store_scan.hpp"
 #include "common/log.hpp"
+#include "obs/metrics.hpp"
+#include "proto/time.hpp"
 
 namespace aisched::router {
 
@@ -37,10 +44,11 @@ void adopt(self_ptr self, const instance& x) {
 /// Commits the end of attempts lost with their worker; the state machine
 /// retries each per its task's policy. Not committed (leadership moved, a
 /// timeout): those still in flight wait as orphans for the worker's next
-/// registration, which decides again.
-void report_lost(self_ptr self, std::vector<run_result> lost) {
+/// registration, which decides again, and bury_silent may end them again.
+void report_lost(self_ptr self, std::vector<run_result> lost, const obs::counter& counted) {
   auto& st = self->state;
   if (lost.empty()) return;
+  counted.inc(static_cast<double>(lost.size()));
   for (auto& r : lost)
     log::warn("run lost with its worker", {{"actor", "router"},
                                            {"instance_id", r.instance_id},
@@ -53,11 +61,58 @@ void report_lost(self_ptr self, std::vector<run_result> lost) {
             [=](caf::error&) {
               auto& st = self->state;
               if (!st.lead.current(epoch)) return;
-              for (auto& r : lost)
+              for (auto& r : lost) {
                 if (auto i = st.in_flight.find(r.instance_id);
                     i != st.in_flight.end() && i->second.attempt == r.attempt)
                   st.orphans.push_back(i->second);
+                if (auto d = st.dead.find(r.worker_id); d != st.dead.end())
+                  d->second.erase({r.instance_id, r.attempt});  // may be ended again
+              }
             });
+}
+
+/// Places again the attempts `runs` lost with their worker before they started
+/// (adoption.hpp, never_started): each gives back what it held and is queued;
+/// its next `dispatch` (dispatched -> dispatched, the same attempt) names the
+/// worker that runs it. It was no execution: no attempt is recorded and none
+/// counts against the task's max_attempts. Its old worker restarted or never
+/// got it, so it runs nowhere else. Not committed: it stays in flight on the
+/// old worker, and the next leader (or its deadline) decides again.
+void place_again(self_ptr self, const std::vector<instance>& runs) {
+  auto& st = self->state;
+  for (auto& x : runs) {
+    // Being placed again already (queued, or its dispatch elsewhere under way).
+    auto a = st.assigned.find(x.id);
+    if (st.queue.contains(x.id) || (a != st.assigned.end() && a->second.worker != x.worker_id))
+      continue;
+    log::warn("run lost with its worker before it started: placed again as the same attempt",
+              {{"actor", "router"}, {"instance_id", x.id}, {"worker_id", x.worker_id},
+               {"attempt", std::to_string(x.attempt)}});
+    release(self, x.id);
+    enqueue(st, x);
+  }
+  if (!runs.empty()) schedule_dispatch(self);
+}
+
+/// Ends attempt `x` as lost with its worker `w` (nullptr: not registered),
+/// once: cancelled on the worker, noted in st.dead, its report added to `lost`.
+/// The caller drops the ended attempts from the orphans (drop_orphans).
+void end_attempt(self_ptr self, worker_entry* w, const instance& x, const std::string& why,
+                 std::vector<run_result>& lost) {
+  auto& st = self->state;
+  if (!st.dead[x.worker_id].insert({x.id, x.attempt}).second) return;
+  if (w && w->proxy) self->send(w->proxy, cancel_run_atom::value, x.id);
+  lost.push_back(lost_report(x, why));
+}
+
+/// Drops the orphans whose attempts `lost` ends, in one pass.
+void drop_orphans(router_state& st, const std::vector<run_result>& lost) {
+  if (lost.empty() || st.orphans.empty()) return;
+  std::unordered_set<std::string> ended;
+  for (auto& r : lost) ended.insert(r.instance_id);
+  auto& o = st.orphans;
+  o.erase(std::remove_if(o.begin(), o.end(), [&](const instance& y) { return ended.count(y.id); }),
+          o.end());
 }
 
 }  // namespace
@@ -95,7 +150,67 @@ void settle(self_ptr self, const std::string& worker_id, bool all) {
           o.end());
   auto h = sort_in_flight(runs, worker_id, st.held[worker_id].runs);
   for (auto& x : h.adopt) adopt(self, x);
-  report_lost(self, std::move(h.lost));
+  place_again(self, h.replace);
+  report_lost(self, std::move(h.lost), obs::get().attempts_lost_restarted);
+}
+
+size_t end_removed(self_ptr self, const std::string& worker_id) {
+  auto& st = self->state;
+  if (!st.lead.leading) return 0;
+  auto* w = find_worker(st, worker_id);
+  std::vector<run_result> lost;
+  for (auto& [id, x] : st.in_flight)
+    if (x.worker_id == worker_id) end_attempt(self, w, x, "was removed", lost);
+  drop_orphans(st, lost);
+  auto n = lost.size();
+  log::warn("worker removed: its runs end worker_lost",
+            {{"actor", "router"}, {"worker_id", worker_id}, {"attempts", std::to_string(n)}});
+  report_lost(self, std::move(lost), obs::get().attempts_lost_removed);
+  return n;
+}
+
+void bury_silent(self_ptr self, unix_ms now) {
+  auto& st = self->state;
+  if (!st.lead.ready) return;
+  auto dead_after = st.opts.dead_after;
+  for (auto& w : st.workers.entries()) {
+    if (now - w.info.last_heartbeat <= dead_after || !st.dead.try_emplace(w.info.id).second)
+      continue;
+    log::warn("worker dead: not heard from for " + format_duration(dead_after),
+              {{"actor", "router"},
+               {"worker_id", w.info.id},
+               {"last_heartbeat", std::to_string(w.info.last_heartbeat)}});
+    set_status(self, w, worker_status::offline);
+  }
+  // Once a second over every run in flight: a hash lookup each, no registry walk.
+  std::unordered_map<std::string, unix_ms> heard;
+  for (auto& w : st.workers.entries()) heard[w.info.id] = w.info.last_heartbeat;
+  std::vector<run_result> lost;
+  for (auto& [id, x] : st.in_flight) {
+    auto h = heard.find(x.worker_id);
+    if (now - (h != heard.end() ? h->second : st.led_since) <= dead_after) continue;
+    auto* w = h != heard.end() ? find_worker(st, x.worker_id) : nullptr;
+    end_attempt(self, w, x,
+                w ? "was not heard from for " + format_duration(dead_after)
+                  : "did not register with this leader within " + format_duration(dead_after),
+                lost);
+  }
+  drop_orphans(st, lost);
+  report_lost(self, std::move(lost), obs::get().attempts_lost_silent);
+}
+
+void revive(self_ptr self, worker_entry& w, const std::vector<held_run>* held) {
+  auto& st = self->state;
+  auto d = st.dead.find(w.info.id);
+  if (d == st.dead.end()) return;
+  std::set<std::pair<std::string, uint32_t>> holds;
+  if (held)
+    for (auto& r : *held) holds.insert({r.instance_id, r.attempt});
+  for (auto& r : d->second)
+    if ((!held || holds.count(r)) && w.proxy) self->send(w.proxy, cancel_run_atom::value, r.first);
+  log::info("worker heard from again: the attempts ended with it are cancelled there",
+            {{"actor", "router"}, {"worker_id", w.info.id}});
+  st.dead.erase(d);
 }
 
 /// Rebuilds the view from committed state after winning leadership: task
@@ -124,7 +239,8 @@ void rebuild(self_ptr self, uint64_t epoch) {
         } else if (w && h != st.held.end() && h->second.epoch == st.lead.epoch) {
           auto sorted = sort_in_flight({x}, x.worker_id, h->second.runs);
           for (auto& y : sorted.adopt) adopt(self, y);
-          report_lost(self, std::move(sorted.lost));
+          place_again(self, sorted.replace);
+          report_lost(self, std::move(sorted.lost), obs::get().attempts_lost_restarted);
         } else {
           st.orphans.push_back(x);
         }

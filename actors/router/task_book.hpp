@@ -23,7 +23,8 @@ struct task_terms {
   uint32_t max_concurrency = 0;
   std::string pool;
   uint64_t version = 0;  // of the definition they were taken from
-  bool paused = false;   // runs placed ahead of their instant are withdrawn (withdrawal.hpp)
+  bool paused = false;   // its pending runs wait (placement.hpp); runs placed ahead of
+                         // their instant are withdrawn (withdrawal.hpp)
   bool noop = false;     // kind noop: its runs need no thread (routing.hpp, candidate::takes)
   uint32_t shards = 1;   // runs a slot of it creates (placement.hpp, runs_fired)
 

@@ -16,14 +16,19 @@ using namespace proto;
 namespace {
 
 /// Why runs of a task wait: no worker can take them (`unplaceable`, what
-/// scheduler_runs_unplaceable counts), or their task or pool is at its limit.
+/// scheduler_runs_unplaceable counts), their task is paused, or their task or
+/// pool is at its limit.
 struct waiting_reason {
   std::string text;  // "": they only wait for a free slot
   bool unplaceable = false;
 };
 
+/// What a pending run of a paused task says: it starts after a resume.
+constexpr const char* paused_reason = "task paused: the run waits for its resume";
+
 waiting_reason reason_of(const router_state& st, const task_terms& t,
                          const std::vector<candidate>& cands) {
+  if (t.paused) return {paused_reason, false};
   auto why = why_waiting(t.tenant, t.labels, cands);
   if (!why.empty()) return {std::move(why), true};
   return {st.limits.blocked(t), false};

@@ -1,7 +1,7 @@
 // Why pending runs wait, told to their users: the leader's router commits a
 // note_waiting for the runs at the head of its queue that no worker can take
-// now (none matches, all draining or offline) or whose task or pool is at its
-// concurrency limit. Split from router_actor.cpp, whose tick calls it.
+// now (none matches, all draining or offline), whose task is paused, or whose
+// task or pool is at its concurrency limit. Split from router_actor.cpp, whose tick calls it.
 #pragma once
 
 #include <cstddef>

@@ -51,7 +51,7 @@ planner::terms planner::terms::of(const task& t) {
     x.rare_ = std::make_unique<rare>(rare{t.event, t.exclude_calendar,
                                           t.exclude_calendar.empty() ? "" : t.timezone,
                                           broadcast ? t.labels : std::map<std::string, std::string>{},
-                                          t.depends_on});
+                                          t.depends_on, std::max(t.created_at, t.updated_at)});
   x.start_at = t.start_at;
   x.end_at = t.end_at;
   x.jitter = t.jitter;
@@ -75,10 +75,14 @@ void planner::upsert(const task& t, const task_runtime& rt, unix_ms now, bool ca
     if (auto u = tasks_.find(up); u != tasks_.end() && u->second.next_slot != 0)
       arm(up, fires_at(u->second.def, u->second.next_slot), lead_of(u->second.def) > 0);
   }
+  const bool resumed = e.def.paused && !t.paused;
   e.def = terms::of(t);
   e.excluded = exclusion_of(e.def);
   e.fires_committed = std::max(e.fires_committed, rt.scheduled_fires);
   e.last_slot = std::max(e.last_slot, rt.last_slot);
+  // The slots an overlap buffer kept through the pause go on, oldest first,
+  // as when the run they waited for ends (no run of it is active now).
+  if (resumed && !busy(e)) release(e);
   if (rt.last_instance_id.size() > 0) e.last_state = rt.last_state;
   if (!t.schedule.empty()) {
     auto s = schedule::parse(t.schedule, t.timezone);
@@ -254,25 +258,59 @@ void planner::observe(const instance& x) {
   if (is_active(x.state)) e.active.insert(x.id);
   else e.active.erase(x.id);
   e.proposed.erase(x.slot);
+  // The task's latest run turns success now (not a repeat of a success seen).
+  bool succeeded = x.state == instance_state::success && x.shard == 0 &&
+                   x.slot >= e.last_slot &&
+                   !(x.slot == e.last_slot && e.last_state == instance_state::success);
   if (x.shard == 0 && x.slot >= e.last_slot) {
     e.last_slot = x.slot;
     e.last_state = x.state;
   }
   if (was_busy && !busy(e)) release(e);
-  // A success may unblock downstream tasks waiting on this one.
+  // A success may unblock downstream tasks waiting on this one, and fires the
+  // ones that chain (collect() checks their other upstreams).
   if (x.state == instance_state::success) {
     auto deps = dependents_.find(x.task_id);
     if (deps == dependents_.end()) return;
     for (auto id : deps->second) {
       auto di = tasks_.find(id);
-      if (di == tasks_.end() || !di->second.blocked) continue;
+      if (di == tasks_.end()) continue;
       auto& d = di->second;
+      if (!d.blocked) {
+        if (succeeded && chains(d)) chained_.insert(id);
+        continue;
+      }
       if (upstreams_ok(d)) {
         ready_.push_back({id, *d.blocked, false});
         d.blocked.reset();
       }
     }
   }
+}
+
+void planner::resume_chains() {
+  for (auto& [id, e] : tasks_)
+    if (chains(e) && chain_due(e, true)) chained_.insert(id);
+}
+
+std::vector<uint64_t> planner::dependents_of(uint64_t id) const {
+  auto i = dependents_.find(id);
+  if (i == dependents_.end()) return {};
+  return {i->second.begin(), i->second.end()};
+}
+
+unix_ms planner::newest_upstream_slot(const entry& e) const {
+  unix_ms newest = 0;
+  for (auto up : e.def.depends_on())
+    if (auto i = tasks_.find(up); i != tasks_.end()) newest = std::max(newest, i->second.last_slot);
+  return newest;
+}
+
+bool planner::chain_due(const entry& e, bool recovering) const {
+  if (e.def.paused || !e.proposed.empty() || e.blocked || !upstreams_ok(e)) return false;
+  if (!recovering) return true;
+  auto newest = newest_upstream_slot(e);
+  return newest > e.last_slot && newest > e.def.changed_at();
 }
 
 void planner::release(entry& e) {
@@ -311,7 +349,14 @@ decisions planner::collect(unix_ms now) {
   std::vector<std::pair<uint64_t, unix_ms>> with_deps;
   for (auto& r : ready) {
     auto i = tasks_.find(r.task);
-    if (i == tasks_.end() || i->second.def.paused) continue;
+    if (i == tasks_.end()) continue;
+    if (i->second.def.paused) {
+      // A paused task fires nothing; its overlap buffer keeps the slot whose
+      // turn came (its run ended) for the resume, at the head.
+      auto& b = i->second.buffered;
+      if (r.released) b.insert(b.begin(), r.slot);
+      continue;
+    }
     if (r.released) decide_released(i->second, r.slot, out);
     else if (!i->second.def.depends_on().empty()) with_deps.emplace_back(r.task, r.slot);
     else decide(i->second, r.slot, out, true);
@@ -351,6 +396,16 @@ decisions planner::collect(unix_ms now) {
   for (auto& [id, slot] : with_deps) {
     auto i = tasks_.find(id);
     if (i != tasks_.end()) decide(i->second, slot, out, true);
+  }
+  // Chaining tasks whose upstream just succeeded, as a manual run at `now`
+  // (later than the upstream's slot and its own last one, so the run id is new).
+  auto chained = std::move(chained_);
+  chained_.clear();
+  for (auto id : chained) {
+    auto i = tasks_.find(id);
+    if (i == tasks_.end() || !chain_due(i->second, false)) continue;
+    auto& d = i->second;
+    decide(d, std::max({now, d.last_slot + 1, newest_upstream_slot(d) + 1}), out, false);
   }
   return out;
 }
@@ -465,6 +520,9 @@ caf::expected<decisions> planner::trigger_now(const std::string& tenant, uint64_
   if (i == tasks_.end() || (!tenant.empty() && i->second.def.tenant != tenant))
     return make_error(errc::not_found, "id", "task " + std::to_string(id) + " does not exist");
   auto& e = i->second;
+  // Bulk enqueues may hold this instant and the next ones (enqueue_slot): a
+  // trigger then takes the next free one after them, as a batch would.
+  if (now <= e.last_enqueued) now = e.last_enqueued = enqueue_slot(e, now);
   if (e.proposed.count(now))
     return make_error(errc::already_exists, "id", "a run for this instant is already starting");
   decisions out;
@@ -488,8 +546,10 @@ decisions planner::fire_event(const std::string& tenant, const std::string& name
   for (auto& [id, e] : tasks_) {
     if (e.def.event() != name || e.def.paused) continue;
     if (!tenant.empty() && e.def.tenant != tenant) continue;
-    if (e.proposed.count(now)) continue;  // this instant already fired for it
-    decide(e, now, out, true, name, payload);
+    auto at = now;
+    if (at <= e.last_enqueued) at = e.last_enqueued = enqueue_slot(e, at);  // see trigger_now
+    if (e.proposed.count(at)) continue;  // this instant already fired for it
+    decide(e, at, out, true, name, payload);
   }
   return out;
 }
@@ -513,8 +573,6 @@ caf::expected<decisions> planner::enqueue(const std::string& tenant, uint64_t id
     return make_error(errc::invalid_argument, "payloads",
                       "payloads: at most " + std::to_string(proto::max_bulk_runs) +
                           " runs per request, got " + std::to_string(payloads.size()));
-  if (e.proposed.count(now))
-    return make_error(errc::already_exists, "id", "a run for this instant is already starting");
   if (e.def.overlap != overlap_policy::allow && e.def.overlap != overlap_policy::replace &&
       busy(e))
     return make_error(errc::already_exists, "overlap",
@@ -526,9 +584,27 @@ caf::expected<decisions> planner::enqueue(const std::string& tenant, uint64_t id
       out.cancels.push_back(active);
       stats_.replaced += 1;
     }
-  fire_now(e, now, out, false);
+  auto slot = enqueue_slot(e, now);
+  e.last_enqueued = slot;
+  fire_now(e, slot, out, false);
   out.fires.back().payloads = std::move(payloads);
   return out;
+}
+
+unix_ms planner::enqueue_slot(const entry& e, unix_ms now) const {
+  // Run ids are {task}-{slot}-{k} and storage makes a fired slot's repeat a
+  // no-op, so a batch must not take a slot another fire holds: one in flight,
+  // the last committed, or one of the schedule's own instants (kept for it).
+  auto taken = [&](unix_ms s) {
+    if (e.proposed.count(s) || s == e.last_slot || s == e.next_slot) return true;
+    auto on_schedule = e.sched.next_after(s - 1);  // nullopt for a manual task
+    return on_schedule && *on_schedule == s;
+  };
+  // After every committed slot too: a new leader whose clock is behind the old
+  // one's must not pick an older batch's slot (storage would skip it silently).
+  auto slot = std::max({now, e.last_enqueued + 1, e.last_slot + 1});
+  while (taken(slot)) ++slot;
+  return slot;
 }
 
 caf::expected<decisions> planner::backfill(const std::string& tenant, uint64_t id, unix_ms from,
@@ -562,7 +638,7 @@ void planner::settle(const fire_slot& s) {
 }
 
 std::optional<unix_ms> planner::next_due() const {
-  if (!ready_.empty()) return std::numeric_limits<unix_ms>::min();
+  if (!ready_.empty() || !chained_.empty()) return std::numeric_limits<unix_ms>::min();
   auto due = timers_.next_due();
   if (auto a = ahead_.next_due()) {
     auto at = *a - burst_lead();

@@ -73,7 +73,9 @@ class planner {
   /// Adds or replaces task `t`. With `catch_up`, slots after `rt.last_slot` (or after
   /// the task's creation) that are already due are handled by the misfire policy —
   /// used when a leader rebuilds its view. Without it, only slots after `now` count
-  /// (create, update, resume). A paused task is kept but never armed.
+  /// (create, update, resume). A paused task is kept but never armed; the slots
+  /// its overlap buffer holds (buffer_one, buffer_all) stay there through the
+  /// pause, and a resume fires them in order, one at a time, as runs end.
   void upsert(const proto::task& t, const proto::task_runtime& rt, unix_ms now, bool catch_up);
 
   /// Forgets task `id` (deleted).
@@ -81,8 +83,20 @@ class planner {
 
   /// Learns a committed instance state: keeps each task's active runs (overlap)
   /// and latest slot state (DAG), and releases buffered or blocked slots that may
-  /// now fire at the next collect().
+  /// now fire at the next collect(). When the latest run of a task turns
+  /// `success`, its dependents without a schedule, `at` or `event` of their own
+  /// (see chains()) are queued to fire at the next collect(), each once every
+  /// upstream's latest run succeeded: the chain goes on transitively.
   void observe(const proto::instance& x);
+
+  /// Queues every dependent that chains (see chains()) whose upstreams all
+  /// succeeded after its latest run and after its definition last changed: a
+  /// new leader calls this once rebuilt, so a success committed just before
+  /// the previous leader fired the dependents still fires them.
+  void resume_chains();
+
+  /// The tasks that list `id` in their depends_on (empty if none).
+  std::vector<uint64_t> dependents_of(uint64_t id) const;
 
   /// Everything that should happen at `now`: due slots that pass their checks,
   /// plus catch-up, buffered and unblocked slots. Arms each task's next slot.
@@ -120,14 +134,16 @@ class planner {
   decisions fire_event(const std::string& tenant, const std::string& name,
                        const std::string& payload, unix_ms now);
 
-  /// A bulk enqueue of task `id` at `now`: one slot (slot = now) with one run
-  /// per payload, side by side. The task's overlap policy applies to the batch
-  /// as to a manual run, against the runs already active; a batch is not
-  /// buffered. Errors: not_found as trigger_now; invalid_argument for a task
-  /// with shards, broadcast routing or upstreams (a run per payload would be
-  /// ambiguous), no payloads or more than proto::max_bulk_runs;
-  /// already_exists when a run for this instant is starting or the overlap
-  /// policy holds the batch back.
+  /// A bulk enqueue of task `id` at `now`: one slot with one run per payload,
+  /// side by side. The slot is `now` unless another fire of the task holds it
+  /// (an earlier batch, a run starting, a schedule instant): then the next free
+  /// millisecond, so concurrent batches never collide and later ones sort after.
+  /// The task's overlap policy applies to the batch as to a manual run, against
+  /// the runs already active; a batch is not buffered. Errors: not_found as
+  /// trigger_now; invalid_argument for a task with shards, broadcast routing or
+  /// upstreams (a run per payload would be ambiguous), no payloads or more than
+  /// proto::max_bulk_runs; already_exists when the overlap policy holds the
+  /// batch back.
   caf::expected<decisions> enqueue(const std::string& tenant, uint64_t id,
                                    std::vector<std::string> payloads, unix_ms now);
 
@@ -199,6 +215,8 @@ class planner {
     const std::vector<uint64_t>& depends_on() const {
       return rare_ ? rare_->depends_on : none().depends_on;
     }
+    /// When the definition last changed (kept for tasks with upstreams only).
+    unix_ms changed_at() const { return rare_ ? rare_->changed_at : 0; }
 
    private:
     // What most tasks leave empty, held apart: an idle task without them pays
@@ -209,6 +227,7 @@ class planner {
       std::string timezone;
       std::map<std::string, std::string> labels;
       std::vector<uint64_t> depends_on;
+      unix_ms changed_at = 0;
     };
     static const rare& none() {
       static const rare empty;
@@ -252,6 +271,7 @@ class planner {
     std::optional<unix_ms> blocked;          // latest slot waiting for upstreams
     proto::instance_state last_state = proto::instance_state::pending;
     unix_ms last_slot = 0;
+    unix_ms last_enqueued = 0;               // slot of this leader's latest bulk enqueue
     exclusion excluded;                      // its calendar in its zone (empty: none)
     uint64_t fires_committed = 0;            // scheduled fires in the store at upsert
     slot_set fires_proposed;                 // scheduled slots fired since (max_runs only)
@@ -302,7 +322,25 @@ class planner {
   uint64_t catch_up(entry& e, unix_ms after, unix_ms until, unix_ms now);
   void fire_now(entry& e, unix_ms slot, decisions& out, bool scheduled,
                 const std::string& event = {}, const std::string& payload = {});
+  /// The slot a bulk enqueue of `e` at `now` takes: `now`, or the first one
+  /// after it and after the task's previous batch that no other fire holds, so
+  /// batches never share run ids, whatever the number of producers, and their
+  /// ids follow the order they were accepted in.
+  unix_ms enqueue_slot(const entry& e, unix_ms now) const;
   bool upstreams_ok(const entry& e) const { return pending_upstreams(e).empty(); }
+  /// Whether `e` fires on its upstreams' success: it has upstreams and no
+  /// schedule, `at` or `event` of its own (a task with one fires at its own
+  /// slots, each waiting for the upstreams).
+  static bool chains(const entry& e) {
+    return !e.def.depends_on().empty() && e.sched.is_manual() && e.def.event().empty();
+  }
+  /// Whether chaining task `e` fires now: unpaused, no run of it starting or
+  /// waiting, every upstream's latest run succeeded. With `recovering`, also
+  /// only if the newest of those runs is newer than its own latest run and its
+  /// last change (resume_chains()).
+  bool chain_due(const entry& e, bool recovering) const;
+  /// The newest latest slot among the upstreams of `e` (0: none ran).
+  unix_ms newest_upstream_slot(const entry& e) const;
   /// The upstreams of `e` whose latest slot has not succeeded (or is not settled).
   std::vector<uint64_t> pending_upstreams(const entry& e) const;
   static bool busy(const entry& e) { return !e.active.empty() || !e.proposed.empty(); }
@@ -334,6 +372,8 @@ class planner {
     bool released;
   };
   std::vector<ready_slot> ready_;
+  /// Chaining tasks (chains()) to fire at the next collect() if chain_due().
+  std::set<uint64_t> chained_;
   std::vector<timer_queue::fired> due_buf_;
   slot_stats stats_;
   proto::worker_census census_;

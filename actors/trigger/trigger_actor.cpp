@@ -241,6 +241,7 @@ void rebuild(self_ptr self, uint64_t epoch) {
     auto deferred = std::move(st.deferred);
     st.deferred.clear();
     for (auto& [fn, rp] : deferred) fn(rp);
+    st.plan->resume_chains();  // a success the previous leader did not chain yet
     wake(self);
   };
   load_calendars(self, epoch, 3, [=] {
@@ -248,6 +249,23 @@ void rebuild(self_ptr self, uint64_t epoch) {
       storage::scan_active(self, self->state.store, "", alive, on_active, done);
     });
   });
+}
+
+/// Says why a DAG stops: the latest run of task `x.task_id` ended without
+/// success, so the tasks that depend on it do not fire (until a later run of
+/// it succeeds, e.g. a retry of this one).
+void log_stopped_chain(const planner& plan, const instance& x) {
+  if (x.shard != 0 || !is_terminal(x.state) || x.state == instance_state::success) return;
+  auto deps = plan.dependents_of(x.task_id);
+  if (deps.empty()) return;
+  std::string ids;
+  for (auto id : deps) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  log::warn("dag: an upstream run did not succeed; its dependents do not fire",
+            {{"actor", "trigger"},
+             {"task_id", std::to_string(x.task_id)},
+             {"instance_id", x.id},
+             {"state", std::string(name_of(x.state))},
+             {"dependents", ids}});
 }
 
 /// The trigger's part of aisched-inspect: leadership, tasks planned, armed
@@ -308,7 +326,10 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft, 
         for (auto& c : a.deleted_calendars) st.plan->remove_calendar(c.tenant, c.name, now);
         for (auto& t : a.tasks) st.plan->upsert(t, task_runtime{t.id, 0, {}, {}}, now, false);
         for (auto id : a.deleted_tasks) st.plan->remove(id);
-        for (auto& x : a.instances) st.plan->observe(x);
+        for (auto& x : a.instances) {
+          st.plan->observe(x);
+          log_stopped_chain(*st.plan, x);
+        }
         if (st.lead.ready) rearm(self);
       },
       [=](subscribe_atom, fire_proposer_actor router) {

@@ -71,6 +71,27 @@ run_result finish(run_result r, instance_state s, int32_t code, std::string erro
   return r;
 }
 
+/// Reads what is left in the output pipe `fd` into `out`, until end of file
+/// or for at most 200 ms (a writer that escaped the supervisor cannot hold
+/// the run's end up).
+void drain_output(int fd, tail_buffer& out) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  char buf[8192];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    until - std::chrono::steady_clock::now())
+                    .count();
+    if (left <= 0) return;
+    pollfd p{fd, POLLIN, 0};
+    int n = poll(&p, 1, static_cast<int>(left));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    auto got = read(fd, buf, sizeof buf);
+    if (got > 0) out.append(std::string_view(buf, static_cast<size_t>(got)));
+    else if (got == 0 || (errno != EINTR && errno != EAGAIN)) return;
+  }
+}
+
 /// Runs argv under a supervisor inside `dir` with `env`; see execute_task.
 run_result run_process(const execute_request& req, const std::vector<std::string>& argv,
                        const std::string& dir, const std::vector<std::string>& env,
@@ -84,6 +105,7 @@ run_result run_process(const execute_request& req, const std::vector<std::string
   spec.dir = dir;
   spec.user = user;
   spec.namespaces = opts.namespaces;
+  spec.own_network = opts.own_network;
   // Containers get the runtime's cgroup limit instead (--memory).
   if (req.memory_mb != 0 && req.kind != task_kind::container)
     spec.memory_bytes = static_cast<uint64_t>(req.memory_mb) * 1024 * 1024;
@@ -153,6 +175,9 @@ run_result run_process(const execute_request& req, const std::vector<std::string
   }
   // Nothing of the run survives it: the supervisor kills what is left, then exits.
   terminate_supervised(run);
+  // A cancel or timeout stops reading at once: what the run wrote up to its
+  // end is still in the pipe, and is its output too (its writers are gone now).
+  if (!eof) drain_output(run.output_fd, out);
   close(run.output_fd);
   close(run.status_fd);
   if (killed_by_cancel || timed_out) code = 128 + SIGKILL;

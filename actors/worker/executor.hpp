@@ -25,6 +25,7 @@ struct exec_options {
   run_user user;                      // who shell commands run as (default: the node's user)
   std::map<std::string, run_user> tenant_users;  // per tenant, instead of `user` (--tenant-run-as)
   bool namespaces = true;             // false: never pid/mount namespaces (tests of the fallback)
+  bool own_network = false;           // shell runs in a network of their own (--run-network none)
 };
 
 /// Called with chunks of output as the run writes them (from the running thread).

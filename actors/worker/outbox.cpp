@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -90,12 +91,16 @@ caf::expected<std::string> read_file(const std::string& path) {
 
 /// Calls `each(kind, key, value)` for every record of segment file `data`.
 /// Returns the length of the whole records read: less than the file when its
-/// last record is cut short. A record whose checksum fails is an error.
+/// last record is cut short, or when only zeros follow them (blocks a lost
+/// machine's kernel never wrote). A record whose checksum fails is an error.
 template <class Each>
 caf::expected<size_t> parse(const std::string& data, const std::string& path, Each each) {
   size_t at = 0;
   while (at + header_bytes <= data.size()) {
     auto len = get_u32(data.data() + at);
+    if (len == 0 && std::all_of(data.begin() + static_cast<std::ptrdiff_t>(at), data.end(),
+                                [](char c) { return c == 0; }))
+      break;  // cut short, as a partial record
     if (len < body_prefix || len > max_body)
       return make_error(errc::corrupted, "outbox record at " + path + ":" + std::to_string(at) +
                                              " has a bad length");

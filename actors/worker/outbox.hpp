@@ -5,11 +5,22 @@
 // runs on the first one (actors/worker/worker_actor.cpp).
 //
 // Each put and each erase is one write(2) of framed, checksummed records to
-// the newest segment file, without fsync: they survive a killed process, not
-// a lost machine (as RocksDB's unsynced WAL did before). A report is written
-// and forgotten within a second or so, at tens of thousands a second: a log
-// costs a buffer and a system call per batch where a database paid memtable
-// inserts, flushes and compactions for records it deletes at once.
+// the newest segment file: once put() returns, the reports are in the
+// kernel and survive a killed process (SIGKILL, a crash, the OOM killer). A
+// report is written and forgotten within a second or so, at tens of
+// thousands a second: a log costs a buffer and a system call per batch where
+// a database paid memtable inserts, flushes and compactions for records it
+// deletes at once.
+//
+// The outbox never fsyncs. What a lost machine (power, kernel panic, a VM
+// gone) can lose: what the kernel had not written back yet, by default up to
+// the last 30 s of puts and erases. A run whose report is lost that way and
+// whose result the leader had not committed ends `worker_lost` once the
+// worker is back (retried per its policy) although it ran; a lost erase only
+// sends a committed report again, which the leader acknowledges unchanged.
+// A tail the kernel wrote in part, or as zeros, reads as cut short and is
+// dropped. An fsync per write would close that window at the price of a
+// disk flush on every batch of the worker's hot path.
 //
 // Segments are removed oldest first, once nothing in them is live (a segment
 // may hold erase records for keys of older ones, so it cannot go before
@@ -43,8 +54,9 @@ class outbox {
   /// Opens (creating) the outbox in `dir` and reads what it holds. An error
   /// when another process holds it, or a record does not read back: a report
   /// skipped here would be a run the scheduler never hears of. A record cut
-  /// short at the end of the newest segment (the process died writing it) is
-  /// dropped: that write was never acknowledged.
+  /// short at the end of the newest segment (the process died writing it, or
+  /// the machine died before the kernel wrote it: zeros) is dropped: that
+  /// write was never acknowledged.
   [[nodiscard]] static caf::expected<std::unique_ptr<outbox>> open(const std::string& dir,
                                                                    options opts);
   [[nodiscard]] static caf::expected<std::unique_ptr<outbox>> open(const std::string& dir) {
@@ -54,7 +66,8 @@ class outbox {
   outbox(const outbox&) = delete;
   outbox& operator=(const outbox&) = delete;
 
-  /// Stores each report under its key ("{instance}#{attempt}"), in one write.
+  /// Stores each report under its key ("{instance}#{attempt}"), in one
+  /// write(2) (no fsync): on return the reports survive a kill of this process.
   [[nodiscard]] caf::error put(
       const std::vector<std::pair<std::string, const proto::run_result*>>& reports);
   /// Forgets `keys` (unknown ones are ignored), in one write.

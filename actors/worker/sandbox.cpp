@@ -112,6 +112,7 @@ bool spawn_supervised(const spawn_spec& spec, supervised_run& out, std::string& 
     s.groups = spec.user->groups;
   }
   s.namespaces = spec.namespaces;
+  s.own_network = spec.own_network;
   s.dir = spec.dir;
   s.argv = spec.argv;
   s.env = spec.env;
@@ -218,6 +219,8 @@ std::string describe_setup_failure(const run_status& s, const run_user* user) {
     case stage_fork: return "cannot start the run: " + why;
     case stage_namespace: return "cannot set up the run's namespace: " + why;
     case stage_spec: return "the supervisor got no valid run spec: " + why;
+    case stage_network:
+      return "cannot give the run a network of its own (--run-network none): " + why;
   }
   return "run setup failed: " + why;
 }

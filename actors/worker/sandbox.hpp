@@ -51,6 +51,7 @@ struct spawn_spec {
   uint64_t memory_bytes = 0;    // RLIMIT_AS of the run; 0: none
   const run_user* user = nullptr;  // nullptr: the node's user
   bool namespaces = true;          // false: the subreaper fallback even where permitted
+  bool own_network = false;        // a network namespace with only its own loopback
 };
 
 /// A started run: its supervisor and the descriptors the executor reads.

@@ -14,9 +14,13 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -90,6 +94,7 @@ void put_status(int fd, const run_status& s) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   setpgid(0, 0);
+  umask(022);  // the node's own is 077: its files are its alone, not the run's
   if (s.memory_bytes != 0) {
     // The run's memory cap: its address space, inherited by what it starts.
     rlimit limit{s.memory_bytes, s.memory_bytes};
@@ -200,6 +205,23 @@ void close_from(int lowest) {
   for (long fd = lowest; fd < top; ++fd) close(static_cast<int>(fd));
 }
 
+/// Moves the helper (and so the run) into a network namespace of its own with its
+/// loopback up: the run reaches its own 127.0.0.1, never the node's ports or the
+/// host's interfaces. Returns 0 or the errno of the step that failed.
+int enter_own_network() {
+  if (unshare(CLONE_NEWNET) != 0) return errno;
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  ifreq req{};
+  std::strncpy(req.ifr_name, "lo", IFNAMSIZ - 1);
+  int err = 0;
+  if (ioctl(fd, SIOCGIFFLAGS, &req) != 0) err = errno;
+  req.ifr_flags |= IFF_UP;
+  if (err == 0 && ioctl(fd, SIOCSIFFLAGS, &req) != 0) err = errno;
+  close(fd);
+  return err;
+}
+
 [[noreturn]] void supervise(const supervisor_spec& p) {
   std::vector<char*> argv, envp;
   for (auto& a : p.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -212,6 +234,9 @@ void close_from(int lowest) {
   struct sigaction dfl{};
   dfl.sa_handler = SIG_DFL;
   sigaction(SIGCHLD, &dfl, nullptr);  // SIG_IGN would reap the run before we see it
+  // Never the host's network when the node asked for none: the run fails instead.
+  if (p.own_network)
+    if (int err = enter_own_network(); err != 0) fail_setup(stage_network, err, 126);
   int mode = 2;                        // 2: pid + mount namespace, 1: pid only, 0: none
   if (!p.namespaces) mode = 0;
   else if (unshare(CLONE_NEWPID | CLONE_NEWNS) != 0) mode = unshare(CLONE_NEWPID) == 0 ? 1 : 0;
@@ -325,6 +350,7 @@ std::string encode_spec(const supervisor_spec& s) {
   put_field(out, std::to_string(s.groups.size()));
   for (auto g : s.groups) put_field(out, std::to_string(g));
   put_field(out, s.namespaces ? "1" : "0");
+  put_field(out, s.own_network ? "net" : "host");
   put_field(out, s.dir);
   put_field(out, std::to_string(s.argv.size()));
   for (auto& a : s.argv) put_field(out, a);
@@ -372,6 +398,8 @@ bool parse_spec(std::string_view bytes, supervisor_spec& out) {
   }
   if (!next(v) || (v != "0" && v != "1")) return false;
   s.namespaces = v == "1";
+  if (!next(v) || (v != "net" && v != "host")) return false;
+  s.own_network = v == "net";
   if (!next(v)) return false;
   s.dir = std::string(v);
   if (!list(s.argv) || s.argv.empty() || s.argv[0].empty() || s.argv[0][0] != '/') return false;

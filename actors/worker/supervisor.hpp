@@ -29,6 +29,7 @@ struct supervisor_spec {
   gid_t gid = 0;
   std::vector<gid_t> groups;  // supplementary groups (incl. gid)
   bool namespaces = true;     // false: the subreaper fallback even where permitted
+  bool own_network = false;   // a network namespace of its own: a loopback, no route out
   std::string dir;            // working directory
   std::vector<std::string> argv;  // argv[0] is an absolute path
   std::vector<std::string> env;
@@ -58,6 +59,7 @@ enum setup_stage : int32_t {
   stage_fork,
   stage_namespace,
   stage_spec,  // the helper got no valid spec from the node
+  stage_network,  // no network namespace of its own (--run-network none)
 };
 
 /// The helper's life once its spec is read: namespaces (or subreaper), the run, its

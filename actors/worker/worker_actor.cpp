@@ -97,63 +97,73 @@ void open_outbox(worker_actor::stateful_pointer<worker_state> self) {
   }
 }
 
-/// Sends the final reports of the finished runs `keys` (done, with their
-/// result and proxy) and keeps them (durably, in one outbox write) until the
-/// scheduler acknowledges them.
+/// The runs one message finished, reported together after one outbox write
+/// (deliver_finals): their keys, and the "run started" lines of the no-ops
+/// among them. A no-op's start is its end, so its line waits for the write: a
+/// line seen before it would name a run whose report a kill can still lose.
+struct finished_runs {
+  struct started_line {
+    uint64_t task_id = 0;
+    std::string instance_id;
+    std::string trace_id;
+    uint32_t attempt = 0;
+  };
+  std::vector<std::string> keys;
+  std::vector<started_line> noop_lines;  // filled only while info lines are written
+};
+
+void log_started(const worker_state& st, uint64_t task_id, const std::string& instance_id,
+                 const std::string& trace_id, uint32_t attempt) {
+  log::info("run started", {{"actor", "worker"},
+                            {"task_id", std::to_string(task_id)},
+                            {"instance_id", instance_id},
+                            {"trace_id", trace_id},
+                            {"worker_id", st.cfg.id},
+                            {"attempt", std::to_string(attempt)}});
+}
+
+/// Keeps the final reports of the finished runs `finished.keys` (done, with
+/// their result and proxy) in the outbox, in one write, and only then counts,
+/// logs and sends them: a report anyone has heard of survives a kill of this
+/// process. Kept until the scheduler acknowledges them.
 void deliver_finals(worker_actor::stateful_pointer<worker_state> self,
-                    const std::vector<std::string>& keys) {
+                    const finished_runs& finished) {
   auto& st = self->state;
+  auto& keys = finished.keys;
   if (keys.empty()) return;
-  auto now = now_ms();
   std::vector<std::pair<std::string, const run_result*>> stored;
   std::vector<worker_state::run*> runs;  // node pointers: stable while nothing is erased
   stored.reserve(keys.size());
   runs.reserve(keys.size());
   for (auto& key : keys) {
     auto& run = st.runs.at(key);
-    obs::get().executions[static_cast<size_t>(run.result.state)].inc();  // each attempt ends here once
-    run.unacked = true;
-    run.last_sent = now;
     stored.emplace_back(key, &run.result);
     runs.push_back(&run);
   }
   // Sent even when the write fails: the reports are still true, only no
-  // longer safe across a restart of this worker.
+  // longer safe across a restart of this worker (which takes no new runs).
   if (st.box)
     if (auto err = st.box->put(stored)) outbox_failed(self, "write", err);
-  for (auto* run : runs) self->send(run->reply_to, report_atom::value, run->result);
-}
-
-/// Reports finished run `key` with the others finished before the flush
-/// that is on its way (one is sent when this is the first): what the messages
-/// queued now finish goes out in one outbox write (deliver_finals).
-void deliver_soon(worker_actor::stateful_pointer<worker_state> self, std::string key) {
-  auto& st = self->state;
-  if (st.to_deliver.empty()) self->send(self, flush_atom::value);
-  st.to_deliver.push_back(std::move(key));
-}
-
-/// Whether finished run `key` waits for the flush (its report not sent yet).
-bool awaits_flush(const worker_state& st, const std::string& key) {
-  return std::find(st.to_deliver.begin(), st.to_deliver.end(), key) != st.to_deliver.end();
+  for (auto& l : finished.noop_lines)
+    log_started(st, l.task_id, l.instance_id, l.trace_id, l.attempt);
+  auto now = now_ms();
+  for (auto* run : runs) {
+    obs::get().executions[static_cast<size_t>(run->result.state)].inc();  // each attempt once
+    run->unacked = true;
+    run->last_sent = now;
+    self->send(run->reply_to, report_atom::value, run->result);
+  }
 }
 
 /// Starts attempt `key` of `req`, whose entry in `runs` exists: a no-op
-/// completes here (its key added to `finished` for the caller to report, if
-/// given; else at the next flush), anything else goes to the pool. False (the
-/// entry gone) when the pool takes no more work (the node stops).
+/// completes here (added to `finished`, for the caller to report with the
+/// others once it is done with the message), anything else goes to the pool.
+/// False (the entry gone) when the pool takes no more work (the node stops).
 bool start(worker_actor::stateful_pointer<worker_state> self, const std::string& key,
-           worker_state::run& entry, const execute_request& req,
-           std::vector<std::string>* finished = nullptr) {
+           worker_state::run& entry, const execute_request& req, finished_runs& finished) {
   auto& st = self->state;
   auto now = now_ms();
-  if (log::enabled(log::level::info))  // per run: no strings built when off
-    log::info("run started", {{"actor", "worker"},
-                              {"task_id", std::to_string(req.task_id)},
-                              {"instance_id", req.instance_id},
-                              {"trace_id", req.trace_id},
-                              {"worker_id", st.cfg.id},
-                              {"attempt", std::to_string(req.attempt)}});
+  bool logging = log::enabled(log::level::info);  // per run: no strings built when off
   if (req.kind == task_kind::noop) {
     // Nothing to execute: complete here, without a thread or a `running` report.
     run_result r;
@@ -164,10 +174,29 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
     r.started_at = r.finished_at = now;
     entry.done = true;
     entry.result = std::move(r);
-    if (finished) finished->push_back(key);  // reported by the caller, with others
-    else deliver_soon(self, key);
+    finished.keys.push_back(key);  // reported by the caller, with others
+    if (logging)
+      finished.noop_lines.push_back({req.task_id, req.instance_id, req.trace_id, req.attempt});
     return true;
   }
+  // Before the run can start, the outbox holds a report that it may have run,
+  // superseded by the real one when it ends. A restart of this process sends
+  // that report in its stead: the attempt ends worker_lost (retried per
+  // policy), never re-placed as the same attempt. So a run a restarted worker
+  // neither holds nor reports never started (the router places it again).
+  if (st.box) {
+    run_result maybe_ran;
+    maybe_ran.instance_id = req.instance_id;
+    maybe_ran.worker_id = st.cfg.id;
+    maybe_ran.attempt = req.attempt;
+    maybe_ran.state = instance_state::failed;
+    maybe_ran.exit_code = -1;
+    maybe_ran.error = "worker_lost: worker " + st.cfg.id +
+                      " restarted while the attempt may have been running";
+    maybe_ran.started_at = maybe_ran.finished_at = now;
+    if (auto err = st.box->put({{key, &maybe_ran}})) outbox_failed(self, "write", err);
+  }
+  if (logging) log_started(st, req.task_id, req.instance_id, req.trace_id, req.attempt);
   if (!entry.cancelled) entry.cancelled = std::make_shared<std::atomic<bool>>(false);
   auto cancelled = entry.cancelled;
   worker_actor me = self;
@@ -184,7 +213,9 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
     if (stopping.load()) return;
     caf::anon_send(me, done_atom::value, std::move(result), req.attempt);
   });
-  if (!queued) {
+  if (!queued) {  // it never starts: no report that it may have run
+    if (st.box)
+      if (auto err = st.box->erase({key})) outbox_failed(self, "delete", err);
     st.runs.erase(key);
     return false;
   }
@@ -195,21 +226,22 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
 /// Takes delivery `req` from `reply_to`: runs it (or holds it until its
 /// instant); true once accepted, a duplicate delivery too (it runs once);
 /// false when the node stops; an error when this worker cannot take runs.
-/// The caller purges the settled outcomes as of `now` first.
+/// The caller purges the settled outcomes as of `now` first, and reports the
+/// no-ops this finishes (`finished`) once it is done with the message.
 caf::expected<bool> take_run(worker_actor::stateful_pointer<worker_state> self,
                              const execute_request& req, const worker_proxy_actor& reply_to,
-                             unix_ms now) {
+                             unix_ms now, finished_runs& finished) {
   auto& st = self->state;
   auto key = run_key(req.instance_id, req.attempt);
   auto [i, added] = st.runs.try_emplace(key);
   if (!added) {
     // A duplicate delivery: never run twice; repeat the outcome if known
-    // (one still to be kept in the outbox is sent, to this proxy, then).
-    // A run still held takes what it brings (its task changed meanwhile).
+    // (one finished in this message and not written yet is sent, to this
+    // proxy, once written). A run still held takes what it brings (its task
+    // changed meanwhile).
     i->second.reply_to = reply_to;
     if (i->second.waiting) *i->second.waiting = req;
-    if (i->second.done && !awaits_flush(st, key))
-      self->send(reply_to, report_atom::value, i->second.result);
+    if (i->second.unacked) self->send(reply_to, report_atom::value, i->second.result);
     return true;
   }
   // Not taken after all: its entry goes again (one lookup for the runs taken).
@@ -249,7 +281,7 @@ caf::expected<bool> take_run(worker_actor::stateful_pointer<worker_state> self,
     due.push_back(std::move(key));
     return true;
   }
-  return start(self, key, fresh, req);
+  return start(self, key, fresh, req, finished);
 }
 
 /// The worker's part of aisched-inspect: runs in progress, finished runs kept
@@ -296,7 +328,9 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
           const worker_proxy_actor& reply_to) -> caf::result<bool> {
         auto now = now_ms();
         purge(self->state, now);
-        auto taken = take_run(self, req, reply_to, now);
+        finished_runs finished;
+        auto taken = take_run(self, req, reply_to, now, finished);
+        deliver_finals(self, finished);
         if (!taken) return taken.error();
         return *taken;
       },
@@ -306,12 +340,14 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         purge(self->state, now);
         std::vector<std::string> refusals;  // one per run, "" where taken
         refusals.reserve(reqs.size());
+        finished_runs finished;  // the burst's no-ops: one outbox write
         for (auto& req : reqs) {
-          auto taken = take_run(self, req, reply_to, now);
+          auto taken = take_run(self, req, reply_to, now, finished);
           refusals.push_back(!taken   ? view(taken.error()).message
                              : *taken ? std::string()
                                       : "worker " + self->state.cfg.id + " is stopping");
         }
+        deliver_finals(self, finished);
         return refusals;
       },
       [=](wake_atom, unix_ms instant) {
@@ -325,7 +361,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         }
         // Every run due by now starts, one after another; their no-op reports
         // go after the last start, so that reporting does not delay a start.
-        std::vector<std::string> finished;
+        finished_runs finished;
         auto due = st.held_until.begin();
         for (; due != st.held_until.end() && due->first <= now; ++due)
           for (auto& key : due->second) {
@@ -334,7 +370,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
             auto req = std::move(*i->second.waiting);
             i->second.waiting.reset();
             auto reply_to = i->second.reply_to;
-            if (start(self, key, i->second, req, &finished)) continue;
+            if (start(self, key, i->second, req, finished)) continue;
             run_result r;  // the node stops: the run cannot start
             r.instance_id = req.instance_id;
             r.worker_id = st.cfg.id;
@@ -347,19 +383,14 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
             run.reply_to = reply_to;
             run.done = true;
             run.result = r;
-            finished.push_back(key);
+            finished.keys.push_back(key);
           }
         st.held_until.erase(st.held_until.begin(), due);
         deliver_finals(self, finished);
       },
       [=](flush_atom) {
-        auto& st = self->state;
-        std::vector<std::string> keys;
-        for (auto& key : st.to_deliver)
-          if (auto i = st.runs.find(key); i != st.runs.end() && i->second.done)
-            keys.push_back(std::move(key));
-        st.to_deliver.clear();
-        deliver_finals(self, keys);
+        // Nothing waits for a flush: a report is written and sent in the
+        // message that finishes its run (the interface keeps the handler).
       },
       [=](started_atom, const std::string& instance_id, uint32_t attempt, unix_ms at) {
         auto& st = self->state;
@@ -384,7 +415,9 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         auto& run = i->second;
         run.done = true;
         run.result = r;
-        deliver_soon(self, key);
+        // Its own write: a run of the pool took a process, far more than one
+        // write(2), and its report must not wait in this process's memory.
+        deliver_finals(self, finished_runs{{key}, {}});
         for (auto& f : run.followers) caf::anon_send(f, done_atom::value, r.instance_id);
         run.followers.clear();
         run.live.clear();
@@ -429,7 +462,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         // Runs still going, plus results the scheduler has not acknowledged yet:
         // a draining node waits for both before it exits.
         auto& st = self->state;
-        auto busy = static_cast<uint32_t>(st.to_deliver.size());
+        uint32_t busy = 0;
         for (auto& [key, run] : st.runs) busy += !run.done || run.unacked ? 1 : 0;
         return busy;
       },
@@ -443,7 +476,6 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
             out.push_back(held_of(key));
           else if (run.unacked)
             out.push_back({run.result.instance_id, run.result.attempt});
-        for (auto& key : st.to_deliver) out.push_back(held_of(key));  // finished, not yet kept
         return std::make_tuple(std::move(out), st.outbox_fault);
       },
       [=](subscribe_atom, caf::actor sink) { self->state.report_sink = std::move(sink); },

@@ -8,6 +8,14 @@
 // delete takes no new runs from then on: its reports would not survive a
 // restart, which is what the outbox is for.
 //
+// A finished run's final report is written to the outbox (write(2): in the
+// kernel, so it survives a killed process) before anything else hears of it:
+// before it is sent, counted, logged as a no-op's start, or repeated to a
+// duplicate delivery. The runs one message finishes (a burst of no-ops, the
+// runs due at one instant) share one write; a run of the pool gets its own.
+// A restarted worker holds what its outbox kept and sends it again until
+// acknowledged. What a lost machine can lose: see outbox.hpp.
+//
 // A run placed ahead of its instant (execute_request::hold_ms, the
 // trigger's fire-ahead) waits here until then: it is held (it counts as a run
 // of this worker, so a new leader adopts it), a cancel drops it unstarted, and
@@ -67,8 +75,9 @@ struct worker_state {
     std::vector<caf::actor> followers;  // told each chunk, then (done, instance id)
     /// Held until its instant: what it will run (not started while set).
     std::optional<proto::execute_request> waiting;
-    /// Its final report was sent (and kept in the outbox) and the leader has
-    /// not acknowledged it yet; last sent then.
+    /// Its final report was written to the outbox, then sent, and the leader
+    /// has not acknowledged it yet; last sent then. (done and not unacked: it
+    /// finished in the message being handled, its write still to come.)
     bool unacked = false;
     unix_ms last_sent = 0;
   };
@@ -84,10 +93,6 @@ struct worker_state {
   /// since, cancelled, is skipped): one timer per instant, and the runs due
   /// then start together, their no-op reports kept in one outbox write.
   std::map<unix_ms, std::vector<std::string>> held_until;
-  /// Finished runs whose final reports wait for the flush already on its way
-  /// (flush_atom, behind the messages queued now): the runs one burst of
-  /// messages finished are kept in one outbox write, not one write each.
-  std::vector<std::string> to_deliver;
   settled_outcomes settled{0};  // acknowledged attempts (sized from cfg at spawn)
   inspector::activity activity;
   static inline const char* name = "worker";

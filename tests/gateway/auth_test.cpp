@@ -1,7 +1,10 @@
 // The pure parts of authentication: roles, JWT issue, verify and expiry (clock
 // injected), argon2id hashes, token hashes, headers. The route table's rules
 // are tests/gateway/route_table_test.cpp's.
+#include <cstdlib>
+
 #include <gtest/gtest.h>
+#include <jwt.h>
 
 #include "gateway/auth.hpp"
 #include "proto/errors.hpp"
@@ -26,6 +29,32 @@ proto::user alice() {
   u.tenant = "acme";
   u.r = role::operator_;
   return u;
+}
+
+/// A token with exactly the claims `claims_json`, signed HS256 with the
+/// secret of opts(): what someone holding the secret could mint.
+std::string forge(const std::string& claims_json) {
+  auto o = opts();
+  jwt_t* j = nullptr;
+  EXPECT_EQ(jwt_new(&j), 0);
+  EXPECT_EQ(jwt_add_grants_json(j, claims_json.c_str()), 0) << claims_json;
+  EXPECT_EQ(jwt_set_alg(j, JWT_ALG_HS256, reinterpret_cast<const unsigned char*>(o.secret.data()),
+                        static_cast<int>(o.secret.size())),
+            0);
+  char* s = jwt_encode_str(j);
+  std::string out = s ? s : "";
+  std::free(s);
+  jwt_free(j);
+  return out;
+}
+
+/// The claims of alice's token with `extra` appended (`extra` starts with ',').
+std::string claims(const std::string& extra) {
+  return R"({"sub":"alice","tenant":"acme","role":"operator","exp":2000)" + extra + "}";
+}
+
+std::string refusal(const caf::expected<principal>& who) {
+  return who ? "accepted" : view(who.error()).message;
 }
 
 }  // namespace
@@ -92,6 +121,40 @@ TEST(auth_jwt, unsigned_token_is_rejected) {
       "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0."
       "eyJzdWIiOiJldmUiLCJ0ZW5hbnQiOiJkZWZhdWx0Iiwicm9sZSI6ImFkbWluIiwiZXhwIjo5OTk5OTk5OTk5fQ.";
   EXPECT_FALSE(verify_jwt(opts(), none, 1'001));
+}
+
+TEST(auth_jwt, forged_claims_of_our_issuer_verify) {
+  // The forge below is faithful: with iss "aisched" and no nbf it passes.
+  auto who = verify_jwt(opts(), forge(claims(R"(,"iss":"aisched")")), 1'000);
+  ASSERT_TRUE(who) << view(who.error()).message;
+  EXPECT_EQ(who->subject, "alice");
+}
+
+TEST(auth_jwt, token_of_another_issuer_or_of_none_is_refused) {
+  EXPECT_EQ(refusal(verify_jwt(opts(), forge(claims(R"(,"iss":"other-service")")), 1'000)),
+            "token of another issuer");
+  EXPECT_EQ(refusal(verify_jwt(opts(), forge(claims("")), 1'000)), "token of another issuer");
+  EXPECT_EQ(refusal(verify_jwt(opts(), forge(claims(R"(,"iss":1)")), 1'000)),
+            "token of another issuer");
+}
+
+TEST(auth_jwt, token_before_its_nbf_is_refused_beyond_the_leeway) {
+  auto leeway = jwt_leeway.count();
+  auto token = forge(claims(R"(,"iss":"aisched","nbf":1500)"));
+  EXPECT_EQ(refusal(verify_jwt(opts(), token, 1'000)), "token not yet valid");
+  EXPECT_EQ(refusal(verify_jwt(opts(), token, 1'500 - leeway - 1)), "token not yet valid");
+  EXPECT_EQ(refusal(verify_jwt(opts(), token, 1'500 - leeway)), "accepted");  // clock skew
+  EXPECT_EQ(refusal(verify_jwt(opts(), token, 1'500)), "accepted");
+  EXPECT_EQ(refusal(verify_jwt(opts(), token, 2'000)), "token expired");
+}
+
+TEST(auth_jwt, token_with_a_malformed_nbf_is_refused) {
+  for (auto nbf : {R"("1000")", R"("soon")", "1500.5", "-1", "[]", R"({"t":1})"})
+    EXPECT_EQ(refusal(verify_jwt(opts(), forge(claims(R"(,"iss":"aisched","nbf":)" +
+                                                      std::string(nbf))),
+                                 1'000)),
+              "invalid token")
+        << nbf;
 }
 
 TEST(auth_passwords, argon2id_hash_verifies_only_the_right_password) {

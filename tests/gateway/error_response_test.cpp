@@ -31,8 +31,8 @@ TEST(error_response_test, an_error_answer_carries_its_code) {
 }
 
 TEST(error_response_test, own_codes_have_the_same_shape) {
-  auto res = error_response(503, "secrets_disabled", "no key", "secrets");
-  EXPECT_EQ(res.status, 503u);
+  auto res = error_response(501, "secrets_disabled", "no key", "secrets");
+  EXPECT_EQ(res.status, 501u);
   EXPECT_EQ(res.error_code, "secrets_disabled");
   EXPECT_EQ(res.body,
             R"({"error":{"code":"secrets_disabled","message":"no key","field":"secrets"}})");

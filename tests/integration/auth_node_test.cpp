@@ -212,9 +212,12 @@ TEST_F(auth_node, tenants_never_see_or_change_each_others_tasks_instances_and_wo
   EXPECT_EQ(call(port_, "POST", "/api/v1/workers/n1/heartbeat", bea, "{}").status, 404u);
   EXPECT_EQ(call(port_, "DELETE", "/api/v1/workers/n1", bea).status, 404u);
   EXPECT_EQ(call(port_, "POST", "/api/v1/workers/wb/drain", admin_).status, 404u);
-  auto steal = call(port_, "POST", "/api/v1/workers", admin_,
-                    R"({"id":"wb","callback_url":"http://127.0.0.1:9/"})");
-  EXPECT_EQ(steal.status, 409u) << steal.body;
+  // Worker ids are scoped by tenant: default's own "wb" neither collides with
+  // beta's nor says that beta has one (issue 41 item 7).
+  auto same = call(port_, "POST", "/api/v1/workers", admin_,
+                   R"({"id":"wb","callback_url":"http://127.0.0.1:9/"})");
+  EXPECT_EQ(same.status, 201u) << same.body;
+  EXPECT_EQ(listed_ids(port_, bea, "/api/v1/workers"), std::vector<std::string>{"wb"});
 
   // Users and tokens: beta's admin manages beta only and cannot provision others.
   EXPECT_EQ(call(port_, "DELETE", "/api/v1/users/admin", bea).status, 404u);

@@ -230,8 +230,8 @@ TEST(fire_ahead, a_run_held_on_a_worker_node_when_the_leader_dies_runs_once_on_i
   ASSERT_EQ(state_of(placed), "dispatched") << json::serialize(placed) << g.dump();
   ASSERT_EQ(str(placed, "worker_id"), "w1");
   // Committed is not yet delivered: a leader killed between the two leaves a
-  // run the worker never saw, which the next leader rightly ends as lost.
-  // This test is about a run the worker holds.
+  // run the worker never saw, which the next leader places again (possibly
+  // elsewhere; fire_ahead_kill_test). This test is about a run the worker holds.
   ASSERT_TRUE(eventually([&] { return held_for_instant(wport) == "1"; }, 10s))
       << "w1 never held the placed run: " << held_for_instant(wport) << g.dump();
   ASSERT_LT(wall_ms(), slot - 2000) << "placed too late for this test to kill the leader before";

@@ -230,3 +230,68 @@ TEST(isolation, no_process_of_a_run_outlives_timeout_cancel_or_node_death) {
 }
 
 }  // namespace
+
+// #41 item 6: the data directory holds every tenant's definitions, password and
+// token hashes and the audit log. A run at the defaults (as user nobody when the
+// node is root) cannot list it, cannot read its write-ahead log, and cannot
+// connect to the node's HTTP or cluster port on loopback (its own network).
+TEST(isolation, a_run_cannot_read_the_data_dir_nor_reach_the_node_ports) {
+  temp_dir dir;
+  auto data = dir.path() + "/data";
+  auto cluster_port = free_port();
+  node_process node(data, {}, 20s, "127.0.0.1:" + std::to_string(cluster_port));
+  ASSERT_TRUE(node.running()) << tail(node.log());
+  auto port = node.http_port();
+  ASSERT_TRUE(await_ready(port));
+  ASSERT_NE(create_task(port, R"({"name":"first","kind":"noop"})"), 0);
+  std::string wal;
+  for (auto& e : fs::directory_iterator(data))
+    if (e.path().extension() == ".log") wal = e.path().string();
+  ASSERT_FALSE(wal.empty()) << "no write-ahead log in " << data;
+  // What the node created is its own alone.
+  EXPECT_EQ(fs::status(data).permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_EQ(fs::status(wal).permissions() & (fs::perms::group_all | fs::perms::others_all),
+            fs::perms::none);
+  auto probe = "import socket\n"
+               "for p in (" + std::to_string(port) + ", " + std::to_string(cluster_port) + "):\n"
+               "    s = socket.socket()\n"
+               "    s.settimeout(3)\n"
+               "    try:\n"
+               "        s.connect(('127.0.0.1', p))\n"
+               "        print('port:open', p)\n"
+               "    except OSError:\n"
+               "        print('port:closed', p)\n";
+  auto command = "ls " + data + " >/dev/null 2>&1 && echo list:open || echo list:denied; "
+                 "head -c 16 " + wal + " >/dev/null 2>&1 && echo wal:open || echo wal:denied; "
+                 "/usr/bin/python3 - <<'PY'\n" + probe + "PY\n";
+  auto body = "{\"name\":\"snoop\",\"command\":" + json_string(command) + "}";
+  auto id = create_task(port, body);
+  ASSERT_NE(id, 0);
+  auto x = await_terminal(port, trigger(port, id));
+  ASSERT_EQ(str(x, "state"), "success") << json::serialize(x) << tail(node.log());
+  auto out = str(x, "output");
+  EXPECT_NE(out.find("list:denied"), std::string::npos) << out;
+  EXPECT_NE(out.find("wal:denied"), std::string::npos) << out;
+  EXPECT_NE(out.find("port:closed " + std::to_string(port)), std::string::npos) << out;
+  EXPECT_NE(out.find("port:closed " + std::to_string(cluster_port)), std::string::npos) << out;
+  EXPECT_EQ(out.find("port:open"), std::string::npos) << out;
+}
+
+// A data directory others can read is refused at start, naming its mode and the
+// fix; --allow-shared-data-dir accepts it knowingly.
+TEST(isolation, a_data_dir_others_can_read_is_refused_unless_allowed) {
+  temp_dir dir;
+  auto data = dir.path() + "/shared";
+  fs::create_directories(data);
+  fs::permissions(data, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
+  auto r = run_command({AISCHED_BINARY, "--data-dir", data, "--http-addr", "127.0.0.1:0",
+                        "--cluster-addr", "127.0.0.1:0"},
+                       20s);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("0755"), std::string::npos) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("--allow-shared-data-dir"), std::string::npos) << r.out << r.err;
+  EXPECT_TRUE(fs::is_empty(data)) << "the refused node wrote into " << data;
+  node_process allowed(data, {"--allow-shared-data-dir"});
+  EXPECT_TRUE(allowed.running()) << tail(allowed.log());
+}

@@ -2,12 +2,17 @@
 // hostile requests: error bodies are valid UTF-8 JSON whatever bytes the path
 // carries, a JSON key given twice is 400 naming it, an Idempotency-Key reused
 // with another body is 422 (the same body still answers the first task), '+'
-// in a path is a '+' (a space only in a query), and trace ids are random: two
-// nodes' first runs share neither half. Waits poll with a deadline.
+// in a path is a '+' (a space only in a query), trace ids are random: two
+// nodes' first runs share neither half, and a client trickling a request's
+// head or body loses its connection (slowloris) while an idle kept-alive one
+// keeps it. Waits poll with a deadline.
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <boost/json.hpp>
+#include <future>
 #include <string>
+#include <thread>
 
 #include "support/node_process.hpp"
 #include "support/test_helpers.hpp"
@@ -33,6 +38,79 @@ json::object error_of(const http_result& r) {
     return {};
   }
   return v.at("error").as_object();
+}
+
+/// A connected loopback TCP socket (-1 on failure); the caller closes it.
+int connect_to(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/// Whether the peer closed `fd`, waiting up to `wait` for it (what it sent
+/// before closing is read and dropped).
+bool closed_within(int fd, std::chrono::milliseconds wait) {
+  auto deadline = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count()))) > 0) {
+      char buf[4096];
+      if (::recv(fd, buf, sizeof buf, 0) <= 0) return true;
+      continue;
+    }
+    if (left.count() <= 0) return false;
+  }
+}
+
+/// Sends `text` after `head` one byte a second on a new connection until the
+/// server closes it; the seconds that took, or -1 if it was still open after
+/// `limit` (or the connection failed).
+double seconds_until_closed_trickling(uint16_t port, const std::string& head,
+                                      const std::string& text, std::chrono::seconds limit) {
+  int fd = connect_to(port);
+  if (fd < 0) return -1;
+  auto start = std::chrono::steady_clock::now();
+  double took = -1;
+  bool sent = head.empty() || ::send(fd, head.data(), head.size(), MSG_NOSIGNAL) ==
+                                  static_cast<ssize_t>(head.size());
+  for (size_t i = 0; sent && std::chrono::steady_clock::now() - start < limit; ++i) {
+    if (::send(fd, &text[i % text.size()], 1, MSG_NOSIGNAL) != 1 || closed_within(fd, 1s)) {
+      took = seconds_since(start);
+      break;
+    }
+  }
+  ::close(fd);
+  return took;
+}
+
+/// One GET on a kept-alive connection `fd`: the status line of its answer
+/// ("" if none came within 10 s).
+std::string status_line_of_get(int fd, const std::string& target) {
+  auto req = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size()))
+    return "";
+  std::string got;
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (got.find("\r\n\r\n") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buf[4096];
+    auto n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return "";
+    got.append(buf, static_cast<size_t>(n));
+  }
+  // The body of /readyz is short: whatever of it came with the head is dropped too.
+  return got.substr(0, got.find("\r\n"));
 }
 
 class hygiene_node : public ::testing::Test {
@@ -136,6 +214,45 @@ TEST_F(hygiene_node, a_malformed_escape_is_refused_and_a_raw_bar_is_taken_as_it_
   EXPECT_EQ(parse(bar).at("items").as_array().size(), 1u) << bar.body;
   auto escaped = parse(http_call(port_, "GET", "/api/v1/tasks?name=a%7Cb"));
   EXPECT_EQ(escaped.at("items").as_array().size(), 1u) << json::serialize(escaped);
+}
+
+TEST_F(hygiene_node, a_trickled_head_or_body_loses_its_connection_and_an_idle_one_does_not) {
+  // Slowloris: one byte a second. The head must be complete 10 s after its
+  // first byte; a body must keep 500 B/s after 10 s (server_options).
+  auto head = std::async(std::launch::async, [&] {
+    return seconds_until_closed_trickling(
+        port_, "", "GET /api/v1/tasks HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " +
+                       std::string(200, 'a'),
+        40s);
+  });
+  auto body = std::async(std::launch::async, [&] {
+    return seconds_until_closed_trickling(
+        port_,
+        "POST /api/v1/tasks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Content-Length: 100000\r\n\r\n",
+        R"({"name":"slow","kind":"noop","description":")" + std::string(200, 'a'), 40s);
+  });
+  // A kept-alive connection that sends nothing for longer than the head's
+  // timeout is still served: the clock starts at a request's first byte.
+  int idle = connect_to(port_);
+  ASSERT_GE(idle, 0);
+  EXPECT_EQ(status_line_of_get(idle, "/readyz"), "HTTP/1.1 200 OK");
+  auto quiet_since = std::chrono::steady_clock::now();
+  // Meanwhile other clients are served as usual.
+  while (std::chrono::steady_clock::now() - quiet_since < 13s) {
+    auto r = http_call(port_, "GET", "/api/v1/tasks");
+    EXPECT_EQ(r.status, 200u) << r.body;
+    std::this_thread::sleep_for(1s);
+  }
+  EXPECT_EQ(status_line_of_get(idle, "/readyz"), "HTTP/1.1 200 OK")
+      << "an idle kept-alive connection was closed after " << seconds_since(quiet_since) << " s";
+  ::close(idle);
+  auto head_s = head.get(), body_s = body.get();
+  EXPECT_GE(head_s, 0) << "a head trickled for 40 s kept its connection";
+  EXPECT_LT(head_s, 20) << "header timeout 10 s";
+  EXPECT_GE(body_s, 0) << "a body trickled for 40 s kept its connection";
+  EXPECT_LT(body_s, 25) << "body grace 10 s, then 500 B/s";
+  EXPECT_EQ(http_call(port_, "GET", "/api/v1/tasks").status, 200u);
 }
 
 TEST(trace_ids, two_nodes_first_runs_share_neither_half_of_their_trace_id) {

@@ -328,6 +328,31 @@ TEST(storage_fault_group, a_leader_whose_fsync_fails_rejoins_holding_what_the_gr
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(ids_on(i), held) << "member " << g.id(i) << g.dump();
 }
 
+namespace {
+
+/// The largest write-ahead log file in `data` and its size (0 if none).
+std::pair<std::string, uintmax_t> largest_wal(const std::string& data) {
+  std::pair<std::string, uintmax_t> out{"", 0};
+  for (auto& e : std::filesystem::directory_iterator(data))
+    if (e.path().extension() == ".log" && e.file_size() > out.second)
+      out = {e.path().string(), e.file_size()};
+  return out;
+}
+
+/// XORs 64 bytes in the middle of file `path` of `size` bytes; a second call
+/// puts them back.
+void flip_middle(const std::string& path, uintmax_t size) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  std::string bytes(64, '\0');
+  f.seekg(static_cast<std::streamoff>(size / 2));
+  f.read(bytes.data(), 64);
+  for (auto& c : bytes) c = static_cast<char>(c ^ 0x5a);
+  f.seekp(static_cast<std::streamoff>(size / 2));
+  f.write(bytes.data(), 64);
+}
+
+}  // namespace
+
 // #41 item 2: a write-ahead log damaged in the middle (not a record torn at its
 // end by a crash) stops the node at start, naming the file, instead of dropping
 // every acknowledged write after the damage and handing their ids out again. The
@@ -349,23 +374,9 @@ TEST(storage_fault_node, a_wal_damaged_in_the_middle_stops_the_node_and_loses_no
     }
     node.stop(SIGKILL);
   }
-  std::string wal;
-  uintmax_t wal_size = 0;
-  for (auto& e : std::filesystem::directory_iterator(data))
-    if (e.path().extension() == ".log" && e.file_size() > wal_size) {
-      wal = e.path().string();
-      wal_size = e.file_size();
-    }
+  auto [wal, wal_size] = largest_wal(data);
   ASSERT_GT(wal_size, 4096u) << "the tasks are not in a write-ahead log of " << data;
-  auto flip = [&] {  // XOR 64 bytes in the middle; flipping again puts them back
-    std::fstream f(wal, std::ios::in | std::ios::out | std::ios::binary);
-    std::string bytes(64, '\0');
-    f.seekg(static_cast<std::streamoff>(wal_size / 2));
-    f.read(bytes.data(), 64);
-    for (auto& c : bytes) c = static_cast<char>(c ^ 0x5a);
-    f.seekp(static_cast<std::streamoff>(wal_size / 2));
-    f.write(bytes.data(), 64);
-  };
+  auto flip = [&] { flip_middle(wal, wal_size); };
   flip();
   auto r = run_command({AISCHED_BINARY, "--data-dir", data, "--http-addr", "127.0.0.1:0",
                         "--cluster-addr", "127.0.0.1:0"},
@@ -385,4 +396,48 @@ TEST(storage_fault_node, a_wal_damaged_in_the_middle_stops_the_node_and_loses_no
   auto next = http_call(port, "POST", "/api/v1/tasks", R"({"name":"after","kind":"noop"})", 15s);
   ASSERT_EQ(next.status, 201u) << next.body;
   EXPECT_EQ(num(parse(next).as_object(), "id"), tasks + 1);
+}
+
+// The same damage on a member of a group: the member does not start (it would
+// vote and lead with less than it acknowledged), the other two go on
+// committing, and with its bytes put back it rejoins holding everything.
+TEST(storage_fault_group, a_member_whose_wal_is_damaged_does_not_start_and_the_group_goes_on) {
+  temp_dir dir;
+  raft_group g(dir.path(), 3);
+  ASSERT_TRUE(g.all_running());
+  auto leader = g.await_leader({0, 1, 2});
+  ASSERT_NE(leader, none) << g.dump();
+  constexpr int tasks = 200;
+  for (int i = 1; i <= tasks; ++i) ASSERT_EQ(create_task(g.port(leader)).status, 201u);
+  size_t victim = (leader + 1) % 3;
+  ASSERT_TRUE(eventually([&] {
+    return http_call(g.port(victim), "GET", "/api/v1/tasks/" + std::to_string(tasks)).status ==
+           200;
+  }, 15s)) << g.dump();
+  g.kill(victim);
+  auto [wal, wal_size] = largest_wal(g.data_dir(victim));
+  ASSERT_GT(wal_size, 4096u) << "the tasks are not in a write-ahead log of member " << victim;
+  flip_middle(wal, wal_size);
+  std::string peers;
+  for (size_t i = 0; i < 3; ++i)
+    peers += (i ? "," : "") + g.id(i) + "=" + g.cluster_addr(i);
+  auto r = run_command({AISCHED_BINARY, "--node-id", g.id(victim), "--peers", peers, "--data-dir",
+                        g.data_dir(victim), "--cluster-addr", g.cluster_addr(victim),
+                        "--http-addr", "127.0.0.1:0"},
+                       40s);
+  auto said = r.out + r.err;
+  EXPECT_NE(r.exit_code, 0) << tail(said);
+  EXPECT_NE(said.find("damaged"), std::string::npos) << tail(said);
+  // Two of three still commit.
+  auto more = create_task(g.port(leader));
+  EXPECT_EQ(more.status, 201u) << more.body;
+  EXPECT_EQ(num(parse(more).as_object(), "id"), tasks + 1);
+  flip_middle(wal, wal_size);
+  g.start(victim);
+  ASSERT_TRUE(g.all_running()) << g.dump();
+  EXPECT_TRUE(eventually([&] {
+    return http_call(g.port(victim), "GET", "/api/v1/tasks/" + std::to_string(tasks + 1)).status ==
+           200;
+  }, 20s)) << g.dump();
+  EXPECT_EQ(http_call(g.port(victim), "GET", "/api/v1/tasks/1").status, 200u);
 }

@@ -187,6 +187,7 @@ TEST(worker_ops, a_worker_whose_outbox_will_not_open_takes_no_runs) {
   temp_dir dir;
   auto data = dir.path() + "/data";
   std::filesystem::create_directories(data);
+  std::filesystem::permissions(data, std::filesystem::perms::owner_all);  // the node's alone
   std::ofstream(data + "/worker-outbox") << "not a directory\n";
   node_process node(data);
   ASSERT_TRUE(node.running());

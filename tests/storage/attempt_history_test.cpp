@@ -148,6 +148,44 @@ TEST_F(attempt_history_test, timed_out_and_cancelled_attempts_are_recorded) {
   EXPECT_EQ(h[1].finished_at, t0 + 2500);
 }
 
+TEST_F(attempt_history_test, a_cancelled_attempt_keeps_what_its_worker_reported) {
+  // The cancel commits first; the killed attempt's report comes after it. The
+  // run stays cancelled and keeps that attempt's output and exit code.
+  const auto iid = retried_instance();
+  start(iid, "w1", t0 + 10);
+  must_apply(cancel{"", iid, t0 + 4000, "operator"});
+  EXPECT_TRUE(get_instance(iid).output.empty());
+  auto other_worker = apply_one(
+      ending(iid, "w2", 1, instance_state::failed, t0 + 4100, "cancelled", "not mine\n", 137));
+  ASSERT_FALSE(other_worker);
+  EXPECT_EQ(code_of(other_worker.error()), errc::illegal_transition);
+  end(iid, "w1", 1, instance_state::failed, t0 + 4100, "cancelled", "line 1\nline 2\n", 137);
+  auto x = get_instance(iid);
+  EXPECT_EQ(x.state, instance_state::cancelled);
+  EXPECT_EQ(x.error, "operator");
+  EXPECT_EQ(x.output, "line 1\nline 2\n");
+  EXPECT_EQ(x.exit_code, 137);
+  EXPECT_EQ(x.finished_at, t0 + 4000);
+  // The same report again changes nothing.
+  end(iid, "w1", 1, instance_state::failed, t0 + 4200, "cancelled", "other\n", 137);
+  EXPECT_EQ(get_instance(iid).output, "line 1\nline 2\n");
+  auto h = attempts(iid);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0].state, instance_state::cancelled);
+  EXPECT_EQ(h[0].error, "operator");
+  EXPECT_EQ(h[0].output, "line 1\nline 2\n");
+  EXPECT_EQ(h[0].exit_code, 137);
+  // Retried by hand, the record stays as it is, and the next attempt starts clean.
+  must_apply(retry_instance{"", iid, t0 + 5000});
+  start(iid, "w1", t0 + 5100);
+  must_apply(cancel{"", iid, t0 + 5200, "again"});
+  EXPECT_TRUE(get_instance(iid).output.empty()) << "not the earlier attempt's output";
+  h = attempts(iid);
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].output, "line 1\nline 2\n");
+  EXPECT_TRUE(h[1].output.empty());
+}
+
 TEST_F(attempt_history_test, a_run_cancelled_before_dispatch_has_no_attempt) {
   const auto iid = retried_instance();
   must_apply(cancel{"", iid, t0 + 5, "operator"});

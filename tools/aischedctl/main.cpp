@@ -15,8 +15,8 @@ using namespace aisched::ctl;
 constexpr const char* exit_codes_help =
     "Exit codes: 0 ok, 1 server error (5xx, unreachable), 2 usage error, 3 not found (404),\n"
     "4 conflict (409), 5 invalid argument (400, 413), 6 unauthenticated (401),\n"
-    "7 forbidden (403). Errors are printed to stderr as\n"
-    "`error: <code>: <message> (field: <field>)`.";
+    "7 forbidden (403), 8 a followed run ended but not in success. Errors are printed to\n"
+    "stderr as `error: <code>: <message> (field: <field>)`.";
 
 std::string env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);

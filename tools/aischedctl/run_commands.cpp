@@ -1,6 +1,7 @@
 // `run list|get|logs|attempts|cancel|retry`: runs (instances) over /api/v1/instances. `run logs
 // --follow` reads the Server-Sent Events of /instances/{id}/output?follow=true and
-// falls back to polling the run where a server has no such route.
+// falls back to polling the run where a server has no such route; either way it ends
+// with how the run ended (stderr) and exits 0 only when it succeeded.
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 #include <chrono>
@@ -71,6 +72,18 @@ int retry_run(session& s, const std::string& id) {
   });
 }
 
+/// Says on stderr how followed run `id` ended (`run` holds state, exit_code and
+/// error) and returns the exit code: ok for success, exit_run_unsuccessful
+/// otherwise, so a script can tell a cancelled or failed run from a good one.
+int report_end(const std::string& id, const json::value& run) {
+  auto state = text_field(run, "state");
+  auto error = text_field(run, "error");
+  std::cerr << "run " << id << " ended: " << (state.empty() ? "unknown" : state)
+            << ", exit code " << cell(run, "exit_code") << (error.empty() ? "" : ": " + error)
+            << "\n";
+  return state == "success" ? exit_ok : exit_run_unsuccessful;
+}
+
 /// Polls GET instance until the run is terminal, printing output as it grows.
 int poll_logs(session& s, const std::string& id) {
   std::string shown;
@@ -86,7 +99,7 @@ int poll_logs(session& s, const std::string& id) {
     }
     shown = output;
     auto state = proto::parse_enum<proto::instance_state>(text_field(run, "state"));
-    if (state && proto::is_terminal(*state)) return exit_ok;
+    if (state && proto::is_terminal(*state)) return report_end(id, run);
     std::this_thread::sleep_for(poll_interval);
   }
 }
@@ -101,7 +114,8 @@ int follow_logs(session& s, const std::string& id) {
     auto v = json::parse(e.data, ec);
     if (e.type == "end" || e.type == "error") {
       ended = true;
-      if (e.type == "error") rc = report_error_document(ec ? json::value() : v);
+      rc = e.type == "error" ? report_error_document(ec ? json::value() : v)
+                             : report_end(id, ec ? json::value() : v);
       return false;
     }
     if (!ec) std::cout << text_field(v, "chunk") << std::flush;

@@ -22,6 +22,7 @@ enum exit_code : int {
   exit_invalid = 5,       // 400, 413: the server rejected an argument or document
   exit_unauthenticated = 6,  // 401: no, a bad, an expired or a revoked token
   exit_forbidden = 7,        // 403: the token's role may not do this
+  exit_run_unsuccessful = 8, // run logs --follow: the run ended, but not in success
 };
 
 /// The exit code for an HTTP status that is not 2xx (0 = no answer).

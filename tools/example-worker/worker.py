@@ -7,14 +7,24 @@ POST /internal/tasks/execute (answering 202 at once), runs shell commands with
 the run's identity in the environment, and reports to the report_url it was
 given: first "running", then the outcome.
 
+Nothing a run starts outlives it, nor this worker: each command runs in a
+process group of its own, led by a small guard shell. Cancel and timeout kill
+the whole group (the report keeps what the run printed), and the kernel tells
+the guard when this worker dies, even by kill -9 (PR_SET_PDEATHSIG), and the
+guard then kills the group. A process that leaves the group on purpose
+(setsid, a daemon) escapes; native workers (aisched --roles worker) also
+contain those.
+
     python3 worker.py --server http://127.0.0.1:8080 --id py-1 --port 0 \
         --label zone=eu --max-load 4
 
 With --port 0 it picks a free port and prints "listening on PORT".
 """
 import argparse
+import ctypes
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -23,6 +33,31 @@ import urllib.error
 import urllib.request
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+# Linux: resolved before any fork, so the child only calls into it.
+_LIBC = ctypes.CDLL(None, use_errno=True)
+PR_SET_PDEATHSIG = 1
+
+# The run's first process: it leads the run's process group, runs the command
+# as its child and, on SIGTERM (sent by the kernel when the worker dies, see
+# _guard_setup) kills the whole group, itself included.
+GUARD = 'trap "kill -KILL 0" TERM HUP INT; /bin/sh -c "$1" & wait $!'
+
+
+def _guard_setup(worker_pid):
+    """In the child, before exec: SIGTERM when the worker's thread that started
+    it dies; and if the worker is already gone, no run at all."""
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != worker_pid:
+        os._exit(137)
+
+
+def kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def now_rfc3339():
@@ -66,6 +101,8 @@ class Worker:
         self.seen = {}  # (instance_id, attempt) -> True: a duplicate delivery runs once
         self.lock = threading.Lock()
         self.load = 0
+        self.running = {}  # instance_id -> Popen of its guard (the process group's id)
+        self.cancelled = set()  # instance ids told to cancel while they run
         # Issued by the node at registration; heartbeats and reports carry it.
         self.credential = None
 
@@ -106,16 +143,11 @@ class Worker:
             if job["kind"] == "noop":
                 pass
             elif job["kind"] == "shell":
-                p = subprocess.run(["/bin/sh", "-c", job["command"]], env=env,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   timeout=parse_duration(job["timeout"]))
-                code, output = p.returncode, p.stdout.decode(errors="replace")[-1024:]
-                if code != 0:
-                    state, error = "failed", f"exit status {code}"
+                state, code, output, error = self.run_shell(job, env)
             else:
                 state, code, error = "failed", -1, f"kind {job['kind']} not supported here"
-        except subprocess.TimeoutExpired:
-            state, code, error = "timed_out", -1, "timed out"
+        except OSError as e:
+            state, code, error = "failed", -1, f"cannot start the command: {e}"
         # Report until the node takes it (it acknowledges duplicates without change).
         doc = {"worker_id": self.args.id, "attempt": job["attempt"], "state": state,
                "exit_code": code, "output": output,
@@ -129,6 +161,51 @@ class Worker:
             time.sleep(0.5)
         with self.lock:
             self.load -= 1
+
+    def run_shell(self, job, env):
+        """Runs the command in a process group of its own; returns (state, exit
+        code, output tail, error). A cancel or timeout kills the group and keeps
+        what the run printed until then."""
+        iid = job["instance_id"]
+        p = subprocess.Popen(["/bin/sh", "-c", GUARD, "aisched-run", job["command"]], env=env,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, start_new_session=True,
+                             preexec_fn=lambda pid=os.getpid(): _guard_setup(pid))
+        with self.lock:
+            self.running[iid] = p
+        chunks = []
+        reader = threading.Thread(
+            target=lambda: chunks.extend(iter(lambda: p.stdout.read1(8192), b"")), daemon=True)
+        reader.start()
+        timed_out = False
+        try:
+            p.wait(timeout=parse_duration(job["timeout"]))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            kill_group(p.pid)
+            p.wait()
+        kill_group(p.pid)  # whatever the command left running in its group
+        reader.join(2)  # a process that left the group may hold the pipe: not waited for
+        with self.lock:
+            self.running.pop(iid, None)
+            cancelled = iid in self.cancelled
+            self.cancelled.discard(iid)
+        output = b"".join(chunks)[-16384:].decode(errors="replace")
+        code = p.returncode if p.returncode >= 0 else 128 - p.returncode
+        if cancelled:
+            return "failed", code, output, "cancelled"
+        if timed_out:
+            return "timed_out", code, output, f"timed out after {job['timeout']}"
+        if code != 0:
+            return "failed", code, output, f"exit status {code}"
+        return "success", 0, output, ""
+
+    def cancel(self, instance_id):
+        with self.lock:
+            p = self.running.get(instance_id)
+            if p is not None:
+                self.cancelled.add(instance_id)
+                kill_group(p.pid)
 
     def handler(self):
         worker = self
@@ -152,6 +229,7 @@ class Worker:
                     if fresh:
                         threading.Thread(target=worker.run, args=(job,), daemon=True).start()
                 elif self.path == "/internal/tasks/cancel":
+                    worker.cancel(json.loads(body).get("instance_id", ""))
                     self.send_response(202)
                     self.end_headers()
                 else:

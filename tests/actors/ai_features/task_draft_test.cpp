@@ -81,3 +81,14 @@ TEST(task_draft, clock_times) {
   EXPECT_FALSE(parse_clock("3"));
   EXPECT_FALSE(parse_clock("13pm"));
 }
+
+TEST(task_draft, relative_commands_are_kept_as_written) {
+  EXPECT_EQ(draft("every 5 minutes run ./sync.sh").at("command").as_string(), "./sync.sh");
+  EXPECT_EQ(draft("every 5 minutes run ./scripts/sync.sh --full").at("command").as_string(),
+            "./scripts/sync.sh --full");
+  EXPECT_EQ(draft("run ../bin/backup.sh daily").at("command").as_string(), "../bin/backup.sh");
+  EXPECT_EQ(draft("run .hidden/job every hour").at("command").as_string(), ".hidden/job");
+  EXPECT_EQ(draft("hourly run cd /tmp && ls .").at("command").as_string(), "cd /tmp && ls .");
+  // The sentence's own full stop is not part of the command.
+  EXPECT_EQ(draft("Run backup.sh every day.").at("command").as_string(), "backup.sh");
+}

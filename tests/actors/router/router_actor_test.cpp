@@ -8,7 +8,8 @@
 // labels (the router keeps every task's terms and reads definitions on demand);
 // and that a worker registering without a run the committed
 // state has in flight on it gets that attempt committed as lost, for the retry
-// policy to decide (the retry actor, not spawned here, starts the next one).
+// policy to decide (the retry actor, not spawned here, starts the next one),
+// when it had started, and placed again as the same attempt when it had not.
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
 #include "support/node_fixture.hpp"
@@ -235,6 +236,13 @@ TEST_F(router_actor_test, a_run_its_worker_no_longer_holds_is_committed_lost) {
   EXPECT_TRUE(propose_fire(task, slot_));
   auto id = proto::make_instance_id(task, slot_, 0);
   EXPECT_TRUE(propose_dispatch(id, slot_ + 1, "eu-1"));
+  proto::run_result started;  // its `running` report committed: it may have run
+  started.instance_id = id;
+  started.worker_id = "eu-1";
+  started.attempt = 1;
+  started.state = instance_state::running;
+  started.started_at = slot_ + 2;
+  EXPECT_TRUE(propose(proto::report_results{node_.term, slot_ + 2, {started}}));
   lead(true);  // a new term's router rebuilds from the store and finds it in flight
 
   // The worker comes back holding nothing: the attempt died with it.
@@ -249,6 +257,37 @@ TEST_F(router_actor_test, a_run_its_worker_no_longer_holds_is_committed_lost) {
   auto x = instance_of(id);
   EXPECT_EQ(x.state, instance_state::retry_waiting)
       << "a lost attempt is a failure the retry policy decides on";
+}
+
+TEST_F(router_actor_test,
+       a_run_its_restarted_worker_never_started_is_placed_again_as_the_same_attempt) {
+  // Placed on "eu-1" by an earlier term's router (ahead of its instant, say),
+  // with no `running` committed: the attempt never started.
+  proto::task t;
+  t.name = "unstarted";
+  t.kind = proto::task_kind::noop;
+  t.labels = {{"zone", "eu"}};  // one attempt: the default
+  auto made = propose(proto::create_task{t});
+  ASSERT_TRUE(made && made->tasks.size() == 1);
+  auto task = made->tasks.at(0).id;
+  EXPECT_TRUE(propose_fire(task, slot_));
+  auto id = proto::make_instance_id(task, slot_, 0);
+  EXPECT_TRUE(propose_dispatch(id, slot_ + 1, "eu-1"));
+  lead(true);
+
+  // The worker restarted without it: no execution was lost, so nothing failed.
+  add_worker("eu-1", {{"zone", "eu"}}, {});
+  sched.run();
+
+  auto x = instance_of(id);
+  EXPECT_EQ(x.state, instance_state::success) << x.error;
+  EXPECT_EQ(x.attempt, 1u) << "placed again as the same attempt, whatever max_attempts says";
+  EXPECT_EQ(x.worker_id, "eu-1");
+  auto attempts = node_.sm->list_attempts("", id);
+  ASSERT_TRUE(attempts) << id;
+  ASSERT_EQ(attempts->items.size(), 1u);
+  EXPECT_EQ(attempts->items.front().state, instance_state::success)
+      << attempts->items.front().error;
 }
 
 }  // namespace

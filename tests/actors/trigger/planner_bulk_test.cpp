@@ -1,5 +1,6 @@
 // trigger::planner's bulk enqueue (POST /api/v1/tasks/{id}/runs): one slot at
-// the instant of the request carrying one payload per run, manual (it neither
+// the instant of the request (or the first free one after it and after the
+// task's previous batch) carrying one payload per run, manual (it neither
 // counts toward max_runs nor is refused by it), held back by the overlap
 // policy like a manual run, and refused with a clear error where one run per
 // payload would be ambiguous (shards, broadcast, upstreams) or out of bounds.
@@ -32,15 +33,39 @@ TEST(planner_bulk, one_slot_at_now_carries_every_payload_in_order) {
   EXPECT_EQ(p.stats().fired, 1u);
 }
 
-TEST(planner_bulk, a_second_batch_in_the_same_instant_is_refused_not_merged) {
+TEST(planner_bulk, batches_in_one_instant_take_distinct_ordered_slots) {
   planner p(t0);
   p.upsert(make_task(1, ""), no_runtime(1), t0, false);
-  ASSERT_TRUE(p.enqueue("", 1, payloads(2), t0 + 5));
-  auto again = p.enqueue("", 1, payloads(2), t0 + 5);
-  ASSERT_FALSE(again) << "two batches in one millisecond would share instance ids";
-  EXPECT_EQ(view(again.error()).code, errc::already_exists);
-  EXPECT_FALSE(p.trigger_now("", 1, t0 + 5)) << "a trigger would be deduplicated away";
-  EXPECT_TRUE(p.enqueue("", 1, payloads(2), t0 + 6));
+  auto first = p.enqueue("", 1, payloads(2), t0 + 5);
+  ASSERT_TRUE(first);
+  // A trigger in the batch's millisecond is neither refused nor deduplicated
+  // away: it takes the next free instant, as a batch would.
+  auto triggered = p.trigger_now("", 1, t0 + 5);
+  ASSERT_TRUE(triggered) << view(triggered.error()).message;
+  ASSERT_EQ(triggered->fires.size(), 1u);
+  EXPECT_EQ(triggered->fires[0].slot, t0 + 6);
+  // In flight or committed, an earlier batch's slot is never shared: two
+  // batches in one millisecond would share run ids and the second be dropped.
+  auto second = p.enqueue("", 1, payloads(2), t0 + 5);
+  ASSERT_TRUE(second) << view(second.error()).message;
+  EXPECT_EQ(second->fires[0].slot, t0 + 7);
+  p.settle(first->fires[0]);
+  p.settle(triggered->fires[0]);
+  p.settle(second->fires[0]);
+  auto third = p.enqueue("", 1, payloads(2), t0 + 5);
+  ASSERT_TRUE(third) << view(third.error()).message;
+  EXPECT_EQ(third->fires[0].slot, t0 + 8) << "a later batch sorts after the earlier ones";
+  auto later = p.enqueue("", 1, payloads(2), t0 + 50);
+  ASSERT_TRUE(later);
+  EXPECT_EQ(later->fires[0].slot, t0 + 50) << "a free instant is taken as is";
+}
+
+TEST(planner_bulk, a_batch_never_takes_a_schedule_instant) {
+  planner p(t0);
+  p.upsert(make_task(1, "@every 1s"), no_runtime(1), t0, false);
+  auto d = p.enqueue("", 1, payloads(1), t0 + 2000);
+  ASSERT_TRUE(d) << view(d.error()).message;
+  EXPECT_EQ(d->fires[0].slot, t0 + 2001) << "the slot at t0+2s belongs to the schedule";
 }
 
 TEST(planner_bulk, the_overlap_policy_holds_a_batch_back_while_a_run_is_active) {

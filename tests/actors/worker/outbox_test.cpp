@@ -1,7 +1,7 @@
 // The worker's outbox (actors/worker/outbox.hpp) on real files in a temporary
 // directory: reports kept across a reopen and erased ones gone; one process at
-// a time; a record cut short by a killed process dropped, a flipped byte an
-// error; a full disk leaves the reports written before it readable; segments
+// a time; a record cut short by a killed process dropped, and a tail of
+// zeros a lost machine left, a flipped byte an error; a full disk leaves the reports written before it readable; segments
 // reclaimed even with one report never acknowledged; an outbox RocksDB wrote
 // (the former format) read and moved over.
 #include "actors/worker/outbox.hpp"
@@ -132,6 +132,30 @@ TEST_F(outbox_test, a_record_cut_short_at_the_end_is_dropped_and_the_rest_kept) 
   auto got = load(**box);
   EXPECT_EQ(got.size(), 2u);
   EXPECT_TRUE(got.count("1-4-0#1"));
+}
+
+TEST_F(outbox_test, a_tail_of_zeros_a_lost_machine_left_is_dropped_and_the_rest_kept) {
+  // The outbox does not fsync: after a power loss the newest segment may end
+  // in blocks the kernel never wrote, read back as zeros. Its reports before
+  // them are kept and the worker opens (it would otherwise take no runs).
+  {
+    auto box = outbox::open(dir_);
+    ASSERT_TRUE(box);
+    ASSERT_FALSE(put(**box, {report("1-1-0"), report("1-2-0")}));
+  }
+  auto segs = segment_files(dir_);
+  ASSERT_FALSE(segs.empty());
+  auto whole = fs::file_size(segs.back());
+  std::ofstream(segs.back(), std::ios::binary | std::ios::app) << std::string(4096, '\0');
+  {
+    auto box = outbox::open(dir_);
+    ASSERT_TRUE(box) << view(box.error()).message;
+    auto got = load(**box);
+    EXPECT_EQ(got.size(), 2u);
+    EXPECT_TRUE(got.count("1-1-0#1"));
+    EXPECT_TRUE(got.count("1-2-0#1"));
+  }
+  EXPECT_EQ(fs::file_size(segs.back()), whole) << "the zeros stay behind the next write";
 }
 
 TEST_F(outbox_test, a_flipped_byte_is_an_error_not_a_lost_report) {

@@ -222,6 +222,7 @@ TEST(supervisor_spec, round_trips_and_rejects_what_is_not_a_whole_spec) {
   s.gid = 65534;
   s.groups = {65534, 100};
   s.namespaces = false;
+  s.own_network = true;
   s.dir = "/tmp/run dir";
   s.argv = {"/bin/sh", "-c", "echo 'a b'", ""};
   s.env = {"A=1", "EMPTY="};
@@ -234,6 +235,7 @@ TEST(supervisor_spec, round_trips_and_rejects_what_is_not_a_whole_spec) {
   EXPECT_EQ(back.uid, 65534u);
   EXPECT_EQ(back.groups, s.groups);
   EXPECT_FALSE(back.namespaces);
+  EXPECT_TRUE(back.own_network);
   EXPECT_EQ(back.dir, s.dir);
   EXPECT_EQ(back.argv, s.argv);
   EXPECT_EQ(back.env, s.env);
@@ -253,16 +255,16 @@ TEST(supervisor_spec, round_trips_and_rejects_what_is_not_a_whole_spec) {
     for (auto f : fields) out.append(f).push_back('\0');
     return out;
   };
-  EXPECT_TRUE(parse_spec(field({"aisched-spec-1", "7", "0", "-", "0", "0", "1", "/", "1", "/bin/true",
+  EXPECT_TRUE(parse_spec(field({"aisched-spec-1", "7", "0", "-", "0", "0", "1", "host", "/", "1", "/bin/true",
                                 "0"}),
                          back));
-  EXPECT_FALSE(parse_spec(field({"aisched-spec-1", "7", "0", "-", "0", "0", "1", "/", "9", "/bin/true",
+  EXPECT_FALSE(parse_spec(field({"aisched-spec-1", "7", "0", "-", "0", "0", "1", "host", "/", "9", "/bin/true",
                                  "0"}),
                           back));
-  EXPECT_FALSE(parse_spec(field({"aisched-spec-1", "7", "0", "99999999999", "0", "0", "1", "/", "1",
+  EXPECT_FALSE(parse_spec(field({"aisched-spec-1", "7", "0", "99999999999", "0", "0", "1", "host", "/", "1",
                                  "/bin/true", "0"}),
                           back));
-  EXPECT_FALSE(parse_spec(field({"aisched-spec-2", "7", "0", "-", "0", "0", "1", "/", "1", "/bin/true",
+  EXPECT_FALSE(parse_spec(field({"aisched-spec-2", "7", "0", "-", "0", "0", "1", "host", "/", "1", "/bin/true",
                                  "0"}),
                           back));
 }

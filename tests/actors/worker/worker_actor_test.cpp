@@ -359,9 +359,9 @@ TEST_F(worker_actor_test, holds_its_running_runs_and_its_unacknowledged_reports)
 }
 
 TEST_F(worker_actor_test, no_op_runs_finished_in_one_burst_are_held_until_reported_and_kept) {
-  // No-op runs finish as they arrive; their reports go out together, after one
+  // No-op runs finish as they arrive; each message's reports go out after its
   // outbox write. A leader asking what the worker holds while those reports
-  // wait for that write must hear of every one: a run it does not hear of, it
+  // are unacknowledged must hear of every one: a run it does not hear of, it
   // declares lost and runs again.
   constexpr int n = 300;
   std::vector<proto::held_run> want;
