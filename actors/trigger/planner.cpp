@@ -34,7 +34,11 @@ uint64_t mix(uint64_t x) {
 }  // namespace
 
 planner::planner(unix_ms now, duration_ms fire_ahead)
-    : fire_ahead_(std::max<duration_ms>(0, fire_ahead)), timers_(now), ahead_(now), clock_(now) {}
+    : fire_ahead_(std::max<duration_ms>(0, fire_ahead)),
+      timers_(now),
+      ahead_(now),
+      began_(now),
+      clock_(now) {}
 
 unix_ms planner::jittered(uint64_t id, duration_ms jitter, unix_ms slot) {
   if (jitter <= 0) return slot;
@@ -95,7 +99,13 @@ void planner::upsert(const task& t, const task_runtime& rt, unix_ms now, bool ca
   disarm(t.id);
   e.next_slot = 0;
   if (t.paused || e.sched.is_manual()) return;
-  unix_ms after = catch_up ? std::max(e.last_slot, t.created_at) : std::max(now, e.last_slot);
+  // A catch-up starts after the task's latest change committed before this
+  // planner began (create, update, pause, resume): the leader that committed it
+  // armed the task after that instant (upsert without catch_up), and a paused
+  // task's slots were never due, so those slots are neither missed nor fired now.
+  // A change committed since belongs to this leader, whose rebuild is the catch-up.
+  const unix_ms changed = std::max(t.created_at, t.updated_at < began_ ? t.updated_at : 0);
+  unix_ms after = catch_up ? std::max(e.last_slot, changed) : std::max(now, e.last_slot);
   if (t.start_at != 0) after = std::max(after, t.start_at - 1);
   // A one-shot whose instant passed before the task reached the trigger (its
   // create committed late, e.g. forwarded across a failover or sent to a member

@@ -72,8 +72,11 @@ class planner {
 
   /// Adds or replaces task `t`. With `catch_up`, slots after `rt.last_slot` (or after
   /// the task's creation) that are already due are handled by the misfire policy —
-  /// used when a leader rebuilds its view. Without it, only slots after `now` count
-  /// (create, update, resume). A paused task is kept but never armed; the slots
+  /// used when a leader rebuilds its view; slots at or before the task's latest change
+  /// committed before this planner began (`updated_at`: an update, a pause, a resume)
+  /// are not caught up and not counted as missed (a paused task's slots were never
+  /// due). Without it, only slots after `now` count (create, update, resume). A
+  /// paused task is kept but never armed; the slots
   /// its overlap buffer holds (buffer_one, buffer_all) stay there through the
   /// pause, and a resume fires them in order, one at a time, as runs end.
   void upsert(const proto::task& t, const proto::task_runtime& rt, unix_ms now, bool catch_up);
@@ -363,6 +366,7 @@ class planner {
     unix_ms counted_at = 0;  // clock_ then
   };
   mutable burst_count burst_;
+  unix_ms began_ = 0;  // the constructor's now: changes committed before it were decided
   unix_ms clock_ = 0;  // the latest collect()'s now
   /// A slot to decide at the next collect(): caught up, unblocked, requeued, or
   /// released from an overlap buffer (`released`: its turn has come).

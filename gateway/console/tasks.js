@@ -115,7 +115,9 @@ function readForm(form) {
 
 export async function taskForm(view) {
   const id = view.params[0];
-  let t = { kind: 'shell', timezone: 'UTC', timeout: '1h', overlap: 'skip', shards: 1,
+  // overlap: the API's default (allow), so a form left as it is makes the task a
+  // POST without the field would.
+  let t = { kind: 'shell', timezone: 'UTC', timeout: '1h', overlap: 'allow', shards: 1,
             retry: { policy: 'exponential', max_attempts: 1, initial: '1s', max: '10m' }, labels: {} };
   if (id) {
     try { t = await get(`/api/v1/tasks/${id}`, view.signal); } catch (e) { return fill(view.el, problem(e, `Task ${id}`)); }
@@ -142,7 +144,7 @@ export async function taskForm(view) {
       field('Max backoff', 'retry.max', input('retry_max', { value: r.max || '10m' }))),
     h('div', { class: 'row' },
       field('Timeout', 'timeout', input('timeout', { value: t.timeout || '1h' })),
-      field('Overlap', 'overlap', select('overlap', ['allow', 'skip', 'buffer_one', 'buffer_all', 'replace'], t.overlap || 'skip')),
+      field('Overlap', 'overlap', select('overlap', ['allow', 'skip', 'buffer_one', 'buffer_all', 'replace'], t.overlap || 'allow'), 'default allow: slots fire while a run is active'),
       field('Shards', 'shards', input('shards', { type: 'number', min: 1, value: t.shards || 1 }))),
     h('div', { class: 'row' },
       field('Max runs', 'max_runs', input('max_runs', { type: 'number', min: 0, value: t.max_runs || 0 }), '0: the schedule never ends'),

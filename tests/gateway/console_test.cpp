@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "proto/types.hpp"
+
 namespace aisched::gateway {
 namespace {
 
@@ -91,6 +93,23 @@ TEST(console_test, every_referenced_file_is_embedded) {
       EXPECT_TRUE(names.count((*i)[1])) << a.name << " references " << (*i)[1]
                                         << ", which is not in gateway/CMakeLists.txt's CONSOLE_FILES";
   }
+}
+
+// Issue #43: the new-task form defaulted overlap to skip while the API defaults to
+// allow, so the same task made in the console and by a POST behaved differently.
+TEST(console_test, the_task_form_defaults_overlap_as_the_api_does) {
+  std::string tasks;
+  for (auto& a : console_assets())
+    if (a.name == "tasks.js") tasks = std::string(a.bytes);
+  ASSERT_FALSE(tasks.empty()) << "tasks.js is not embedded";
+  const std::string api_default(proto::name_of(proto::task{}.overlap));
+  static const std::regex defaults(R"re((?:overlap: |t\.overlap \|\| )'([a-z_]+)')re");
+  size_t seen = 0;
+  for (std::sregex_iterator i(tasks.begin(), tasks.end(), defaults), end; i != end; ++i, ++seen)
+    EXPECT_EQ((*i)[1], api_default) << "tasks.js: " << (*i)[0];
+  EXPECT_EQ(seen, 2u) << "the form's default task and the select's fallback";
+  EXPECT_NE(tasks.find("'default " + api_default), std::string::npos)
+      << "the form says which overlap is the default";
 }
 
 }  // namespace

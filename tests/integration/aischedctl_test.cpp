@@ -209,6 +209,28 @@ TEST_F(aischedctl, trigger_makes_a_run_that_run_list_shows_reaching_success) {
   EXPECT_NE(shown.out.find("output:\nhello-from-ctl"), std::string::npos) << shown.out;
 }
 
+// Issue #43: `run list` had no ERROR column, so a run waiting for a worker said why
+// only in `run get`.
+TEST_F(aischedctl, run_list_shows_why_a_run_waits_in_its_error_column) {
+  auto id = create(R"({"name": "ctl-nowhere", "command": "true", "labels": {"zone": "ctl-none"}})");
+  ASSERT_GT(id, 0);
+  auto triggered = ctl({"task", "trigger", std::to_string(id), "-o", "json"});
+  ASSERT_EQ(triggered.exit_code, 0) << triggered.err;
+  std::string last;
+  bool said = eventually(
+      [&] {
+        auto r = ctl({"run", "list", "--task", std::to_string(id)});
+        last = r.out + r.err;
+        auto rows = lines(r.out);
+        return r.exit_code == 0 && rows.size() >= 2 &&
+               rows[0].find("ERROR") != std::string::npos &&
+               rows[1].find("matches zone=ctl-none") != std::string::npos;
+      },
+      10s);
+  EXPECT_TRUE(said) << last;
+  EXPECT_EQ(ctl({"task", "delete", std::to_string(id)}).exit_code, 0);
+}
+
 TEST_F(aischedctl, follow_prints_a_running_runs_output_until_it_ends) {
   auto id = create(R"({"name": "ctl-slow", "command": "echo first; sleep 1; echo second"})");
   ASSERT_GT(id, 0);
@@ -363,4 +385,29 @@ TEST_F(aischedctl, sets_pools_and_calendars_that_tasks_then_name) {
   EXPECT_NE(in_use.err.find(std::to_string(id)), std::string::npos) << in_use.err;
   EXPECT_EQ(ctl({"task", "delete", std::to_string(id)}).exit_code, 0);
   EXPECT_EQ(ctl({"calendar", "delete", "ctl-holidays"}).exit_code, 0);
+}
+
+// Issue #43: `pool get` showed the size but not how much of it runs hold.
+TEST_F(aischedctl, pool_get_shows_the_slots_its_running_runs_hold) {
+  ASSERT_EQ(ctl({"pool", "set", "ctl-busy", "--size", "2"}).exit_code, 0);
+  auto idle = ctl({"pool", "get", "ctl-busy", "-o", "json"});
+  ASSERT_EQ(idle.exit_code, 0) << idle.err;
+  EXPECT_EQ(num(json_of(idle).as_object(), "in_use"), 0) << idle.out;
+  auto id = create(R"({"name": "ctl-pooled", "command": "sleep 5", "pool": "ctl-busy"})");
+  ASSERT_GT(id, 0);
+  auto triggered = ctl({"task", "trigger", std::to_string(id), "-o", "json"});
+  ASSERT_EQ(triggered.exit_code, 0) << triggered.err;
+  std::string last;
+  bool shown = eventually(
+      [&] {
+        auto r = ctl({"pool", "get", "ctl-busy"});
+        last = r.out + r.err;
+        for (auto& line : lines(r.out))
+          if (line.rfind("in_use", 0) == 0 && line.find(" 1") != std::string::npos) return true;
+        return false;
+      },
+      10s);
+  EXPECT_TRUE(shown) << last;
+  auto runs = json_of(triggered).at("instances").as_array();
+  if (!runs.empty()) ctl({"run", "cancel", str(runs[0].as_object(), "id")});
 }

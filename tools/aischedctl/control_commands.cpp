@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "tools/aischedctl/commands.hpp"
 #include "tools/aischedctl/output.hpp"
@@ -31,6 +32,40 @@ int print_answer(session& s, const json::value& v) {
 int get_one(session& s, const std::string& kind, const std::string& name) {
   json::value v;
   if (int rc = s.get("/api/v1/" + kind + "/" + url_encode(name), v)) return rc;
+  return print_answer(s, v);
+}
+
+/// How many runs hold a slot of pool `name` now: the dispatched and running
+/// runs of the tasks naming it (what the router counts against its size).
+/// Counted from the task and run lists, so it is as of this call.
+int pool_in_use(session& s, const std::string& name, uint64_t& in_use) {
+  page_args all;
+  all.all = true;
+  json::array tasks;
+  std::string next;
+  if (int rc = fetch_pages(s, "/api/v1/tasks", {}, all, tasks, next)) return rc;
+  std::set<std::string> members;  // task ids as cells
+  for (auto& t : tasks)
+    if (cell(t, "pool") == name) members.insert(cell(t, "id"));
+  in_use = 0;
+  if (members.empty()) return exit_ok;
+  for (const char* state : {"dispatched", "running"}) {
+    json::array runs;
+    if (int rc = fetch_pages(s, "/api/v1/instances", {std::string("state=") + state}, all, runs,
+                             next))
+      return rc;
+    for (auto& r : runs) in_use += members.count(cell(r, "task_id"));
+  }
+  return exit_ok;
+}
+
+/// `pool get`: the pool with `in_use`, the slots its runs hold now.
+int get_pool(session& s, const std::string& name) {
+  json::value v;
+  if (int rc = s.get("/api/v1/pools/" + url_encode(name), v)) return rc;
+  uint64_t in_use = 0;
+  if (int rc = pool_in_use(s, name, in_use)) return rc;
+  if (v.is_object()) v.get_object()["in_use"] = in_use;
   return print_answer(s, v);
 }
 
@@ -80,11 +115,10 @@ void add_control_commands(CLI::App& app, action& chosen) {
   pset->callback([&chosen, a] {
     chosen = [a](session& s) { return put(s, "pools", a->name, json::object{{"size", a->size}}); };
   });
-  auto* pget = pool->add_subcommand("get", "Show a pool");
+  auto* pget = pool->add_subcommand(
+      "get", "Show a pool and its slots in use (in_use: its dispatched and running runs)");
   pget->add_option("NAME", a->name, "Pool name")->required();
-  pget->callback([&chosen, a] {
-    chosen = [a](session& s) { return get_one(s, "pools", a->name); };
-  });
+  pget->callback([&chosen, a] { chosen = [a](session& s) { return get_pool(s, a->name); }; });
   pool->add_subcommand("list", "List the pools")->callback([&chosen] {
     chosen = [](session& s) { return list(s, "pools", {"name", "size", "updated_at"}); };
   });

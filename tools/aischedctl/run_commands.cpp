@@ -3,6 +3,7 @@
 // falls back to polling the run where a server has no such route; either way it ends
 // with how the run ended (stderr) and exits 0 only when it succeeded.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
 #include <iostream>
@@ -26,6 +27,12 @@ std::string run_path(const std::string& id) { return "/api/v1/instances/" + url_
 std::string text_field(const json::value& v, const char* key) {
   auto* x = v.is_object() ? v.get_object().if_contains(key) : nullptr;
   return x && x->is_string() ? std::string(x->get_string()) : std::string();
+}
+
+/// `text` on one line: a table row stays one row whatever an error holds.
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
 }
 
 int get_run(session& s, const std::string& id) {
@@ -162,11 +169,13 @@ int list_runs(session& s, const run_filter& filter) {
     print_json(std::cout, json::object{{"items", items}, {"next_cursor", next_cursor}});
     return exit_ok;
   }
-  table t({"ID", "TASK", "STATE", "ATTEMPT", "WORKER", "EXIT", "CREATED", "FINISHED"});
+  // ERROR: why a run failed, or why a pending run waits (no worker can take it,
+  // its task is paused, a limit holds it), as `run get` says.
+  table t({"ID", "TASK", "STATE", "ATTEMPT", "WORKER", "EXIT", "CREATED", "FINISHED", "ERROR"});
   for (auto& r : items)
     t.add({cell(r, "id"), cell(r, "task_id"), cell(r, "state"), cell(r, "attempt"),
            cell(r, "worker_id"), cell(r, "exit_code"), cell(r, "created_at"),
-           cell(r, "finished_at")});
+           cell(r, "finished_at"), one_line(cell(r, "error"))});
   t.print(std::cout);
   hint_next_page(next_cursor);
   return exit_ok;

@@ -120,6 +120,46 @@ TEST(planner, misfire_fire_once_after_a_very_long_outage_fires_the_latest_missed
   EXPECT_EQ(p.next_due(), t0 + 86'400'100);
 }
 
+// Issue #43: scheduler_slots_total{outcome="missed"} grew by a paused task's slots at
+// every restart. A task paused right after t0 and resumed at t0+8m: a leader that
+// rebuilds at t0+10m30s misses only the slots after the resume, and fires none before it.
+TEST(planner, slots_of_a_pause_are_not_missed_or_caught_up_by_a_rebuild) {
+  outage o;
+  const unix_ms resumed_at = o.last + 8 * minute + 10 * sec;
+  auto t = make_task(1, "@every 1m");
+  t.updated_at = resumed_at;
+  t.misfire = misfire_policy::skip;
+  planner p(o.now);
+  p.upsert(t, runtime_at(1, o.last), o.now, true);
+  EXPECT_TRUE(p.collect(o.now).empty());
+  EXPECT_EQ(p.stats().missed, 2u) << "only +9m and +10m, after the resume, were missed";
+  t.misfire = misfire_policy::fire_all;
+  t.misfire_limit = 50;
+  planner q(o.now);
+  q.upsert(t, runtime_at(1, o.last), o.now, true);
+  EXPECT_EQ(slots_of(q.collect(o.now)), every(o.last + 9 * minute, minute, 2));
+  EXPECT_EQ(q.stats().missed, 0u);
+  // Still paused at the rebuild: nothing is missed, nothing armed.
+  t.paused = true;
+  planner r(o.now);
+  r.upsert(t, runtime_at(1, o.last), o.now, true);
+  EXPECT_TRUE(r.collect(o.now).empty());
+  EXPECT_EQ(r.stats().missed, 0u);
+  EXPECT_FALSE(r.next_due().has_value());
+}
+
+// A change this leader commits itself (during its rebuild) does not cut the
+// outage's catch-up short: that rebuild is the catch-up.
+TEST(planner, a_change_committed_during_the_rebuild_keeps_the_outage_catch_up) {
+  outage o;
+  auto t = make_task(1, "@every 1m");
+  t.updated_at = o.now + 5;
+  t.misfire = misfire_policy::skip;
+  planner p(o.now);
+  p.upsert(t, runtime_at(1, o.last), o.now + 10, true);
+  EXPECT_EQ(p.stats().missed, 10u);
+}
+
 // -- a one-shot whose instant passed before its create committed ----------------------
 
 // The chaos harness found it: a create sent to a member that was stopped for 3 s
