@@ -618,20 +618,7 @@ caf::error state_machine::reload() {
   if (!applied) return applied.error();
   auto next = read_meta(db_, next_task_key, 1);
   if (!next) return next.error();
-  // Ids are never reused: the counter is written with every create, in the same
-  // batch, so a task at or above it means the meta record was lost or rolled back.
-  auto last = db_.iterate(column::tasks);
-  last->SeekToLast();
-  if (!last->status().ok())
-    return make_error(errc::corrupted, "cannot read the tasks: " + last->status().ToString());
-  if (last->Valid() && last->key().size() == 8) {
-    auto highest = keys::get_u64(std::string_view(last->key().data(), 8));
-    if (highest >= *next)
-      return make_error(errc::corrupted,
-                        "the task id counter (next " + std::to_string(*next) +
-                            ") is not above the highest task id present (" +
-                            std::to_string(highest) + "): ids would be reused");
-  }
+  if (auto err = check_task_ids(db_, *next)) return err;
   auto counts = load_counts(db_);
   if (!counts) return counts.error();
   cache_->clear();  // the state may have been replaced underneath

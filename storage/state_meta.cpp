@@ -73,4 +73,17 @@ void publish_mutations(const batch_effects& fx) {
   if (fx.pruned) m.runs_pruned.inc(static_cast<double>(fx.pruned));
 }
 
+caf::error check_task_ids(rocks& db, uint64_t next) {
+  auto last = db.iterate(column::tasks);
+  last->SeekToLast();
+  if (!last->status().ok())
+    return make_error(errc::corrupted, "cannot read the tasks: " + last->status().ToString());
+  if (!last->Valid() || last->key().size() != 8) return {};
+  auto highest = keys::get_u64(std::string_view(last->key().data(), 8));
+  if (highest < next) return {};
+  return make_error(errc::corrupted, "the task id counter (next " + std::to_string(next) +
+                                         ") is not above the highest task id present (" +
+                                         std::to_string(highest) + "): ids would be reused");
+}
+
 }  // namespace aisched::storage

@@ -24,6 +24,10 @@ inline constexpr std::string_view instance_counts_key = "instance_counts";  // o
 std::string encode_counts(const state_machine::state_counts& counts);
 [[nodiscard]] caf::expected<state_machine::state_counts> load_counts(rocks& db);
 void publish_counts(const state_machine::state_counts& counts);
+/// Ids are never reused: an error (corrupted) when a task id at or above `next`,
+/// the stored task id counter, is present. The counter is written in the same
+/// batch as every create, so such a task means the meta record was lost.
+[[nodiscard]] caf::error check_task_ids(rocks& db, uint64_t next);
 void publish_mutations(const batch_effects& fx);
 
 }  // namespace aisched::storage

@@ -2,6 +2,7 @@
 // (refused naming them, or cascading in the same entry, also when the dependent
 // was created earlier in the same batch), and retry_instance (another attempt of
 // a failed, timed-out or cancelled run; any other state is refused).
+#include "storage/keys.hpp"
 #include "storage/state_machine_fixture.hpp"
 
 namespace aisched::storage {
@@ -81,6 +82,40 @@ TEST_F(state_machine_test, retry_instance_of_a_run_that_did_not_end_badly_is_ref
   r = apply_one(retry_instance{"globex", iid, t0 + 10});
   ASSERT_FALSE(r);
   EXPECT_EQ(code_of(r.error()), errc::not_found) << "another tenant's run";
+}
+
+}  // namespace
+}  // namespace aisched::storage
+
+namespace aisched::storage {
+namespace {
+
+using namespace proto;
+using namespace testing_support;
+
+// #41 item 2: ids are never reused. A task id counter that is not above every
+// task present (its meta record lost or rolled back) stops the open, naming both.
+TEST_F(state_machine_test, a_task_id_counter_behind_the_tasks_present_stops_the_open) {
+  create(make_task("one"));
+  auto two = create(make_task("two"));
+  rocksdb::WriteBatch rewind;
+  rewind.Put(db_->cf(column::meta), "next_task_id", keys::u64(two));
+  ASSERT_FALSE(db_->write(rewind, true));
+  sm_.reset();
+  auto reopened = state_machine::open(*db_);
+  ASSERT_FALSE(reopened) << "the next create would reuse id " << two;
+  EXPECT_EQ(code_of(reopened.error()), errc::corrupted);
+  auto msg = view(reopened.error()).message;
+  EXPECT_NE(msg.find("highest task id present (" + std::to_string(two) + ")"), std::string::npos)
+      << msg;
+  // Put back, it opens and the next id follows the highest.
+  rocksdb::WriteBatch mend;
+  mend.Put(db_->cf(column::meta), "next_task_id", keys::u64(two + 1));
+  ASSERT_FALSE(db_->write(mend, true));
+  auto m = state_machine::open(*db_);
+  ASSERT_TRUE(m) << view(m.error()).message;
+  sm_ = std::move(*m);
+  EXPECT_EQ(create(make_task("three")), two + 1);
 }
 
 }  // namespace
