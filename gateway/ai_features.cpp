@@ -206,10 +206,17 @@ double utilization_of(const std::vector<ai::worker_fact>& ws) {
 /// answer; an error leaves the answer untouched.
 using merge_fn = std::function<caf::error(json::object& answer, const json::object& judged)>;
 
+/// `answer` with the model's `text` merged in by `merge`, or why the text is rejected.
+caf::error accept_judgement(json::object& answer, const std::string& text, const merge_fn& merge) {
+  auto o = ai::extract_json_object(text);
+  if (!o) return make_error(errc::invalid_argument, "body", "no JSON object in the reply");
+  return merge(answer, *o);
+}
+
 /// Answers `answer` (the facts and the rules' reading) as is without a model
 /// (marked `llm_not_configured`), else with the model's judgement merged in
 /// (`source: "llm"`), or with `llm_error` when the model failed or its answer
-/// did not pass `merge`.
+/// did not pass `merge` (then counted as ai_requests_total{result="invalid"}).
 void judge_and_reply(const api_context& ctx, const std::string& feature, std::string system,
                      json::object answer, merge_fn merge, reply_fn reply) {
   answer["source"] = "rules";
@@ -218,23 +225,24 @@ void judge_and_reply(const api_context& ctx, const std::string& feature, std::st
     return reply(json_response(200, answer));
   }
   auto facts = json::serialize(answer);
-  ctx.judge(ai::judge_request{feature, std::move(system), std::move(facts)},
+  // The judge's verdict: the same merge on a copy, so the count matches the reply.
+  auto check = [answer, merge](const std::string& text) {
+    auto copy = answer;
+    return accept_judgement(copy, text, merge);
+  };
+  ctx.judge(ai::judge_request{feature, std::move(system), std::move(facts), std::move(check)},
             [answer, merge, reply](caf::expected<std::string> r) mutable {
               if (!r) {
                 answer["llm_error"] = "model unavailable: " + view(r.error()).message;
                 return reply(json_response(200, answer));
               }
-              auto o = ai::extract_json_object(*r);
-              if (!o) {
-                answer["llm_error"] = "model answer rejected: no JSON object in the reply";
-                return reply(json_response(200, answer));
-              }
-              if (auto err = merge(answer, *o)) {
+              auto merged = answer;
+              if (auto err = accept_judgement(merged, *r, merge)) {
                 answer["llm_error"] = "model answer rejected: " + view(err).message;
                 return reply(json_response(200, answer));
               }
-              answer["source"] = "llm";
-              reply(json_response(200, answer));
+              merged["source"] = "llm";
+              reply(json_response(200, merged));
             });
 }
 

@@ -56,12 +56,14 @@ json::value cluster_json(const gather& g) {
     auto role = m["role"].is_string() ? std::string(m["role"].as_string()) : std::string{};
     if (!p.voter && (role == "follower" || role == "unknown")) m["role"] = "learner";
     if (s.role == "leader") m["match_index"] = p.match_index;
+    if (!p.refused.empty()) m["refused"] = p.refused;
     members.push_back(std::move(m));
   }
   json::object o;
   o["node_id"] = s.node_id;
   o["leader"] = s.leader_id;
   o["term"] = s.term;
+  o["cluster_id"] = s.cluster_id;
   o["members"] = std::move(members);
   return o;
 }
@@ -85,21 +87,21 @@ void cluster_view(const api_context& ctx, reply_fn reply) {
                   if (st) g->answers[id] = std::move(*st);
                   if (--g->waiting == 0) finish();
                 };
-                // Only over a connection raft already has: a member that dials
-                // another while that one dials it can make CAF 0.17 drop both
-                // (see raft::dials), and one raft cannot reach is unreachable anyway.
-                if (!p.reachable) {
+                // Only over a connection raft already has (known_member, never
+                // a dial): a second connection between two members makes CAF
+                // 0.17 keep one of them unmapped (see raft::dials), and the
+                // member it carries raft's messages to stops hearing them. That
+                // raft reports a peer reachable does not mean it still holds
+                // its endpoint (the link may have gone since): unreachable then.
+                auto ep = p.reachable ? proto::known_member(self->system(), p.address)
+                                      : endpoint_actor{};
+                if (!ep) {
                   answered(std::nullopt);
                   continue;
                 }
-                proto::reach_endpoint(self, p.address, std::chrono::seconds(1),
-                               [=](caf::expected<endpoint_actor> ep) {
-                                 if (!ep) return answered(std::nullopt);
-                                 self->request(*ep, std::chrono::seconds(1),
-                                               raft_status_atom::value)
-                                     .then([=](raft_status& st) { answered(std::move(st)); },
-                                           [=](caf::error&) { answered(std::nullopt); });
-                               });
+                self->request(ep, std::chrono::seconds(1), raft_status_atom::value)
+                    .then([=](raft_status& st) { answered(std::move(st)); },
+                          [=](caf::error&) { answered(std::nullopt); });
               }
             },
             [=](caf::error& e) { reply(error_response(e)); });

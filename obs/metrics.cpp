@@ -164,6 +164,11 @@ struct state {
                   "Failed opens, writes and deletes of this node's worker outbox (the worker "
                   "takes no new runs after one)")
              .Add({}));
+    m.worker_fenced_total = counter(
+        &counters("worker_fenced_total",
+                  "Execute requests this node's worker refused as stale: a leader of a newer "
+                  "term had reached it")
+             .Add({}));
 
     auto& alerts = counters("alerts_sent_total",
                             "Webhook POSTs of run_failed alerts, by result: ok, retried (another "
@@ -178,8 +183,8 @@ struct state {
     // Every documented series exists from the start (at 0): a family without
     // children is not exported at all, so a node that never asked a model would
     // show no ai_requests_total, and rate() or absent() alerts would misread it.
-    for (const char* feature : {"chat", "analysis", "advice", "trends"})
-      for (const char* result : {"ok", "fallback", "error", "rate_limited"})
+    for (const char* feature : {"chat", "analysis", "advice", "trends", "task_draft", "duration"})
+      for (const char* result : {"ok", "fallback", "invalid", "error", "rate_limited"})
         ai_requests->Add({{"feature", feature}, {"result", result}});
 
     requests = &counters("gateway_requests_total",

@@ -114,6 +114,9 @@ struct metrics {
   /// worker_outbox_errors_total: the worker's outbox failed to open, write or
   /// delete; from the first one on, the worker takes no new runs.
   counter worker_outbox_errors;
+  /// worker_fenced_total: execute requests this node's worker refused because
+  /// a leader of a newer term had reached it (a deposed leader's late request).
+  counter worker_fenced_total;
 
   // -- alerts (leader) ---------------------------------------------------------
   /// alerts_sent_total{result}: webhook POSTs of run_failed alerts: ok (2xx),
@@ -132,9 +135,11 @@ metrics& get();
 std::string serialize();
 
 /// ai_requests_total{feature,result}: one LLM request of `feature` ("chat",
-/// "analysis", ...) that ended with `result` ("ok", "fallback", "error",
-/// "rate_limited"). Thread-safe; looks the series up on each call (LLM
-/// requests are seconds apart, not a hot path).
+/// "analysis", ...) that ended with `result`: "ok" or "fallback" (answered by
+/// the primary or the fallback model, and used), "invalid" (answered, but the
+/// feature's check rejected the answer), "error", "rate_limited". Thread-safe;
+/// looks the series up on each call (LLM requests are seconds apart, not a hot
+/// path).
 counter ai_requests(const std::string& feature, const std::string& result);
 
 /// The gateway's series of one route pattern ("/api/v1/tasks/{id}"), for

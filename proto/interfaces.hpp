@@ -75,11 +75,14 @@ struct peer_status {
   bool reachable = false;
   uint64_t match_index = 0;  // the leader's view of its log (0 on followers)
   bool voter = true;         // false: a learner (replicated to, does not vote)
+  /// Why the link to it is refused ("" if it is not): it belongs to another
+  /// cluster (its cluster id differs from ours).
+  std::string refused;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, peer_status& x) {
   return f(caf::meta::type_name("aisched.peer_status"), x.id, x.address, x.reachable,
-           x.match_index, x.voter);
+           x.match_index, x.voter, x.refused);
 }
 
 /// What the raft actor reports about itself (GET /api/v1/cluster).
@@ -94,11 +97,15 @@ struct raft_status {
   std::vector<peer_status> peers;  // the other members
   std::string http_addr;           // this member's gateway (set by its endpoint; "" if none)
   bool voter = true;               // false: a learner, or not (or no longer) a member
+  /// The id of the cluster this member's data belongs to, fixed when the group
+  /// bootstrapped ("" while a joining member has not learned it yet).
+  std::string cluster_id;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, raft_status& x) {
   return f(caf::meta::type_name("aisched.raft_status"), x.node_id, x.role, x.leader_id, x.term,
-           x.commit_index, x.applied_index, x.last_log_index, x.peers, x.http_addr, x.voter);
+           x.commit_index, x.applied_index, x.last_log_index, x.peers, x.http_addr, x.voter,
+           x.cluster_id);
 }
 
 /// Tells leader-only actors (trigger, retry, router, backpressure) whether this
@@ -160,13 +167,20 @@ struct execute_request {
   /// `hold_ms` 0: start at once.
   unix_ms not_before = 0;
   duration_ms hold_ms = 0;
+  /// The raft term of the leader whose router placed this attempt: a fencing
+  /// token. A worker refuses a request of a term below the highest it has seen
+  /// (errc::not_leader): a deposed leader that wakes up (SIGSTOP, a long GC
+  /// pause, a partition) after its successor reached the worker cannot start an
+  /// attempt the successor placed again elsewhere. 0: not fenced (a request
+  /// made outside a leader's router).
+  uint64_t leader_term = 0;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, execute_request& x) {
   return f(caf::meta::type_name("aisched.execute_request"), x.instance_id, x.task_id, x.kind,
            x.command, x.http, x.image, x.attempt, x.shard, x.shards, x.idempotency_key,
            x.trace_id, x.timeout, x.memory_mb, x.env, x.tenant, x.secret_env, x.redact,
-           x.not_before, x.hold_ms);
+           x.not_before, x.hold_ms, x.leader_term);
 }
 
 /// A page of tasks with their runtime facts, for a new leader's rebuild.
@@ -353,7 +367,13 @@ using worker_proxy_actor = caf::typed_actor<caf::reacts_to<report_atom, run_resu
 /// `held` answers the runs held here (executing, or final and unacknowledged):
 /// the registrar sends them with each registration (proto::worker::held),
 /// and why the worker's outbox failed ("" while it works): a faulted worker
-/// registers with max_load 0 and answers `execute` with storage_error.
+/// registers with max_load 0 and answers `execute` with storage_error. Its
+/// arguments are the term and cluster id of the leader the registrar registers
+/// with: from then on the worker refuses an `execute` of an older term
+/// (execute_request::leader_term), so a run a deposed leader places late is
+/// never started after its successor read what the worker holds. Another
+/// cluster id (a group recovered from a lost quorum, or bootstrapped again)
+/// starts the count again at its leader's term.
 using worker_actor = caf::typed_actor<
     caf::replies_to<execute_atom, execute_request, worker_proxy_actor>::with<bool>,
     caf::replies_to<execute_atom, std::vector<execute_request>,
@@ -368,7 +388,7 @@ using worker_actor = caf::typed_actor<
     caf::reacts_to<output_atom, std::string, uint32_t, std::string>,
     caf::replies_to<output_atom, std::string, caf::actor>::with<bool>,
     caf::replies_to<drain_atom>::with<uint32_t>,
-    caf::replies_to<held_atom>::with<std::vector<held_run>, std::string>,
+    caf::replies_to<held_atom, uint64_t, std::string>::with<std::vector<held_run>, std::string>,
     caf::reacts_to<caf::tick_atom>, inspect_signature>;
 
 /// The registered workers, for GET /api/v1/workers.

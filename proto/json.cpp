@@ -509,6 +509,7 @@ json::value to_json(const raft_status& s) {
   o["last_log_index"] = s.last_log_index;
   o["http_addr"] = s.http_addr;
   o["voter"] = s.voter;
+  o["cluster_id"] = s.cluster_id;
   return o;
 }
 

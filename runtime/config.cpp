@@ -233,6 +233,17 @@ parse_outcome parse_command_line(int argc, char** argv) {
                  "scheduler members, ID=HOST:PORT comma list including this node "
                  "(e.g. n1=127.0.0.1:7401,n2=127.0.0.1:7402,n3=127.0.0.1:7403)")
       ->envname("AISCHED_PEERS");
+  app.add_option("--cluster-token", cfg.cluster_token,
+                 "at a group's first start: mixed into its cluster id (derived from the member "
+                 "ids, the same on every member). Members of another cluster are refused: give "
+                 "each environment whose members share ids its own token. Later starts ignore it")
+      ->envname("AISCHED_CLUSTER_TOKEN")
+      ->capture_default_str();
+  app.add_flag("--recover-quorum", cfg.recover_quorum,
+               "after a majority of the members is lost for good: make this member (--node-id, "
+               "--data-dir, --cluster-addr; its node stopped) the only member of a new group on "
+               "its data, with a new cluster id, and exit. Start it then without --peers and "
+               "add the others back empty with --join");
   std::string join;
   auto* join_opt =
       app.add_option("--join", join,

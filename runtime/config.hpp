@@ -40,6 +40,12 @@ struct config {
   /// before the leader has made it a voter.
   bool join_group = false;
   std::vector<member_address> peers;  // all scheduler members incl. this one (empty: alone)
+  /// --cluster-token: mixed into the cluster id a group derives when it
+  /// bootstraps; another token makes another cluster on the same addresses.
+  std::string cluster_token = "aisched";
+  /// --recover-quorum: make this member the only member of a new group on its
+  /// (stopped) data and exit, instead of starting (runtime/recover_quorum.cpp).
+  bool recover_quorum = false;
   std::set<std::string> roles{"scheduler", "worker", "gateway"};
   std::string log_level = "info";
   unsigned threads = 2;

@@ -127,6 +127,7 @@ int main(int argc, char** argv) {
   log::level lvl = log::level::info;
   log::parse_level(parsed.cfg.log_level, lvl);
   log::init(parsed.cfg.node_id, lvl);
+  if (parsed.cfg.recover_quorum) return runtime::recover_quorum(parsed.cfg);
   if (!harden(parsed.cfg)) return 2;
   // Block the signals before any thread starts (CAF's and Asio's threads
   // inherit the mask); the main thread waits for them with sigwait.

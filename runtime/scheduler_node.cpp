@@ -48,6 +48,7 @@
 #include "common/log.hpp"
 #include "common/propose.hpp"
 #include "runtime/node.hpp"
+#include "storage/format_version.hpp"
 #include "storage/health.hpp"
 #include "storage/rocks.hpp"
 #include "storage/secret_keeper.hpp"
@@ -184,6 +185,13 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     log::warn("TEST HOOK: storage writes fail while the fault file exists",
               {{"fault_file", cfg.fault_file}});
   }
+  // Before RocksDB opens anything: data of a newer format is never opened.
+  if (auto err = storage::check_format(cfg.data_dir, AISCHED_VERSION)) {
+    if (view(err).code != errc::invalid_argument) return fail("cannot check the format", err);
+    log::error("refusing to start: the data directory's format is newer than this build's",
+               {{"error", view(err).message}, {"data_dir", cfg.data_dir}});
+    return 2;
+  }
   auto opened = storage::rocks::open(cfg.data_dir, std::move(db_opts));
   if (!opened) return fail("cannot open database", opened.error());
   std::shared_ptr<storage::rocks> db = std::move(*opened);
@@ -207,12 +215,16 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
                {{"error", view(err).message}, {"data_dir", cfg.data_dir}});
     return 2;
   }
+  auto cluster_id = raft::stored_cluster_id(*db, ropts_raft, cfg.cluster_token);
+  if (!cluster_id) return fail("cannot read the cluster id", cluster_id.error());
+  ropts_raft.cluster_id = *cluster_id;
   auto parts = raft::open_member(*db, *sm, ropts_raft);
   if (!parts) return fail("cannot restore the raft member", parts.error());
   auto raft_log = parts->log;
   log::info("state recovered", {{"applied_index", std::to_string(sm->applied_index())},
                                 {"term", std::to_string(raft_log->state().term)},
                                 {"members", std::to_string(parts->member->membership().size())},
+                                {"cluster_id", ropts_raft.cluster_id},
                                 {"data_dir", cfg.data_dir}});
 
   auto caf_cfg = make_caf_config(cfg);

@@ -12,6 +12,7 @@ namespace {
 
 constexpr const char* membership_key = "membership";
 constexpr const char* bootstrap_key = "bootstrap_members";  // in raft_meta
+constexpr const char* cluster_id_key = "cluster_id";          // in raft_meta
 
 caf::expected<std::optional<proto::membership>> read_from(rocks& db, column c, const char* key) {
   auto bytes = db.get(c, key);
@@ -40,6 +41,18 @@ caf::error write_bootstrap_membership(rocks& db, const proto::membership& m) {
 
 caf::expected<std::optional<proto::membership>> read_bootstrap_membership(rocks& db) {
   return read_from(db, column::raft_meta, bootstrap_key);
+}
+
+caf::error write_cluster_id(rocks& db, const std::string& id) {
+  rocksdb::WriteBatch batch;
+  batch.Put(db.cf(column::raft_meta), cluster_id_key, id);
+  return db.write(batch, true);
+}
+
+caf::expected<std::string> read_cluster_id(rocks& db) {
+  auto bytes = db.get(column::raft_meta, cluster_id_key);
+  if (!bytes) return bytes.error();
+  return *bytes ? std::string(**bytes) : std::string();
 }
 
 }  // namespace aisched::storage

@@ -5,7 +5,8 @@
 // compacted restores it from here (actors/raft/raft_actor restore()). Also the
 // bootstrap membership a member recorded at its first start, in the member's own
 // `raft_meta` (not replicated, not in snapshots), which a restart compares its
-// --peers with (actors/raft/membership_guard.hpp).
+// --peers with, and the id of the cluster the data belongs to, which members
+// compare when they link (actors/raft/membership_guard.hpp).
 #pragma once
 
 #include <optional>
@@ -36,5 +37,12 @@ void write_membership(rocks& db, rocksdb::WriteBatch& batch, const proto::member
 /// was (a member that joined a running group, or data from before the record).
 [[nodiscard]] caf::expected<std::optional<proto::membership>> read_bootstrap_membership(
     rocks& db);
+
+/// Records `id` as the id of the cluster this member's data belongs to
+/// (synced; in raft_meta, not replicated: every member records it itself).
+[[nodiscard]] caf::error write_cluster_id(rocks& db, const std::string& id);
+
+/// The cluster id recorded by write_cluster_id, or "" if none was.
+[[nodiscard]] caf::expected<std::string> read_cluster_id(rocks& db);
 
 }  // namespace aisched::storage

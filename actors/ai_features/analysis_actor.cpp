@@ -84,8 +84,14 @@ void begin(self_ptr self, const std::string& tenant, const std::string& id,
         if (j == st.in_flight.end()) return;
         j->second.rules = analyze_by_rules(f);
         if (!st.opts.judge) return finish(self, id, j->second.rules);
+        // The check is the judged handler's own reading of the text, so the
+        // judge counts as "invalid" exactly the answers stored with llm_error.
         judge_request req{"analysis", analysis_system_prompt(),
-                          analysis_user_prompt(f, j->second.rules)};
+                          analysis_user_prompt(f, j->second.rules),
+                          [rules = j->second.rules](const std::string& text) -> caf::error {
+                            auto judged = analysis_from_judgement(text, rules);
+                            return judged ? caf::error{} : judged.error();
+                          }};
         auto hdl = caf::actor_cast<analysis_actor>(self);
         st.opts.judge(std::move(req), [hdl, id](caf::expected<std::string> r) {
           if (r) caf::anon_send(hdl, judged_atom::value, id, true, std::move(*r));

@@ -1,7 +1,8 @@
 // The judge (judge.hpp) backed by the node's LLM client
 // (actors/llm_agent/llm_client.hpp): one non-streamed chat completion per
-// judgement, system + user prompt, temperature 0, counted in
-// ai_requests_total{feature} by the client.
+// judgement, system + user prompt, temperature 0. Failed requests are counted
+// in ai_requests_total{feature} by the client; answers by the judge, after the
+// caller's verdict ("ok"/"fallback" when used, "invalid" when rejected).
 #pragma once
 
 #include <memory>

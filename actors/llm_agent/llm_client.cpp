@@ -385,7 +385,7 @@ caf::expected<completion> llm_client::complete(const chat_request& req, const de
   auto first = attempt(cfg_, primary, req, on_delta, impl_->stopping);
   if (first.result) {
     count(*first.result);
-    obs::ai_requests(req.feature, "ok").inc();
+    if (!req.caller_counts_answer) count_answer(req.feature, *first.result, true);
     return first.result;
   }
   bool has_fallback = !cfg_.fallback_endpoint.empty() || !cfg_.fallback_model.empty();
@@ -404,8 +404,12 @@ caf::expected<completion> llm_client::complete(const chat_request& req, const de
   }
   second.result->used_fallback = true;
   count(*second.result);
-  obs::ai_requests(req.feature, "fallback").inc();
+  if (!req.caller_counts_answer) count_answer(req.feature, *second.result, true);
   return second.result;
+}
+
+void count_answer(const std::string& feature, const completion& c, bool accepted) {
+  obs::ai_requests(feature, !accepted ? "invalid" : c.used_fallback ? "fallback" : "ok").inc();
 }
 
 void llm_client::complete_async(chat_request req, delta_fn on_delta, completion_fn done) {

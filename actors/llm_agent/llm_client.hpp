@@ -59,6 +59,11 @@ struct chat_request {
   bool json_object = false; ///< asks for `response_format: {"type":"json_object"}`
   /// The feature label of ai_requests_total{feature,result} ("chat", "analysis", ...).
   std::string feature = "chat";
+  /// False: the client counts an answer as "ok" or "fallback" when it arrives.
+  /// True: the caller checks the answer before using it and counts it itself
+  /// with count_answer(), so a rejected answer is "invalid", never "ok".
+  /// Errors and rate limits are counted by the client either way.
+  bool caller_counts_answer = false;
 };
 
 struct token_usage {
@@ -113,6 +118,11 @@ class llm_client {
   llm_config cfg_;
   std::unique_ptr<impl> impl_;
 };
+
+/// Counts one answered request of `feature` in ai_requests_total (for requests
+/// sent with caller_counts_answer): "invalid" when the caller rejected `c`,
+/// else "fallback" or "ok" by which endpoint answered. Thread-safe.
+void count_answer(const std::string& feature, const completion& c, bool accepted);
 
 // -- pure parts, exposed for tests -------------------------------------------
 

@@ -370,8 +370,13 @@ void core::become_leader() {
   leader_ = id();
   sync_progress();
   // A no-op of the new term lets entries of earlier terms commit (§5.4.2):
-  // they may only commit together with an entry of the leader's own term.
-  append_local(proto::log_entry{last_index() + 1, term_, proto::command{proto::noop{}}});
+  // they may only commit together with an entry of the leader's own term. The
+  // first leader of a group makes it the bootstrap membership instead.
+  if (cfg_.replicate_bootstrap && members_index_ == 0 && !members_.empty())
+    append_local(proto::log_entry{last_index() + 1, term_,
+                                  proto::command{proto::set_membership{members_}}});
+  else
+    append_local(proto::log_entry{last_index() + 1, term_, proto::command{proto::noop{}}});
   for (auto& [peer, pr] : progress_) send_append(peer, true);
   maybe_commit();
 }

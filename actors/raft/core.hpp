@@ -72,6 +72,13 @@ struct config {
   /// votes only once caught up, so it cannot stall commits).
   bool auto_promote = true;
   uint64_t promote_gap = 1024;
+  /// A leader whose log and snapshot hold no membership entry yet (the group's
+  /// membership is still the one it was started with) makes its term's first
+  /// entry a `set_membership` of that membership instead of the no-op: the
+  /// bootstrap membership becomes replicated configuration, in every member's
+  /// log and state (issue 41; etcd's bootstrap entries do the same). Nodes set
+  /// it; the simulation's groups keep their no-ops.
+  bool replicate_bootstrap = false;
 };
 
 /// Returns an `errc::invalid_argument` error naming the first bad field of

@@ -93,16 +93,17 @@ void core::sync_progress() {
 
 caf::error core::check_membership_change(const proto::membership& next) const {
   if (role_ != role::leader) return make_error(errc::not_leader, "members", "not the leader");
+  // The fix to single-server changes (raft-dev, 2015): a leader first commits
+  // an entry of its own term, so a change of a deposed leader that never
+  // committed cannot combine with ours into two disjoint majorities. (The
+  // first leader's entry may be the bootstrap membership: still 503, not 409.)
+  if (term_at(commit_) != term_)
+    return make_error(errc::unavailable, "members",
+                      "the new leader has not committed an entry of its term yet; retry shortly");
   if (members_index_ > commit_)
     return make_error(errc::version_conflict, "members",
                       "another membership change (log index " + std::to_string(members_index_) +
                           ") is still in progress");
-  // The fix to single-server changes (raft-dev, 2015): a leader first commits
-  // an entry of its own term, so a change of a deposed leader that never
-  // committed cannot combine with ours into two disjoint majorities.
-  if (term_at(commit_) != term_)
-    return make_error(errc::unavailable, "members",
-                      "the new leader has not committed an entry of its term yet; retry shortly");
   size_t added = 0;
   size_t removed = 0;
   size_t promoted = 0;

@@ -5,9 +5,12 @@
 #include <set>
 #include <string>
 
+#include <openssl/evp.h>
+
 #include "actors/raft/membership_links.hpp"
 #include "common/log.hpp"
 #include "proto/errors.hpp"
+#include "proto/invariant.hpp"
 #include "storage/membership_store.hpp"
 #include "storage/raft_log.hpp"
 
@@ -55,6 +58,46 @@ caf::expected<bool> fresh(storage::rocks& db) {
 
 }  // namespace
 
+std::string derive_cluster_id(const proto::membership& members, const std::string& token) {
+  std::string text = "aisched cluster\n" + token + "\n";
+  for (auto& id : ids_of(members)) text += id + "\n";
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  auto ok = EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr) == 1;
+  AISCHED_INVARIANT(ok && size >= 16, "SHA-256 failed: no cluster id can be derived");
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < 16 && i < size; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 15];
+  }
+  return out;
+}
+
+caf::expected<std::string> stored_cluster_id(storage::rocks& db, const raft_options& opts,
+                                             const std::string& token) {
+  auto id = storage::read_cluster_id(db);
+  if (!id || !id->empty() || opts.join) return id;
+  // Only from the bootstrap membership: members whose data holds none (they
+  // joined, or changes were applied before the record existed) could derive
+  // another id from their current flags, and learn the group's instead.
+  auto bootstrap = storage::read_bootstrap_membership(db);
+  if (!bootstrap) return bootstrap.error();
+  if (!*bootstrap) return std::string();
+  auto derived = derive_cluster_id(**bootstrap, token);
+  if (auto err = storage::write_cluster_id(db, derived)) return err;
+  log::info("cluster id recorded", {{"cluster_id", derived}});
+  return derived;
+}
+
+caf::expected<std::optional<proto::membership>> stored_membership(storage::rocks& db) {
+  auto stored = latest_in_log(db);
+  if (!stored || *stored) return stored;
+  auto applied = storage::read_membership(db);
+  if (!applied || *applied) return applied;
+  return storage::read_bootstrap_membership(db);
+}
+
 caf::error check_stored_membership(storage::rocks& db, const raft_options& opts) {
   if (opts.join) return {};
   auto flags = initial_members(opts);
@@ -62,10 +105,8 @@ caf::error check_stored_membership(storage::rocks& db, const raft_options& opts)
   if (!bootstrap) return bootstrap.error();
   auto applied = storage::read_membership(db);
   if (!applied) return applied.error();
-  auto stored = latest_in_log(db);
+  auto stored = stored_membership(db);
   if (!stored) return stored.error();
-  if (!*stored) stored = *applied;
-  if (!*stored) stored = *bootstrap;
   if (!*stored) {
     // Nothing stored: the first start bootstraps from the flags. Data from
     // before the record (a log but no record) adopts them too, loudly.

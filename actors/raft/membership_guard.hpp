@@ -23,11 +23,36 @@ namespace aisched::raft {
 /// the membership in the log takes precedence), or, once a change was applied
 /// (restore() then starts from the applied membership, not from the flags), as
 /// the stored one. Any other set is refused. A member started with --join is
-/// not checked (the group tells it its membership) and records nothing.
+/// not checked (the group tells it its membership) and records no membership.
 ///
 /// Returns an `errc::invalid_argument` error (field "peers") whose message names
 /// both memberships when refused, a storage error if `db` cannot be read or the
 /// record written, or an empty error. Call once at start, before open_member().
 [[nodiscard]] caf::error check_stored_membership(storage::rocks& db, const raft_options& opts);
+
+/// The membership stored in `db`: the latest `set_membership` in the raft log,
+/// else the one the state machine applied (or a snapshot brought), else the one
+/// recorded at the first start; nullopt if none is (a fresh data directory).
+[[nodiscard]] caf::expected<std::optional<proto::membership>> stored_membership(
+    storage::rocks& db);
+
+/// The id of a cluster bootstrapped with `members` and `token` (--cluster-token):
+/// the first 16 bytes of SHA-256 over the token and the members' ids, sorted,
+/// as 32 hex digits. Every member that bootstraps with the same --peers and
+/// token derives the same id without asking another (etcd derives its cluster
+/// id from its initial cluster and token likewise). Addresses are left out: a
+/// member may spell its own (--cluster-addr) unlike the others' --peers.
+std::string derive_cluster_id(const proto::membership& members, const std::string& token);
+
+/// The id of the cluster `db`'s data belongs to. Call after
+/// check_stored_membership. The id recorded at the group's first start, else
+/// (the first start, or data from before the record) one derived from the
+/// recorded bootstrap membership and `token`, recorded now. A member started
+/// with --join, or whose data records no bootstrap membership, has none until
+/// a member of its group says hello ("": learned and recorded then,
+/// peer_links.cpp). Members of other clusters are refused.
+[[nodiscard]] caf::expected<std::string> stored_cluster_id(storage::rocks& db,
+                                                           const raft_options& opts,
+                                                           const std::string& token);
 
 }  // namespace aisched::raft

@@ -66,8 +66,14 @@ void sync_links(node_actor::stateful_pointer<raft_state> self) {
   for (auto& m : now) {
     if (m.id == st.opts.node_id) continue;
     auto& p = st.peers[m.id];
-    if (auto a = address_for(m, st.opts); a && p.addr.host.empty()) p.addr = *a;
-    else if (p.addr.id.empty()) p.addr.id = m.id;
+    if (auto a = address_for(m, st.opts); a && p.addr.host.empty()) {
+      p.addr = *a;
+      // Linked before we knew where it listens (a member that joins hears its
+      // peers first): the gateway's views reach it by that address.
+      if (p.endpoint) proto::remember_member(self->system(), address_of(p.addr), p.endpoint);
+    } else if (p.addr.id.empty()) {
+      p.addr.id = m.id;
+    }
     if (!p.handle) connect(self, m.id);  // only if this member dials it
   }
 }

@@ -10,8 +10,10 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "common/log.hpp"
 #include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
+#include "storage/membership_store.hpp"
 
 namespace aisched::raft {
 
@@ -23,6 +25,48 @@ using self_ptr = node_actor::stateful_pointer<raft_state>;
 
 constexpr auto connect_timeout = std::chrono::seconds(2);
 constexpr auto reconnect_after = std::chrono::milliseconds(500);
+/// A member of another cluster stays one: asked again rarely, in case the
+/// operator moved the right member to its address.
+constexpr auto refused_retry_after = std::chrono::seconds(5);
+
+/// Adopts `cluster` as this member's cluster id if it has none yet (a member
+/// that joins learns it from the first member that says hello with one) and
+/// records it, so that a restart keeps it.
+caf::error adopt_cluster(self_ptr self, const std::string& cluster) {
+  auto& st = self->state;
+  if (!st.opts.cluster_id.empty() || cluster.empty()) return {};
+  if (st.db)
+    if (auto err = storage::write_cluster_id(*st.db, cluster)) return err;
+  st.opts.cluster_id = cluster;
+  log::info("cluster id learned", {{"node_id", st.opts.node_id}, {"cluster_id", cluster}});
+  return {};
+}
+
+/// Whether member `self_id` was refused admission by `peer_id` for the first
+/// time (per process: the pair retries every reconnect_after).
+bool first_refusal(const std::string& self_id, const std::string& peer_id) {
+  static std::mutex mtx;
+  static std::set<std::pair<std::string, std::string>> seen;
+  std::lock_guard<std::mutex> guard(mtx);
+  return seen.insert({self_id, peer_id}).second;
+}
+
+/// Marks peer `id` refused as another cluster's member and says so once. Not
+/// while we hold a link to it: then the refused process only claims its id
+/// (another environment's member), and the member we link to stays linked.
+/// One that is no member of ours (e.g. of the group a recovered member left)
+/// is said once per process.
+void refuse(self_ptr self, const std::string& id, const std::string& why) {
+  auto p = self->state.peers.find(id);
+  if (p != self->state.peers.end() && !p->second.handle) {
+    if (p->second.refused == why) return;
+    p->second.refused = why;
+  } else if (!first_refusal(self->state.opts.node_id, "cluster:" + id)) {
+    return;
+  }
+  log::error("a member of another cluster is refused",
+             {{"node_id", self->state.opts.node_id}, {"peer", id}, {"why", why}});
+}
 
 /// Dialer side, once `raft` (the peer's raft actor) and `endpoint` (its node's,
 /// invalid in groups without a middleman) are at hand: introduces this member;
@@ -33,31 +77,37 @@ void say_hello(self_ptr self, const std::string& id, uint64_t gen, node_actor ra
   auto local = proto::local_endpoint(self->system());
   // Our endpoint is published right after this actor starts; the peer needs it.
   if (!local && !self->state.opts.resolve_peer) return retry();
-  self->request(raft, connect_timeout, hello_atom::value, self->state.opts.node_id,
+  auto& st = self->state;
+  self->request(raft, connect_timeout, hello_atom::value, st.opts.node_id, st.opts.cluster_id,
                 caf::actor_cast<caf::actor>(self), caf::actor_cast<caf::actor>(local))
       .then(
-          [=](bool accepted) {
+          [=](std::string& cluster) {
             auto& p = self->state.peers[id];
             if (gen != p.generation) return;
-            if (!accepted) return retry();
+            if (!self->state.opts.cluster_id.empty() && !cluster.empty() &&
+                cluster != self->state.opts.cluster_id) {
+              // We had none when we asked and learned ours from another
+              // member meanwhile: never link across clusters.
+              refuse(self, id, "it belongs to cluster " + cluster);
+              return retry();
+            }
+            if (auto err = adopt_cluster(self, cluster)) {
+              log::error("cannot record the cluster id", {{"error", view(err).message}});
+              return retry();
+            }
+            p.refused.clear();
             p.handle = raft;
             self->monitor(p.handle);
             if (endpoint) proto::remember_member(self->system(), address_of(p.addr), endpoint);
             std::fprintf(stderr, "raft %s: connected to %s\n", self->state.opts.node_id.c_str(),
                          id.c_str());
           },
-          [=](caf::error&) {
-            if (gen == self->state.peers[id].generation) retry();
+          [=](caf::error& e) {
+            if (gen != self->state.peers[id].generation) return;
+            if (view(e).code != errc::forbidden) return retry();
+            refuse(self, id, view(e).message);
+            self->delayed_send(self, refused_retry_after, reconnect_atom::value, id);
           });
-}
-
-/// Whether member `self_id` was refused admission by `peer_id` for the first
-/// time (per process: the pair retries every reconnect_after).
-bool first_refusal(const std::string& self_id, const std::string& peer_id) {
-  static std::mutex mtx;
-  static std::set<std::pair<std::string, std::string>> seen;
-  std::lock_guard<std::mutex> guard(mtx);
-  return seen.insert({self_id, peer_id}).second;
 }
 
 }  // namespace
@@ -106,16 +156,37 @@ void connect(self_ptr self, const std::string& id) {
           });
 }
 
-bool accept_hello(self_ptr self, const std::string& id, const caf::actor& raft,
-                  const caf::actor& endpoint) {
+caf::expected<std::string> accept_hello(self_ptr self, const std::string& id,
+                                        const std::string& cluster, const caf::actor& raft,
+                                        const caf::actor& endpoint) {
   auto& st = self->state;
-  if (!raft || dials(st.opts.node_id, id)) return false;
+  if (!raft || dials(st.opts.node_id, id))
+    return make_error(errc::invalid_argument, "id", "member " + id + " does not dial " +
+                                                        st.opts.node_id);
+  if (!cluster.empty() && !st.opts.cluster_id.empty() && cluster != st.opts.cluster_id) {
+    auto why = "member " + id + " belongs to cluster " + cluster + ", member " +
+               st.opts.node_id + " to cluster " + st.opts.cluster_id +
+               ": members of different clusters never link (was a data directory copied "
+               "from another cluster, or a --cluster-token changed?)";
+    refuse(self, id, why);
+    return make_error(errc::forbidden, "cluster_id", why);
+  }
+  if (auto err = adopt_cluster(self, cluster)) return err;
   // An unknown dialer is a member this one has not heard of yet: a member
   // that joins learns the membership only from the leader, over this link.
   auto p = st.peers.try_emplace(id).first;
   if (p->second.addr.id.empty()) p->second.addr.id = id;
+  p->second.refused.clear();
+  if (endpoint) p->second.endpoint = caf::actor_cast<endpoint_actor>(endpoint);
   auto handle = caf::actor_cast<node_actor>(raft);
-  if (p->second.handle == handle) return true;
+  if (p->second.handle == handle) {
+    // Said again (the dialer reconnected before we saw its link go): its
+    // endpoint may be a new proxy, which the gateway's views reach it through.
+    if (endpoint && !p->second.addr.host.empty())
+      proto::remember_member(self->system(), address_of(p->second.addr),
+                             caf::actor_cast<endpoint_actor>(endpoint));
+    return st.opts.cluster_id;
+  }
   if (p->second.handle) {
     // The dialer came back (restarted, or reconnected) before we saw it go.
     self->demonitor(p->second.handle.address());
@@ -127,16 +198,25 @@ bool accept_hello(self_ptr self, const std::string& id, const caf::actor& raft,
     proto::remember_member(self->system(), address_of(p->second.addr),
                            caf::actor_cast<endpoint_actor>(endpoint));
   std::fprintf(stderr, "raft %s: %s connected\n", st.opts.node_id.c_str(), id.c_str());
-  return true;
+  return st.opts.cluster_id;
 }
 
-void adopt_sender(self_ptr self, const std::string& id, const caf::strong_actor_ptr& sender) {
+bool accept_from(self_ptr self, const std::string& id, const caf::strong_actor_ptr& sender) {
   auto& st = self->state;
   auto p = st.peers.find(id);
-  if (!sender || p == st.peers.end() || p->second.handle || dials(st.opts.node_id, id)) return;
+  if (p == st.peers.end()) return true;  // a leader this joining member does not know yet
+  // CAF 0.17 gives a message no sender when the connection it came over is not
+  // in its routing table (a reconnect while the old one lingers): its member
+  // cannot be told from the message, and dropping it would leave that member
+  // deaf to its leader, so it is acted on.
+  if (!sender) return p->second.refused.empty();
+  if (p->second.handle) return p->second.handle.address() == sender->address();
+  if (!p->second.refused.empty()) return false;
+  if (dials(st.opts.node_id, id)) return true;
   p->second.handle = caf::actor_cast<node_actor>(sender);
   self->monitor(p->second.handle);
   std::fprintf(stderr, "raft %s: %s reachable again\n", st.opts.node_id.c_str(), id.c_str());
+  return true;
 }
 
 }  // namespace aisched::raft

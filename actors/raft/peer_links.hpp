@@ -17,17 +17,26 @@ std::string address_of(const peer_address& a);
 /// Reaches peer `id` if this member dials it (see dials()); retries until it can.
 void connect(node_actor::stateful_pointer<raft_state> self, const std::string& id);
 
-/// Waiting side: the dialer `id` introduced itself with its raft actor and its
-/// node's endpoint; false if `id` is not a member that dials this one.
-bool accept_hello(node_actor::stateful_pointer<raft_state> self, const std::string& id,
-                  const caf::actor& raft, const caf::actor& endpoint);
+/// Waiting side: the dialer `id` introduced itself with its cluster id, its
+/// raft actor and its node's endpoint. Answers this member's cluster id, after
+/// adopting `cluster` if it had none (a member that joins: recorded in the
+/// data directory). An error if `id` is not a member that dials this one, or
+/// if it belongs to another cluster (forbidden; the peer is marked refused).
+caf::expected<std::string> accept_hello(node_actor::stateful_pointer<raft_state> self,
+                                        const std::string& id, const std::string& cluster,
+                                        const caf::actor& raft, const caf::actor& endpoint);
 
-/// Waiting side: a message of member `id` arrived from `sender` while we hold no
-/// handle for it. We saw the dialer's link go (a down message) while the dialer
-/// did not see ours go: CAF carried its messages over a newer connection
-/// between the two nodes (e.g. one that a gateway dialed), so the dialer has no
-/// reason to say hello again, and without this we could never answer it.
-void adopt_sender(node_actor::stateful_pointer<raft_state> self, const std::string& id,
-                  const caf::strong_actor_ptr& sender);
+/// Whether a message that says it is from member `id` and came from `sender`
+/// is one to act on: never from a member refused as another cluster's, nor
+/// from another actor than the one we hold for `id` (a process that only knows
+/// our handle cannot speak for a member). A message without a sender (CAF 0.17
+/// gives none over a connection its routing table did not map) is acted on. A member we hold no handle for is
+/// accepted as before: one that joins hears from a leader it does not know, and
+/// a dialer whose link we saw go (a down message) while it did not see ours go
+/// is adopted: CAF carried its messages over a newer connection between the two
+/// nodes (e.g. one that a gateway dialed), so it has no reason to say hello
+/// again, and without this we could never answer it.
+bool accept_from(node_actor::stateful_pointer<raft_state> self, const std::string& id,
+                 const caf::strong_actor_ptr& sender);
 
 }  // namespace aisched::raft

@@ -546,6 +546,7 @@ caf::expected<std::unique_ptr<core>> restore(storage::raft_log& log, storage::st
     for (auto& p : opts.peers) cfg.peers.push_back(p.id);
   }
   cfg.election_ticks = opts.election_ticks;
+  cfg.replicate_bootstrap = true;
   if (auto err = validate(cfg)) return err;
   auto base = log.base();
   auto entries = log.read(base.index + 1, log.last_index());
@@ -651,7 +652,7 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
         if (st.fault || m.to != st.opts.node_id ||
             caf::holds_alternative<snapshot_request>(m.body))
           return;
-        adopt_sender(self, m.from, self->current_sender());
+        if (!accept_from(self, m.from, self->current_sender())) return;
         st.member->step(m);
         schedule_flush(self);
       },
@@ -667,12 +668,17 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
         auto p = self->state.peers.find(id);
         if (p != self->state.peers.end() && !p->second.handle) connect(self, id);
       },
-      [=](hello_atom, const std::string& id, const caf::actor& raft, const caf::actor& endpoint) {
-        return accept_hello(self, id, raft, endpoint);
+      [=](hello_atom, const std::string& id, const std::string& cluster, const caf::actor& raft,
+          const caf::actor& endpoint) -> caf::result<std::string> {
+        auto answer = accept_hello(self, id, cluster, raft, endpoint);
+        if (!answer) return answer.error();
+        return *answer;
       },
       [=](raft_status_atom) { return status_of(self->state); },
       [=](snap_chunk_atom, snapshot_chunk& c) -> caf::result<uint64_t> {
         if (self->state.fault) return self->state.fault;
+        if (!accept_from(self, c.from, self->current_sender()))
+          return make_error(errc::forbidden, "from", "not a member this one links to: " + c.from);
         return receive_chunk(self, c);
       },
       [=](storage_retry_atom, uint64_t generation) { retry_storage(self, generation); },

@@ -67,12 +67,14 @@ using node_actor = proto::raft_actor::extend<
     caf::reacts_to<peer_msg_atom, message>, caf::reacts_to<caf::tick_atom>,
     caf::reacts_to<reconnect_atom, std::string>, caf::reacts_to<storage_retry_atom, uint64_t>,
     caf::replies_to<snap_chunk_atom, snapshot_chunk>::with<uint64_t>,
-    caf::replies_to<hello_atom, std::string, caf::actor, caf::actor>::with<bool>>;
+    caf::replies_to<hello_atom, std::string, std::string, caf::actor, caf::actor>::with<
+        std::string>>;
 
 /// Which member of a pair opens the connection between them: the one with the
 /// smaller id. It reaches the other's raft actor and introduces itself with
-/// hello (its id, its raft actor and its node's endpoint); the other never
-/// dials it and waits for that hello. Both record the other's endpoint in
+/// hello (its id, its cluster id, its raft actor and its node's endpoint);
+/// the other never dials it, waits for that hello and answers with its cluster
+/// id, or refuses a member of another cluster. Both record the other's endpoint in
 /// proto::remember_member, so that no one else dials a second connection. Two members dialing each other at the same time make CAF
 /// 0.17.6's BASP close one connection of the crossing pair on each side as
 /// "redundant", and when each side closes the one the other kept, both lose
@@ -115,6 +117,11 @@ struct raft_options {
   std::function<node_actor(const std::string& id)> resolve_peer;
   /// Seed of the election timeouts; 0 draws one from std::random_device.
   uint64_t seed = 0;
+  /// The id of the cluster this member's data belongs to (membership_guard's
+  /// stored_cluster_id). Members say it in their hello, and a member of another
+  /// cluster is refused. "" (a member that joins, or a test group): learned
+  /// from the first member that says hello with one, then recorded.
+  std::string cluster_id;
 };
 
 struct raft_state {
@@ -126,6 +133,12 @@ struct raft_state {
     peer_address addr;
     node_actor handle;
     uint64_t generation = 0;  // of the connection attempt; stale replies are ignored
+    /// Why its hello, or ours, was refused (it belongs to another cluster);
+    /// "" while it is not. Its messages are dropped while set.
+    std::string refused;
+    /// Its node's endpoint, as its hello gave it (remembered by address once
+    /// the address is known).
+    proto::endpoint_actor endpoint;
   };
   /// A snapshot this leader streams to one follower, one chunk in flight.
   struct outgoing_snapshot {

@@ -19,6 +19,7 @@ raft_status status_of(const raft_state& st) {
   s.applied_index = st.sm->applied_index();
   s.last_log_index = st.member->last_index();
   s.voter = st.member->is_voter(st.opts.node_id);
+  s.cluster_id = st.opts.cluster_id;
   if (!s.voter && st.member->current_role() == role::follower) {
     auto& members = st.member->membership();
     s.role = proto::find_member(members, st.opts.node_id) != nullptr ? "learner"
@@ -34,7 +35,8 @@ raft_status status_of(const raft_state& st) {
     bool linked = p != st.peers.end() && p->second.handle;
     auto address = p != st.peers.end() && !p->second.addr.host.empty() ? address_of(p->second.addr)
                                                                         : m.cluster_addr;
-    s.peers.push_back(peer_status{m.id, address, linked, match, m.voter});
+    auto refused = p != st.peers.end() ? p->second.refused : std::string();
+    s.peers.push_back(peer_status{m.id, address, linked, match, m.voter, std::move(refused)});
   }
   if (st.fault) {  // fenced: its core is frozen as it was when the write failed
     s.role = "follower";
@@ -55,7 +57,9 @@ std::map<std::string, std::string> details_of(const raft_state& st) {
                                        {"listeners", std::to_string(st.listeners.size())}};
   for (auto& p : s.peers)
     d["peer." + p.id] = "match=" + std::to_string(p.match_index) +
-                        (p.reachable ? " reachable" : " unreachable") + (p.voter ? "" : " learner");
+                        (p.reachable ? " reachable" : " unreachable") + (p.voter ? "" : " learner") +
+                        (p.refused.empty() ? "" : " refused: " + p.refused);
+  d["cluster_id"] = s.cluster_id.empty() ? "-" : s.cluster_id;
   std::string members;
   for (auto& m : st.member->membership())
     members += (members.empty() ? "" : ",") + m.id + (m.voter ? "" : "(learner)");

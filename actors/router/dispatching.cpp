@@ -37,6 +37,7 @@ void send_run(self_ptr self, const task& t, const instance& x) {
   if (a == st.assigned.end() || a->second.worker != x.worker_id || !w || !w->proxy) return;
   auto req = make_request(t, x, st.opts.reveal_secrets);
   if (req) {
+    req->leader_term = st.lead.term;  // fences it: see execute_request::leader_term
     // Fired ahead of its instant (planner.hpp): the worker holds it until then.
     if (x.created_at < x.slot) {
       req->not_before = x.slot;

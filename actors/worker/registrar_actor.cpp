@@ -76,7 +76,8 @@ void send_heartbeat(self_ptr self, bool first = false) {
   st.info().cpu_percent = st.stats.cpu_percent();
   st.info().memory_percent = host_stats::memory_percent();
   auto gen = st.generation;
-  self->request(st.opts.worker, ask_timeout, held_atom::value)
+  self->request(st.opts.worker, ask_timeout, held_atom::value, st.leader_term,
+                st.leader_cluster)
       .then(
           [=](std::vector<held_run>& held, std::string& outbox_fault) {
             auto& st = self->state;
@@ -95,10 +96,13 @@ void send_heartbeat(self_ptr self, bool first = false) {
           });
 }
 
-void bind(self_ptr self, endpoint_actor leader, router_actor router) {
+void bind(self_ptr self, endpoint_actor leader, router_actor router, uint64_t term,
+          std::string cluster) {
   auto& st = self->state;
   st.last_error.clear();
   st.leader = std::move(leader);
+  st.leader_term = term;
+  st.leader_cluster = std::move(cluster);
   st.router = std::move(router);
   st.ticks = 0;
   self->monitor(st.router);
@@ -134,7 +138,7 @@ void follow(self_ptr self, uint64_t gen, endpoint_actor ep, const std::string& a
     self->request(ep, ask_timeout, handles_atom::value)
         .then(
             [=](router_actor router, caf::actor&) {
-              if (gen == self->state.generation) bind(self, ep, std::move(router));
+              if (gen == self->state.generation) bind(self, ep, std::move(router), s.term, s.cluster_id);
             },
             [=](caf::error& e) {
               if (gen != self->state.generation) return;

@@ -41,6 +41,8 @@ struct registrar_state {
   size_t next_seed = 0;           // the member asked on the next attempt
   proto::endpoint_actor leader;   // the endpoint of the leader registered with
   proto::router_actor router;     // that leader's router; null while looking
+  uint64_t leader_term = 0;       // the term that leader said it leads in
+  std::string leader_cluster;     // and its cluster id
   uint64_t generation = 0;        // bumped per attempt; stale replies are ignored
   uint32_t ticks = 0;             // seconds since the last heartbeat
   std::string last_error;         // why the last attempt failed, reported once ("" once registered)

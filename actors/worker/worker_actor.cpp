@@ -223,6 +223,22 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
   return true;
 }
 
+/// Raises the highest leader term this worker has seen to `term`, or refuses
+/// a request of an older one (not_leader): its leader was deposed, and its
+/// successor may have placed the attempt again elsewhere. 0 is not fenced.
+caf::error fence(worker_state& st, uint64_t term) {
+  if (term == 0) return {};
+  if (term < st.leader_term) {
+    obs::get().worker_fenced_total.inc();
+    return make_error(errc::not_leader, "leader_term",
+                      "placed by the leader of term " + std::to_string(term) + ", but worker " +
+                          st.cfg.id + " has seen the leader of term " +
+                          std::to_string(st.leader_term) + ": the request is stale");
+  }
+  st.leader_term = term;
+  return {};
+}
+
 /// Takes delivery `req` from `reply_to`: runs it (or holds it until its
 /// instant); true once accepted, a duplicate delivery too (it runs once);
 /// false when the node stops; an error when this worker cannot take runs.
@@ -232,6 +248,7 @@ caf::expected<bool> take_run(worker_actor::stateful_pointer<worker_state> self,
                              const execute_request& req, const worker_proxy_actor& reply_to,
                              unix_ms now, finished_runs& finished) {
   auto& st = self->state;
+  if (auto err = fence(st, req.leader_term)) return err;
   auto key = run_key(req.instance_id, req.attempt);
   auto [i, added] = st.runs.try_emplace(key);
   if (!added) {
@@ -466,10 +483,19 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         for (auto& [key, run] : st.runs) busy += !run.done || run.unacked ? 1 : 0;
         return busy;
       },
-      [=](held_atom) {
+      [=](held_atom, uint64_t term, const std::string& cluster) {
         // What a leader must not declare lost: attempts executing here, and
-        // attempts whose final report is not acknowledged yet.
+        // attempts whose final report is not acknowledged yet. Asked for the
+        // leader of `term`: older leaders' requests are refused from now on.
+        // Another cluster's terms are not comparable: its leader starts the
+        // count again (a group recovered from a lost quorum, or bootstrapped again).
         auto& st = self->state;
+        if (cluster != st.leader_cluster) {
+          st.leader_cluster = cluster;
+          st.leader_term = term;
+        } else if (term > st.leader_term) {
+          st.leader_term = term;
+        }
         std::vector<held_run> out;
         for (auto& [key, run] : st.runs)
           if (!run.done)

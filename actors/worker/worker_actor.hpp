@@ -94,6 +94,11 @@ struct worker_state {
   /// then start together, their no-op reports kept in one outbox write.
   std::map<unix_ms, std::vector<std::string>> held_until;
   settled_outcomes settled{0};  // acknowledged attempts (sized from cfg at spawn)
+  /// The highest term of a leader that placed a run here or asked what runs
+  /// here (execute_request::leader_term): a request of an older one is refused.
+  /// In memory: a restarted worker accepts the first leader that reaches it.
+  uint64_t leader_term = 0;
+  std::string leader_cluster;  // the cluster of that leader (its terms only compare)
   inspector::activity activity;
   static inline const char* name = "worker";
 };

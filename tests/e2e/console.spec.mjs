@@ -17,12 +17,16 @@
 //   logout shows the login page again;
 // - against routes mocked in the browser, with the real routes' shapes (login as
 //   a non-admin, chat events including a confirmation, an earlier
-//   conversation's messages, and load history, which the node samples only
-//   every 30 s): a 401 shows the login page and the token is sent afterwards;
-//   the chat renders; worker load history shows; a failed run shows the real
-//   analysis badge (rule engine, not mocked); logout.
+//   conversation's messages, load history, which the node samples only
+//   every 30 s, and a DAG of 40 unrelated tasks beside a chain and a diamond):
+//   a 401 shows the login page and the token is sent afterwards; the chat
+//   renders, each tool call's arguments and result folded under a one-line
+//   summary that opens on a click; the DAG draws the connected tasks on
+//   screen, largest component first, and folds the unrelated ones into a list
+//   that stays open across polls once opened; worker load history shows; a
+//   failed run shows the real analysis badge (rule engine, not mocked); logout.
 // Screenshots go to --artifacts (console.png, console-overview.png,
-// console-chat.png, console-audit.png, console-chat-real.png).
+// console-chat.png, console-dag.png, console-audit.png, console-chat-real.png).
 //
 //   node console.spec.mjs --url http://127.0.0.1:PORT --auth-url http://127.0.0.1:PORT2
 //        --admin-password PW --modules DIR --artifacts DIR [--chromium PATH]
@@ -43,6 +47,17 @@ const TASK = `e2e-hello-${process.pid}`;
 const step = (s) => console.log(`[console e2e] ${s}`);
 const errors = [];  // uncaught script errors and console errors, from every page
 
+/// 40 unrelated tasks (ids 1-40, before the others, as on a busy node), a chain
+/// of three and a diamond of four.
+const mockedDag = (() => {
+  const node = (id, name) => ({ id, name, paused: false, last_slot: null, last_state: 'success', waiting_for: [] });
+  const nodes = Array.from({ length: 40 }, (_, i) => node(i + 1, `lonely-${i + 1}`));
+  ['chain-a', 'chain-b', 'chain-c', 'diamond-top', 'diamond-left', 'diamond-right', 'diamond-bottom']
+    .forEach((name, i) => nodes.push(node(41 + i, name)));
+  const edges = [[41, 42], [42, 43], [44, 45], [44, 46], [45, 47], [46, 47]].map(([from, to]) => ({ from, to }));
+  return { nodes, edges };
+})();
+
 const sse = (events) => events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join('');
 
 /// Login and the AI chat against routes mocked in the browser (the auth and AI
@@ -52,7 +67,7 @@ async function mockedAuthAndChat(browser) {
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
   page.on('pageerror', (e) => errors.push(`page error (mocked): ${e.message}`));
-  const seen = { bearer: 0, confirm: null, chat: null };
+  const seen = { bearer: 0, confirm: null, chat: null, dag: 0 };
   const workerIds = (await (await fetch(`${base}/api/v1/workers`)).json()).items.map((w) => w.id);
   await page.route('**/api/v1/**', async (route) => {
     const req = route.request();
@@ -95,6 +110,10 @@ async function mockedAuthAndChat(browser) {
         ['tool_result', { id: 'a1-t2', name: 'delete_task', ok: true, result: {} }],
         ['text', { delta: 'Deleted task 9.' }], ['done', { conversation_id: 'c1', rounds: 3 }]]) });
     }
+    if (url.pathname === '/api/v1/dag') {
+      seen.dag++;
+      return json(200, mockedDag);
+    }
     if (url.pathname === '/api/v1/workers/load-history') {
       const at = (ago) => new Date(Date.now() - ago * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
       const items = [90, 60, 30, 0].map((ago, i) => ({ at: at(ago), load: i, max_load: 4, cpu_percent: 10 * i, memory_percent: 20 }));
@@ -122,12 +141,39 @@ async function mockedAuthAndChat(browser) {
   await page.click('#conversations li[data-conversation="c1"] a');
   await page.locator('.tool-card[data-tool="list_runs"]', { hasText: 'failed' }).waitFor();
   await page.locator('.msg.assistant', { hasText: 'Nothing failed today.' }).waitFor();
+  // The stored call and its result share one card, both folded under their summaries.
+  const listRuns = page.locator('.tool-card.ok[data-tool="list_runs"]');
+  await listRuns.locator('details.tool-args:not([open]) > summary', { hasText: 'state: failed' }).waitFor();
+  await listRuns.locator('details.tool-json:not([open]) > summary', { hasText: '0 items' }).waitFor();
   await page.click('text=New conversation');
   await page.fill('#chat-form textarea', 'pause everything tagged zone=eu');
   await page.press('#chat-form textarea', 'Enter');
   await page.locator('.msg.assistant', { hasText: 'Pausing the eu tasks.' }).waitFor();
   await page.locator('.tool-card.ok[data-tool="pause_task"]', { hasText: 'paused' }).waitFor();
   await page.locator('.tool-card[data-tool="delete_task"]', { hasText: 'awaiting confirmation' }).waitFor();
+
+  step('tool calls and results are folded under a one-line summary');
+  const folds = await page.locator('.tool-card:not(.confirm) pre:visible').count();
+  if (folds !== 0) throw new Error(`${folds} tool arguments or results are shown unfolded`);
+  const paused = page.locator('.tool-card.ok[data-tool="pause_task"] details.tool-json');
+  if (await paused.evaluate((d) => d.open)) throw new Error('the pause_task result is open');
+  await paused.locator('summary', { hasText: 'paused: true' }).waitFor();
+  await paused.locator('summary .badge.state-success', { hasText: 'ok' }).waitFor();
+  const summaryBox = await paused.locator('summary').boundingBox();
+  if (summaryBox.height > 30) throw new Error(`the summary takes ${summaryBox.height}px, not one line`);
+  await paused.locator('summary').click();
+  await paused.locator('pre', { hasText: '"paused": true' }).waitFor();
+  await page.locator('.tool-card[data-tool="pause_task"] details.tool-args > summary', { hasText: 'task_id: 7' }).waitFor();
+  // The confirmation alone shows its arguments: the user decides on them.
+  await page.locator('.tool-card.confirm pre', { hasText: '"task_id": 9' }).waitFor();
+  const summaries = await page.evaluate(async () => {
+    const { summarize } = await import('/console/chat.js');
+    return [summarize({ items: [1, 2], next_cursor: 'c' }), summarize({ error: { code: 'not_found', message: 'task 9 not found' } }),
+      summarize({}), summarize({ text: 'x'.repeat(300) }).length];
+  });
+  if (JSON.stringify(summaries) !== JSON.stringify(['2 items (more)', 'not_found: task 9 not found', '(empty)', 100]))
+    throw new Error(`summaries: ${JSON.stringify(summaries)}`);
+
   const confirmCard = page.locator('.tool-card.confirm', { hasText: 'Delete task 9' });
   await confirmCard.locator('button', { hasText: 'Confirm' }).click();
   await page.locator('.msg.assistant', { hasText: 'Deleted task 9.' }).waitFor();
@@ -135,6 +181,38 @@ async function mockedAuthAndChat(browser) {
   if (JSON.stringify(seen.confirm) !== JSON.stringify({ conversation_id: 'c1', action_id: 'a1-t2', approve: true }))
     throw new Error(`confirm body: ${JSON.stringify(seen.confirm)}`);
   await page.screenshot({ path: path.join(artifacts, 'console-chat.png'), fullPage: true });
+
+  step('the DAG lays out the connected tasks on screen and folds the unrelated ones');
+  await page.goto(`${base}/#/dag`);
+  await page.locator('svg.dag g.dag-node[data-task="chain-c"]').waitFor();
+  const drawn = await page.locator('svg.dag g.dag-node').count();
+  if (drawn !== 7) throw new Error(`the DAG draws ${drawn} nodes, not the 7 with edges`);
+  if (await page.locator('svg.dag path.edge').count() !== 6) throw new Error('the DAG does not draw the 6 edges');
+  for (const name of ['chain-a', 'chain-b', 'chain-c', 'diamond-top', 'diamond-left', 'diamond-right', 'diamond-bottom']) {
+    const box = await page.locator(`svg.dag g.dag-node[data-task="${name}"]`).boundingBox();
+    if (!box || box.y < 0 || box.y + box.height > 860 || box.x + box.width > 1280)
+      throw new Error(`${name} is off-screen: ${JSON.stringify(box)}`);
+  }
+  const top = async (name) => (await page.locator(`svg.dag g.dag-node[data-task="${name}"]`).boundingBox()).y;
+  if (!(await top('diamond-top') < await top('chain-a'))) throw new Error('the larger component (the diamond) is not first');
+  const isolated = page.locator('details#dag-isolated');
+  await isolated.locator('summary', { hasText: '40 tasks without dependencies' }).waitFor();
+  if (await isolated.evaluate((d) => d.open)) throw new Error('the unrelated tasks are not folded');
+  if (await page.locator('#dag-isolated .dag-chip[data-task="lonely-1"]').isVisible()) throw new Error('lonely-1 shows while folded');
+  await isolated.locator('summary').click();
+  await page.locator('#dag-isolated .dag-chip[data-task="lonely-40"]').waitFor();
+  const polls = seen.dag;
+  for (let waited = 0; seen.dag === polls && waited < 12_000; waited += 250) await page.waitForTimeout(250);
+  if (seen.dag === polls) throw new Error('the DAG page did not poll again');
+  await page.waitForTimeout(300);  // the poll's answer is drawn
+  if (!(await page.locator('details#dag-isolated').evaluate((d) => d.open))) throw new Error('the list folded again on the next poll');
+  const laidOut = await page.evaluate(async (d) => {
+    const { layout } = await import('/console/dag.js');
+    const l = layout(d.nodes, d.edges);
+    return [l.components, l.isolated.length, l.lanes, l.bands.length];
+  }, mockedDag);
+  if (JSON.stringify(laidOut) !== JSON.stringify([2, 40, 3, 1])) throw new Error(`layout: ${JSON.stringify(laidOut)}`);
+  await page.screenshot({ path: path.join(artifacts, 'console-dag.png'), fullPage: true });
 
   step('workers show their load history');
   await page.goto(`${base}/#/workers`);
@@ -347,7 +425,8 @@ try {
     throw new Error(`the edit did not save as expected: ${JSON.stringify(edited)}`);
 
   step('the other pages render');
-  for (const [hash, sel] of [['#/dag', `g.dag-node[data-task="${TASK}"]`], ['#/workers', '.worker'],
+  // TASK has no dependencies: the DAG lists it among the unrelated tasks (open: there is no graph).
+  for (const [hash, sel] of [['#/dag', `#dag-isolated .dag-chip[data-task="${TASK}"]`], ['#/workers', '.worker'],
     ['#/cluster', '#members tbody tr'], ['#/audit', 'main h1'], ['#/chat', '#chat-form']]) {
     await page.goto(`${base}/${hash}`);
     await page.locator(sel).first().waitFor();

@@ -2,7 +2,8 @@
 // on loopback (tests/support/scripted_llm) stands in for the LLM. A run that
 // fails for the last time is analysed automatically by the model (source
 // "llm"), the stored analysis is served after a node restart, and judgements
-// that are not the expected JSON fall back to the facts with `llm_error`.
+// that are not the expected JSON fall back to the facts with `llm_error` and
+// count as ai_requests_total{result="invalid"}, not "ok".
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "support/node_process.hpp"
+#include "support/prometheus_text.hpp"
 #include "support/scripted_llm.hpp"
 #include "support/test_helpers.hpp"
 
@@ -93,6 +95,17 @@ TEST(ai_features_llm, final_failure_is_analysed_by_the_model_and_kept_across_a_r
     EXPECT_EQ(str(trends, "source"), "rules") << json::serialize(trends);
     EXPECT_NE(str(trends, "llm_error").find("rejected"), std::string::npos);
     EXPECT_EQ(num(trends, "failures"), 1);
+
+    // The rejected answer is counted as invalid, the used ones as ok (issue 43 item 8).
+    auto metrics = parse_prometheus_text(http_call(port, "GET", "/metrics").body);
+    auto requests = [&](const char* feature, const char* result) {
+      return metrics.value("ai_requests_total", {{"feature", feature}, {"result", result}});
+    };
+    EXPECT_EQ(requests("trends", "invalid"), 1.0);
+    EXPECT_EQ(requests("trends", "ok"), 0.0);
+    EXPECT_EQ(requests("analysis", "ok"), 1.0);
+    EXPECT_EQ(requests("analysis", "invalid"), 0.0);
+    EXPECT_EQ(requests("advice", "ok"), 1.0);
 
     EXPECT_EQ(node.stop(SIGTERM), 0);
   }

@@ -4,6 +4,8 @@
 // the group, and restarts with the original --peers; a single node without
 // --peers restarts as before and refuses a --peers naming a group; after a
 // member was added with the membership API the original --peers still start.
+// A data directory carries its cluster id: members of other clusters are
+// refused when they link, and a member that joins learns the id.
 // Nodes are started by the harness in tests/support/ on temporary dirs and free
 // ports; all waiting is polling with deadlines.
 #include <gtest/gtest.h>
@@ -11,7 +13,9 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/node_process.hpp"
@@ -124,4 +128,194 @@ TEST(membership_guard, the_original_peers_still_start_after_a_member_was_added) 
   ASSERT_NE(g.await_leader({0, 1, 2, 3}), none) << g.dump();
   for (size_t i = 0; i < 4; ++i)
     EXPECT_TRUE(eventually([&] { return has_task(g.port(i), id); }, 10s)) << g.dump();
+}
+
+namespace {
+
+/// The cluster id member `port` reports in GET /api/v1/cluster ("" if none).
+std::string cluster_id_at(uint16_t port) {
+  auto r = http_call(port, "GET", "/api/v1/cluster", "", 2s);
+  if (r.status != 200) return "";
+  auto v = boost::json::parse(r.body);
+  auto* id = v.as_object().if_contains("cluster_id");
+  return id && id->is_string() ? std::string(id->as_string()) : "";
+}
+
+/// What member `port` reports about peer `peer`: its "refused" reason ("" if none).
+std::string refusal_at(uint16_t port, const std::string& peer) {
+  auto r = http_call(port, "GET", "/api/v1/cluster", "", 2s);
+  if (r.status != 200) return "";
+  auto v = boost::json::parse(r.body);  // kept alive: the loop refers into it
+  for (auto& m : v.as_object().at("members").as_array()) {
+    auto& o = m.as_object();
+    if (o.at("id").as_string() != peer) continue;
+    if (auto* why = o.if_contains("refused"); why && why->is_string())
+      return std::string(why->as_string());
+  }
+  return "";
+}
+
+}  // namespace
+
+// Issue 41 item 1: a data directory carries its cluster id. The data of a
+// member of another group with the same member ids (a copied directory, an
+// operator's mix-up between two environments, each with its --cluster-token)
+// is refused by the group: before cluster ids it linked, and its log (longer,
+// of a higher term) could impose another cluster's tasks on this one, or the
+// group's on it.
+TEST(membership_guard, a_member_with_another_clusters_data_is_refused) {
+  temp_dir dir_a, dir_b;
+  raft_group a(dir_a.path(), 3);
+  raft_group b(dir_b.path(), 3, {"--cluster-token", "staging"});
+  ASSERT_TRUE(a.all_running() && b.all_running()) << a.dump() << b.dump();
+  auto la = a.await_leader({0, 1, 2});
+  auto lb = b.await_leader({0, 1, 2});
+  ASSERT_NE(la, none) << a.dump();
+  ASSERT_NE(lb, none) << b.dump();
+  auto ours = create_task(a.port(la), R"({"name":"ours","kind":"noop"})");
+  ASSERT_NE(ours, 0) << a.dump();
+  int64_t theirs = 0;
+  for (int i = 0; i < 5; ++i) {
+    theirs = create_task(b.port(lb), R"({"name":"theirs","kind":"noop"})");
+    ASSERT_NE(theirs, 0) << b.dump();
+  }
+  auto id_a = cluster_id_at(a.port(0));
+  auto id_b = cluster_id_at(b.port(0));
+  EXPECT_EQ(id_a.size(), 32u) << id_a;
+  EXPECT_NE(id_a, id_b);
+  for (size_t i = 1; i < 3; ++i) EXPECT_EQ(cluster_id_at(a.port(i)), id_a);
+  ASSERT_TRUE(eventually([&] { return has_task(b.port(2), theirs); }, 10s)) << b.dump();
+
+  // n3 of group a comes back on the data of n3 of group b (same member ids).
+  for (size_t i = 0; i < 3; ++i) b.kill(i);
+  a.kill(2);
+  namespace fs = std::filesystem;
+  fs::remove_all(a.data_dir(2));
+  fs::copy(b.data_dir(2), a.data_dir(2), fs::copy_options::recursive);
+  fs::permissions(a.data_dir(2), fs::perms::owner_all, fs::perm_options::replace);
+  a.start(2);
+  ASSERT_TRUE(a.running(2)) << a.dump();
+  EXPECT_EQ(cluster_id_at(a.port(2)), id_b) << a.dump();
+
+  // The group refuses it and says why; it never gets the group's task.
+  std::string why;
+  EXPECT_TRUE(eventually(
+      [&] {
+        la = a.await_leader({0, 1}, 5s);
+        return la != none && !(why = refusal_at(a.port(la), "n3")).empty();
+      },
+      20s))
+      << a.dump();
+  EXPECT_NE(why.find(id_b), std::string::npos) << why;
+  EXPECT_NE(a.log(2).find("another cluster"), std::string::npos) << a.dump();
+  std::this_thread::sleep_for(3s);  // time a linked member would need to catch up
+  // Both clusters numbered their tasks from 1: what n3 serves under our id is
+  // the other cluster's task, not ours.
+  auto got = http_call(a.port(2), "GET", "/api/v1/tasks/" + std::to_string(ours), "", 2s);
+  EXPECT_EQ(got.body.find("\"ours\""), std::string::npos)
+      << "another cluster's member got our task\n" << a.dump();
+  // The group goes on with its two members, its task intact.
+  ASSERT_NE(la, none) << a.dump();
+  EXPECT_TRUE(has_task(a.port(la), ours)) << a.dump();
+  EXPECT_GT(create_task(a.port(la), R"({"name":"after","kind":"noop"})"), ours) << a.dump();
+}
+
+// The id is derived, not drawn: every member of a group that bootstraps with
+// the same --peers derives the same one, a restart keeps it, and a member added
+// with --join learns it from the group.
+TEST(membership_guard, members_agree_on_the_cluster_id_and_a_joiner_learns_it) {
+  temp_dir dir;
+  raft_group g(dir.path(), 3, {}, /*spares=*/1);
+  ASSERT_TRUE(g.running(0) && g.running(1) && g.running(2)) << g.dump();
+  auto leader = g.await_leader({0, 1, 2});
+  ASSERT_NE(leader, none) << g.dump();
+  auto id = cluster_id_at(g.port(0));
+  ASSERT_EQ(id.size(), 32u) << g.dump();
+  for (size_t i = 1; i < 3; ++i) EXPECT_EQ(cluster_id_at(g.port(i)), id);
+  g.start_joiner(3);
+  ASSERT_TRUE(g.running(3)) << g.dump();
+  auto body = R"({"id":"n4","cluster_addr":")" + g.cluster_addr(3) +
+              R"(","http_addr":"127.0.0.1:)" + std::to_string(g.port(3)) + R"("})";
+  auto added = http_call(g.port(leader), "POST", "/api/v1/cluster/members", body, 15s);
+  ASSERT_EQ(added.status, 201u) << added.body << "\n" << g.dump();
+  EXPECT_TRUE(eventually([&] { return cluster_id_at(g.port(3)) == id; }, 20s)) << g.dump();
+  // Kept across a restart of the joiner (recorded in its data directory).
+  g.kill(3);
+  g.start(3);
+  ASSERT_TRUE(g.running(3)) << g.dump();
+  EXPECT_EQ(cluster_id_at(g.port(3)), id) << g.dump();
+}
+
+// Issue 41: recovery from a lost quorum is an explicit command, not a flag
+// edit. Two of three members are gone; `aisched --recover-quorum` makes the
+// survivor a group of its own on its data, with a new cluster id: it leads at
+// once with every committed task, and a member of the old group that comes
+// back with its old data is refused by the survivor.
+TEST(membership_guard, recover_quorum_makes_a_survivor_a_group_and_fences_the_old_one) {
+  temp_dir dir;
+  raft_group g(dir.path(), 3);
+  ASSERT_TRUE(g.all_running()) << g.dump();
+  auto leader = g.await_leader({0, 1, 2});
+  ASSERT_NE(leader, none) << g.dump();
+  auto before = create_task(g.port(leader), R"({"name":"before","kind":"noop"})");
+  ASSERT_NE(before, 0) << g.dump();
+  for (size_t i = 0; i < 3; ++i)
+    ASSERT_TRUE(eventually([&] { return has_task(g.port(i), before); }, 10s)) << g.dump();
+  auto old_id = cluster_id_at(g.port(1));
+  for (size_t i = 0; i < 3; ++i) g.kill(i);
+
+  // Refused on an empty directory, and with --join.
+  temp_dir empty;
+  auto none_there = start_expecting_exit({"--recover-quorum", "--node-id", "n2", "--data-dir",
+                                          empty.path() + "/data"});
+  EXPECT_EQ(none_there.exit_code, 2) << none_there.err;
+  EXPECT_NE((none_there.out + none_there.err).find("holds no data"), std::string::npos)
+      << none_there.err;
+  EXPECT_FALSE(std::filesystem::exists(empty.path() + "/data/CURRENT"));
+  auto joined = start_expecting_exit({"--recover-quorum", "--join", "--node-id", g.id(1),
+                                      "--data-dir", g.data_dir(1)});
+  EXPECT_EQ(joined.exit_code, 2) << joined.err;
+  auto stranger = start_expecting_exit({"--recover-quorum", "--node-id", "n9", "--data-dir",
+                                        g.data_dir(1)});
+  EXPECT_EQ(stranger.exit_code, 2) << stranger.err;
+  EXPECT_NE((stranger.out + stranger.err).find("not a voter"), std::string::npos)
+      << stranger.err;
+  auto rec = start_expecting_exit({"--recover-quorum", "--node-id", g.id(1), "--data-dir",
+                                   g.data_dir(1), "--cluster-addr", g.cluster_addr(1)});
+  ASSERT_EQ(rec.exit_code, 0) << rec.out << rec.err;
+  EXPECT_NE(rec.out.find("{n1,n2,n3}"), std::string::npos) << rec.out;
+  EXPECT_NE(rec.out.find(old_id), std::string::npos) << rec.out;
+
+  // The survivor alone: no --peers. It leads, keeps the task, takes writes.
+  node_process survivor(g.data_dir(1), {"--node-id", g.id(1)}, 20s, g.cluster_addr(1));
+  ASSERT_TRUE(survivor.running()) << survivor.log();
+  EXPECT_TRUE(eventually([&] { return view_of(survivor.http_port()).role == "leader"; }, 10s))
+      << tail(survivor.log());
+  EXPECT_TRUE(has_task(survivor.http_port(), before)) << tail(survivor.log());
+  auto after = create_task(survivor.http_port(), R"({"name":"after","kind":"noop"})");
+  EXPECT_GT(after, before) << tail(survivor.log());
+  auto new_id = cluster_id_at(survivor.http_port());
+  EXPECT_EQ(new_id.size(), 32u);
+  EXPECT_NE(new_id, old_id);
+  // Its restart keeps it a group of one (the stored membership says so).
+  survivor.stop(SIGKILL);
+  node_process again(g.data_dir(1), {"--node-id", g.id(1)}, 20s, g.cluster_addr(1));
+  ASSERT_TRUE(again.running()) << again.log();
+  EXPECT_TRUE(eventually([&] { return view_of(again.http_port()).role == "leader"; }, 10s))
+      << tail(again.log());
+
+  // n1 and n3 come back on their old data and flags (what the README says not
+  // to do: wipe them and add them back with --join). n2 refuses to link with
+  // them: they never get the write made after the recovery, nor n2 theirs.
+  g.start(0);
+  g.start(2);
+  ASSERT_TRUE(g.running(0) && g.running(2)) << g.dump();
+  std::this_thread::sleep_for(4s);
+  for (size_t i : {size_t{0}, size_t{2}}) {
+    EXPECT_FALSE(has_task(g.port(i), after)) << g.id(i) << " got the recovered group's write\n"
+                                             << g.dump();
+    EXPECT_EQ(cluster_id_at(g.port(i)), old_id);
+  }
+  EXPECT_EQ(view_of(again.http_port()).role, "leader") << tail(again.log());
+  EXPECT_NE(again.log().find("another cluster"), std::string::npos) << tail(again.log());
 }

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -440,4 +441,58 @@ TEST(storage_fault_group, a_member_whose_wal_is_damaged_does_not_start_and_the_g
            200;
   }, 20s)) << g.dump();
   EXPECT_EQ(http_call(g.port(victim), "GET", "/api/v1/tasks/1").status, 200u);
+}
+
+namespace {
+
+/// Every file under `dir` with its size and modification time, for "nothing changed".
+std::map<std::string, std::pair<uintmax_t, std::filesystem::file_time_type>> listing(
+    const std::string& dir) {
+  std::map<std::string, std::pair<uintmax_t, std::filesystem::file_time_type>> out;
+  for (auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out[e.path().string()] = {e.file_size(), e.last_write_time()};
+  return out;
+}
+
+}  // namespace
+
+// Issue 44: a data directory says its format. Data a newer build wrote is not
+// opened by this one (RocksDB writes at open): exit 2 naming both formats and
+// the writing build, with every file as it was; a directory of this format
+// starts, and one without the file (an earlier build's) gets it.
+TEST(storage_fault_node, a_data_directory_of_a_newer_format_is_refused_and_left_as_it_was) {
+  temp_dir dir;
+  auto data = dir.path() + "/data";
+  int64_t id = 0;
+  {
+    node_process node(data);
+    ASSERT_TRUE(node.running()) << tail(node.log());
+    auto r = create_task(node.http_port());
+    ASSERT_EQ(r.status, 201u) << r.body;
+    id = num(parse(r).as_object(), "id");
+    node.stop(SIGKILL);
+  }
+  auto stamp = data + "/FORMAT";
+  std::ifstream in(stamp);
+  std::string first;
+  std::getline(in, first);
+  EXPECT_EQ(first, "aisched-format 0") << "a new data directory is not stamped";
+  write_file(stamp, "aisched-format 7\nwritten-by 9.9.9\n");
+  auto before = listing(data);
+  auto r = run_command({AISCHED_BINARY, "--data-dir", data, "--http-addr", "127.0.0.1:0",
+                        "--cluster-addr", "127.0.0.1:0"},
+                       40s);
+  auto said = r.out + r.err;
+  EXPECT_EQ(r.exit_code, 2) << tail(said);
+  for (auto word : {"format 7", "format 0", "9.9.9"})
+    EXPECT_NE(said.find(word), std::string::npos) << word << "\n" << tail(said);
+  EXPECT_EQ(listing(data), before) << "the refused start changed the data directory";
+
+  // An earlier build's directory has no stamp: it opens, is stamped, keeps its task.
+  std::filesystem::remove(stamp);
+  node_process node(data);
+  ASSERT_TRUE(node.running()) << tail(node.log());
+  EXPECT_EQ(http_call(node.http_port(), "GET", "/api/v1/tasks/" + std::to_string(id)).status,
+            200u);
+  EXPECT_TRUE(std::filesystem::exists(stamp));
 }

@@ -1,6 +1,7 @@
 // Tests for obs/metrics: events recorded through the pre-resolved handles show
 // up as the right samples in the serialized text, which is well-formed
-// Prometheus text format 0.0.4 and carries every family of issue #7.
+// Prometheus text format 0.0.4 and carries every family of issue #7, and
+// every ai_requests_total series (rejected answers included) from the start.
 #include "obs/metrics.hpp"
 
 #include <vector>
@@ -86,6 +87,16 @@ TEST(metrics_test, every_family_of_the_issue_is_registered_with_its_type) {
     ASSERT_NE(i, text.types.end()) << name << " is not registered";
     EXPECT_EQ(i->second, type) << name;
   }
+}
+
+TEST(metrics_test, every_ai_request_series_is_exported_from_the_start_invalid_included) {
+  // A rejected model answer has its own result (issue 43 item 8): with its
+  // series at 0 from start-up, rate() and absent() read it like the others.
+  auto text = parse_prometheus_text(serialize());
+  for (auto feature : {"chat", "analysis", "advice", "trends", "task_draft", "duration"})
+    for (auto result : {"ok", "fallback", "invalid", "error", "rate_limited"})
+      EXPECT_EQ(text.value("ai_requests_total", {{"feature", feature}, {"result", result}}), 0)
+          << feature << " " << result;
 }
 
 TEST(metrics_test, resident_memory_is_this_processes_read_at_each_scrape) {

@@ -37,7 +37,8 @@ member_snapshot read_member(const std::string& id, const std::string& port) {
     return m;
   }
   for (auto& t : *tasks) m.tasks[static_cast<uint64_t>(num(t, "id"))] = t;
-  for (auto& x : *runs) m.instances[str(x, "id")] = x;
+  for (auto& x : *runs)
+    if (!m.instances.emplace(str(x, "id"), x).second) m.listed_twice.push_back(str(x, "id"));
   m.ok = true;
   return m;
 }
@@ -154,8 +155,8 @@ settle_outcome settle(const port_board& ports, size_t members, const std::vector
 }
 
 std::vector<std::string> check_history(const settle_outcome& s, const std::vector<acked_task>& acked,
-                                       const std::string& effects_path, const std::string& leader_port,
-                                       run_summary& summary) {
+                                       const burst_record& bursts, const std::string& effects_path,
+                                       const std::string& leader_port, run_summary& summary) {
   std::vector<std::string> v;
   if (!s.settled) v.push_back("not settled by the deadline: " + s.reason);
   const member_snapshot* leader = nullptr;
@@ -214,6 +215,10 @@ std::vector<std::string> check_history(const settle_outcome& s, const std::vecto
       if (t.at_ms != 0 && per_task[t.id] != 1)
         v.push_back("one-shot task " + std::to_string(t.id) + " (" + t.name + ") has " +
                     std::to_string(per_task[t.id]) + " runs on " + m.id);
+    for (auto& id : m.listed_twice) v.push_back("run " + id + " listed twice by " + m.id);
+    // Bulk enqueues: each acknowledged run there once, as acknowledged; batches whole.
+    auto found = check_bursts(m.id, m.instances, bursts);
+    v.insert(v.end(), found.begin(), found.end());
   }
 
   // 3. Every execution is a distinct, recorded attempt.

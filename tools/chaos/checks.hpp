@@ -2,7 +2,8 @@
 // stopped (polling each member's own state with a deadline), then checks the
 // history against the promises in the README: acknowledged creates on every
 // member, one fire per (task, slot, shard), every execution a distinct recorded
-// attempt, members that agree, no run left in a non-final state.
+// attempt, every acknowledged bulk-enqueued run there once (bursts), members
+// that agree, no run left in a non-final state.
 #pragma once
 
 #include <chrono>
@@ -25,6 +26,7 @@ struct member_snapshot {
   member_view view;
   std::map<uint64_t, boost::json::object> tasks;
   std::map<std::string, boost::json::object> instances;
+  std::vector<std::string> listed_twice;  // run ids the paged list gave more than once
 };
 
 struct settle_outcome {
@@ -49,10 +51,11 @@ struct run_summary {
 };
 
 /// Checks the settled history; returns the violations, one line each.
-/// `effects_path` is the side-effect file, `leader` the endpoint of the member asked for
-/// attempt histories (replicated state: any member answers the same).
+/// `bursts` are the bulk enqueues sent, `effects_path` is the side-effect file,
+/// `leader` the endpoint of the member asked for attempt histories (replicated
+/// state: any member answers the same).
 std::vector<std::string> check_history(const settle_outcome& s, const std::vector<acked_task>& acked,
-                                       const std::string& effects_path, const std::string& leader,
-                                       run_summary& summary);
+                                       const burst_record& bursts, const std::string& effects_path,
+                                       const std::string& leader, run_summary& summary);
 
 }  // namespace aisched::chaos

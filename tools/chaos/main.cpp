@@ -2,10 +2,13 @@
 // (process_control; each node in its own network namespace where permitted,
 // network), drives a workload at random members (workload), injects faults on a
 // schedule drawn from --seed (SIGKILL and restart of the leader, a follower and
-// the worker node; SIGSTOP/SIGCONT of a member; a member's link cut), then lets
-// the group settle and checks the history (checks). Prints a report on stdout;
-// exit 0 with no violation, 1 with violations, 2 on a harness error.
+// the worker node; SIGSTOP/SIGCONT of a member; a member's link cut; the leader
+// killed in a bulk enqueue; a follower's WAL damaged, then the member replaced:
+// faults_known below), then lets the group settle and checks the history
+// (checks, bursts, leaders). Prints a report on stdout; exit 0 with no
+// violation, 1 with violations, 2 on a harness error.
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -13,7 +16,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <random>
 #include <sstream>
@@ -25,6 +31,7 @@
 #include "tools/chaos/leaders.hpp"
 #include "tools/chaos/network.hpp"
 #include "tools/chaos/process_control.hpp"
+#include "tools/chaos/wal_damage.hpp"
 #include "tools/chaos/workload.hpp"
 
 using namespace aisched::chaos;
@@ -56,9 +63,36 @@ enum class fault {
   kill_worker,
   isolate_member,
   kill_leader_at_slot,  // 0.1-0.3 s before a slot: runs wait on its worker for their instant
+  kill_mid_burst,       // the leader, while it accepts, fires or collects a bulk enqueue
+  damage_wal,           // a follower's WAL damaged: it must refuse to start; then replaced
 };
-constexpr const char* fault_names[] = {"kill_leader", "kill_follower",  "stop_member",
-                                       "kill_worker", "isolate_member", "kill_leader_at_slot"};
+
+/// Each fault's name (the report) and what it does (--help), in enum order.
+struct fault_info {
+  const char* name;
+  const char* what;
+};
+constexpr fault_info faults_known[] = {
+    {"kill_leader", "SIGKILL of the leader, restarted on its data dir and ports after 1-4 s"},
+    {"kill_follower", "SIGKILL of a follower, restarted after 1-4 s"},
+    {"stop_member", "SIGSTOP of a member for 2-6 s, then SIGCONT"},
+    {"kill_worker", "SIGKILL of the worker node, restarted after 1-4 s"},
+    {"isolate_member",
+     "a member (the leader half of the time) cut off for 3-8 s (with network namespaces)"},
+    {"kill_leader_at_slot",
+     "SIGKILL of the leader 0.1-0.3 s before a slot of a periodic task, restarted after 1-4 s"},
+    {"kill_mid_burst",
+     "a bulk enqueue of --burst runs sent to the leader, SIGKILLed while it accepts, fires or "
+     "collects them, restarted after 1-4 s"},
+    {"damage_wal",
+     "SIGKILL of a follower and 64 bytes XORed in the middle of its newest WAL: it must refuse "
+     "to start (exit 1, \"damaged\"); then replaced by a member started empty with --join, "
+     "added, and the damaged one removed"},
+};
+
+static_assert(std::size(faults_known) == size_t(fault::damage_wal) + 1, "a fault without its info");
+
+const char* name_of(fault k) { return faults_known[int(k)].name; }
 
 /// The run's state, as the report prints it.
 struct chaos_run {
@@ -71,7 +105,7 @@ struct chaos_run {
   std::vector<std::string> notes;        // not violations, worth reading
   std::string partitions;                // why partitions are skipped ("" if they are not)
   workload_counts counts;
-  size_t acked = 0, acked_periodic = 0;
+  size_t acked = 0, acked_periodic = 0, acked_manual = 0;
   run_summary runs;
   settle_outcome settled;
   uint64_t commit = 0;
@@ -175,7 +209,160 @@ bool await_slot_window(chaos_run& run, node& leader, const workload& work) {
   return true;
 }
 
-void inject(chaos_run& run, group& g, port_board& board, network& net, const workload& work,
+/// kill_mid_burst: sends a bulk enqueue of --burst runs to `leader` and
+/// SIGKILLs it in a phase drawn from the seed: while it accepts the batch (0-40 ms
+/// after sending: before its answer, committed or not), fires it (0-100 ms after
+/// the answer: runs being dispatched) or collects it (0.3-1 s after: runs ending,
+/// their reports in flight). The leader rather than the member whose worker
+/// holds the most runs: it holds every stage (the proposal, the dispatch, the
+/// reports) and its own worker's share of the runs, while a follower's worker
+/// alone is what kill_follower and kill_worker already lose. Returns what
+/// happened, for the timeline.
+std::string kill_mid_burst(chaos_run& run, workload& work, node& leader) {
+  static const char* phases[] = {"accepting", "firing", "collecting"};
+  auto phase = run.pick(3);
+  double after_s = phase == 0   ? run.uniform(0, 0.04)
+                   : phase == 1 ? run.uniform(0, 0.1)
+                                : run.uniform(0.3, 1.0);
+  auto answer = std::async(std::launch::async,
+                           [&work, id = leader.id(), endpoint = leader.http_endpoint()] {
+                             return work.enqueue_burst(id, endpoint);
+                           });
+  // Bounded by the request's own timeout.
+  bool answered = phase > 0 && answer.wait_for(run.opt.work.request_timeout + 1s) ==
+                                   std::future_status::ready;
+  pause_for(std::chrono::duration<double>(after_s));
+  leader.signal(SIGKILL);
+  auto status = answer.get();
+  std::ostringstream out;
+  out.precision(2);
+  out << std::fixed << "burst of " << run.opt.work.burst << " runs, killed " << phases[phase]
+      << ", " << after_s << " s after " << (answered ? "the answer" : "sending") << "; answered "
+      << (status == 0 ? std::string("nothing") : std::to_string(status));
+  return out.str();
+}
+
+/// Sends `step` (one request through a member's endpoint; none if empty) to the
+/// running members other than `skip` in turn until one's own view satisfies
+/// `done`, or `timeout` passes. "" or the last error.
+std::string until_done(group& g, const node* skip, clock::duration timeout,
+                       const std::function<std::string(const std::string&)>& step,
+                       const std::function<bool(const member_view&)>& done) {
+  auto until = clock::now() + timeout;
+  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout).count();
+  std::string last = "not within " + std::to_string(seconds) + " s";
+  for (size_t attempt = 0; clock::now() < until && !stop_requested(); ++attempt) {
+    std::vector<node*> up;
+    for (auto* m : g.members())
+      if (m != skip && m->running() && !m->stopped()) up.push_back(m);
+    if (!up.empty()) {
+      auto endpoint = up[attempt % up.size()]->http_endpoint();
+      auto v = view_of(endpoint);
+      if (v.ok && done(v)) return "";
+      if (step)
+        if (auto err = step(endpoint); !err.empty()) last = err;
+    }
+    std::this_thread::sleep_for(300ms);
+  }
+  return last;
+}
+
+/// Replaces member `old` (down) as README "A cluster" tells an operator to: a
+/// new member started empty with --join on its address, added through the
+/// others, a voter once it caught up, then `old` removed. Each step that fails
+/// is a violation. The group keeps its quorum throughout: two of its three
+/// voters run, and the new member counts only once it has caught up. Returns
+/// what happened, for the timeline.
+std::string replace(chaos_run& run, group& g, port_board& board, node& old) {
+  auto old_id = old.id();
+  auto* fresh = g.replace_member(old);
+  if (!fresh) throw harness_error(old_id + " is not a member: cannot replace it");
+  auto id = fresh->id();
+  publish(board, old);  // gone for good
+  auto err = fresh->start(clock::now() + 60s);
+  publish(board, *fresh);
+  if (!err.empty()) {
+    run.violations.push_back("the replacement " + id + " of " + old_id + " did not start: " + err);
+    return "its replacement " + id + " did not start";
+  }
+  auto added_at = clock::now();
+  auto cluster_addr = g.cluster_addr(*fresh), http_addr = fresh->http_endpoint();
+  err = until_done(
+      g, fresh, 30s,
+      [&](const std::string& via) { return add_member(via, id, cluster_addr, http_addr); },
+      [&](const member_view& v) { return v.members.count(id) > 0; });
+  if (!err.empty()) {
+    run.violations.push_back("could not add " + id + " (replacing " + old_id + "): " + err);
+    return "could not add its replacement " + id;
+  }
+  std::ostringstream out;
+  out.precision(1);
+  out << std::fixed << "replaced by " << id << ": added";
+  // The leader promotes a learner once its log is close to the leader's.
+  err = until_done(g, fresh, 60s, nullptr, [&](const member_view& v) {
+    auto it = v.members.find(id);
+    return it != v.members.end() && it->second;
+  });
+  if (err.empty())
+    out << ", a voter after "
+        << std::chrono::duration<double>(clock::now() - added_at).count() << " s";
+  else
+    run.violations.push_back(id + " (replacing " + old_id +
+                             ") did not catch up and become a voter: " + err);
+  err = until_done(
+      g, fresh, 30s, [&](const std::string& via) { return remove_member(via, old_id); },
+      [&](const member_view& v) { return v.members.count(old_id) == 0; });
+  if (err.empty())
+    out << ", " << old_id << " removed";
+  else
+    run.violations.push_back("could not remove " + old_id + " (replaced by " + id + "): " + err);
+  return out.str();
+}
+
+/// damage_wal: SIGKILLs follower `target`, damages its newest write-ahead log
+/// in the middle and starts it again with the same flags. It must refuse (exit
+/// status 1, a message saying "damaged": README "Storage faults"); if it starts
+/// and serves, that is a violation and it stays. A refusing member is replaced
+/// (replace()). With no write-ahead log big enough to damage, the fault is
+/// skipped (a note says why) and the member restarted. Returns what happened.
+std::string damage_wal(chaos_run& run, group& g, port_board& board, node& target) {
+  target.signal(SIGKILL);
+  publish(board, target);
+  auto wal = damage_newest_wal(g.data_dir(target));
+  if (!wal.skipped.empty()) {
+    run.notes.push_back("damage_wal of " + target.id() + " skipped: " + wal.skipped);
+    restart(run, g, board, target);
+    return "skipped: " + wal.skipped + "; restarted";
+  }
+  std::ostringstream out;
+  out << std::filesystem::path(wal.file).filename().string() << " of " << wal.size
+      << " bytes damaged at " << wal.offset;
+  auto err = target.start(clock::now() + 60s);  // its data dir, ports and flags
+  publish(board, target);
+  if (err.empty()) {
+    run.violations.push_back(target.id() +
+                             " started and served on a write-ahead log damaged in its middle (" +
+                             wal.file + ")");
+    out << "; it STARTED and served";
+    return out.str();
+  }
+  auto status = target.last_unexpected_exit();
+  bool exit_1 = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 1;
+  bool says = target.current_log().find("damaged") != std::string::npos;
+  if (exit_1 && says) {
+    out << "; it refused to start (exit 1, \"damaged\")";
+  } else {
+    run.violations.push_back(target.id() +
+                             " did not refuse its damaged write-ahead log as documented (exit "
+                             "status 1, \"damaged\"): " +
+                             err);
+    out << "; it did not refuse as documented";
+  }
+  out << "; " << replace(run, g, board, target);
+  return out.str();
+}
+
+void inject(chaos_run& run, group& g, port_board& board, network& net, workload& work,
             fault kind) {
   node* target = nullptr;
   auto members = g.members();
@@ -187,15 +374,15 @@ void inject(chaos_run& run, group& g, port_board& board, network& net, const wor
     // The leader half of the time: a deposed leader must rejoin cleanly.
     auto* leader = run.pick(2) == 0 ? await_leader(g, 30s) : nullptr;
     target = leader ? leader : members[run.pick(members.size())];
-  } else if (kind == fault::kill_leader || kind == fault::kill_follower) {
+  } else if (kind == fault::kill_leader || kind == fault::kill_follower ||
+             kind == fault::kill_mid_burst || kind == fault::damage_wal) {
     auto* leader = await_leader(g, 30s);
     if (!leader) {
-      run.notes.push_back("no agreed leader within 30 s before a " +
-                          std::string(fault_names[int(kind)]) + " at +" +
-                          std::to_string(int(run.elapsed())) + "s; fault skipped");
+      run.notes.push_back("no agreed leader within 30 s before a " + std::string(name_of(kind)) +
+                          " at +" + std::to_string(int(run.elapsed())) + "s; fault skipped");
       return;
     }
-    if (kind == fault::kill_leader) {
+    if (kind == fault::kill_leader || kind == fault::kill_mid_burst) {
       target = leader;
     } else {
       std::vector<node*> followers;
@@ -210,8 +397,7 @@ void inject(chaos_run& run, group& g, port_board& board, network& net, const wor
   }
   std::ostringstream line;
   line.precision(1);
-  line << std::fixed << "+" << run.elapsed() << "s " << fault_names[int(kind)] << " "
-       << target->id();
+  line << std::fixed << "+" << run.elapsed() << "s " << name_of(kind) << " " << target->id();
   if ((kind == fault::isolate_member || kind == fault::stop_member) && agreed_leader(g) == target)
     line << " (the leader)";
   if (kind == fault::isolate_member) {
@@ -228,22 +414,24 @@ void inject(chaos_run& run, group& g, port_board& board, network& net, const wor
     pause_for(std::chrono::duration<double>(for_s));
     target->signal(SIGCONT);
     line << " (stopped " << for_s << " s)";
+  } else if (kind == fault::damage_wal) {
+    line << " (" << damage_wal(run, g, board, *target) << "; over at +" << run.elapsed() << "s)";
   } else {
     double down_s = run.uniform(1, 4);
-    target->signal(SIGKILL);
+    if (kind == fault::kill_mid_burst) line << " (" << kill_mid_burst(run, work, *target) << ")";
+    target->signal(SIGKILL);  // a burst's leader is down already
     publish(board, *target);
     pause_for(std::chrono::duration<double>(down_s));
     restart(run, g, board, *target);
     line << " (down " << down_s << " s, serving again at +" << run.elapsed() << "s)";
   }
-  ++run.faults[fault_names[int(kind)]];
+  ++run.faults[name_of(kind)];
   run.timeline.push_back(line.str());
   run.log(line.str());
 }
 
 /// Faults, one at a time, for --duration seconds from now (the group is up).
-void fault_phase(chaos_run& run, group& g, port_board& board, network& net,
-                 const workload& work) {
+void fault_phase(chaos_run& run, group& g, port_board& board, network& net, workload& work) {
   auto end = clock::now() + std::chrono::duration_cast<clock::duration>(
                                 std::chrono::duration<double>(run.opt.duration_s));
   pause_for(5s);  // a first stretch without faults: the workload gets going
@@ -251,8 +439,9 @@ void fault_phase(chaos_run& run, group& g, port_board& board, network& net,
   while (clock::now() < end && !stop_requested()) {
     if (bag.empty()) {
       // Every kind once per round, in an order drawn from the seed.
-      bag = {fault::kill_leader, fault::kill_follower, fault::stop_member, fault::kill_worker,
-             fault::kill_leader_at_slot};
+      bag = {fault::kill_leader, fault::kill_follower,       fault::stop_member,
+             fault::kill_worker, fault::kill_leader_at_slot, fault::kill_mid_burst,
+             fault::damage_wal};
       if (net.enabled()) bag.push_back(fault::isolate_member);
       std::shuffle(bag.begin(), bag.end(), run.rng);
     }
@@ -298,10 +487,12 @@ void print_report(const chaos_run& run, const std::string& error) {
   size_t total = 0;
   for (auto& [k, n] : run.faults) total += n;
   r << "faults injected: " << total;
-  for (auto* k : fault_names) {
-    if (k == std::string("isolate_member") && !run.partitions.empty()) continue;
+  for (auto& f : faults_known) {
+    std::string k = f.name;
+    if (k == "isolate_member" && !run.partitions.empty()) continue;
     auto it = run.faults.find(k);
-    r << (k == fault_names[0] ? " (" : ", ") << k << " " << (it == run.faults.end() ? 0 : it->second);
+    r << (&f == faults_known ? " (" : ", ") << k << " "
+      << (it == run.faults.end() ? 0 : it->second);
   }
   r << ")\n";
   for (auto& t : run.timeline) r << "  " << t << "\n";
@@ -310,9 +501,14 @@ void print_report(const chaos_run& run, const std::string& error) {
     << c.creates_refused << " refused";
   for (auto& [status, n] : c.refused_by_status) r << " [" << n << "x " << status << "]";
   r << ", " << c.creates_unanswered << " unanswered), "
-    << c.pauses_sent << " pauses sent (" << c.pauses_acked << " acknowledged)\n";
+    << c.pauses_sent << " pauses sent (" << c.pauses_acked << " acknowledged), "
+    << c.bursts_sent << " bursts sent (" << c.bursts_acked << " acknowledged with "
+    << c.burst_runs_acked << " runs, " << c.bursts_refused << " refused";
+  for (auto& [status, n] : c.bursts_refused_by_status) r << " [" << n << "x " << status << "]";
+  r << ", " << c.bursts_unanswered << " unanswered)\n";
   r << "acknowledged creates: " << run.acked << " (" << run.acked_periodic << " periodic, "
-    << run.acked - run.acked_periodic << " one-shot)\n";
+    << run.acked - run.acked_periodic - run.acked_manual << " one-shot, " << run.acked_manual
+    << " manual)\n";
   r << "runs: " << run.runs.instances;
   for (auto& [state, n] : run.runs.by_state) r << ", " << state << " " << n;
   r << "; executions (side-effect lines) " << run.runs.effect_lines << ", runs retried "
@@ -348,6 +544,7 @@ int run_chaos(chaos_run& run, network& net) {
 
   workload work(board, g.effects_path(), run.rng(), o.work);
   if (auto err = work.create_periodic(clock::now() + 60s); !err.empty()) throw harness_error(err);
+  if (auto err = work.create_bulk_task(clock::now() + 60s); !err.empty()) throw harness_error(err);
   work.start_creates();
   fault_phase(run, g, board, net, work);
   work.stop_creates();
@@ -359,7 +556,10 @@ int run_chaos(chaos_run& run, network& net) {
     run.violations.push_back("could not pause the periodic tasks: " + err);
   auto acked = work.acknowledged();
   run.acked = acked.size();
-  for (auto& t : acked) run.acked_periodic += t.interval_ms > 0;
+  for (auto& t : acked) {
+    run.acked_periodic += t.interval_ms > 0;
+    run.acked_manual += t.interval_ms == 0 && t.at_ms == 0;
+  }
   run.settled = settle(board, g.members().size(), acked,
                        clock::now() + std::chrono::duration_cast<clock::duration>(
                                           std::chrono::duration<double>(o.settle_s)));
@@ -368,18 +568,19 @@ int run_chaos(chaos_run& run, network& net) {
   std::string leader_endpoint;
   if (auto* l = g.member(run.settled.leader)) leader_endpoint = l->http_endpoint();
   for (auto& m : run.settled.snapshot) run.commit = std::max(run.commit, m.view.commit);
-  auto found = check_history(run.settled, acked, g.effects_path(), leader_endpoint, run.runs);
+  auto found =
+      check_history(run.settled, acked, work.bursts(), g.effects_path(), leader_endpoint, run.runs);
   run.violations.insert(run.violations.end(), found.begin(), found.end());
   reap_crashes(run, g, board);
   run.counts = work.counts();
 
   g.stop_all(10s);
   std::map<std::string, std::string> logs;
-  for (auto* m : g.members()) {
-    std::ifstream in(m->log_path());
+  for (auto& [id, path] : g.member_logs()) {  // replaced members too: their terms count
+    std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();
-    logs[m->id()] = text.str();
+    logs[id] = text.str();
   }
   size_t elections = 0;
   auto split_brain = check_one_leader_per_term(logs, elections);
@@ -413,6 +614,14 @@ int main(int argc, char** argv) {
   app.add_option("--every-ms", every_ms, "interval of the periodic tasks")->capture_default_str();
   app.add_option("--create-gap-ms", gap_ms, "mean gap between one-shot creates")
       ->capture_default_str();
+  app.add_option("--burst", o.work.burst, "runs per bulk enqueue of kill_mid_burst")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  std::string faults_help =
+      "Faults, one at a time every --fault-gap s, each once per round in an order drawn from "
+      "--seed:\n";
+  for (auto& f : faults_known) faults_help += "  " + std::string(f.name) + ": " + f.what + "\n";
+  app.footer(faults_help);
   CLI11_PARSE(app, argc, argv);
   o.work.every = milliseconds(every_ms);
   o.work.create_gap = milliseconds(gap_ms);

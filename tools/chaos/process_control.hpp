@@ -1,14 +1,16 @@
 // aisched-chaos, process control: starts the real `aisched` processes of the
 // chaos group (three Raft members on fixed loopback cluster ports and one
 // worker-only node) in one temporary directory, kills, stops, continues and
-// restarts them by pid, and guarantees that none outlives the harness (a pid
-// registry that exit paths and signal handlers SIGKILL; PR_SET_PDEATHSIG).
+// restarts them by pid, replaces a member by a new one started empty, and
+// guarantees that none outlives the harness (a pid registry that exit paths and
+// signal handlers SIGKILL; PR_SET_PDEATHSIG).
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,8 +78,8 @@ class node {
   /// Replaces the arguments used by the next start() (a worker node re-joins
   /// through a member that is up).
   void set_args(std::vector<std::string> args) { args_ = std::move(args); }
-  /// How often this slot was started, and how it last exited (a wait status, -1 if
-  /// it never exited by itself).
+  /// How often this slot was started, and how its current incarnation exited by
+  /// itself (a wait status; -1 while it runs, or if the harness ended it).
   int starts() const { return starts_; }
   int last_unexpected_exit() const { return unexpected_exit_; }
   /// The log written by the current incarnation.
@@ -121,12 +123,24 @@ class group {
   std::string start(clock::time_point deadline);
   /// Restarts member or worker `n` (a worker node joins member `join_via`).
   std::string restart(node& n, clock::time_point deadline, size_t join_via = 0);
+  /// Replaces member `old` (down) by a new member, not started, on the same
+  /// address with a new cluster port, id, data dir and log: `--join`, to be added
+  /// with the members API (README "A cluster"). Its id sorts after every id given
+  /// before ("r001", "r002" ...): members dial the members whose ids sort after
+  /// theirs, and a joiner knows no one to dial. `old` stays readable (its log is
+  /// in member_logs()). Returns the new member; nullptr if `old` is no member.
+  node* replace_member(node& old);
   /// Stops every process (SIGTERM, SIGKILL after `grace`), continuing stopped ones.
   void stop_all(std::chrono::milliseconds grace);
 
   std::vector<node*> members();
   node& worker() { return *worker_; }
   node* member(const std::string& id);
+  /// Every member's log path by id, replaced members included.
+  std::map<std::string, std::string> member_logs() const;
+  /// The data dir of node `n`, and the address its raft listens on ("HOST:PORT").
+  std::string data_dir(const node& n) const { return root_ + "/" + n.id(); }
+  std::string cluster_addr(const node& n) const;
   const std::string& root() const { return root_; }
   const std::string& marker() const { return marker_; }
   /// The file every run appends "<instance id> <attempt>" to (mode 0666: runs may
@@ -138,8 +152,10 @@ class group {
 
   network& net_;
   std::string binary_, marker_, root_, effects_, peers_;
-  std::vector<uint16_t> cluster_ports_;
+  std::vector<uint16_t> cluster_ports_;  // by slot - 1
   std::vector<std::unique_ptr<node>> members_;
+  std::vector<std::unique_ptr<node>> replaced_;  // members replaced, down
+  int replacements_ = 0;
   std::unique_ptr<node> worker_;
 };
 

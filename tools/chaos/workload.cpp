@@ -30,6 +30,17 @@ std::optional<json::object> parse_object(const std::string& body) {
   return v.as_object();
 }
 
+/// `s` seconds as a word for `sleep`: "0.7".
+std::string seconds_word(double s) {
+  char out[32];
+  std::snprintf(out, sizeof out, "%.1f", s);
+  return out;
+}
+
+std::string status_and_body(const http_reply& r) {
+  return std::to_string(r.status) + " " + r.body;
+}
+
 }  // namespace
 
 std::string str(const json::object& o, const char* key) {
@@ -74,6 +85,8 @@ member_view view_of(const std::string& port) {
     for (auto& m : ms->as_array()) {
       if (!m.is_object()) continue;
       auto& mo = m.as_object();
+      auto* voter = mo.if_contains("voter");
+      out.members[str(mo, "id")] = voter && voter->is_bool() && voter->get_bool();
       auto* self = mo.if_contains("self");
       if (!self || !self->is_bool() || !self->get_bool()) continue;
       out.role = str(mo, "role");
@@ -115,6 +128,21 @@ std::optional<std::map<uint32_t, json::object>> attempts_of(const std::string& p
   return out;
 }
 
+// -- membership ---------------------------------------------------------------
+
+std::string add_member(const std::string& endpoint, const std::string& id,
+                       const std::string& cluster_addr, const std::string& http_addr) {
+  json::object body{{"id", id}, {"cluster_addr", cluster_addr}, {"http_addr", http_addr}};
+  // Answered once the change committed.
+  auto r = call(endpoint, "POST", "/api/v1/cluster/members", json::serialize(body), 15s);
+  return r.status == 201 ? "" : status_and_body(r);
+}
+
+std::string remove_member(const std::string& endpoint, const std::string& id) {
+  auto r = call(endpoint, "DELETE", "/api/v1/cluster/members/" + id, "", 15s);
+  return r.status == 200 ? "" : status_and_body(r);
+}
+
 // -- port_board ----------------------------------------------------------------
 
 void port_board::set(const std::string& id, std::string endpoint) {
@@ -138,51 +166,107 @@ workload::workload(const port_board& ports, std::string effects_path, uint64_t s
 
 workload::~workload() { stop_creates(); }
 
-std::string workload::task_json(const std::string& name, const std::string& when_key,
-                                const std::string& when, double sleep_s) const {
+json::object workload::task_of(const std::string& name, const std::string& sleep) const {
   // The side effect comes first, so an execution killed while it sleeps has
   // left its line. The shell stays the run's parent (no `exec`): its command
   // line carries the harness's marker (the effects path) for the orphan check.
-  char sleep[32];
-  std::snprintf(sleep, sizeof sleep, "%.1f", sleep_s);
   json::object t;
   t["name"] = name;
   t["command"] = "echo \"$SCHEDULE_INSTANCE_ID $ATTEMPT\" >> " + effects_ + "; sleep " + sleep +
                  "; true";
-  t[when_key] = when;
   t["timeout"] = "30s";
   // A lost attempt (worker_lost) is retried as the next attempt.
   t["retry"] = json::object{{"policy", "fixed"}, {"interval", "500ms"}, {"max_attempts", 5}};
-  return json::serialize(t);
+  // The checks read every run: retention's default (the newest 1 000 of a task)
+  // would remove some in runs longer than about 15 minutes.
+  t["retention"] = json::object{{"keep_runs", 1'000'000}};
+  return t;
+}
+
+std::string workload::create_until(const std::string& name, const std::string& body,
+                                   int64_t interval_ms, size_t first,
+                                   std::chrono::steady_clock::time_point deadline) {
+  std::string last;
+  for (size_t attempt = first;; ++attempt) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return "could not create task " + name + ": " + last;
+    auto up = ports_.up();
+    if (up.empty()) return "no member is up";
+    auto& [member, port] = up[attempt % up.size()];
+    auto r = call(port, "POST", "/api/v1/tasks", body, opt_.request_timeout);
+    if (r.status == 201) {
+      auto o = parse_object(r.body);
+      if (!o || num(*o, "id") <= 0) return "create answered 201 without an id: " + r.body;
+      std::lock_guard<std::mutex> lock(mu_);
+      acked_.push_back({static_cast<uint64_t>(num(*o, "id")), name, member, 0, interval_ms});
+      ++counts_.creates_sent;
+      ++counts_.creates_acked;
+      return "";
+    }
+    last = status_and_body(r);
+    std::this_thread::sleep_for(200ms);  // the group is still electing its first leader
+  }
 }
 
 std::string workload::create_periodic(std::chrono::steady_clock::time_point deadline) {
   auto every = std::to_string(opt_.every.count()) + "ms";
   for (unsigned i = 0; i < opt_.periodic; ++i) {
     auto name = "chaos-every-" + std::to_string(i);
-    auto body = task_json(name, "schedule", "@every " + every, 0.3);
-    std::string last;
-    for (;;) {
-      if (std::chrono::steady_clock::now() > deadline)
-        return "could not create periodic task " + name + ": " + last;
-      auto up = ports_.up();
-      if (up.empty()) return "no member is up";
-      auto r = call(up[i % up.size()].second, "POST", "/api/v1/tasks", body, opt_.request_timeout);
-      if (r.status == 201) {
-        auto o = parse_object(r.body);
-        if (!o || num(*o, "id") <= 0) return "create answered 201 without an id: " + r.body;
-        std::lock_guard<std::mutex> lock(mu_);
-        acked_.push_back({static_cast<uint64_t>(num(*o, "id")), name, up[i % up.size()].first, 0,
-                          opt_.every.count()});
-        ++counts_.creates_sent;
-        ++counts_.creates_acked;
-        break;
-      }
-      last = std::to_string(r.status) + " " + r.body;
-      std::this_thread::sleep_for(200ms);  // the group is still electing its first leader
-    }
+    auto t = task_of(name, "0.3");
+    t["schedule"] = "@every " + every;
+    if (auto err = create_until(name, json::serialize(t), opt_.every.count(), i, deadline);
+        !err.empty())
+      return err;
   }
   return "";
+}
+
+std::string workload::create_bulk_task(std::chrono::steady_clock::time_point deadline) {
+  // Manual (no schedule): only bursts fire it. Run k sees SHARD_NO=k and sleeps
+  // 0.2-0.9 s, so a burst ends over a while and a kill finds reports in flight.
+  // `allow` never holds a burst back (a 409) while an earlier one still runs.
+  auto name = std::string("chaos-bulk");
+  auto t = task_of(name, "0.$((SHARD_NO % 8 + 2))");
+  t["overlap"] = "allow";
+  if (auto err = create_until(name, json::serialize(t), 0, 0, deadline); !err.empty()) return err;
+  std::lock_guard<std::mutex> lock(mu_);
+  bursts_.task = acked_.back().id;
+  return "";
+}
+
+unsigned workload::enqueue_burst(const std::string& id, const std::string& endpoint) {
+  uint64_t task = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    task = bursts_.task;
+  }
+  json::array payloads;
+  for (size_t k = 0; k < opt_.burst; ++k) payloads.push_back(json::object{});
+  auto r = call(endpoint, "POST", "/api/v1/tasks/" + std::to_string(task) + "/runs",
+                json::serialize(json::object{{"payloads", std::move(payloads)}}),
+                opt_.request_timeout);
+  std::lock_guard<std::mutex> lock(mu_);
+  ++counts_.bursts_sent;
+  if (r.status == 202) {
+    acked_batch b{id, opt_.burst, {}};
+    auto o = parse_object(r.body);
+    auto* ids = o ? o->if_contains("instance_ids") : nullptr;
+    if (ids && ids->is_array())
+      for (auto& x : ids->as_array())
+        if (x.is_string()) b.run_ids.emplace_back(x.get_string());
+    counts_.burst_runs_acked += b.run_ids.size();
+    bursts_.acked.push_back(std::move(b));
+    ++counts_.bursts_acked;
+  } else if (r.status == 0) {
+    ++counts_.bursts_unanswered;
+    ++bursts_.uncertain;  // it may have been committed
+  } else {
+    ++counts_.bursts_refused;
+    ++counts_.bursts_refused_by_status[r.status];
+    // A 5xx (e.g. 503 outcome_unknown) may yet be, or have been, committed.
+    if (r.status >= 500) ++bursts_.uncertain;
+  }
+  return r.status;
 }
 
 void workload::start_creates() {
@@ -213,8 +297,9 @@ void workload::create_loop() {
       auto [member, port] = up[pick % up.size()];
       auto at_ms = now_ms() + static_cast<int64_t>(lead_s * 1000);
       auto name = "chaos-once-" + std::to_string(n);
-      auto r = call(port, "POST", "/api/v1/tasks",
-                    task_json(name, "at", format_rfc3339(at_ms), sleep_s), opt_.request_timeout);
+      auto t = task_of(name, seconds_word(sleep_s));
+      t["at"] = format_rfc3339(at_ms);
+      auto r = call(port, "POST", "/api/v1/tasks", json::serialize(t), opt_.request_timeout);
       std::lock_guard<std::mutex> lock(mu_);
       ++counts_.creates_sent;
       if (r.status >= 200 && r.status < 300) {
@@ -272,6 +357,11 @@ std::vector<acked_task> workload::acknowledged() const {
 workload_counts workload::counts() const {
   std::lock_guard<std::mutex> lock(mu_);
   return counts_;
+}
+
+burst_record workload::bursts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bursts_;
 }
 
 }  // namespace aisched::chaos

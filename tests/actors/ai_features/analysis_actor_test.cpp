@@ -2,7 +2,8 @@
 // over RocksDB, the store actor, and the analysis actor subscribed to commits,
 // with a scripted judge in place of the LLM client. A run that fails for the
 // last time is judged once and the model's analysis stored (source "llm"); an
-// unusable or failed answer stores the rules' analysis with the reason; runs
+// unusable or failed answer stores the rules' analysis with the reason (and the
+// judge's check rejects exactly those answers, so they count as invalid); runs
 // with attempts left, and everything without a model, are not judged; reads
 // without a stored analysis get the rules' answer.
 #define CAF_GTEST_DSL_IMPL
@@ -48,8 +49,15 @@ class analysis_actor_test : public test_coordinator_fixture<analysis_test_config
     opts.write = test::local_ai_writer(node_.db);
     if (with_model)
       opts.judge = [this](judge_request r, judge_done done) {
+        if (script_.fail) {
+          calls_.push_back(std::move(r));
+          return done(make_error(errc::unavailable, "llm", "connect refused"));
+        }
+        // As the LLM judge does: the feature's check first (it decides the
+        // metric), then the text.
+        EXPECT_TRUE(r.check) << "a judged feature must say which answers it accepts";
+        verdicts_.push_back(r.check ? !r.check(script_.text) : true);
         calls_.push_back(std::move(r));
-        if (script_.fail) return done(make_error(errc::unavailable, "llm", "connect refused"));
         done(script_.text);
       };
     analysis_ = sys.spawn(analysis_actor_impl, node_.db, node_.store, opts);
@@ -121,6 +129,7 @@ class analysis_actor_test : public test_coordinator_fixture<analysis_test_config
   test::single_node node_;
   proto::analysis_actor analysis_;
   std::vector<judge_request> calls_;
+  std::vector<bool> verdicts_;  // the check's verdict on each answer: true = accepted
   script script_;
 };
 
@@ -132,6 +141,7 @@ TEST_F(analysis_actor_test, final_failure_is_judged_once_and_stored) {
   EXPECT_NE(calls_[0].user.find("pg_dump: not found"), std::string::npos) << calls_[0].user;
   EXPECT_NE(calls_[0].user.find("command_not_found"), std::string::npos)
       << "the rules' reading goes to the model as a fact";
+  EXPECT_EQ(verdicts_, std::vector<bool>{true});
   auto a = stored(inst);
   ASSERT_TRUE(a);
   EXPECT_EQ(a->source, "llm");
@@ -159,6 +169,8 @@ TEST_F(analysis_actor_test, unusable_answer_stores_the_rules_with_the_reason) {
   ASSERT_TRUE(again);
   EXPECT_EQ(again->source, "rules");
   EXPECT_NE(again->llm_error.find("severity"), std::string::npos) << again->llm_error;
+  EXPECT_EQ(verdicts_, (std::vector<bool>{false, false}))
+      << "the check rejects what the actor rejects, so the judge counts both as invalid";
 }
 
 TEST_F(analysis_actor_test, model_failure_stores_the_rules_with_the_reason) {

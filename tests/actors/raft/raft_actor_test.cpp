@@ -12,6 +12,7 @@
 #include <string>
 
 #include "proto/errors.hpp"
+#include "storage/membership_store.hpp"
 #include "storage/state_machine.hpp"
 
 namespace aisched::raft {
@@ -82,6 +83,40 @@ TEST_P(raft_actor_test, proposals_commit_and_apply_on_every_member) {
     EXPECT_EQ(g.state(i).member->commit_index(), commit) << g.at(i).id;
     EXPECT_EQ(g.at(i).sm->applied_index(), commit) << g.at(i).id;
     for (auto id : ids) EXPECT_TRUE(g.at(i).sm->get_task("default", id)) << g.at(i).id << " lacks " << id;
+  }
+}
+
+// Issue 41: the membership a group bootstraps with is replicated configuration,
+// the first leader's first entry, in every member's log and applied state (a
+// restart reads it from there, not from its flags).
+TEST_P(raft_actor_test, the_first_leader_replicates_the_bootstrap_membership) {
+  raft_group g(GetParam());
+  auto leader = elect(g, 3s);
+  ASSERT_GE(leader, 0);
+  g.create_task(leader, "after");
+  ASSERT_GE(g.run_until([&] { return caught_up_with(g, leader); }, 1s).count(), 0);
+  for (size_t i = 0; i < g.size(); ++i) {
+    auto& st = g.state(i);
+    ASSERT_GE(st.log->last_index(), 1u);
+    auto first = st.log->read(1, 1);
+    ASSERT_TRUE(first && first->size() == 1) << g.at(i).id;
+    auto* m = caf::get_if<proto::set_membership>(&first->front().cmd);
+    ASSERT_NE(m, nullptr) << g.at(i).id << ": the first entry is not the membership";
+    EXPECT_EQ(m->members.size(), g.size()) << g.at(i).id;
+    auto applied = storage::read_membership(*g.at(i).db);
+    ASSERT_TRUE(applied && *applied) << g.at(i).id << ": no membership applied";
+    EXPECT_EQ(**applied, m->members) << g.at(i).id;
+    EXPECT_EQ(st.member->membership(), m->members) << g.at(i).id;
+  }
+  // A later leader's first entry is a no-op again.
+  g.stop(static_cast<size_t>(leader));
+  if (g.size() > 1) {
+    auto next = elect(g, 5s);
+    ASSERT_GE(next, 0);
+    auto& st = g.state(static_cast<size_t>(next));
+    auto last = st.log->read(st.log->last_index(), st.log->last_index());
+    ASSERT_TRUE(last && last->size() == 1);
+    EXPECT_TRUE(caf::holds_alternative<proto::noop>(last->front().cmd));
   }
 }
 

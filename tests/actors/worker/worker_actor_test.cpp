@@ -133,6 +133,15 @@ class worker_actor_test : public ::testing::Test {
     return out;
   }
 
+  /// Sends `execute` and returns the error the worker refused it with.
+  error_view refusal(const execute_request& req) {
+    error_view out;
+    self_->request(worker_, 5s, proto::execute_atom::value, req, proxy_)
+        .receive([&](bool) { ADD_FAILURE() << "the worker took " << req.instance_id; },
+                 [&](caf::error& err) { out = view(err); });
+    return out;
+  }
+
   /// The next report any proxy forwarded; `last_from_` names that proxy.
   std::optional<run_result> next_report(std::chrono::milliseconds timeout = 5000ms) {
     std::optional<run_result> out;
@@ -163,9 +172,10 @@ class worker_actor_test : public ::testing::Test {
 
   /// The runs `w` says it holds, sorted by instance id then attempt; `fault`
   /// receives why its outbox failed ("" while it works).
-  std::vector<proto::held_run> held(const proto::worker_actor& w, std::string* fault = nullptr) {
+  std::vector<proto::held_run> held(const proto::worker_actor& w, std::string* fault = nullptr,
+                                    uint64_t leader_term = 0, std::string cluster = "c1") {
     std::vector<proto::held_run> out;
-    self_->request(w, 5s, proto::held_atom::value)
+    self_->request(w, 5s, proto::held_atom::value, leader_term, std::move(cluster))
         .receive(
             [&](std::vector<proto::held_run>& h, std::string& why) {
               out = std::move(h);
@@ -217,6 +227,47 @@ TEST_F(worker_actor_test, reports_running_then_success) {
   EXPECT_EQ(done->worker_id, "w-test");
   EXPECT_EQ(done->exit_code, 0);
   EXPECT_GE(done->finished_at, done->started_at);
+  expect_no_report();
+}
+
+// A leader that was deposed while stopped (SIGSTOP, a long pause) still sends
+// what it placed; its successor may have placed the same attempt elsewhere.
+// The worker refuses a request of a term older than one it has seen, whether
+// it saw it in a request or when the registrar asked what it holds for a leader.
+TEST_F(worker_actor_test, a_deposed_leaders_late_request_is_refused_and_never_runs) {
+  auto ran = dir_ / "stale-ran";
+  auto req = [&](std::string id, uint64_t term, std::string cmd = "true") {
+    auto r = shell(std::move(id), std::move(cmd));
+    r.leader_term = term;
+    return r;
+  };
+  ASSERT_EQ(execute(req("7-1-0", 5)), true);
+  ASSERT_TRUE(next_report());  // running
+  ASSERT_TRUE(next_report());  // success
+  auto stale = refusal(req("7-2-0", 4, "touch '" + ran.string() + "'"));
+  EXPECT_EQ(stale.code, errc::not_leader) << stale.message;
+  EXPECT_NE(stale.message.find("term 4"), std::string::npos) << stale.message;
+  expect_no_report();
+  EXPECT_FALSE(fs::exists(ran)) << "a stale leader's run started";
+
+  // The registrar asked for the leader of term 7: term 6 is stale from now on.
+  held(worker_, nullptr, 7);  // the finished runs, not acknowledged here
+  EXPECT_EQ(refusal(req("7-3-0", 6)).code, errc::not_leader);
+  ASSERT_EQ(execute(req("7-4-0", 7)), true);  // the current leader's
+  ASSERT_TRUE(next_report());
+  ASSERT_TRUE(next_report());
+  ASSERT_EQ(execute(req("7-5-0", 0)), true);  // unfenced (no leader's router)
+  ASSERT_TRUE(next_report());
+  ASSERT_TRUE(next_report());
+  expect_no_report();
+
+  // Another cluster (a group recovered from a lost quorum): its terms start
+  // again, and only they compare from now on.
+  held(worker_, nullptr, 2, "c2");
+  ASSERT_EQ(execute(req("7-6-0", 2)), true);
+  ASSERT_TRUE(next_report());
+  ASSERT_TRUE(next_report());
+  EXPECT_EQ(refusal(req("7-7-0", 1)).code, errc::not_leader);
   expect_no_report();
 }
 

@@ -89,7 +89,8 @@ class worker_proxy_actor_test : public test_coordinator_fixture<test::actor_test
   /// The runs worker `w` holds (executing, or final and not acknowledged).
   std::vector<proto::held_run> held(const proto::worker_actor& w) {
     std::vector<proto::held_run> out;
-    auto h = self->request(w, caf::infinite, proto::held_atom::value);
+    auto h = self->request(w, caf::infinite, proto::held_atom::value, uint64_t{0},
+                           std::string());
     sched.run();
     h.receive([&](std::vector<proto::held_run>& runs, std::string&) { out = std::move(runs); },
               [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
@@ -241,7 +242,7 @@ proto::worker_actor::behavior_type silent_worker() {
       [](output_atom, const std::string&, uint32_t, const std::string&) {},
       [](output_atom, const std::string&, const caf::actor&) { return false; },
       [](drain_atom) { return uint32_t{0}; },
-      [](held_atom) { return std::make_tuple(std::vector<held_run>{}, std::string()); },
+      [](held_atom, uint64_t, const std::string&) { return std::make_tuple(std::vector<held_run>{}, std::string()); },
       [](caf::tick_atom) {},
       [](inspect_atom) { return actor_summary{}; },
   };

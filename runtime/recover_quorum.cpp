@@ -1,0 +1,72 @@
+// `aisched --recover-quorum`: the explicit recovery from a lost quorum
+// (actors/raft/quorum_recovery.hpp), run on a stopped member's data directory.
+#include <cstdio>
+#include <filesystem>
+
+#include "actors/raft/quorum_recovery.hpp"
+#include "common/log.hpp"
+#include "proto/errors.hpp"
+#include "runtime/node.hpp"
+#include "storage/format_version.hpp"
+#include "storage/rocks.hpp"
+
+namespace aisched::runtime {
+
+int recover_quorum(const config& cfg) {
+  auto fail = [](const char* what, const caf::error& err, int code = 1) {
+    log::error(what, {{"error", view(err).message}});
+    std::fprintf(stderr, "aisched --recover-quorum: %s: %s\n", what, view(err).message.c_str());
+    return code;
+  };
+  // Nothing is created: a directory without RocksDB's files holds no group.
+  std::error_code ec;
+  if (!std::filesystem::exists(cfg.data_dir + "/CURRENT", ec))
+    return fail("nothing to recover",
+                make_error(errc::invalid_argument, "data_dir",
+                           cfg.data_dir + " holds no data of a group (no RocksDB database)"),
+                2);
+  auto format = storage::read_format(cfg.data_dir);
+  if (!format) return fail("cannot read the data directory's format", format.error());
+  if (format->version > storage::current_format)
+    return fail("refusing to recover",
+                make_error(errc::invalid_argument, "data_dir",
+                           "its format " + std::to_string(format->version) +
+                               " is newer than this build's (" +
+                               std::to_string(storage::current_format) + ")"),
+                2);
+  // A running node holds RocksDB's lock: this open fails on its data.
+  auto db = storage::rocks::open(cfg.data_dir, {});
+  if (!db) return fail("cannot open the data directory (is its node still running?)", db.error());
+  raft::raft_options opts;
+  opts.node_id = cfg.node_id;
+  opts.join = cfg.join_group;
+  opts.cluster_addr = cfg.cluster.host + ":" + std::to_string(cfg.cluster.port);
+  auto done = raft::recover_quorum(**db, opts);
+  if (!done)
+    return fail("cannot recover", done.error(),
+                view(done.error()).code == errc::invalid_argument ? 2 : 1);
+  log::warn("quorum recovered: this member is now the only member of a new group",
+            {{"members_before", done->members_before},
+             {"cluster_before", done->cluster_before},
+             {"cluster_after", done->cluster_after},
+             {"index", std::to_string(done->last_index)},
+             {"term", std::to_string(done->term)}});
+  std::printf(
+      "Member %s of %s is now the only member of a new group on its data (log index %llu,\n"
+      "term %llu). Cluster id %s -> %s: members of the old group that return with their\n"
+      "old data are refused. Writes the lost members acknowledged but this member never\n"
+      "received are lost.\n"
+      "Next:\n"
+      "  1. start this node without --peers:  aisched --node-id %s --data-dir %s --cluster-addr %s\n"
+      "  2. for each other member: wipe its data directory, start it with --join and an id that\n"
+      "     sorts after %s (a member dials those after it), and add it with\n"
+      "     POST /api/v1/cluster/members (aischedctl cluster add).\n",
+      cfg.node_id.c_str(), done->members_before.c_str(),
+      static_cast<unsigned long long>(done->last_index),
+      static_cast<unsigned long long>(done->term), done->cluster_before.c_str(),
+      done->cluster_after.c_str(), cfg.node_id.c_str(), cfg.data_dir.c_str(),
+      done->cluster_addr.c_str(), cfg.node_id.c_str());
+  return 0;
+}
+
+}  // namespace aisched::runtime

@@ -1,0 +1,293 @@
+// Golden encodings of format 0 (issue 44; tests/compat/README.md). For every
+// raft command (in a log entry) and every record aisched stores (RocksDB
+// values, the worker's outbox segments, snapshot chunks, the FORMAT file) the
+// table below names one example (golden_examples.hpp) and says how this build
+// writes it and reads it back. format-0/<name>.hex holds the bytes the build
+// that started the compatibility promise wrote. Every later build must read
+// each file back as its example, and write the example as exactly its bytes.
+//
+// AISCHED_WRITE_GOLDEN=<dir> writes the files missing from <dir> instead, and
+// checks those present as usual: a golden file is never changed once written.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "compat/golden_case.hpp"
+#include "compat/golden_examples.hpp"
+#include "proto/codec.hpp"
+#include "proto/commands.hpp"
+#include "proto/errors.hpp"
+#include "proto/hex.hpp"
+#include "proto/json_wire.hpp"
+
+#ifndef AISCHED_GOLDEN_DIR
+#error "AISCHED_GOLDEN_DIR (the format-0 directory) must be defined by tests/compat/CMakeLists.txt"
+#endif
+
+namespace aisched::compat {
+namespace {
+
+using namespace proto;
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+// -- the table's vocabulary -----------------------------------------------------
+
+template <class T, class = void>
+struct has_equal : std::false_type {};
+template <class T>
+struct has_equal<T, std::void_t<decltype(std::declval<const T&>() == std::declval<const T&>())>>
+    : std::true_type {};
+
+/// A record of the codec (proto/codec.hpp: RocksDB values, raft log entries,
+/// the worker's outbox values), compared by operator== where it has one,
+/// else by re-encoding.
+template <class T>
+golden_case codec_case(std::string name, T example) {
+  return {std::move(name), [example] { return encode(example); },
+          [example](const std::string& bytes) -> std::string {
+            auto got = decode<T>(bytes);
+            if (!got) return "does not decode: " + view(got.error()).message;
+            if constexpr (has_equal<T>::value) {
+              if (!(*got == example)) return reads_as_other(encode(*got), encode(example));
+            } else {
+              if (encode(*got) != encode(example))
+                return reads_as_other(encode(*got), encode(example));
+            }
+            return {};
+          }};
+}
+
+/// A JSON record of the AI agent (actors/llm_agent/conversation_store):
+/// `write` makes the example's document; `reread` reads a document and
+/// writes what it read again (the types have no operator==).
+golden_case json_case(std::string name, std::function<json::value()> write,
+                      std::function<caf::expected<json::value>(const json::value&)> reread) {
+  return {std::move(name), [write] { return json::serialize(write()); },
+          [write, reread](const std::string& bytes) -> std::string {
+            json::error_code ec;
+            auto v = json::parse(bytes, ec);
+            if (ec) return "is not JSON: " + ec.message();
+            auto again = reread(v);
+            if (!again) return "does not read: " + view(again.error()).message;
+            if (json::serialize(*again) != json::serialize(write()))
+              return "reads back as " + json::serialize(*again);
+            return {};
+          }};
+}
+
+// -- the table --------------------------------------------------------------------
+
+std::vector<golden_case> make_cases() {
+  std::vector<golden_case> out;
+  // The raft log: one entry per command.
+  for (auto& e : example_log_entries())
+    out.push_back(codec_case("log_entry_" + std::string(command_name(e.cmd)), e));
+  // RocksDB values of the codec (and the worker's outbox values: run_result).
+  out.push_back(codec_case("task", example_task()));
+  out.push_back(codec_case("task_runtime", example_task_runtime()));
+  out.push_back(codec_case("instance", example_instance()));
+  out.push_back(codec_case("attempt_record", example_attempt()));
+  out.push_back(codec_case("run_result", example_run_result()));
+  out.push_back(codec_case("user", example_user()));
+  out.push_back(codec_case("api_token", example_token()));
+  out.push_back(codec_case("audit_entry", example_audit_entry()));
+  out.push_back(codec_case("data_key", example_data_key()));
+  out.push_back(codec_case("secret_record", example_secret()));
+  out.push_back(codec_case("pool", example_pool()));
+  out.push_back(codec_case("calendar", example_calendar()));
+  out.push_back(codec_case("load_sample", example_load_sample()));
+  out.push_back(codec_case("membership", set_membership{example_membership()}));
+  out.push_back(codec_case("failure_analysis", example_analysis()));
+  // The AI agent's conversations: JSON.
+  out.push_back(json_case(
+      "conversation_record", [] { return conversation_record(example_conversation()); },
+      [](const json::value& v) -> caf::expected<json::value> {
+        auto c = conversation_from_record(v);
+        if (!c) return c.error();
+        return conversation_record(*c);
+      }));
+  out.push_back(json_case(
+      "message_record", [] { return message_record(example_chat_message(), t0 + 9'000); },
+      [](const json::value& v) -> caf::expected<json::value> {
+        auto m = message_from_record(v);
+        if (!m) return m.error();
+        return message_record(m->msg, m->at);
+      }));
+  out.push_back(json_case(
+      "pending_action_record", [] { return pending_action_record(example_pending_action()); },
+      [](const json::value& v) -> caf::expected<json::value> {
+        auto a = pending_action_from_record(v);
+        if (!a) return a.error();
+        return pending_action_record(*a);
+      }));
+  // Layouts written by hand in storage/.
+  out.push_back(hard_state_case());
+  out.push_back(log_base_case());
+  out.push_back(idempotency_case("idempotency_record", example_idempotency_record()));
+  out.push_back(idempotency_case("idempotency_record_unfingerprinted",
+                                 {example_idempotency_record().task_id, 0}));
+  out.push_back(instance_counts_case());
+  out.push_back(meta_counter_case());
+  out.push_back(retention_mark_case());
+  out.push_back(cluster_id_case());
+  out.push_back(token_hash_index_case());
+  out.push_back(worker_share_case());
+  // Files.
+  out.push_back(outbox_segment_case());
+  out.push_back(snapshot_chunk_case());
+  out.push_back(format_file_case());
+  return out;
+}
+
+const std::vector<golden_case>& golden_cases() {
+  static const auto cases = make_cases();
+  return cases;
+}
+
+std::vector<std::string> case_names() {
+  std::vector<std::string> out;
+  for (auto& c : golden_cases()) out.push_back(c.name);
+  return out;
+}
+
+const golden_case& case_named(const std::string& name) {
+  for (auto& c : golden_cases())
+    if (c.name == name) return c;
+  throw std::logic_error("no golden example named " + name);
+}
+
+// -- the runner -------------------------------------------------------------------
+
+fs::path golden_dir() { return fs::path(AISCHED_GOLDEN_DIR); }
+
+/// `c.check(bytes)`, with a failure around it reported as one.
+std::string check_bytes(const golden_case& c, const std::string& bytes) {
+  try {
+    return c.check(bytes);
+  } catch (const std::exception& e) {
+    return std::string("could not be checked: ") + e.what();
+  }
+}
+
+/// The golden file `file` reads back as `c`'s example, and this build writes
+/// the example (as `written`) exactly as the file has it.
+void expect_golden(const golden_case& c, const std::string& written, const fs::path& file) {
+  auto text = read_file(file);
+  ASSERT_TRUE(text) << "cannot read " << file;
+  while (!text->empty() && std::isspace(static_cast<unsigned char>(text->back()))) text->pop_back();
+  auto bytes = from_hex(*text);
+  ASSERT_TRUE(bytes) << file << " is not one line of hex";
+  EXPECT_EQ(check_bytes(c, *bytes), "")
+      << file << ": the format-0 bytes of '" << c.name
+      << "' do not read back as the example in this build. Every build must read them: fix the "
+         "reader (or add a migration), never the file (tests/compat/README.md).";
+  EXPECT_EQ(to_hex(written), *text)
+      << "this build writes example '" << c.name << "' otherwise than " << file
+      << ". A build of format 0 writes what earlier builds wrote; a new encoding is a new format "
+         "(storage/format_version.hpp) with its own golden directory.";
+}
+
+/// Writes `c`'s file into `dir` unless it is there already; one that is
+/// there is checked instead (a golden file is never changed once written).
+void write_golden(const golden_case& c, const std::string& written, const fs::path& dir) {
+  auto file = dir / (c.name + ".hex");
+  ASSERT_EQ(check_bytes(c, written), "")
+      << "example '" << c.name << "' does not read back in this build: " << file << " not written";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  // "x": the open fails if the file exists, so not even a concurrent run replaces one.
+  std::FILE* f = std::fopen(file.c_str(), "wx");
+  if (f == nullptr && errno == EEXIST) return expect_golden(c, written, file);
+  ASSERT_NE(f, nullptr) << "cannot create " << file << ": " << std::strerror(errno);
+  auto line = to_hex(written) + "\n";
+  bool ok = std::fwrite(line.data(), 1, line.size(), f) == line.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) fs::remove(file, ec);
+  ASSERT_TRUE(ok) << "cannot write " << file;
+  std::cout << "wrote " << file.string() << "\n";
+}
+
+class golden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(golden, reads_back_as_its_example_and_the_example_writes_it) {
+  const auto& c = case_named(GetParam());
+  std::string written;
+  try {
+    written = c.encode();
+  } catch (const std::exception& e) {
+    FAIL() << "cannot write example '" << c.name << "': " << e.what();
+  }
+  if (const char* out = std::getenv("AISCHED_WRITE_GOLDEN"); out != nullptr && *out != '\0')
+    return write_golden(c, written, fs::path(out));
+  auto file = golden_dir() / (c.name + ".hex");
+  std::error_code ec;
+  if (!fs::exists(file, ec)) {
+    FAIL() << "no golden file " << file << " for example '" << c.name
+           << "': every record type and command has its format-0 bytes. Write the missing "
+              "files with this build (files already there are never rewritten):\n  "
+              "AISCHED_WRITE_GOLDEN="
+           << golden_dir().string() << " " << fs::read_symlink("/proc/self/exe", ec).string()
+           << " --gtest_filter='format_0/*'\nthen review and commit them "
+              "(tests/compat/README.md).";
+  }
+  expect_golden(c, written, file);
+}
+
+INSTANTIATE_TEST_SUITE_P(format_0, golden, ::testing::ValuesIn(case_names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+TEST(golden_examples, cover_every_command_once) {
+  std::set<size_t> seen;
+  for (auto& e : example_log_entries())
+    EXPECT_TRUE(seen.insert(e.cmd.index()).second) << "two examples of " << command_name(e.cmd);
+  EXPECT_EQ(seen.size(), static_cast<size_t>(command::max_type_id) + 1)
+      << "a command without a golden example: add one to example_log_entries() "
+         "(golden_examples.cpp) and write its file (tests/compat/README.md)";
+}
+
+TEST(golden_examples, have_distinct_file_names) {
+  std::set<std::string> names;
+  for (auto& name : case_names()) {
+    EXPECT_TRUE(names.insert(name).second) << "two examples named " << name;
+    EXPECT_FALSE(name.empty());
+    for (char ch : name)
+      EXPECT_TRUE((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')
+          << "example name '" << name << "' is not [a-z0-9_]+";
+  }
+}
+
+TEST(golden_examples, every_golden_file_still_has_its_example) {
+  // A file whose example went would no longer be checked: its bytes could
+  // stop reading back unnoticed.
+  std::error_code ec;
+  if (!fs::is_directory(golden_dir(), ec)) return;  // none written yet: each case fails instead
+  auto names = case_names();
+  std::set<std::string> known(names.begin(), names.end());
+  for (auto& entry : fs::directory_iterator(golden_dir(), ec)) {
+    if (entry.path().extension() != ".hex") continue;
+    EXPECT_TRUE(known.count(entry.path().stem().string()))
+        << entry.path() << " has no example in golden_test.cpp: restore it (its bytes must keep "
+        << "reading back), never delete the file";
+  }
+}
+
+}  // namespace
+}  // namespace aisched::compat
