@@ -227,6 +227,7 @@ void dispatch(self_ptr self) {
   if (cmd.entries.empty()) return;
   auto epoch = st.lead.epoch;
   auto entries = cmd.entries;
+  auto runs = std::make_shared<std::vector<run_queue::queued>>(std::move(round.runs));
   self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
       .then(
           [=](applied& a) {
@@ -236,11 +237,15 @@ void dispatch(self_ptr self) {
             if (!st.queue.empty()) schedule_dispatch(self);
           },
           [=](caf::error&) {
-            // Not committed: give the capacity back; the runs are still pending.
+            // Not committed: give the capacity back; the runs are still pending
+            // and wait in the queue again (a dispatch that commits after all
+            // makes them in flight; a second one of a run is then refused).
             obs::get().dispatch_error.inc(static_cast<double>(entries.size()));
             auto& st = self->state;
             if (!st.lead.current(epoch)) return;
             for (auto& e : entries) release(self, e.instance_id);
+            for (auto& q : *runs)
+              if (!st.in_flight.count(q.run.id)) st.queue.push(q.run, q.noop);
             self->delayed_send(self, std::chrono::milliseconds(200), wake_atom::value,
                                static_cast<uint64_t>(wake_reason::dispatch));
           });

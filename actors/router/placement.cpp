@@ -73,6 +73,7 @@ placement_round place(run_queue& q, const std::function<const task_terms*(uint64
     limits.hold(x.id, *t);
     out.placed.push_back(dispatch_entry{x.id, w.id});
     out.slotless.push_back(!slot);
+    out.runs.push_back(std::move(next));
   }
   q.put_back(std::move(skipped));
   return out;

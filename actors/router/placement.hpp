@@ -61,6 +61,9 @@ struct pick_context {
 /// rest keep their order.
 struct placement_round {
   std::vector<proto::dispatch_entry> placed;
+  /// placed[i]'s run as it was queued: queued again if its dispatch does not
+  /// commit (popped from the queue, it would otherwise wait for the next leader).
+  std::vector<run_queue::queued> runs;
   std::vector<bool> slotless;         // placed[i] holds no slot of its worker (a no-op)
   std::vector<std::string> orphaned;  // runs whose task was deleted: cancel them
 };

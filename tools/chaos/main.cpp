@@ -48,6 +48,7 @@ struct options {
   double fault_gap_s = 12;   // mean pause between faults
   double hard_deadline_s = 0;  // 0: duration + settle + 180 s
   bool no_partitions = false;
+  std::vector<std::string> faults;  // --faults: the kinds injected (empty: all)
   workload_options work;
 };
 
@@ -64,7 +65,7 @@ enum class fault {
   isolate_member,
   kill_leader_at_slot,  // 0.1-0.3 s before a slot: runs wait on its worker for their instant
   kill_mid_burst,       // the leader, while it accepts, fires or collects a bulk enqueue
-  damage_wal,           // a follower's WAL damaged: it must refuse to start; then replaced
+  damage_wal,           // a follower's WAL damaged: it must refuse to start; then restored
 };
 
 /// Each fault's name (the report) and what it does (--help), in enum order.
@@ -86,8 +87,8 @@ constexpr fault_info faults_known[] = {
      "collects them, restarted after 1-4 s"},
     {"damage_wal",
      "SIGKILL of a follower and 64 bytes XORed in the middle of its newest WAL: it must refuse "
-     "to start (exit 1, \"damaged\"); then replaced by a member started empty with --join, "
-     "added, and the damaged one removed"},
+     "to start (exit 1, \"damaged\"); then its bytes are put back (a restore) and it must "
+     "start and rejoin"},
 };
 
 static_assert(std::size(faults_known) == size_t(fault::damage_wal) + 1, "a fault without its info");
@@ -242,89 +243,14 @@ std::string kill_mid_burst(chaos_run& run, workload& work, node& leader) {
   return out.str();
 }
 
-/// Sends `step` (one request through a member's endpoint; none if empty) to the
-/// running members other than `skip` in turn until one's own view satisfies
-/// `done`, or `timeout` passes. "" or the last error.
-std::string until_done(group& g, const node* skip, clock::duration timeout,
-                       const std::function<std::string(const std::string&)>& step,
-                       const std::function<bool(const member_view&)>& done) {
-  auto until = clock::now() + timeout;
-  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout).count();
-  std::string last = "not within " + std::to_string(seconds) + " s";
-  for (size_t attempt = 0; clock::now() < until && !stop_requested(); ++attempt) {
-    std::vector<node*> up;
-    for (auto* m : g.members())
-      if (m != skip && m->running() && !m->stopped()) up.push_back(m);
-    if (!up.empty()) {
-      auto endpoint = up[attempt % up.size()]->http_endpoint();
-      auto v = view_of(endpoint);
-      if (v.ok && done(v)) return "";
-      if (step)
-        if (auto err = step(endpoint); !err.empty()) last = err;
-    }
-    std::this_thread::sleep_for(300ms);
-  }
-  return last;
-}
-
-/// Replaces member `old` (down) as README "A cluster" tells an operator to: a
-/// new member started empty with --join on its address, added through the
-/// others, a voter once it caught up, then `old` removed. Each step that fails
-/// is a violation. The group keeps its quorum throughout: two of its three
-/// voters run, and the new member counts only once it has caught up. Returns
-/// what happened, for the timeline.
-std::string replace(chaos_run& run, group& g, port_board& board, node& old) {
-  auto old_id = old.id();
-  auto* fresh = g.replace_member(old);
-  if (!fresh) throw harness_error(old_id + " is not a member: cannot replace it");
-  auto id = fresh->id();
-  publish(board, old);  // gone for good
-  auto err = fresh->start(clock::now() + 60s);
-  publish(board, *fresh);
-  if (!err.empty()) {
-    run.violations.push_back("the replacement " + id + " of " + old_id + " did not start: " + err);
-    return "its replacement " + id + " did not start";
-  }
-  auto added_at = clock::now();
-  auto cluster_addr = g.cluster_addr(*fresh), http_addr = fresh->http_endpoint();
-  err = until_done(
-      g, fresh, 30s,
-      [&](const std::string& via) { return add_member(via, id, cluster_addr, http_addr); },
-      [&](const member_view& v) { return v.members.count(id) > 0; });
-  if (!err.empty()) {
-    run.violations.push_back("could not add " + id + " (replacing " + old_id + "): " + err);
-    return "could not add its replacement " + id;
-  }
-  std::ostringstream out;
-  out.precision(1);
-  out << std::fixed << "replaced by " << id << ": added";
-  // The leader promotes a learner once its log is close to the leader's.
-  err = until_done(g, fresh, 60s, nullptr, [&](const member_view& v) {
-    auto it = v.members.find(id);
-    return it != v.members.end() && it->second;
-  });
-  if (err.empty())
-    out << ", a voter after "
-        << std::chrono::duration<double>(clock::now() - added_at).count() << " s";
-  else
-    run.violations.push_back(id + " (replacing " + old_id +
-                             ") did not catch up and become a voter: " + err);
-  err = until_done(
-      g, fresh, 30s, [&](const std::string& via) { return remove_member(via, old_id); },
-      [&](const member_view& v) { return v.members.count(old_id) == 0; });
-  if (err.empty())
-    out << ", " << old_id << " removed";
-  else
-    run.violations.push_back("could not remove " + old_id + " (replaced by " + id + "): " + err);
-  return out.str();
-}
-
 /// damage_wal: SIGKILLs follower `target`, damages its newest write-ahead log
 /// in the middle and starts it again with the same flags. It must refuse (exit
 /// status 1, a message saying "damaged": README "Storage faults"); if it starts
-/// and serves, that is a violation and it stays. A refusing member is replaced
-/// (replace()). With no write-ahead log big enough to damage, the fault is
-/// skipped (a note says why) and the member restarted. Returns what happened.
+/// and serves, that is a violation and it stays. A refusing member gets its
+/// bytes back (what restoring the file from a backup does; the refused start
+/// must have changed nothing) and must start and rejoin. With no write-ahead
+/// log big enough to damage, the fault is skipped (a note says why) and the
+/// member restarted. Returns what happened.
 std::string damage_wal(chaos_run& run, group& g, port_board& board, node& target) {
   target.signal(SIGKILL);
   publish(board, target);
@@ -358,7 +284,13 @@ std::string damage_wal(chaos_run& run, group& g, port_board& board, node& target
                              err);
     out << "; it did not refuse as documented";
   }
-  out << "; " << replace(run, g, board, target);
+  auto back = damage_newest_wal(g.data_dir(target));  // XOR again: the bytes as they were
+  if (back.file != wal.file)
+    run.violations.push_back("the refused start of " + target.id() +
+                             " changed its data directory: the newest write-ahead log is now " +
+                             back.file + ", was " + wal.file);
+  restart(run, g, board, target);
+  out << "; restored and restarted at +" << run.elapsed() << "s";
   return out.str();
 }
 
@@ -438,11 +370,18 @@ void fault_phase(chaos_run& run, group& g, port_board& board, network& net, work
   std::vector<fault> bag;
   while (clock::now() < end && !stop_requested()) {
     if (bag.empty()) {
-      // Every kind once per round, in an order drawn from the seed.
-      bag = {fault::kill_leader, fault::kill_follower,       fault::stop_member,
-             fault::kill_worker, fault::kill_leader_at_slot, fault::kill_mid_burst,
-             fault::damage_wal};
-      if (net.enabled()) bag.push_back(fault::isolate_member);
+      // Every kind chosen (--faults) once per round, in an order drawn from
+      // the seed; isolate_member only with network namespaces.
+      for (auto kind : {fault::kill_leader, fault::kill_follower, fault::stop_member,
+                        fault::kill_worker, fault::kill_leader_at_slot, fault::kill_mid_burst,
+                        fault::damage_wal, fault::isolate_member}) {
+        auto& chosen = run.opt.faults;
+        if (!chosen.empty() &&
+            std::find(chosen.begin(), chosen.end(), name_of(kind)) == chosen.end())
+          continue;
+        if (kind != fault::isolate_member || net.enabled()) bag.push_back(kind);
+      }
+      if (bag.empty()) return;  // only isolate_member chosen, and no namespaces
       std::shuffle(bag.begin(), bag.end(), run.rng);
     }
     auto kind = bag.back();
@@ -617,6 +556,11 @@ int main(int argc, char** argv) {
   app.add_option("--burst", o.work.burst, "runs per bulk enqueue of kill_mid_burst")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  std::vector<std::string> known;
+  for (auto& f : faults_known) known.push_back(f.name);
+  app.add_option("--faults", o.faults, "the faults injected, comma-separated (default: all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(known));
   std::string faults_help =
       "Faults, one at a time every --fault-gap s, each once per round in an order drawn from "
       "--seed:\n";
