@@ -3,7 +3,7 @@
 // network), drives a workload at random members (workload), injects faults on a
 // schedule drawn from --seed (SIGKILL and restart of the leader, a follower and
 // the worker node; SIGSTOP/SIGCONT of a member; a member's link cut; the leader
-// killed in a bulk enqueue; a follower's WAL damaged, then the member replaced:
+// killed in a bulk enqueue; a follower's WAL damaged, then restored:
 // faults_known below), then lets the group settle and checks the history
 // (checks, bursts, leaders). Prints a report on stdout; exit 0 with no
 // violation, 1 with violations, 2 on a harness error.
@@ -515,7 +515,7 @@ int run_chaos(chaos_run& run, network& net) {
 
   g.stop_all(10s);
   std::map<std::string, std::string> logs;
-  for (auto& [id, path] : g.member_logs()) {  // replaced members too: their terms count
+  for (auto& [id, path] : g.member_logs()) {
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();

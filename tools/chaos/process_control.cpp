@@ -342,7 +342,6 @@ group::group(std::string binary, network& net) : net_(net), binary_(std::move(bi
 
 group::~group() {
   for (auto& m : members_) m->signal(SIGKILL);
-  for (auto& m : replaced_) m->signal(SIGKILL);
   worker_->signal(SIGKILL);
   std::lock_guard<std::mutex> lock(root_mu);
   if (!std::getenv("AISCHED_CHAOS_KEEP")) {
@@ -370,36 +369,9 @@ std::string group::restart(node& n, clock::time_point deadline, size_t join_via)
   return n.start(deadline);
 }
 
-node* group::replace_member(node& old) {
-  auto it =
-      std::find_if(members_.begin(), members_.end(), [&](auto& m) { return m.get() == &old; });
-  if (it == members_.end()) return nullptr;
-  auto slot = old.slot();
-  uint16_t port = 0;
-  for (int tries = 0; tries < 100 && port == 0; ++tries) {
-    auto p = free_loopback_port();  // 0 when none is free
-    if (std::find(cluster_ports_.begin(), cluster_ports_.end(), p) == cluster_ports_.end())
-      port = p;
-  }
-  if (port == 0) throw std::runtime_error("no free loopback port");
-  cluster_ports_.at(size_t(slot) - 1) = port;
-  char id[16];
-  std::snprintf(id, sizeof id, "r%03d", ++replacements_);
-  auto host = net_.host_of(slot);
-  replaced_.push_back(std::move(*it));
-  *it = std::make_unique<node>(
-      node::kind::member, id, binary_,
-      std::vector<std::string>{"--node-id", id, "--join", "--data-dir", root_ + "/" + id,
-                               "--scratch-dir", root_ + "/" + id + "-runs", "--http-addr",
-                               host + ":0", "--cluster-addr", host + ":" + std::to_string(port)},
-      root_ + "/" + id + ".log", net_, slot);
-  return it->get();
-}
-
 std::map<std::string, std::string> group::member_logs() const {
   std::map<std::string, std::string> out;
-  for (auto* list : {&members_, &replaced_})
-    for (auto& m : *list) out[m->id()] = m->log_path();
+  for (auto& m : members_) out[m->id()] = m->log_path();
   return out;
 }
 

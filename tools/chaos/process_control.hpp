@@ -123,20 +123,13 @@ class group {
   std::string start(clock::time_point deadline);
   /// Restarts member or worker `n` (a worker node joins member `join_via`).
   std::string restart(node& n, clock::time_point deadline, size_t join_via = 0);
-  /// Replaces member `old` (down) by a new member, not started, on the same
-  /// address with a new cluster port, id, data dir and log: `--join`, to be added
-  /// with the members API (README "A cluster"). Its id sorts after every id given
-  /// before ("r001", "r002" ...): members dial the members whose ids sort after
-  /// theirs, and a joiner knows no one to dial. `old` stays readable (its log is
-  /// in member_logs()). Returns the new member; nullptr if `old` is no member.
-  node* replace_member(node& old);
   /// Stops every process (SIGTERM, SIGKILL after `grace`), continuing stopped ones.
   void stop_all(std::chrono::milliseconds grace);
 
   std::vector<node*> members();
   node& worker() { return *worker_; }
   node* member(const std::string& id);
-  /// Every member's log path by id, replaced members included.
+  /// Every member's log path by id.
   std::map<std::string, std::string> member_logs() const;
   /// The data dir of node `n`, and the address its raft listens on ("HOST:PORT").
   std::string data_dir(const node& n) const { return root_ + "/" + n.id(); }
@@ -154,8 +147,6 @@ class group {
   std::string binary_, marker_, root_, effects_, peers_;
   std::vector<uint16_t> cluster_ports_;  // by slot - 1
   std::vector<std::unique_ptr<node>> members_;
-  std::vector<std::unique_ptr<node>> replaced_;  // members replaced, down
-  int replacements_ = 0;
   std::unique_ptr<node> worker_;
 };
 

@@ -128,21 +128,6 @@ std::optional<std::map<uint32_t, json::object>> attempts_of(const std::string& p
   return out;
 }
 
-// -- membership ---------------------------------------------------------------
-
-std::string add_member(const std::string& endpoint, const std::string& id,
-                       const std::string& cluster_addr, const std::string& http_addr) {
-  json::object body{{"id", id}, {"cluster_addr", cluster_addr}, {"http_addr", http_addr}};
-  // Answered once the change committed.
-  auto r = call(endpoint, "POST", "/api/v1/cluster/members", json::serialize(body), 15s);
-  return r.status == 201 ? "" : status_and_body(r);
-}
-
-std::string remove_member(const std::string& endpoint, const std::string& id) {
-  auto r = call(endpoint, "DELETE", "/api/v1/cluster/members/" + id, "", 15s);
-  return r.status == 200 ? "" : status_and_body(r);
-}
-
 // -- port_board ----------------------------------------------------------------
 
 void port_board::set(const std::string& id, std::string endpoint) {

@@ -55,18 +55,6 @@ std::optional<std::map<uint32_t, boost::json::object>> attempts_of(const std::st
 std::string str(const boost::json::object& o, const char* key);
 int64_t num(const boost::json::object& o, const char* key);
 
-// -- membership ---------------------------------------------------------------
-
-/// Adds member `id` (raft at `cluster_addr`, API at `http_addr`, "HOST:PORT") as
-/// a learner through the member at `endpoint` (POST /api/v1/cluster/members,
-/// forwarded to the leader). "" once answered 201, else the status and body.
-std::string add_member(const std::string& endpoint, const std::string& id,
-                       const std::string& cluster_addr, const std::string& http_addr);
-
-/// Removes member `id` through the member at `endpoint` (DELETE
-/// /api/v1/cluster/members/{id}). "" once answered 200, else the status and body.
-std::string remove_member(const std::string& endpoint, const std::string& id);
-
 // -- the workload --------------------------------------------------------------
 
 /// The members' current API endpoints, by id ("" while a member is down). The main
