@@ -56,19 +56,14 @@ caf::expected<T> caf_decode(std::string_view bytes) {
     return make_error(errc::corrupted, std::string("cannot decode stored value: ") + e.what());
   }
   if (!enums_valid(x)) return make_error(errc::corrupted, "stored value has an invalid enum");
-  // CAF reads an unknown variant tag as another alternative; only values holding
-  // a command have one, so only they pay for the re-encoding check.
-  if constexpr (std::is_same_v<T, log_entry> || std::is_same_v<T, command>)
-    if (encode(x) != bytes) return make_error(errc::corrupted, "stored value is not canonical");
   return x;
 }
 
 }  // namespace detail
 
 /// Deserializes a `T` from `bytes`. Anything but the exact encoding of a valid
-/// value is `corrupted`: a short buffer, trailing bytes, an enum byte outside its
-/// enum, or a variant tag CAF would silently map to another alternative (caught
-/// by re-encoding and comparing). Never throws.
+/// value is `corrupted`: a short buffer, trailing bytes, or an enum byte
+/// outside its enum. Never throws.
 template <class T>
 caf::expected<T> decode(std::string_view bytes) {
   return detail::caf_decode<T>(bytes);

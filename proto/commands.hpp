@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <caf/meta/type_name.hpp>
-#include <caf/variant.hpp>
 
 #include "proto/auth_types.hpp"
 #include "proto/command_traits.hpp"
@@ -24,7 +26,7 @@ namespace aisched::proto {
 /// Creates a task; the state machine assigns `t.id` and `t.version = 1`.
 /// The proposer sets `t.created_at` / `t.updated_at`.
 struct create_task {
-  static constexpr command_traits traits{"create_task", fencing::none};
+  static constexpr command_traits traits{"create_task", fencing::none, 1};
   task t;
   /// The client's Idempotency-Key ("" = none): a create repeated with the same
   /// key (a retry after a timeout) answers with the task the first one made.
@@ -38,7 +40,7 @@ typename Inspector::result_type inspect(Inspector& f, create_task& x) {
 /// Replaces the definition of task `t.id` if its stored version equals
 /// `expected_version` (0 skips the check). Bumps the version.
 struct update_task {
-  static constexpr command_traits traits{"update_task", fencing::none};
+  static constexpr command_traits traits{"update_task", fencing::none, 2};
   task t;
   uint64_t expected_version = 0;
 };
@@ -52,7 +54,7 @@ typename Inspector::result_type inspect(Inspector& f, update_task& x) {
 /// then the same apply removes it from each dependent's `depends_on`, so no
 /// member ever holds an edge to a missing task.
 struct delete_task {
-  static constexpr command_traits traits{"delete_task", fencing::none};
+  static constexpr command_traits traits{"delete_task", fencing::none, 3};
   std::string tenant;  // "" = any tenant (internal callers)
   uint64_t id = 0;
   uint64_t expected_version = 0;
@@ -66,7 +68,7 @@ typename Inspector::result_type inspect(Inspector& f, delete_task& x) {
 
 /// Pauses or resumes a task.
 struct set_paused {
-  static constexpr command_traits traits{"set_paused", fencing::none};
+  static constexpr command_traits traits{"set_paused", fencing::none, 4};
   std::string tenant;
   uint64_t id = 0;
   bool paused = true;
@@ -108,7 +110,7 @@ inline uint32_t runs_of(const fire_slot& s, uint32_t task_shards) {
 /// A batch of fires decided by the leader of `term` at time `at`. A slot that
 /// already has instances is a no-op (deterministic ids).
 struct fire {
-  static constexpr command_traits traits{"fire", fencing::leader_term};
+  static constexpr command_traits traits{"fire", fencing::leader_term, 5};
   uint64_t term = 0;
   unix_ms at = 0;
   std::vector<fire_slot> slots;
@@ -129,7 +131,7 @@ typename Inspector::result_type inspect(Inspector& f, dispatch_entry& x) {
 }
 
 struct dispatch {
-  static constexpr command_traits traits{"dispatch", fencing::leader_term};
+  static constexpr command_traits traits{"dispatch", fencing::leader_term, 6};
   uint64_t term = 0;
   unix_ms at = 0;
   std::vector<dispatch_entry> entries;
@@ -145,7 +147,7 @@ typename Inspector::result_type inspect(Inspector& f, dispatch& x) {
 /// names is created dispatched to its worker at `at` (as `dispatch` would);
 /// the others are created pending.
 struct fire_placed {
-  static constexpr command_traits traits{"fire_placed", fencing::leader_term};
+  static constexpr command_traits traits{"fire_placed", fencing::leader_term, 28};
   uint64_t term = 0;
   unix_ms at = 0;
   std::vector<fire_slot> slots;
@@ -178,7 +180,7 @@ typename Inspector::result_type inspect(Inspector& f, run_result& x) {
 }
 
 struct report_results {
-  static constexpr command_traits traits{"report_results", fencing::leader_term};
+  static constexpr command_traits traits{"report_results", fencing::leader_term, 7};
   uint64_t term = 0;
   unix_ms at = 0;
   std::vector<run_result> results;
@@ -190,7 +192,7 @@ typename Inspector::result_type inspect(Inspector& f, report_results& x) {
 
 /// retry_waiting -> pending with the attempt counter incremented.
 struct retry {
-  static constexpr command_traits traits{"retry", fencing::leader_term};
+  static constexpr command_traits traits{"retry", fencing::leader_term, 8};
   uint64_t term = 0;
   unix_ms at = 0;
   std::vector<std::string> instance_ids;
@@ -205,7 +207,7 @@ typename Inspector::result_type inspect(Inspector& f, retry& x) {
 /// no longer pending is left alone. The reason shows as the run's `error`
 /// until it is dispatched ("" clears it).
 struct note_waiting {
-  static constexpr command_traits traits{"note_waiting", fencing::leader_term};
+  static constexpr command_traits traits{"note_waiting", fencing::leader_term, 17};
   uint64_t term = 0;
   std::vector<std::pair<std::string, std::string>> notes;  // instance id, reason
 };
@@ -216,7 +218,7 @@ typename Inspector::result_type inspect(Inspector& f, note_waiting& x) {
 
 /// Cancels a run that has not finished.
 struct cancel {
-  static constexpr command_traits traits{"cancel", fencing::none};
+  static constexpr command_traits traits{"cancel", fencing::none, 9};
   std::string tenant;
   std::string instance_id;
   unix_ms at = 0;
@@ -232,7 +234,7 @@ typename Inspector::result_type inspect(Inspector& f, cancel& x) {
 /// instance id (the ended attempts stay in its history). Any other state is
 /// illegal_transition. A client command (an operator's retry).
 struct retry_instance {
-  static constexpr command_traits traits{"retry_instance", fencing::none};
+  static constexpr command_traits traits{"retry_instance", fencing::none, 19};
   std::string tenant;
   std::string instance_id;
   unix_ms at = 0;
@@ -245,7 +247,7 @@ typename Inspector::result_type inspect(Inspector& f, retry_instance& x) {
 /// One round of worker load samples taken by the leader at `at`; samples
 /// older than `prune_before` are dropped in the same batch (7 days kept).
 struct record_load {
-  static constexpr command_traits traits{"record_load", fencing::leader_term};
+  static constexpr command_traits traits{"record_load", fencing::leader_term, 15};
   uint64_t term = 0;
   unix_ms at = 0;
   unix_ms prune_before = 0;
@@ -263,7 +265,7 @@ typename Inspector::result_type inspect(Inspector& f, record_load& x) {
 /// (retried by hand since) stays. A later read of a removed run answers
 /// `gone`. Leader-decided, so fenced like a fire.
 struct prune_runs {
-  static constexpr command_traits traits{"prune_runs", fencing::leader_term};
+  static constexpr command_traits traits{"prune_runs", fencing::leader_term, 27};
   uint64_t term = 0;
   std::vector<std::string> instance_ids;
 };
@@ -298,7 +300,7 @@ typename Inspector::result_type inspect(Inspector& f, prune_span& x) {
 /// Runs not at the start of their task go one by one (`instance_ids`), as in
 /// prune_runs.
 struct prune_history {
-  static constexpr command_traits traits{"prune_history", fencing::leader_term};
+  static constexpr command_traits traits{"prune_history", fencing::leader_term, 29};
   uint64_t term = 0;
   std::vector<prune_span> spans;
   std::vector<std::string> instance_ids;
@@ -331,7 +333,7 @@ typename Inspector::result_type inspect(Inspector& f, ai_record& x) {
 /// Writes AI records in one batch: replicated, so conversations and analyses
 /// survive the loss of the member that wrote them, and kept in snapshots.
 struct put_ai_records {
-  static constexpr command_traits traits{"put_ai_records", fencing::none};
+  static constexpr command_traits traits{"put_ai_records", fencing::none, 20};
   std::vector<ai_record> records;
 };
 template <class Inspector>
@@ -341,7 +343,7 @@ typename Inspector::result_type inspect(Inspector& f, put_ai_records& x) {
 
 /// Does nothing; a new leader commits one to learn its commit index.
 struct noop {
-  static constexpr command_traits traits{"noop", fencing::none};
+  static constexpr command_traits traits{"noop", fencing::none, 0};
   friend bool operator==(const noop&, const noop&) { return true; }
 };
 template <class Inspector>
@@ -354,7 +356,7 @@ typename Inspector::result_type inspect(Inspector& f, noop&) {
 /// admin, proposed by every node that has an admin password: the first wins,
 /// the others are no-ops).
 struct put_user {
-  static constexpr command_traits traits{"put_user", fencing::none};
+  static constexpr command_traits traits{"put_user", fencing::none, 10};
   user u;
   bool bootstrap = false;
 };
@@ -365,7 +367,7 @@ typename Inspector::result_type inspect(Inspector& f, put_user& x) {
 
 /// Deletes user `name` of `tenant` (not_found if it is in another tenant).
 struct delete_user {
-  static constexpr command_traits traits{"delete_user", fencing::none};
+  static constexpr command_traits traits{"delete_user", fencing::none, 11};
   std::string tenant;
   std::string name;
 };
@@ -379,7 +381,7 @@ typename Inspector::result_type inspect(Inspector& f, delete_user& x) {
 /// re-registration and a new leader; it holds only while the worker registers
 /// from `tenant` (another tenant reusing the id gets no shared worker).
 struct share_worker {
-  static constexpr command_traits traits{"share_worker", fencing::none};
+  static constexpr command_traits traits{"share_worker", fencing::none, 18};
   std::string tenant;
   std::string worker_id;
   bool shared = true;
@@ -391,7 +393,7 @@ typename Inspector::result_type inspect(Inspector& f, share_worker& x) {
 
 /// Stores an API token (its secret's hash only).
 struct put_token {
-  static constexpr command_traits traits{"put_token", fencing::none};
+  static constexpr command_traits traits{"put_token", fencing::none, 12};
   api_token t;
 };
 template <class Inspector>
@@ -401,7 +403,7 @@ typename Inspector::result_type inspect(Inspector& f, put_token& x) {
 
 /// Revokes token `id` of `tenant`.
 struct delete_token {
-  static constexpr command_traits traits{"delete_token", fencing::none};
+  static constexpr command_traits traits{"delete_token", fencing::none, 13};
   std::string tenant;
   std::string id;
 };
@@ -413,7 +415,7 @@ typename Inspector::result_type inspect(Inspector& f, delete_token& x) {
 /// Audit entries batched by one gateway (keyed by the log index, so replaying
 /// the entry writes the same keys).
 struct record_audit {
-  static constexpr command_traits traits{"record_audit", fencing::none};
+  static constexpr command_traits traits{"record_audit", fencing::none, 14};
   std::vector<audit_entry> entries;
 };
 template <class Inspector>
@@ -427,7 +429,7 @@ typename Inspector::result_type inspect(Inspector& f, record_audit& x) {
 /// tenant must have the key `id` already; its wrapping is replaced (a new
 /// cluster key), the key itself and every value sealed under it stay.
 struct put_data_keys {
-  static constexpr command_traits traits{"put_data_keys", fencing::none};
+  static constexpr command_traits traits{"put_data_keys", fencing::none, 21};
   std::vector<data_key> keys;
   bool rotate = false;
 };
@@ -441,7 +443,7 @@ typename Inspector::result_type inspect(Inspector& f, put_data_keys& x) {
 /// conflict when `s.key_id` is not the tenant's data key; the state machine
 /// assigns the version (one more than the value it replaces).
 struct put_secret {
-  static constexpr command_traits traits{"put_secret", fencing::none};
+  static constexpr command_traits traits{"put_secret", fencing::none, 22};
   secret_record s;
 };
 template <class Inspector>
@@ -451,7 +453,7 @@ typename Inspector::result_type inspect(Inspector& f, put_secret& x) {
 
 /// Deletes secret `name` of `tenant` (not_found if there is none).
 struct delete_secret {
-  static constexpr command_traits traits{"delete_secret", fencing::none};
+  static constexpr command_traits traits{"delete_secret", fencing::none, 23};
   std::string tenant;
   std::string name;
 };
@@ -462,7 +464,7 @@ typename Inspector::result_type inspect(Inspector& f, delete_secret& x) {
 
 /// Creates or resizes pool `p.name` of `p.tenant` (an admin's command).
 struct put_pool {
-  static constexpr command_traits traits{"put_pool", fencing::none};
+  static constexpr command_traits traits{"put_pool", fencing::none, 24};
   pool p;
 };
 template <class Inspector>
@@ -472,7 +474,7 @@ typename Inspector::result_type inspect(Inspector& f, put_pool& x) {
 
 /// Creates or replaces calendar `c.name` of `c.tenant` (an admin's command).
 struct put_calendar {
-  static constexpr command_traits traits{"put_calendar", fencing::none};
+  static constexpr command_traits traits{"put_calendar", fencing::none, 25};
   calendar c;
 };
 template <class Inspector>
@@ -483,7 +485,7 @@ typename Inspector::result_type inspect(Inspector& f, put_calendar& x) {
 /// Deletes calendar `name` of `tenant`: not_found if there is none,
 /// has_dependents (naming them) while a task excludes it.
 struct delete_calendar {
-  static constexpr command_traits traits{"delete_calendar", fencing::none};
+  static constexpr command_traits traits{"delete_calendar", fencing::none, 26};
   std::string tenant;
   std::string name;
 };
@@ -492,12 +494,92 @@ typename Inspector::result_type inspect(Inspector& f, delete_calendar& x) {
   return f(caf::meta::type_name("aisched.delete_calendar"), x.tenant, x.name);
 }
 
-using command =
-    caf::variant<noop, create_task, update_task, delete_task, set_paused, fire, dispatch,
+/// Every command, in one list: what the state machine can apply and what a
+/// raft entry's type number can name (proto/commands.cpp dispatches on it).
+/// A new command is its struct above (with a new type number in its traits),
+/// its place here, and its apply in storage/state_machine.cpp. The list has no
+/// upper bound.
+template <class... Ts>
+struct command_list {};
+using all_commands =
+    command_list<noop, create_task, update_task, delete_task, set_paused, fire, dispatch,
                  report_results, retry, cancel, put_user, delete_user, put_token, delete_token,
                  record_audit, record_load, set_membership, note_waiting, share_worker,
                  retry_instance, put_ai_records, put_data_keys, put_secret, delete_secret, put_pool,
                  put_calendar, delete_calendar, prune_runs, fire_placed, prune_history>;
+
+/// Whether T is a command: a struct with command_traits.
+template <class T, class = void>
+struct is_command : std::false_type {};
+template <class T>
+struct is_command<T, std::enable_if_t<std::is_same_v<
+                         std::decay_t<decltype(T::traits)>, command_traits>>> : std::true_type {};
+
+/// Whether T is one of the commands of list L.
+template <class T, class L>
+struct listed;
+template <class T, class... Ts>
+struct listed<T, command_list<Ts...>> : std::bool_constant<(std::is_same_v<T, Ts> || ...)> {};
+
+/// The bytes of command `x` of type number `type` (proto/codec.hpp's encoding
+/// of that struct; `x` points to it). Use to_command.
+std::string encode_command_data(command_type type, const void* x);
+
+/// Reads `data` as command type `type` into `out` (pointing to that struct);
+/// false when the bytes are not the exact encoding of a valid one. Use command_as.
+bool decode_command_data(command_type type, std::string_view data, void* out);
+
+struct command;
+
+/// The command holding `x`: its type number and its encoding.
+template <class T>
+command to_command(const T& x);
+
+/// A replicated command as raft carries it: opaque to consensus and the log
+/// (etcd's raftpb.Entry), a type number and the bytes of that command's
+/// struct. Proposers make one from a command struct (implicitly, or with
+/// to_command); the state machine reads it back with visit_command
+/// (proto/command_visit.hpp), tests and the raft core with command_as.
+struct command {
+  command_type type = noop::traits.id;
+  std::string data;
+
+  command() = default;
+  command(command_type t, std::string d) : type(t), data(std::move(d)) {}
+  template <class T, std::enable_if_t<is_command<T>::value, int> = 0>
+  command(const T& x) : command(to_command(x)) {}  // NOLINT: a command struct is a command
+
+  friend bool operator==(const command& a, const command& b) {
+    return a.type == b.type && a.data == b.data;
+  }
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, command& x) {
+  return f(caf::meta::type_name("aisched.command"), x.type, x.data);
+}
+
+/// Whether `c` holds a T (its type number; the bytes are not read).
+template <class T>
+bool holds(const command& c) {
+  return c.type == T::traits.id;
+}
+
+template <class T>
+command to_command(const T& x) {
+  static_assert(listed<T, all_commands>::value, "a command missing from proto::all_commands");
+  return command{T::traits.id, encode_command_data(T::traits.id, &x)};
+}
+
+/// The T that `c` holds; nothing when it holds another command or its bytes
+/// do not decode as a T.
+template <class T>
+std::optional<T> command_as(const command& c) {
+  static_assert(listed<T, all_commands>::value, "a command missing from proto::all_commands");
+  if (c.type != T::traits.id) return std::nullopt;
+  T x;
+  if (!decode_command_data(T::traits.id, c.data, &x)) return std::nullopt;
+  return x;
+}
 
 /// One entry of the replicated log.
 struct log_entry {
@@ -535,14 +617,17 @@ typename Inspector::result_type inspect(Inspector& f, applied& x) {
            x.instances, x.waiting_for, x.pools, x.calendars, x.deleted_calendars, x.pruned);
 }
 
-/// Short name of the command's kind, for logs and metrics.
+/// Short name of the command's kind, for logs and metrics ("unknown" for a
+/// type number this build does not know).
 const char* command_name(const command& cmd);
 
-/// The leader term a leader-decided command carries (every command with a
-/// `term` member is one: fire, dispatch, report_results, retry, record_load,
-/// note_waiting); 0 for client commands. The state machine rejects such a
-/// command when this is not the term of its log entry (fencing a deposed
-/// leader), and a follower never forwards one.
-uint64_t leader_term_of(const command& cmd);
+/// The traits of command type `type`; nullptr when this build knows none.
+const command_traits* traits_of(command_type type);
+
+/// Whether `cmd` is a leader's decision (fencing::leader_term: fire, dispatch,
+/// report_results, retry, record_load, note_waiting, ...): the state machine
+/// rejects it when the term it carries is not its log entry's (fencing a
+/// deposed leader), and a follower never forwards one.
+bool fenced_by_leader(const command& cmd);
 
 }  // namespace aisched::proto

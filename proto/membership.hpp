@@ -54,7 +54,7 @@ inline bool is_voter(const membership& m, const std::string& id) {
 /// leader accepts it only as a single-server change (add one learner, promote
 /// one learner, or remove one member) once the previous change committed.
 struct set_membership {
-  static constexpr command_traits traits{"set_membership", fencing::none};
+  static constexpr command_traits traits{"set_membership", fencing::none, 16};
   membership members;
 };
 template <class Inspector>

@@ -1,8 +1,6 @@
 // Message-type registration; see registry.hpp.
 #include "proto/registry.hpp"
 
-#include <type_traits>
-
 #include <caf/actor_system_config.hpp>
 #include <caf/to_string.hpp>
 
@@ -14,44 +12,6 @@
 #include "proto/types.hpp"
 
 namespace aisched::proto {
-
-namespace {
-
-/// Whether command type T has a `term` member (what a leader-fenced command
-/// carries), detected so its traits cannot claim otherwise.
-template <class T, class = void>
-struct carries_term : std::false_type {};
-template <class T>
-struct carries_term<T, std::void_t<decltype(std::declval<T&>().term)>> : std::true_type {};
-
-template <class T>
-constexpr bool traits_agree() {
-  return (T::traits.fence == fencing::leader_term) == carries_term<T>::value;
-}
-
-template <class>
-struct all_traits_agree;
-template <class... Ts>
-struct all_traits_agree<caf::variant<Ts...>>
-    : std::bool_constant<(traits_agree<Ts>() && ...)> {};
-static_assert(all_traits_agree<command>::value,
-              "a command is fenced by leader_term exactly when it carries a term");
-
-}  // namespace
-
-const char* command_name(const command& cmd) {
-  return caf::visit([](const auto& c) { return std::decay_t<decltype(c)>::traits.name; }, cmd);
-}
-
-uint64_t leader_term_of(const command& cmd) {
-  return caf::visit(
-      [](const auto& c) -> uint64_t {
-        using T = std::decay_t<decltype(c)>;
-        if constexpr (T::traits.fence == fencing::leader_term) return c.term;
-        else return 0;
-      },
-      cmd);
-}
 
 void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<task>("aisched.task");

@@ -25,20 +25,18 @@ inline bool enums_valid(const worker& w) { return in_range(w.protocol) && in_ran
 inline bool enums_valid(const execute_request& r) { return in_range(r.kind); }
 inline bool enums_valid(const run_result& r) { return in_range(r.state); }
 
-inline bool enums_valid(const command& cmd) {
-  if (auto c = caf::get_if<create_task>(&cmd)) return enums_valid(c->t);
-  if (auto c = caf::get_if<update_task>(&cmd)) return enums_valid(c->t);
-  if (auto c = caf::get_if<put_ai_records>(&cmd)) {
-    for (auto& r : c->records)
-      if (!in_range(r.column)) return false;
-  }
-  if (auto c = caf::get_if<report_results>(&cmd)) {
-    for (auto& r : c->results)
-      if (!enums_valid(r)) return false;
-  }
+inline bool enums_valid(const create_task& c) { return enums_valid(c.t); }
+inline bool enums_valid(const update_task& c) { return enums_valid(c.t); }
+inline bool enums_valid(const put_ai_records& c) {
+  for (auto& r : c.records)
+    if (!in_range(r.column)) return false;
   return true;
 }
-inline bool enums_valid(const log_entry& e) { return enums_valid(e.cmd); }
+inline bool enums_valid(const report_results& c) {
+  for (auto& r : c.results)
+    if (!enums_valid(r)) return false;
+  return true;
+}
 
 /// Types without enums are always in range.
 template <class T>

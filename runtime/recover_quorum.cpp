@@ -8,6 +8,7 @@
 #include "proto/errors.hpp"
 #include "runtime/node.hpp"
 #include "storage/format_version.hpp"
+#include "storage/migrations.hpp"
 #include "storage/rocks.hpp"
 
 namespace aisched::runtime {
@@ -25,18 +26,20 @@ int recover_quorum(const config& cfg) {
                 make_error(errc::invalid_argument, "data_dir",
                            cfg.data_dir + " holds no data of a group (no RocksDB database)"),
                 2);
-  auto format = storage::read_format(cfg.data_dir);
-  if (!format) return fail("cannot read the data directory's format", format.error());
-  if (format->version > storage::current_format)
-    return fail("refusing to recover",
-                make_error(errc::invalid_argument, "data_dir",
-                           "its format " + std::to_string(format->version) +
-                               " is newer than this build's (" +
-                               std::to_string(storage::current_format) + ")"),
-                2);
+  auto format = storage::check_format(cfg.data_dir, AISCHED_VERSION);
+  if (!format)
+    return fail(view(format.error()).code == errc::invalid_argument
+                    ? "refusing to recover"
+                    : "cannot read the data directory's format",
+                format.error(), view(format.error()).code == errc::invalid_argument ? 2 : 1);
   // A running node holds RocksDB's lock: this open fails on its data.
   auto db = storage::rocks::open(cfg.data_dir, {});
   if (!db) return fail("cannot open the data directory (is its node still running?)", db.error());
+  // The entry this writes is of the current format: the log is migrated first.
+  auto migrated = storage::migrate_format(**db, cfg.data_dir, *format, AISCHED_VERSION);
+  if (!migrated)
+    return fail("cannot migrate the data directory", migrated.error(),
+                view(migrated.error()).code == errc::invalid_argument ? 2 : 1);
   raft::raft_options opts;
   opts.node_id = cfg.node_id;
   opts.join = cfg.join_group;

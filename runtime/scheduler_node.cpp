@@ -49,6 +49,7 @@
 #include "common/propose.hpp"
 #include "runtime/node.hpp"
 #include "storage/format_version.hpp"
+#include "storage/migrations.hpp"
 #include "storage/health.hpp"
 #include "storage/rocks.hpp"
 #include "storage/secret_keeper.hpp"
@@ -186,15 +187,28 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
               {{"fault_file", cfg.fault_file}});
   }
   // Before RocksDB opens anything: data of a newer format is never opened.
-  if (auto err = storage::check_format(cfg.data_dir, AISCHED_VERSION)) {
-    if (view(err).code != errc::invalid_argument) return fail("cannot check the format", err);
+  auto newer = [&](const caf::error& err) {
     log::error("refusing to start: the data directory's format is newer than this build's",
                {{"error", view(err).message}, {"data_dir", cfg.data_dir}});
     return 2;
+  };
+  auto format = storage::check_format(cfg.data_dir, AISCHED_VERSION);
+  if (!format) {
+    if (view(format.error()).code != errc::invalid_argument)
+      return fail("cannot check the format", format.error());
+    return newer(format.error());
   }
   auto opened = storage::rocks::open(cfg.data_dir, std::move(db_opts));
   if (!opened) return fail("cannot open database", opened.error());
   std::shared_ptr<storage::rocks> db = std::move(*opened);
+  // Before anything reads it: an older format is migrated, step by step.
+  auto migrated = storage::migrate_format(*db, cfg.data_dir, *format, AISCHED_VERSION);
+  if (!migrated) {
+    if (view(migrated.error()).code == errc::invalid_argument) return newer(migrated.error());
+    return fail("cannot migrate the data directory", migrated.error());
+  }
+  for (auto& step : *migrated)
+    log::warn("data directory migrated", {{"step", step}, {"data_dir", cfg.data_dir}});
   auto sm_opened = storage::state_machine::open(*db);
   if (!sm_opened) return fail("cannot open state machine", sm_opened.error());
   std::shared_ptr<storage::state_machine> sm = std::move(*sm_opened);

@@ -94,7 +94,11 @@ caf::expected<format_stamp> read_format(const std::string& dir) {
   return s;
 }
 
-caf::error check_format(const std::string& dir, const std::string& build) {
+caf::error write_format(const std::string& dir, const format_stamp& s) {
+  return write_durably(dir, format_text(s));
+}
+
+caf::expected<format_stamp> check_format(const std::string& dir, const std::string& build) {
   auto found = read_format(dir);
   if (!found) return found.error();
   if (found->version > current_format)
@@ -104,10 +108,7 @@ caf::error check_format(const std::string& dir, const std::string& build) {
             (found->written_by.empty() ? "" : ", written by aisched " + found->written_by) +
             ", newer than format " + std::to_string(current_format) + " that this build (" +
             build + ") reads: start that build or a newer one; nothing was changed");
-  // Migrations from older formats run here, one registered step per version.
-  format_stamp now{current_format, build};
-  if (found->version == now.version && found->written_by == now.written_by) return {};
-  return write_durably(dir, format_text(now));
+  return found;
 }
 
 }  // namespace aisched::storage

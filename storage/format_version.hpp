@@ -3,14 +3,15 @@
 // beside RocksDB's files, so that a build reads it before it opens RocksDB and
 // never opens data of a newer format read-write (RocksDB writes at open).
 //
-//   aisched-format 0
+//   aisched-format 1
 //   written-by 0.1.0
 //
-// Format 0 is CAF's positional encoding of the structs (proto/codec.hpp), the
-// only one so far; a directory without the file that holds RocksDB data is
-// format 0 too (written before the file existed). A later format registers its
-// migration from the one before in format_version.cpp; a node migrates an
-// older directory step by step at start and stamps it when done.
+// Format 0 is CAF's positional encoding of the structs (proto/codec.hpp) with
+// raft entries holding a variant of the 30 commands; a directory without the
+// file that holds RocksDB data is format 0 too (written before the file
+// existed). Format 1 makes raft entries opaque (proto::command). Each format
+// registers its migration from the one before (storage/migrations.hpp); a node
+// migrates an older directory step by step at start and stamps it when done.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,7 @@
 namespace aisched::storage {
 
 /// The format this build writes, and the newest it reads.
-constexpr uint32_t current_format = 0;
+constexpr uint32_t current_format = 1;
 
 /// What FORMAT says.
 struct format_stamp {
@@ -40,12 +41,16 @@ std::string format_text(const format_stamp& s);
 /// build from before the file, or nothing yet).
 [[nodiscard]] caf::expected<format_stamp> read_format(const std::string& dir);
 
-/// Called before the data in `dir` is opened by a build of version `build`.
-/// A format newer than current_format is refused: errc::invalid_argument
-/// (field "data_dir"), the message naming both formats and the build that
-/// wrote the data; nothing in `dir` is changed. An older one is migrated (no
-/// step yet: format 0 is current). Then `dir`/FORMAT says current_format and
-/// `build` (written, synced and renamed into place, only if it said otherwise).
-[[nodiscard]] caf::error check_format(const std::string& dir, const std::string& build);
+/// Writes `dir`/FORMAT saying `s`: written, synced and renamed into place.
+[[nodiscard]] caf::error write_format(const std::string& dir, const format_stamp& s);
+
+/// Called before the data in `dir` is opened by a build of version `build`:
+/// what `dir`/FORMAT says. A format newer than current_format is refused:
+/// errc::invalid_argument (field "data_dir"), the message naming both formats
+/// and the build that wrote the data. Nothing in `dir` is changed; once
+/// RocksDB is open, migrate_format (storage/migrations.hpp) brings an older
+/// format up to date and stamps it.
+[[nodiscard]] caf::expected<format_stamp> check_format(const std::string& dir,
+                                                       const std::string& build);
 
 }  // namespace aisched::storage

@@ -14,6 +14,7 @@
 #include "proto/backoff.hpp"
 #include "obs/metrics.hpp"
 #include "proto/codec.hpp"
+#include "proto/command_visit.hpp"
 #include "proto/errors.hpp"
 #include "storage/ai_records.hpp"
 #include "storage/attempt_history.hpp"
@@ -647,17 +648,19 @@ caf::expected<std::vector<caf::expected<applied>>> state_machine::apply(
     if (e.index != applied_to + 1)
       return make_error(errc::internal, "log entry " + std::to_string(e.index) +
                                             " applied after " + std::to_string(applied_to));
-    caf::expected<applied> r{applied{}};
-    if (auto term = leader_term_of(e.cmd); term != 0 && term != e.term) {
-      // Fencing: a fire, dispatch, report or retry decided by the leader of
-      // another term (a deposed leader's late proposal) changes nothing.
-      r = make_error(errc::not_leader, "term",
-                     std::string(command_name(e.cmd)) + " of term " + std::to_string(term) +
-                         " rejected in term " + std::to_string(e.term));
-    } else {
-      applier a(ctx, auth, secrets, controls, e.index, next_task_id);
-      r = caf::visit(a, e.cmd);
-    }
+    applier a(ctx, auth, secrets, controls, e.index, next_task_id);
+    auto r = visit_command(e.cmd, [&](const auto& c) -> caf::expected<applied> {
+      using T = std::decay_t<decltype(c)>;
+      if constexpr (T::traits.fence == fencing::leader_term) {
+        // Fencing: a fire, dispatch, report or retry decided by the leader of
+        // another term (a deposed leader's late proposal) changes nothing.
+        if (c.term != e.term)
+          return make_error(errc::not_leader, "term",
+                            std::string(T::traits.name) + " of term " + std::to_string(c.term) +
+                                " rejected in term " + std::to_string(e.term));
+      }
+      return a(c);
+    });
     // A read or write that failed (or read bytes that do not decode) fails
     // the batch: rejecting only this entry would let this member's state
     // differ from the others'. The raft actor fences on a storage fault and

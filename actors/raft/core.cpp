@@ -374,9 +374,9 @@ void core::become_leader() {
   // first leader of a group makes it the bootstrap membership instead.
   if (cfg_.replicate_bootstrap && members_index_ == 0 && !members_.empty())
     append_local(proto::log_entry{last_index() + 1, term_,
-                                  proto::command{proto::set_membership{members_}}});
+                                  proto::set_membership{members_}});
   else
-    append_local(proto::log_entry{last_index() + 1, term_, proto::command{proto::noop{}}});
+    append_local(proto::log_entry{last_index() + 1, term_, proto::noop{}});
   for (auto& [peer, pr] : progress_) send_append(peer, true);
   maybe_commit();
 }
@@ -477,8 +477,11 @@ caf::expected<uint64_t> core::propose(proto::command cmd) {
                                             ? "no leader known in term " + std::to_string(term_)
                                             : "the leader is " + leader_);
   }
-  if (auto* x = caf::get_if<proto::set_membership>(&cmd))
+  if (proto::holds<proto::set_membership>(cmd)) {
+    auto x = proto::command_as<proto::set_membership>(cmd);
+    if (!x) return make_error(errc::invalid_argument, "members", "a membership that does not decode");
     if (auto err = check_membership_change(x->members)) return err;
+  }
   append_local(proto::log_entry{last_index() + 1, term_, std::move(cmd)});
   for (auto& [peer, pr] : progress_) send_append(peer, false);
   maybe_commit();  // a group of one commits at once

@@ -4,18 +4,25 @@
 // for added and removed members, promotion of caught-up learners, and the step
 // down of a leader whose removal committed; see core.hpp.
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "actors/raft/core.hpp"
 #include "actors/raft/core_assert.hpp"
 #include "proto/errors.hpp"
+#include "proto/invariant.hpp"
 
 namespace aisched::raft {
 
 namespace {
 
-const proto::set_membership* membership_of(const proto::log_entry& e) {
-  return caf::get_if<proto::set_membership>(&e.cmd);
+/// The membership entry `e` holds, if it is one. Every member decodes the
+/// same bytes, so one that does not decode is a broken log: it aborts.
+std::optional<proto::set_membership> membership_of(const proto::log_entry& e) {
+  if (!proto::holds<proto::set_membership>(e.cmd)) return std::nullopt;
+  auto x = proto::command_as<proto::set_membership>(e.cmd);
+  AISCHED_INVARIANT(x.has_value(), "a membership entry that does not decode");
+  return x;
 }
 
 caf::error invalid(std::string msg) {
@@ -36,13 +43,13 @@ proto::membership core::membership_at(uint64_t index) const {
   AISCHED_RAFT_ASSERT(index >= snap_.index && index <= last_index(),
                       "membership asked outside the log");
   for (auto i = index; i > snap_.index; --i)
-    if (auto* x = membership_of(entry_at(i))) return x->members;
+    if (auto x = membership_of(entry_at(i))) return x->members;
   return snap_.members;
 }
 
 void core::recompute_membership() {
   for (auto i = last_index(); i > snap_.index; --i) {
-    if (auto* x = membership_of(entry_at(i))) {
+    if (auto x = membership_of(entry_at(i))) {
       members_ = x->members;
       members_index_ = i;
       sync_progress();
@@ -55,8 +62,8 @@ void core::recompute_membership() {
 }
 
 void core::on_membership_entry(const proto::log_entry& e) {
-  auto* x = membership_of(e);
-  if (x == nullptr) return;
+  auto x = membership_of(e);
+  if (!x) return;
   members_ = x->members;
   members_index_ = e.index;
   sync_progress();
@@ -147,7 +154,7 @@ caf::expected<uint64_t> core::add_learner(proto::member_info m) {
   m.voter = false;
   auto next = members_;
   next.push_back(std::move(m));
-  return propose(proto::command{proto::set_membership{std::move(next)}});
+  return propose(proto::set_membership{std::move(next)});
 }
 
 caf::expected<uint64_t> core::promote(const std::string& member) {
@@ -156,7 +163,7 @@ caf::expected<uint64_t> core::promote(const std::string& member) {
   if (it == next.end() || it->voter)
     return make_error(errc::not_found, "id", "no learner " + member);
   it->voter = true;
-  return propose(proto::command{proto::set_membership{std::move(next)}});
+  return propose(proto::set_membership{std::move(next)});
 }
 
 caf::expected<uint64_t> core::remove_member(const std::string& member) {
@@ -164,7 +171,7 @@ caf::expected<uint64_t> core::remove_member(const std::string& member) {
   auto it = std::find_if(next.begin(), next.end(), [&](auto& m) { return m.id == member; });
   if (it == next.end()) return make_error(errc::not_found, "id", "no member " + member);
   next.erase(it);
-  return propose(proto::command{proto::set_membership{std::move(next)}});
+  return propose(proto::set_membership{std::move(next)});
 }
 
 // -- leader housekeeping -------------------------------------------------------

@@ -42,8 +42,13 @@ caf::expected<std::optional<proto::membership>> latest_in_log(storage::rocks& db
     auto entries = log->read(from, to);
     if (!entries) return entries.error();
     for (auto e = entries->rbegin(); e != entries->rend(); ++e)
-      if (auto* x = caf::get_if<proto::set_membership>(&e->cmd))
+      if (proto::holds<proto::set_membership>(e->cmd)) {
+        auto x = proto::command_as<proto::set_membership>(e->cmd);
+        if (!x)
+          return make_error(errc::corrupted, "raft_log",
+                            "membership entry " + std::to_string(e->index) + " does not decode");
         return std::optional<proto::membership>{x->members};
+      }
     to = from - 1;
   }
   return std::optional<proto::membership>{};

@@ -13,6 +13,7 @@
 #include "common/log.hpp"
 #include "proto/cluster_link.hpp"
 #include "proto/errors.hpp"
+#include "storage/format_version.hpp"
 #include "storage/membership_store.hpp"
 
 namespace aisched::raft {
@@ -79,7 +80,8 @@ void say_hello(self_ptr self, const std::string& id, uint64_t gen, node_actor ra
   if (!local && !self->state.opts.resolve_peer) return retry();
   auto& st = self->state;
   self->request(raft, connect_timeout, hello_atom::value, st.opts.node_id, st.opts.cluster_id,
-                caf::actor_cast<caf::actor>(self), caf::actor_cast<caf::actor>(local))
+                storage::current_format, caf::actor_cast<caf::actor>(self),
+                caf::actor_cast<caf::actor>(local))
       .then(
           [=](std::string& cluster) {
             auto& p = self->state.peers[id];
@@ -104,6 +106,15 @@ void say_hello(self_ptr self, const std::string& id, uint64_t gen, node_actor ra
           },
           [=](caf::error& e) {
             if (gen != self->state.peers[id].generation) return;
+            if (e == caf::sec::unexpected_message) {
+              // A build whose hello differs from ours: an earlier one, from
+              // before members said their format (or a later one that changed it).
+              refuse(self, id,
+                     "it does not understand this member's hello: it runs another build; every "
+                     "member must run a build of the same format (README \"Upgrading\")");
+              self->delayed_send(self, refused_retry_after, reconnect_atom::value, id);
+              return;
+            }
             if (view(e).code != errc::forbidden) return retry();
             refuse(self, id, view(e).message);
             self->delayed_send(self, refused_retry_after, reconnect_atom::value, id);
@@ -157,12 +168,21 @@ void connect(self_ptr self, const std::string& id) {
 }
 
 caf::expected<std::string> accept_hello(self_ptr self, const std::string& id,
-                                        const std::string& cluster, const caf::actor& raft,
-                                        const caf::actor& endpoint) {
+                                        const std::string& cluster, uint32_t format,
+                                        const caf::actor& raft, const caf::actor& endpoint) {
   auto& st = self->state;
   if (!raft || dials(st.opts.node_id, id))
     return make_error(errc::invalid_argument, "id", "member " + id + " does not dial " +
                                                         st.opts.node_id);
+  if (format != storage::current_format) {
+    // Members exchange log entries and snapshots in their format's encoding:
+    // one of another format would misread them.
+    auto why = "member " + id + " speaks data format " + std::to_string(format) + ", member " +
+               st.opts.node_id + " format " + std::to_string(storage::current_format) +
+               ": every member must run a build of the same format (README \"Upgrading\")";
+    refuse(self, id, why);
+    return make_error(errc::forbidden, "format", why);
+  }
   if (!cluster.empty() && !st.opts.cluster_id.empty() && cluster != st.opts.cluster_id) {
     auto why = "member " + id + " belongs to cluster " + cluster + ", member " +
                st.opts.node_id + " to cluster " + st.opts.cluster_id +

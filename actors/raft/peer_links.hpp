@@ -17,14 +17,16 @@ std::string address_of(const peer_address& a);
 /// Reaches peer `id` if this member dials it (see dials()); retries until it can.
 void connect(node_actor::stateful_pointer<raft_state> self, const std::string& id);
 
-/// Waiting side: the dialer `id` introduced itself with its cluster id, its
-/// raft actor and its node's endpoint. Answers this member's cluster id, after
-/// adopting `cluster` if it had none (a member that joins: recorded in the
-/// data directory). An error if `id` is not a member that dials this one, or
-/// if it belongs to another cluster (forbidden; the peer is marked refused).
+/// Waiting side: the dialer `id` introduced itself with its cluster id, the
+/// data format it speaks, its raft actor and its node's endpoint. Answers this
+/// member's cluster id, after adopting `cluster` if it had none (a member that
+/// joins: recorded in the data directory). An error if `id` is not a member
+/// that dials this one, or if it belongs to another cluster or speaks another
+/// format (forbidden, naming both; the peer is marked refused).
 caf::expected<std::string> accept_hello(node_actor::stateful_pointer<raft_state> self,
                                         const std::string& id, const std::string& cluster,
-                                        const caf::actor& raft, const caf::actor& endpoint);
+                                        uint32_t format, const caf::actor& raft,
+                                        const caf::actor& endpoint);
 
 /// Whether a message that says it is from member `id` and came from `sender`
 /// is one to act on: never from a member refused as another cluster's, nor

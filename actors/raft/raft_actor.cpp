@@ -628,7 +628,7 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
         if (st.member->current_role() != role::leader) {
           // Decisions of a leader (fire, dispatch, ...) carry its term and are never
           // forwarded: a deposed leader's late decisions must not reach the log.
-          if (leader_term_of(cmd) != 0) return not_leader(st);
+          if (fenced_by_leader(cmd)) return not_leader(st);
           // Not the leader: hand the proposal to the leader, transparently.
           return forward_to_leader(self, true, propose_atom::value, std::move(cmd));
         }
@@ -668,9 +668,9 @@ node_actor::behavior_type raft_actor_impl(self_ptr self, raft_options opts,
         auto p = self->state.peers.find(id);
         if (p != self->state.peers.end() && !p->second.handle) connect(self, id);
       },
-      [=](hello_atom, const std::string& id, const std::string& cluster, const caf::actor& raft,
-          const caf::actor& endpoint) -> caf::result<std::string> {
-        auto answer = accept_hello(self, id, cluster, raft, endpoint);
+      [=](hello_atom, const std::string& id, const std::string& cluster, uint32_t format,
+          const caf::actor& raft, const caf::actor& endpoint) -> caf::result<std::string> {
+        auto answer = accept_hello(self, id, cluster, format, raft, endpoint);
         if (!answer) return answer.error();
         return *answer;
       },

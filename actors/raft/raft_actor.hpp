@@ -67,14 +67,14 @@ using node_actor = proto::raft_actor::extend<
     caf::reacts_to<peer_msg_atom, message>, caf::reacts_to<caf::tick_atom>,
     caf::reacts_to<reconnect_atom, std::string>, caf::reacts_to<storage_retry_atom, uint64_t>,
     caf::replies_to<snap_chunk_atom, snapshot_chunk>::with<uint64_t>,
-    caf::replies_to<hello_atom, std::string, std::string, caf::actor, caf::actor>::with<
-        std::string>>;
+    caf::replies_to<hello_atom, std::string, std::string, uint32_t, caf::actor,
+                    caf::actor>::with<std::string>>;
 
 /// Which member of a pair opens the connection between them: the one with the
 /// smaller id. It reaches the other's raft actor and introduces itself with
-/// hello (its id, its cluster id, its raft actor and its node's endpoint);
-/// the other never dials it, waits for that hello and answers with its cluster
-/// id, or refuses a member of another cluster. Both record the other's endpoint in
+/// hello (its id, its cluster id, the data format it speaks, its raft actor and
+/// its node's endpoint); the other never dials it, waits for that hello and
+/// answers with its cluster id, or refuses a member of another cluster or format. Both record the other's endpoint in
 /// proto::remember_member, so that no one else dials a second connection. Two members dialing each other at the same time make CAF
 /// 0.17.6's BASP close one connection of the crossing pair on each side as
 /// "redundant", and when each side closes the one the other kept, both lose

@@ -28,6 +28,9 @@ struct golden_case {
   std::string name;  // its file: <name>.hex
   std::function<std::string()> encode;
   std::function<std::string(const std::string&)> check;
+  /// Whether this build still writes these bytes. An encoding a later format
+  /// replaced is only read (through its migration), never written again.
+  bool written = true;
 };
 
 /// A step around an example failed (a scratch database, a file), not the
@@ -70,6 +73,7 @@ golden_case token_hash_index_case();  // auth "h/" + token hash
 golden_case worker_share_case();      // auth "s/" + worker id
 golden_case outbox_segment_case();    // a segment file of the worker's outbox
 golden_case snapshot_chunk_case();    // a chunk a leader sends to install a snapshot
-golden_case format_file_case();       // the data directory's FORMAT
+golden_case format_file_case(uint32_t format);  // the data directory's FORMAT of `format`
+golden_case stored_format_case();                // raft_meta "format" (since format 1)
 
 }  // namespace aisched::compat

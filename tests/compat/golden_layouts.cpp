@@ -21,6 +21,7 @@
 #include "storage/auth_state.hpp"
 #include "storage/batch_ctx.hpp"
 #include "storage/format_version.hpp"
+#include "storage/migrations.hpp"
 #include "storage/keys.hpp"
 #include "storage/membership_store.hpp"
 #include "storage/raft_log.hpp"
@@ -401,16 +402,41 @@ golden_case snapshot_chunk_case() {
           }};
 }
 
-/// The data directory's FORMAT file (storage/format_version.hpp) of format 0.
-golden_case format_file_case() {
-  static const storage::format_stamp example{0, "0.1.0"};
-  return {"format_file", [] { return storage::format_text(example); },
-          [](const std::string& bytes) -> std::string {
+/// The data directory's FORMAT file (storage/format_version.hpp) of `format`.
+golden_case format_file_case(uint32_t format) {
+  const storage::format_stamp example{format, "0.1.0"};
+  return {"format_file", [example] { return storage::format_text(example); },
+          [example](const std::string& bytes) -> std::string {
             auto got = storage::parse_format(bytes);
             if (!got) return "does not parse: " + view(got.error()).message;
             if (got->version != example.version || got->written_by != example.written_by)
               return "reads back as format " + std::to_string(got->version) + " written by '" +
                      got->written_by + "'";
+            return {};
+          },
+          format == storage::current_format};
+}
+
+/// The format a migration step records in the database (storage/migrations.hpp).
+golden_case stored_format_case() {
+  return {"stored_format",
+          [] {
+            scratch_db s;
+            auto dir = test::make_test_dir("aisched-golden-format-");
+            if (dir.empty()) fail_setup("cannot create a temporary directory");
+            auto ran = storage::migrate_format(s.db(), dir.string(), storage::format_stamp{}, "0.1.0");
+            std::error_code ec;
+            fs::remove_all(dir, ec);
+            must(std::move(ran), "cannot migrate an empty database");
+            return s.get(column::raft_meta, "format");
+          },
+          [](const std::string& bytes) -> std::string {
+            scratch_db s;
+            s.put(column::raft_meta, "format", bytes);
+            auto got = storage::stored_format(s.db());
+            if (!got) return "does not read: " + view(got.error()).message;
+            if (!*got) return "reads as no format";
+            if (**got != 1) return "reads back as format " + std::to_string(**got);
             return {};
           }};
 }

@@ -1,10 +1,12 @@
-// Golden encodings of format 0 (issue 44; tests/compat/README.md). For every
-// raft command (in a log entry) and every record aisched stores (RocksDB
-// values, the worker's outbox segments, snapshot chunks, the FORMAT file) the
-// table below names one example (golden_examples.hpp) and says how this build
-// writes it and reads it back. format-0/<name>.hex holds the bytes the build
-// that started the compatibility promise wrote. Every later build must read
-// each file back as its example, and write the example as exactly its bytes.
+// Golden encodings (issue 44; tests/compat/README.md). For every raft command
+// (in a log entry) and every record aisched stores (RocksDB values, the
+// worker's outbox segments, snapshot chunks, the FORMAT file) the tables below
+// name one example (golden_examples.hpp) per format that wrote it anew, and say
+// how this build reads it back and, while the encoding is current, writes it.
+// format-<n>/<name>.hex holds the bytes the builds of format n wrote. Every
+// later build must read each file back as its example (an encoding a later
+// format replaced: through its migration), and write a current one as exactly
+// its bytes.
 //
 // AISCHED_WRITE_GOLDEN=<dir> writes the files missing from <dir> instead, and
 // checks those present as usual: a golden file is never changed once written.
@@ -34,6 +36,8 @@
 #include "proto/errors.hpp"
 #include "proto/hex.hpp"
 #include "proto/json_wire.hpp"
+#include "storage/format_version.hpp"
+#include "storage/migrations.hpp"
 
 #ifndef AISCHED_GOLDEN_DIR
 #error "AISCHED_GOLDEN_DIR (the format-0 directory) must be defined by tests/compat/CMakeLists.txt"
@@ -93,11 +97,36 @@ golden_case json_case(std::string name, std::function<json::value()> write,
 
 // -- the table --------------------------------------------------------------------
 
-std::vector<golden_case> make_cases() {
+/// A raft log entry of format 0 (CAF's variant of 30 commands): read by its
+/// migration to format 1 (storage/migrations.hpp), as the example; no longer written.
+golden_case format_0_entry_case(std::string name, log_entry example) {
+  return {std::move(name), [example] { return encode(example); },
+          [example](const std::string& bytes) -> std::string {
+            auto got = storage::log_entry_from_format_0(bytes);
+            if (!got) return "does not migrate: " + view(got.error()).message;
+            if (encode(*got) != encode(example)) return reads_as_other(encode(*got), encode(example));
+            return {};
+          },
+          false};
+}
+
+/// Format 1 (raft entries become opaque commands): what it wrote anew.
+std::vector<golden_case> format_1_cases() {
   std::vector<golden_case> out;
-  // The raft log: one entry per command.
   for (auto& e : example_log_entries())
     out.push_back(codec_case("log_entry_" + std::string(command_name(e.cmd)), e));
+  out.push_back(stored_format_case());
+  out.push_back(format_file_case(1));
+  return out;
+}
+
+/// Format 0: every record; its raft entries and FORMAT are read, no longer written.
+std::vector<golden_case> format_0_cases() {
+  std::vector<golden_case> out;
+  // The raft log: one entry per command format 0 had (type numbers 0..29).
+  for (auto& e : example_log_entries())
+    if (e.cmd.type < 30)
+      out.push_back(format_0_entry_case("log_entry_" + std::string(command_name(e.cmd)), e));
   // RocksDB values of the codec (and the worker's outbox values: run_result).
   out.push_back(codec_case("task", example_task()));
   out.push_back(codec_case("task_runtime", example_task_runtime()));
@@ -151,30 +180,37 @@ std::vector<golden_case> make_cases() {
   // Files.
   out.push_back(outbox_segment_case());
   out.push_back(snapshot_chunk_case());
-  out.push_back(format_file_case());
+  out.push_back(format_file_case(0));
   return out;
 }
 
-const std::vector<golden_case>& golden_cases() {
-  static const auto cases = make_cases();
-  return cases;
+/// The formats with golden files: format-<n>/ holds what format n wrote anew.
+constexpr uint32_t last_golden_format = 1;
+
+const std::vector<golden_case>& golden_cases(uint32_t format) {
+  static const std::vector<std::vector<golden_case>> cases{format_0_cases(), format_1_cases()};
+  static_assert(last_golden_format == storage::current_format,
+                "the current format has its golden directory");
+  return cases.at(format);
 }
 
-std::vector<std::string> case_names() {
+std::vector<std::string> case_names(uint32_t format) {
   std::vector<std::string> out;
-  for (auto& c : golden_cases()) out.push_back(c.name);
+  for (auto& c : golden_cases(format)) out.push_back(c.name);
   return out;
 }
 
-const golden_case& case_named(const std::string& name) {
-  for (auto& c : golden_cases())
+const golden_case& case_named(uint32_t format, const std::string& name) {
+  for (auto& c : golden_cases(format))
     if (c.name == name) return c;
   throw std::logic_error("no golden example named " + name);
 }
 
 // -- the runner -------------------------------------------------------------------
 
-fs::path golden_dir() { return fs::path(AISCHED_GOLDEN_DIR); }
+fs::path golden_dir(uint32_t format) {
+  return fs::path(AISCHED_GOLDEN_DIR) / ("format-" + std::to_string(format));
+}
 
 /// `c.check(bytes)`, with a failure around it reported as one.
 std::string check_bytes(const golden_case& c, const std::string& bytes) {
@@ -188,25 +224,28 @@ std::string check_bytes(const golden_case& c, const std::string& bytes) {
 /// The golden file `file` reads back as `c`'s example, and this build writes
 /// the example (as `written`) exactly as the file has it.
 void expect_golden(const golden_case& c, const std::string& written, const fs::path& file) {
+  // c.name's file in format-<n>/ (the message names the file).
   auto text = read_file(file);
   ASSERT_TRUE(text) << "cannot read " << file;
   while (!text->empty() && std::isspace(static_cast<unsigned char>(text->back()))) text->pop_back();
   auto bytes = from_hex(*text);
   ASSERT_TRUE(bytes) << file << " is not one line of hex";
   EXPECT_EQ(check_bytes(c, *bytes), "")
-      << file << ": the format-0 bytes of '" << c.name
+      << file << ": the bytes of '" << c.name
       << "' do not read back as the example in this build. Every build must read them: fix the "
          "reader (or add a migration), never the file (tests/compat/README.md).";
+  if (!c.written) return;  // replaced by a later format: read (migrated), no longer written
   EXPECT_EQ(to_hex(written), *text)
       << "this build writes example '" << c.name << "' otherwise than " << file
-      << ". A build of format 0 writes what earlier builds wrote; a new encoding is a new format "
-         "(storage/format_version.hpp) with its own golden directory.";
+      << ". A build writes what earlier builds of its format wrote; a new encoding is a new "
+         "format (storage/format_version.hpp) with its own golden directory.";
 }
 
 /// Writes `c`'s file into `dir` unless it is there already; one that is
 /// there is checked instead (a golden file is never changed once written).
 void write_golden(const golden_case& c, const std::string& written, const fs::path& dir) {
   auto file = dir / (c.name + ".hex");
+  if (!c.written) return expect_golden(c, written, file);  // a format no longer written
   ASSERT_EQ(check_bytes(c, written), "")
       << "example '" << c.name << "' does not read back in this build: " << file << " not written";
   std::error_code ec;
@@ -223,10 +262,23 @@ void write_golden(const golden_case& c, const std::string& written, const fs::pa
   std::cout << "wrote " << file.string() << "\n";
 }
 
-class golden : public ::testing::TestWithParam<std::string> {};
+/// One golden example of one format.
+struct golden_key {
+  uint32_t format;
+  std::string name;
+};
+
+std::vector<golden_key> keys_of(uint32_t format) {
+  std::vector<golden_key> out;
+  for (auto& name : case_names(format)) out.push_back({format, name});
+  return out;
+}
+
+class golden : public ::testing::TestWithParam<golden_key> {};
 
 TEST_P(golden, reads_back_as_its_example_and_the_example_writes_it) {
-  const auto& c = case_named(GetParam());
+  auto format = GetParam().format;
+  const auto& c = case_named(format, GetParam().name);
   std::string written;
   try {
     written = c.encode();
@@ -235,57 +287,66 @@ TEST_P(golden, reads_back_as_its_example_and_the_example_writes_it) {
   }
   if (const char* out = std::getenv("AISCHED_WRITE_GOLDEN"); out != nullptr && *out != '\0')
     return write_golden(c, written, fs::path(out));
-  auto file = golden_dir() / (c.name + ".hex");
+  auto file = golden_dir(format) / (c.name + ".hex");
   std::error_code ec;
   if (!fs::exists(file, ec)) {
     FAIL() << "no golden file " << file << " for example '" << c.name
-           << "': every record type and command has its format-0 bytes. Write the missing "
+           << "': every record type and command has its bytes. Write the missing "
               "files with this build (files already there are never rewritten):\n  "
               "AISCHED_WRITE_GOLDEN="
-           << golden_dir().string() << " " << fs::read_symlink("/proc/self/exe", ec).string()
-           << " --gtest_filter='format_0/*'\nthen review and commit them "
-              "(tests/compat/README.md).";
+           << golden_dir(format).string() << " "
+           << fs::read_symlink("/proc/self/exe", ec).string() << " --gtest_filter='format_"
+           << format << "/*'\nthen review and commit them (tests/compat/README.md).";
   }
   expect_golden(c, written, file);
 }
 
-INSTANTIATE_TEST_SUITE_P(format_0, golden, ::testing::ValuesIn(case_names()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param;
-                         });
+std::string name_of(const ::testing::TestParamInfo<golden_key>& info) { return info.param.name; }
+
+INSTANTIATE_TEST_SUITE_P(format_0, golden, ::testing::ValuesIn(keys_of(0)), name_of);
+INSTANTIATE_TEST_SUITE_P(format_1, golden, ::testing::ValuesIn(keys_of(1)), name_of);
+
+template <class... Ts>
+constexpr size_t count_of(command_list<Ts...>) {
+  return sizeof...(Ts);
+}
 
 TEST(golden_examples, cover_every_command_once) {
-  std::set<size_t> seen;
+  std::set<command_type> seen;
   for (auto& e : example_log_entries())
-    EXPECT_TRUE(seen.insert(e.cmd.index()).second) << "two examples of " << command_name(e.cmd);
-  EXPECT_EQ(seen.size(), static_cast<size_t>(command::max_type_id) + 1)
+    EXPECT_TRUE(seen.insert(e.cmd.type).second) << "two examples of " << command_name(e.cmd);
+  EXPECT_EQ(seen.size(), count_of(all_commands{}))
       << "a command without a golden example: add one to example_log_entries() "
          "(golden_examples.cpp) and write its file (tests/compat/README.md)";
 }
 
 TEST(golden_examples, have_distinct_file_names) {
+  for (uint32_t format = 0; format <= last_golden_format; ++format) {
   std::set<std::string> names;
-  for (auto& name : case_names()) {
+  for (auto& name : case_names(format)) {
     EXPECT_TRUE(names.insert(name).second) << "two examples named " << name;
     EXPECT_FALSE(name.empty());
     for (char ch : name)
       EXPECT_TRUE((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')
           << "example name '" << name << "' is not [a-z0-9_]+";
   }
+  }
 }
 
 TEST(golden_examples, every_golden_file_still_has_its_example) {
   // A file whose example went would no longer be checked: its bytes could
   // stop reading back unnoticed.
-  std::error_code ec;
-  if (!fs::is_directory(golden_dir(), ec)) return;  // none written yet: each case fails instead
-  auto names = case_names();
-  std::set<std::string> known(names.begin(), names.end());
-  for (auto& entry : fs::directory_iterator(golden_dir(), ec)) {
-    if (entry.path().extension() != ".hex") continue;
-    EXPECT_TRUE(known.count(entry.path().stem().string()))
-        << entry.path() << " has no example in golden_test.cpp: restore it (its bytes must keep "
-        << "reading back), never delete the file";
+  for (uint32_t format = 0; format <= last_golden_format; ++format) {
+    std::error_code ec;
+    if (!fs::is_directory(golden_dir(format), ec)) continue;  // none written yet: each case fails
+    auto names = case_names(format);
+    std::set<std::string> known(names.begin(), names.end());
+    for (auto& entry : fs::directory_iterator(golden_dir(format), ec)) {
+      if (entry.path().extension() != ".hex") continue;
+      EXPECT_TRUE(known.count(entry.path().stem().string()))
+          << entry.path() << " has no example in golden_test.cpp: restore it (its bytes must "
+          << "keep reading back), never delete the file";
+    }
   }
 }
 

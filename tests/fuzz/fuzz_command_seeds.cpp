@@ -1,5 +1,5 @@
-// Writes the seed corpus of fuzz_command: one file per alternative of
-// proto::command (as a command and as a log entry) and one per stored record,
+// Writes the seed corpus of fuzz_command: one file per command of
+// proto::all_commands (as a command and as a log entry) and one per stored record,
 // each prefixed by fuzz_command's type byte. Run it again after adding a
 // command: `fuzz_command_seeds tests/fuzz/corpus/command`.
 #include <cstdio>
@@ -21,7 +21,7 @@ void put(const std::string& name, char type, const std::string& bytes) {
 }
 
 template <class... Ts>
-void each_command(caf::variant<Ts...>*) {
+void each_command(proto::command_list<Ts...>) {
   size_t i = 0;
   auto one = [&](auto x) {
     proto::command cmd = x;
@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   dir = argv[1];
-  each_command(static_cast<proto::command*>(nullptr));
+  each_command(proto::all_commands{});
   proto::task t;
   t.name = "nightly";
   t.schedule = "0 3 * * *";

@@ -20,6 +20,7 @@
 #include <rapidcheck/gtest.h>
 
 #include "proto/codec.hpp"
+#include "proto/command_visit.hpp"
 #include "proto/commands.hpp"
 #include "proto/errors.hpp"
 #include "proto/hex.hpp"
@@ -232,15 +233,17 @@ inline auto fields(const fire_placed& x) {
   return std::make_tuple(x.term, x.at, fields_of_each(x.slots), fields_of_each(x.placed));
 }
 
-/// Expects `a` and `b` to hold the same alternative with the same fields.
+/// Expects `a` and `b` to hold the same command with the same fields.
 inline void expect_same_command(const command& a, const command& b) {
-  ASSERT_EQ(a.index(), b.index());
-  caf::visit(
-      [&](const auto& x) {
-        using alt = std::decay_t<decltype(x)>;
-        EXPECT_EQ(fields(x), fields(caf::get<alt>(b)));
-      },
-      a);
+  ASSERT_EQ(a.type, b.type);
+  auto r = visit_command(a, [&](const auto& x) -> caf::expected<bool> {
+    using T = std::decay_t<decltype(x)>;
+    auto y = command_as<T>(b);
+    if (!y) return make_error(errc::corrupted, "the second command does not decode");
+    EXPECT_EQ(fields(x), fields(*y));
+    return true;
+  });
+  EXPECT_TRUE(r) << (r ? "" : view(r.error()).message);
 }
 
 /// One value of every command alternative, each with non-default fields.

@@ -29,8 +29,8 @@ inline proto::command cmd(std::string key) {
 }
 
 inline std::string key_of(const proto::command& c) {
-  if (caf::holds_alternative<proto::noop>(c)) return "noop";
-  if (auto* x = caf::get_if<proto::cancel>(&c)) return x->instance_id;
+  if (proto::holds<proto::noop>(c)) return "noop";
+  if (auto x = proto::command_as<proto::cancel>(c)) return x->instance_id;
   return "?";
 }
 

@@ -133,8 +133,8 @@ struct packet {
 /// The identity of a command in the simulation: proposals are cancels with a
 /// unique instance id; leaders' no-ops are "noop".
 inline std::string key_of(const proto::command& cmd) {
-  if (caf::holds_alternative<proto::noop>(cmd)) return "noop";
-  if (auto* x = caf::get_if<proto::cancel>(&cmd)) return x->instance_id;
+  if (proto::holds<proto::noop>(cmd)) return "noop";
+  if (auto x = proto::command_as<proto::cancel>(cmd)) return x->instance_id;
   return "?";
 }
 

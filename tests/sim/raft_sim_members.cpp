@@ -10,7 +10,7 @@ namespace aisched::raft::sim {
 proto::membership latest_membership(const std::vector<proto::log_entry>& entries,
                                     const proto::membership& base) {
   for (auto i = entries.rbegin(); i != entries.rend(); ++i)
-    if (auto* x = caf::get_if<proto::set_membership>(&i->cmd)) return x->members;
+    if (auto x = proto::command_as<proto::set_membership>(i->cmd)) return x->members;
   return base;
 }
 
@@ -19,7 +19,7 @@ bool could_campaign(const std::vector<proto::log_entry>& entries, uint64_t base_
   auto latest = latest_membership(entries, base);
   if (proto::is_voter(latest, id)) return true;
   for (size_t i = entries.size(); i-- > 0;) {
-    if (!caf::holds_alternative<proto::set_membership>(entries[i].cmd)) continue;
+    if (!proto::holds<proto::set_membership>(entries[i].cmd)) continue;
     if (base_index + 1 + i <= commit) return false;
     std::vector<proto::log_entry> before(entries.begin(), entries.begin() + static_cast<long>(i));
     return proto::is_voter(latest_membership(before, base), id);
@@ -77,7 +77,7 @@ std::string check_one_uncommitted_change(const core& c, uint64_t committed) {
   size_t uncommitted = 0;
   auto base = c.snapshot().index;
   for (size_t i = 0; i < c.entries().size(); ++i)
-    if (base + 1 + i > committed && caf::holds_alternative<proto::set_membership>(c.entries()[i].cmd))
+    if (base + 1 + i > committed && proto::holds<proto::set_membership>(c.entries()[i].cmd))
       ++uncommitted;
   if (uncommitted <= 1) return {};
   return c.id() + " holds " + std::to_string(uncommitted) + " uncommitted membership changes";

@@ -54,17 +54,24 @@ TEST(format_version, a_damaged_stamp_is_corrupted_not_format_zero) {
   }
 }
 
-TEST(format_version, a_directory_without_a_stamp_is_format_zero_and_gets_one) {
+TEST(format_version, a_directory_without_a_stamp_is_format_zero_and_the_check_writes_nothing) {
   scratch dir;
-  auto s = read_format(dir.path.string());
+  auto s = check_format(dir.path.string(), "0.1.0");
   ASSERT_TRUE(s);
   EXPECT_EQ(s->version, 0u);
-  ASSERT_FALSE(check_format(dir.path.string(), "0.1.0"));
-  EXPECT_EQ(read_file(dir.path / "FORMAT"), format_text({current_format, "0.1.0"}));
+  EXPECT_FALSE(fs::exists(dir.path / "FORMAT"));
+  write_file(dir.path / "FORMAT", format_text({current_format, "0.1.0"}));
+  auto again = check_format(dir.path.string(), "0.2.0");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->version, current_format);
+  EXPECT_EQ(again->written_by, "0.1.0");
+}
+
+TEST(format_version, a_stamp_is_written_durably_in_place) {
+  scratch dir;
+  ASSERT_FALSE(write_format(dir.path.string(), {current_format, "0.2.0"}));
+  EXPECT_EQ(read_file(dir.path / "FORMAT"), format_text({current_format, "0.2.0"}));
   EXPECT_FALSE(fs::exists(dir.path / "FORMAT.tmp"));
-  // A later build of the same format says it wrote it last.
-  ASSERT_FALSE(check_format(dir.path.string(), "0.2.0"));
-  EXPECT_EQ(read_format(dir.path.string())->written_by, "0.2.0");
 }
 
 TEST(format_version, a_newer_format_is_refused_and_nothing_changes) {
@@ -72,9 +79,9 @@ TEST(format_version, a_newer_format_is_refused_and_nothing_changes) {
   auto stamp = dir.path / "FORMAT";
   auto text = "aisched-format " + std::to_string(current_format + 1) + "\nwritten-by 9.9.9\n";
   write_file(stamp, text);
-  auto err = check_format(dir.path.string(), "0.1.0");
-  ASSERT_TRUE(err);
-  auto v = view(err);
+  auto got = check_format(dir.path.string(), "0.1.0");
+  ASSERT_FALSE(got);
+  auto v = view(got.error());
   EXPECT_EQ(v.code, errc::invalid_argument);
   EXPECT_NE(v.message.find("format " + std::to_string(current_format + 1)), std::string::npos)
       << v.message;
@@ -88,10 +95,11 @@ TEST(format_version, a_newer_format_is_refused_and_nothing_changes) {
 TEST(format_version, a_damaged_stamp_stops_the_check) {
   scratch dir;
   write_file(dir.path / "FORMAT", "garbage\n");
-  auto err = check_format(dir.path.string(), "0.1.0");
-  ASSERT_TRUE(err);
-  EXPECT_EQ(view(err).code, errc::corrupted);
-  EXPECT_NE(view(err).message.find("FORMAT"), std::string::npos) << view(err).message;
+  auto got = check_format(dir.path.string(), "0.1.0");
+  ASSERT_FALSE(got);
+  EXPECT_EQ(view(got.error()).code, errc::corrupted);
+  EXPECT_NE(view(got.error()).message.find("FORMAT"), std::string::npos)
+      << view(got.error()).message;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "proto/errors.hpp"
+#include "storage/format_version.hpp"
 #include "storage/membership_store.hpp"
 #include "storage/state_machine.hpp"
 
@@ -100,8 +101,8 @@ TEST_P(raft_actor_test, the_first_leader_replicates_the_bootstrap_membership) {
     ASSERT_GE(st.log->last_index(), 1u);
     auto first = st.log->read(1, 1);
     ASSERT_TRUE(first && first->size() == 1) << g.at(i).id;
-    auto* m = caf::get_if<proto::set_membership>(&first->front().cmd);
-    ASSERT_NE(m, nullptr) << g.at(i).id << ": the first entry is not the membership";
+    auto m = proto::command_as<proto::set_membership>(first->front().cmd);
+    ASSERT_TRUE(m.has_value()) << g.at(i).id << ": the first entry is not the membership";
     EXPECT_EQ(m->members.size(), g.size()) << g.at(i).id;
     auto applied = storage::read_membership(*g.at(i).db);
     ASSERT_TRUE(applied && *applied) << g.at(i).id << ": no membership applied";
@@ -116,7 +117,7 @@ TEST_P(raft_actor_test, the_first_leader_replicates_the_bootstrap_membership) {
     auto& st = g.state(static_cast<size_t>(next));
     auto last = st.log->read(st.log->last_index(), st.log->last_index());
     ASSERT_TRUE(last && last->size() == 1);
-    EXPECT_TRUE(caf::holds_alternative<proto::noop>(last->front().cmd));
+    EXPECT_TRUE(proto::holds<proto::noop>(last->front().cmd));
   }
 }
 
@@ -247,6 +248,42 @@ TEST(raft_actor_links, a_link_lost_on_the_waiting_side_only_comes_back_from_the_
   ASSERT_NE(id, 0u);
   ASSERT_GE(g.run_until([&] { return g.at(0).sm->get_task("default", id) &&
                                      g.at(1).sm->get_task("default", id); }, 2s).count(), 0);
+}
+
+// Members exchange log entries and snapshots in their data format's encoding:
+// a member of another format (another build) says so in its hello and is
+// refused, naming both formats, before anything it sends is read.
+TEST(raft_actor_links, a_member_that_speaks_another_data_format_is_refused) {
+  raft_group g(3);
+  ASSERT_GE(elect(g, 3s), 0);
+  auto n2 = caf::actor_cast<caf::actor>(g.at(1).raft);
+  auto hello = [&](uint32_t format) {
+    caf::expected<std::string> out{caf::make_error(caf::sec::runtime_error, "no answer")};
+    // "n0" sorts before every member: it dials them, as a new member would.
+    auto h = g.self->request(n2, caf::infinite, hello_atom::value, std::string("n0"),
+                             g.state(1).opts.cluster_id, format, caf::actor_cast<caf::actor>(g.self),
+                             caf::actor{});
+    g.sched.run();
+    if (g.self->mailbox().empty()) return out;
+    h.receive([&](std::string& cluster) { out = std::move(cluster); },
+              [&](caf::error& e) { out = std::move(e); });
+    return out;
+  };
+  auto refused = hello(storage::current_format + 1);
+  ASSERT_FALSE(refused) << "a member of a newer format was accepted";
+  EXPECT_EQ(view(refused.error()).code, errc::forbidden);
+  auto why = view(refused.error()).message;
+  EXPECT_NE(why.find("format " + std::to_string(storage::current_format + 1)), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("format " + std::to_string(storage::current_format)), std::string::npos)
+      << why;
+  auto p = g.state(1).peers.find("n0");
+  EXPECT_TRUE(p == g.state(1).peers.end() || !p->second.handle)
+      << "n2 holds a link to a member it refused";
+  // The same member speaking this build's format links.
+  auto accepted = hello(storage::current_format);
+  ASSERT_TRUE(accepted) << view(accepted.error()).message;
+  EXPECT_EQ(*accepted, g.state(1).opts.cluster_id);
 }
 
 INSTANTIATE_TEST_SUITE_P(members, raft_actor_test, ::testing::Values(3, 5),

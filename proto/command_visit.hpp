@@ -1,0 +1,53 @@
+// Reading a proto::command back as its struct: the state machine's dispatch
+// (and tests'). Kept apart from commands.hpp so that only the files that apply
+// commands include the codec.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include "proto/codec.hpp"
+#include "proto/commands.hpp"
+#include "proto/errors.hpp"
+
+namespace aisched::proto {
+
+namespace detail {
+
+template <class T>
+struct command_tag {
+  using type = T;
+};
+
+template <class R, class F, class... Ts>
+R visit_listed(command_list<Ts...>, const command& c, F& f) {
+  R out{make_error(errc::corrupted, "command",
+                   "unknown command type " + std::to_string(c.type) +
+                       " (written by a newer build?)")};
+  auto read = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto x = decode<T>(c.data);
+    if (!x)
+      out = R{make_error(errc::corrupted, "command",
+                         std::string("a ") + T::traits.name + " that does not decode: " +
+                             view(x.error()).message)};
+    else
+      out = f(*x);
+    return true;
+  };
+  (void)((c.type == Ts::traits.id && read(command_tag<Ts>{})) || ...);
+  return out;
+}
+
+}  // namespace detail
+
+/// Decodes `c` as the command its type number names and calls `f` with it
+/// (an lvalue of that struct). R, what `f` answers, must take a caf::error:
+/// an unknown type number or bytes that do not decode answer errc::corrupted.
+template <class F>
+auto visit_command(const command& c, F&& f) {
+  using R = decltype(f(std::declval<noop&>()));
+  return detail::visit_listed<R>(all_commands{}, c, f);
+}
+
+}  // namespace aisched::proto

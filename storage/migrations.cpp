@@ -1,0 +1,118 @@
+// The registered migrations between data formats; see migrations.hpp.
+#include "storage/migrations.hpp"
+
+#include <string>
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include "proto/codec.hpp"
+#include "proto/command_visit.hpp"
+#include "proto/errors.hpp"
+#include "storage/keys.hpp"
+#include "storage/rocks.hpp"
+
+namespace aisched::storage {
+
+namespace {
+
+constexpr std::string_view format_key = "format";
+
+/// Whether `c` decodes as the command its type names.
+caf::error check_decodes(const proto::command& c) {
+  auto r = proto::visit_command(c, [](const auto&) -> caf::expected<bool> { return true; });
+  if (!r) return r.error();
+  return {};
+}
+
+/// Format 0 -> 1: every raft log entry rewritten as an opaque command.
+caf::error opaque_log_entries(rocks& db, rocksdb::WriteBatch& batch) {
+  auto it = db.iterate(column::raft_log);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    auto key = std::string_view(it->key().data(), it->key().size());
+    auto e = log_entry_from_format_0(std::string_view(it->value().data(), it->value().size()));
+    if (!e) {
+      auto index = key.size() == 8 ? std::to_string(keys::get_u64(key, 0)) : "?";
+      return make_error(errc::corrupted, "raft_log",
+                        "raft log entry " + index + " of format 0 does not read: " +
+                            view(e.error()).message);
+    }
+    batch.Put(db.cf(column::raft_log), rocksdb::Slice(key.data(), key.size()), proto::encode(*e));
+  }
+  if (!it->status().ok()) return make_error(errc::storage_error, it->status().ToString());
+  return {};
+}
+
+}  // namespace
+
+const std::vector<migration_step>& migration_steps() {
+  static const std::vector<migration_step> steps{
+      {0, "raft log entries become opaque commands (type number and bytes)", opaque_log_entries},
+  };
+  return steps;
+}
+
+caf::expected<std::vector<std::string>> migrate_format(rocks& db, const std::string& dir,
+                                                       const format_stamp& found,
+                                                       const std::string& build) {
+  auto in_db = stored_format(db);
+  if (!in_db) return in_db.error();
+  // Every step records the format it reaches, so from format 1 on the
+  // database says its format; FORMAT alone saying more is a replaced database.
+  if (found.version > (*in_db ? **in_db : 0))
+    return make_error(errc::corrupted, "data_dir",
+                      dir + "/FORMAT says format " + std::to_string(found.version) +
+                          " but the database records " +
+                          (*in_db ? "format " + std::to_string(**in_db) : "none"));
+  // A step records its format in the database before FORMAT is rewritten: the
+  // database is ahead after a crash between the two, never behind.
+  uint32_t at = *in_db ? **in_db : found.version;
+  if (at > current_format)
+    return make_error(errc::invalid_argument, "data_dir",
+                      "the database in " + dir + " holds format " + std::to_string(at) +
+                          ", newer than format " + std::to_string(current_format) +
+                          " that this build (" + build + ") reads");
+  std::vector<std::string> ran;
+  for (auto& step : migration_steps()) {
+    if (step.from < at) continue;
+    rocksdb::WriteBatch batch;
+    if (auto err = step.run(db, batch)) return err;
+    batch.Put(db.cf(column::raft_meta), rocksdb::Slice(format_key.data(), format_key.size()),
+              keys::u64(step.from + 1));
+    if (auto err = db.write(batch, true)) return err;
+    at = step.from + 1;
+    ran.push_back("format " + std::to_string(step.from) + " -> " + std::to_string(at) + ": " +
+                  step.what);
+  }
+  if (found.version != current_format || found.written_by != build)
+    if (auto err = write_format(dir, format_stamp{current_format, build})) return err;
+  return ran;
+}
+
+caf::expected<std::optional<uint32_t>> stored_format(rocks& db) {
+  auto raw = db.get(column::raft_meta, format_key);
+  if (!raw) return raw.error();
+  if (!*raw) return std::optional<uint32_t>{};
+  if ((*raw)->size() != 8) return make_error(errc::corrupted, "raft_meta", "the stored format is damaged");
+  return std::optional<uint32_t>{static_cast<uint32_t>(keys::get_u64(**raw, 0))};
+}
+
+caf::expected<proto::log_entry> log_entry_from_format_0(std::string_view bytes) {
+  // Index and term (big-endian u64 each), the variant's alternative (one
+  // byte), then that command's fields: CAF's encoding of format 0.
+  if (bytes.size() < 17) return make_error(errc::corrupted, "raft_log", "a format-0 entry is truncated");
+  proto::log_entry e;
+  e.index = keys::get_u64(bytes, 0);
+  e.term = keys::get_u64(bytes, 8);
+  auto alternative = static_cast<uint8_t>(bytes[16]);
+  // Format 0's variant held 30 commands, numbered by their place in it.
+  if (alternative >= 30 || proto::traits_of(alternative) == nullptr)
+    return make_error(errc::corrupted, "raft_log",
+                      "a format-0 entry names command " + std::to_string(alternative) +
+                          ", which format 0 did not have");
+  e.cmd = proto::command{alternative, std::string(bytes.substr(17))};
+  if (auto err = check_decodes(e.cmd)) return err;
+  return e;
+}
+
+}  // namespace aisched::storage
