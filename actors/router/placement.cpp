@@ -14,11 +14,16 @@ uint64_t run_step(const instance& x) {
 }
 
 bool run_queue::push(const instance& x, bool noop) {
-  if (!ids_.insert(x.id).second) {
+  auto step = run_step(x);
+  auto [at, added] = ids_.emplace(x.id, step);
+  if (!added) {
     // Queued already (placed again, then retried before it went): the newer
     // view is the one a dispatch must send, or the worker runs a dead attempt.
+    // Rare; a view no newer (a note on a waiting run) costs no walk.
+    if (at->second >= step) return false;
+    at->second = step;
     for (auto& q : items_)
-      if (q.run.id == x.id && run_step(q.run) < run_step(x)) q.run = x;
+      if (q.run.id == x.id) q.run = x;
     return false;
   }
   items_.push_back({x, noop});
@@ -36,7 +41,7 @@ run_queue::queued run_queue::pop() {
 
 void run_queue::put_back(std::deque<queued> runs) {
   while (!runs.empty()) {
-    ids_.insert(runs.back().run.id);
+    ids_.emplace(runs.back().run.id, run_step(runs.back().run));
     noops_ += runs.back().noop;
     items_.push_front(std::move(runs.back()));
     runs.pop_back();

@@ -51,7 +51,7 @@ class run_queue {
 
  private:
   std::deque<queued> items_;
-  std::unordered_set<std::string> ids_;
+  std::unordered_map<std::string, uint64_t> ids_;  // each queued run's run_step
   size_t noops_ = 0;
 };
 

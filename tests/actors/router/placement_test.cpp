@@ -159,6 +159,28 @@ TEST_F(fixture, runs_of_deleted_tasks_are_handed_back_for_cancelling) {
   EXPECT_FALSE(q.contains("gone"));
 }
 
+TEST(run_queue, a_run_queued_again_keeps_its_place_and_the_newer_view) {
+  run_queue q;
+  auto first = run("1-100-0", 1);
+  first.state = proto::instance_state::dispatched;  // placed again: in flight, queued
+  first.attempt = 1;
+  ASSERT_TRUE(q.push(first));
+  ASSERT_TRUE(q.push(run("2-100-0", 2)));
+  auto retried = run("1-100-0", 1);  // then lost and retried before it went
+  retried.attempt = 2;
+  EXPECT_FALSE(q.push(retried));
+  auto stale = first;  // an older view arriving late changes nothing
+  EXPECT_FALSE(q.push(stale));
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q.items()[0].run.id, "1-100-0");
+  EXPECT_EQ(q.items()[0].run.attempt, 2u);
+  EXPECT_EQ(q.items()[0].run.state, proto::instance_state::pending);
+  auto popped = q.pop();
+  q.put_back({popped});
+  EXPECT_FALSE(q.push(stale));
+  EXPECT_EQ(q.items()[0].run.attempt, 2u);
+}
+
 TEST(why_waiting, names_the_tenant_and_labels_or_the_workers_state) {
   std::vector<candidate> ws{worker("w", "acme", 4)};
   EXPECT_EQ(why_waiting("bravo", {}, ws), "no worker of tenant bravo is registered");
