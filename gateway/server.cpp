@@ -16,6 +16,7 @@
 #include <boost/beast/websocket.hpp>
 #include <boost/json.hpp>
 
+#include "common/clock.hpp"
 #include "gateway/request_head.hpp"
 #include "proto/errors.hpp"
 #include "proto/json.hpp"
@@ -185,7 +186,7 @@ class session : public std::enable_shared_from_this<session> {
     http::async_read_header(stream_, buf_, *parser_,
                             [self = shared_from_this()](beast::error_code ec, size_t) {
                               if (ec) return self->on_read(ec);
-                              self->body_start_ = std::chrono::steady_clock::now();
+                              self->body_start_ = steady_now();
                               self->body_bytes_ = 0;
                               self->read_body();
                             });
