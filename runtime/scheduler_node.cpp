@@ -450,6 +450,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     };
     api.auth = {cfg.auth, cfg.auth_secret, std::chrono::seconds(cfg.token_ttl_seconds)};
     api.secrets = *secrets;
+    api.db = db;  // GET /api/v1/cluster/snapshot exports from it
     if (cfg.auth && !cfg.admin_password.empty()) gateway::bootstrap_admin(api, cfg.admin_password);
     if (!cfg.auth && !is_loopback(cfg.http.host))
       log::warn("AUTHENTICATION IS OFF on a non-loopback HTTP address: anyone who can reach "
