@@ -26,6 +26,7 @@ class actor_system;
 }
 
 namespace aisched::storage {
+class rocks;
 class secret_keeper;
 }
 
@@ -64,6 +65,9 @@ struct api_context {
   /// without --secrets-key-file: secret routes but the list answer
   /// secrets_disabled. Null (tests): every secret route does.
   std::shared_ptr<storage::secret_keeper> secrets;
+  /// The node's database, which GET /api/v1/cluster/snapshot exports from a
+  /// pinned snapshot (gateway/snapshot_route.hpp). Null (tests): 503.
+  std::shared_ptr<storage::rocks> db;
 };
 
 /// Checks a task beyond structure (proto::validate_task plus its schedule and

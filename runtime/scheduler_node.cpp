@@ -37,6 +37,7 @@
 #include "actors/trigger/trigger_actor.hpp"
 #include "actors/worker/registrar_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
+#include "common/clock.hpp"
 #include "gateway/ai_routes.hpp"
 #include "gateway/api.hpp"
 #include "gateway/auth_routes.hpp"
@@ -252,10 +253,13 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto raft = caf::actor_cast<proto::raft_actor>(raft_node);
   auto store = sys.spawn<caf::detached>(storage::store_actor_impl, db,
                                         std::shared_ptr<const storage::state_machine>(sm));
+  // The wall clock of every actor below that reads one: the system's, read
+  // afresh each time (common/clock.hpp). A simulation gives them a simulated one.
+  const wall_clock clock;
   // Leader-only actors: told by raft whether this node leads.
   auto trigger =
-      sys.spawn(trigger::trigger_actor_impl, raft, store, now_ms(), duration_ms{cfg.fire_ahead_ms});
-  auto retrier = sys.spawn(retry::retry_actor_impl, raft, store, now_ms());
+      sys.spawn(trigger::trigger_actor_impl, raft, store, clock, duration_ms{cfg.fire_ahead_ms});
+  auto retrier = sys.spawn(retry::retry_actor_impl, raft, store, clock);
   // The HTTP server binds first (port 0 picks a free one) so external workers
   // can be told where to report; requests before wiring completes get 503.
   std::unique_ptr<gateway::server> http;
@@ -282,6 +286,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   router::router_options ropts{report_base, http_pool, worker_offline_after_ms, cfg.dispatch_rate,
                                cfg.dispatch_rate * 2};
   ropts.dead_after = cfg.worker_dead_after_ms;
+  ropts.clock = clock;
   if ((*secrets)->enabled())
     ropts.reveal_secrets = [keeper = *secrets](const std::string& tenant,
                                                const std::set<std::string>& names) {
@@ -302,6 +307,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   ai::analysis_options analysis_opts;
   analysis_opts.judge = ai::make_llm_judge(llm_client);
   analysis_opts.write = replicated_ai_writer(sys, raft);
+  analysis_opts.clock = clock;
   auto analysis = sys.spawn<caf::detached>(ai::analysis_actor_impl, db, store, analysis_opts);
   // Every commit is copied to each listener on the hot path, so the analysis
   // actor and the alerter listen only when they have work to do: a model for
@@ -312,11 +318,13 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   // Observability (leader only): worker load history and failure alerts.
   load_sampler::sampler_options sampling;
   sampling.interval = cfg.load_sample_interval_ms;
+  sampling.clock = clock;
   auto sampler = sys.spawn(load_sampler::load_sampler_actor_impl, raft, router, sampling);
   // Run-history retention (leader only): the sweep of finished runs.
   retention::retention_options keeping;
   keeping.interval = cfg.retention_interval_ms;
   keeping.defaults = {cfg.retention_keep_for_ms, cfg.retention_keep_runs};
+  keeping.clock = clock;
   auto keeper = sys.spawn(retention::retention_actor_impl, raft, store, keeping);
   alerter::alerter_options alerting;
   alerting.webhooks = cfg.alert_webhooks;
@@ -348,6 +356,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     wcfg.exec.tenant_users = cfg.tenant_users;
     wcfg.exec.own_network = cfg.run_network == "none";  // settled by main (harden)
     wcfg.outbox_dir = cfg.data_dir + "/worker-outbox";
+    wcfg.clock = clock;
     local_worker = sys.spawn(worker::worker_actor_impl, wcfg, pool);
   }
   auto stop_actors = [&] {
@@ -418,6 +427,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     aopts.db = db;
     aopts.write = replicated_ai_writer(sys, raft);
     aopts.api = tools_api;
+    aopts.clock = clock;
     agent = sys.spawn<caf::detached>(llm::llm_agent_impl, aopts);
     caf::anon_send(inspector, proto::enroll_atom::value, std::string("llm_agent"),
                    caf::actor_cast<proto::inspectable_actor>(agent));
@@ -440,6 +450,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     };
     api.auth = {cfg.auth, cfg.auth_secret, std::chrono::seconds(cfg.token_ttl_seconds)};
     api.secrets = *secrets;
+    api.db = db;  // GET /api/v1/cluster/snapshot exports from it
     if (cfg.auth && !cfg.admin_password.empty()) gateway::bootstrap_admin(api, cfg.admin_password);
     if (!cfg.auth && !is_loopback(cfg.http.host))
       log::warn("AUTHENTICATION IS OFF on a non-loopback HTTP address: anyone who can reach "

@@ -17,6 +17,7 @@
 #include "actors/raft/raft_actor.hpp"
 #include "actors/worker/registrar_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
+#include "common/clock.hpp"
 #include "proto/errors.hpp"
 #include "proto/cluster_link.hpp"
 #include "proto/registry.hpp"
@@ -50,10 +51,10 @@ namespace {
 void drain(caf::actor_system& sys, const caf::actor& registrar, const proto::worker_actor& w,
            unsigned seconds, sigset_t& signals) {
   caf::anon_send(registrar, proto::drain_atom::value);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  auto deadline = steady_now() + std::chrono::seconds(seconds);
   caf::scoped_actor self{sys};
   uint32_t busy = 1;
-  while (std::chrono::steady_clock::now() < deadline) {
+  while (steady_now() < deadline) {
     self->request(w, std::chrono::seconds(1), proto::drain_atom::value)
         .receive([&](uint32_t n) { busy = n; }, [&](caf::error&) { busy = 0; });
     if (busy == 0) break;

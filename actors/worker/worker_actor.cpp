@@ -146,7 +146,7 @@ void deliver_finals(worker_actor::stateful_pointer<worker_state> self,
     if (auto err = st.box->put(stored)) outbox_failed(self, "write", err);
   for (auto& l : finished.noop_lines)
     log_started(st, l.task_id, l.instance_id, l.trace_id, l.attempt);
-  auto now = now_ms();
+  auto now = now_of(self);
   for (auto* run : runs) {
     obs::get().executions[static_cast<size_t>(run->result.state)].inc();  // each attempt once
     run->unacked = true;
@@ -162,7 +162,7 @@ void deliver_finals(worker_actor::stateful_pointer<worker_state> self,
 bool start(worker_actor::stateful_pointer<worker_state> self, const std::string& key,
            worker_state::run& entry, const execute_request& req, finished_runs& finished) {
   auto& st = self->state;
-  auto now = now_ms();
+  auto now = now_of(self);
   bool logging = log::enabled(log::level::info);  // per run: no strings built when off
   if (req.kind == task_kind::noop) {
     // Nothing to execute: complete here, without a thread or a `running` report.
@@ -201,8 +201,12 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
   auto cancelled = entry.cancelled;
   worker_actor me = self;
   auto opts = st.cfg.exec;
-  bool queued = st.pool->submit([me, req, opts, cancelled](const std::atomic<bool>& stopping) {
-    caf::anon_send(me, started_atom::value, req.instance_id, req.attempt, now_ms());
+  // The start is stamped on the pool's thread, on this actor's wall clock.
+  auto wall = st.clock;
+  const caf::actor_clock* clock = &self->clock();  // the system's: outlives the run
+  bool queued = st.pool->submit([me, req, opts, cancelled, wall,
+                                 clock](const std::atomic<bool>& stopping) {
+    caf::anon_send(me, started_atom::value, req.instance_id, req.attempt, wall.now(*clock));
     // The run stops when cancelled or when the pool shuts down (node stopping:
     // the unreported run times out on the leader and is retried elsewhere).
     auto stop = [&] { return cancelled->load() || stopping.load(); };
@@ -326,6 +330,7 @@ std::map<std::string, std::string> details_of(const worker_state& st) {
 worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<worker_state> self,
                                               worker_config cfg, std::shared_ptr<run_pool> pool) {
   self->state.cfg = std::move(cfg);
+  self->state.clock = self->state.cfg.clock;
   self->state.settled = settled_outcomes{self->state.cfg.dedup_cap};
   self->state.pool = std::move(pool);
   open_outbox(self);
@@ -343,7 +348,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
       [=](inspect_atom) { return inspector::summary_of(self, details_of(self->state)); },
       [=](execute_atom, const execute_request& req,
           const worker_proxy_actor& reply_to) -> caf::result<bool> {
-        auto now = now_ms();
+        auto now = now_of(self);
         purge(self->state, now);
         finished_runs finished;
         auto taken = take_run(self, req, reply_to, now, finished);
@@ -353,7 +358,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
       },
       [=](execute_atom, const std::vector<execute_request>& reqs,
           const worker_proxy_actor& reply_to) {
-        auto now = now_ms();
+        auto now = now_of(self);
         purge(self->state, now);
         std::vector<std::string> refusals;  // one per run, "" where taken
         refusals.reserve(reqs.size());
@@ -369,7 +374,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
       },
       [=](wake_atom, unix_ms instant) {
         auto& st = self->state;
-        auto now = now_ms();
+        auto now = now_of(self);
         if (instant > now) {
           // Never before its instant: a timer that woke early waits the rest.
           self->delayed_send(self, std::chrono::milliseconds(instant - now), wake_atom::value,
@@ -395,7 +400,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
             r.state = instance_state::failed;
             r.exit_code = -1;
             r.error = "worker " + st.cfg.id + " stopped before the run's instant";
-            r.started_at = r.finished_at = now_ms();
+            r.started_at = r.finished_at = now_of(self);
             auto& run = st.runs[key];
             run.reply_to = reply_to;
             run.done = true;
@@ -465,7 +470,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
       },
       [=](ack_atom, const std::vector<std::string>& keys) {
         auto& st = self->state;
-        auto now = now_ms();
+        auto now = now_of(self);
         std::vector<std::string> stored;  // the outbox forgets them in one write
         for (auto& k : keys) {
           auto i = st.runs.find(k);
@@ -509,7 +514,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         // Re-send final reports nobody acknowledged (a lost message, a leader that
         // changed, or a restart of this worker) through the router.
         auto& st = self->state;
-        auto now = now_ms();
+        auto now = now_of(self);
         if (st.report_sink)
           for (auto& [key, run] : st.runs)
             if (run.unacked && now - run.last_sent >= st.cfg.resend_after) {

@@ -41,6 +41,7 @@
 #include "actors/worker/outbox.hpp"
 #include "actors/worker/settled.hpp"
 #include "common/activity.hpp"
+#include "common/clock.hpp"
 #include "common/run_pool.hpp"
 #include "proto/interfaces.hpp"
 
@@ -63,6 +64,7 @@ struct worker_config {
   std::string outbox_dir;           // "" keeps unacknowledged reports in memory only
   size_t live_cap = 64 * 1024;      // bytes of live output a new follower is sent first
   duration_ms resend_after = 3'000;  // an unacknowledged report is sent again after this
+  wall_clock clock{};                // the worker's (common/clock.hpp): the system's
 };
 
 struct worker_state {
@@ -82,6 +84,7 @@ struct worker_state {
     unix_ms last_sent = 0;
   };
   worker_config cfg;
+  wall_clock clock;  // cfg.clock: every instant the worker sees
   std::shared_ptr<run_pool> pool;
   std::unique_ptr<outbox> box;  // durable copy of the unacknowledged reports (run::unacked)
   std::string outbox_fault;     // why reports cannot be kept durably; "" while they can

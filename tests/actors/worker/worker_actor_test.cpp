@@ -7,6 +7,7 @@
 // a dedup cache bounded once the leader acknowledged the results, and runs placed
 // ahead of their instant (held until it, dropped by a cancel, replaced by a new delivery).
 #include "worker_actor_fixture.hpp"
+#include "common/clock.hpp"
 
 namespace aisched::worker {
 namespace {
@@ -360,7 +361,7 @@ TEST_F(worker_actor_test, a_run_placed_ahead_of_its_instant_is_held_then_starts_
   auto stamp = dir_ / "stamp";
   auto req = shell("7-3000-0", "date +%s%3N > '" + stamp.string() + "'");
   req.hold_ms = 1500;
-  const auto instant = req.not_before = now_ms() + req.hold_ms;
+  const auto instant = req.not_before = system_now_ms() + req.hold_ms;
   ASSERT_EQ(execute(req), true);
   // Held, not started: a new leader asking what it holds must not call it lost.
   EXPECT_EQ(held(worker_).size(), 1u);
@@ -382,7 +383,7 @@ TEST_F(worker_actor_test, a_cancel_before_the_instant_drops_the_held_run_unstart
   auto count = dir_ / "count";
   auto req = shell("7-4000-0", "echo run >> '" + count.string() + "'");
   req.hold_ms = 800;
-  req.not_before = now_ms() + req.hold_ms;
+  req.not_before = system_now_ms() + req.hold_ms;
   ASSERT_EQ(execute(req), true);
   caf::anon_send(worker_, proto::cancel_run_atom::value, req.instance_id);
   EXPECT_TRUE(held(worker_).empty()) << "a withdrawn run is no longer held";
@@ -404,7 +405,7 @@ TEST_F(worker_actor_test, a_held_run_delivered_again_runs_once_with_the_latest_r
   auto out = dir_ / "out";
   auto req = shell("7-5000-0", "echo old >> '" + out.string() + "'");
   req.hold_ms = 1000;
-  req.not_before = now_ms() + req.hold_ms;
+  req.not_before = system_now_ms() + req.hold_ms;
   ASSERT_EQ(execute(req), true);
   req.command = "echo new >> '" + out.string() + "'";  // its task changed before the instant
   ASSERT_EQ(execute(req), true);
@@ -421,14 +422,14 @@ TEST_F(worker_actor_test, a_held_run_delivered_again_runs_once_with_the_latest_r
 }
 
 TEST_F(worker_actor_test, runs_held_for_one_instant_all_start_on_it_but_a_cancelled_one) {
-  const auto instant = now_ms() + 1500;
+  const auto instant = system_now_ms() + 1500;
   for (int i = 0; i < 20; ++i) {
     execute_request req;
     req.instance_id = "7-7000-" + std::to_string(i);
     req.task_id = 7;
     req.kind = proto::task_kind::noop;
     req.not_before = instant;
-    req.hold_ms = instant - now_ms();
+    req.hold_ms = instant - system_now_ms();
     ASSERT_EQ(execute(req), true);
   }
   EXPECT_EQ(held(worker_).size(), 20u);
@@ -451,8 +452,8 @@ TEST_F(worker_actor_test, a_worker_whose_clock_is_behind_holds_a_run_little_long
   // leader asked for a 300 ms hold: the run starts within max_skew after it.
   auto req = shell("7-8000-0", "true");
   req.hold_ms = 300;
-  req.not_before = now_ms() + 60'000;
-  const auto sent = now_ms();
+  req.not_before = system_now_ms() + 60'000;
+  const auto sent = system_now_ms();
   ASSERT_EQ(execute(req), true);
   auto running = next_report(5000ms);
   ASSERT_TRUE(running) << "held far longer than asked";
@@ -463,7 +464,7 @@ TEST_F(worker_actor_test, a_worker_whose_clock_is_behind_holds_a_run_little_long
 TEST_F(worker_actor_test, a_run_due_further_ahead_than_it_holds_is_refused) {
   auto req = shell("7-6000-0", "true");
   req.hold_ms = max_hold + 1;  // a lying leader: no fire-ahead is that long
-  req.not_before = now_ms() + req.hold_ms;
+  req.not_before = system_now_ms() + req.hold_ms;
   std::optional<caf::error> refused;
   self_->request(worker_, 5s, proto::execute_atom::value, req, proxy_)
       .receive([&](bool) {}, [&](caf::error& err) { refused = err; });
