@@ -380,30 +380,31 @@ void bootstrap_admin(const api_context& ctx, std::string admin_password) {
   u.created_at = system_now_ms();
   auto guard = ctx.auth.logins;
   guard->bootstrap_pending = true;
-  ctx.sys->spawn([ctx, u, guard](caf::event_based_actor* self) {
-    self->link_to(caf::actor_cast<caf::actor>(ctx.raft));  // stops with the node
-    auto attempt = std::make_shared<std::function<void()>>();
-    *attempt = [=] {
-      self->request(ctx.raft, ctx.timeout, propose_atom::value, command{put_user{u, true}})
-          .then([=](applied&) {
+  // The actor captures what it needs, never the api_context: a handle to the
+  // raft, store or agent actor kept alive past the node's shutdown makes the
+  // actor system wait for it forever (a node that never had a leader hung on
+  // SIGTERM while a self-referencing retry closure held the whole context).
+  auto raft = ctx.raft;
+  auto timeout = ctx.timeout;
+  ctx.sys->spawn([raft, timeout, u, guard](caf::event_based_actor* self) -> caf::behavior {
+    self->link_to(caf::actor_cast<caf::actor>(raft));  // stops with the node
+    auto attempt = [self, raft, timeout, u, guard] {
+      self->request(raft, timeout, propose_atom::value, command{put_user{u, true}})
+          .then([self, guard](applied&) {
                   guard->bootstrap_pending = false;
-                  *attempt = nullptr;
                   self->quit();
                 },
-                [=](caf::error& e) {
+                [self, guard](caf::error& e) {
                   if (view(e).code == errc::already_exists) {
                     guard->bootstrap_pending = false;
-                    *attempt = nullptr;
                     return self->quit();
                   }
                   // No leader yet: try again shortly.
                   self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
                 });
     };
-    self->become([=](caf::tick_atom) {
-      if (*attempt) (*attempt)();
-    });
-    (*attempt)();
+    attempt();
+    return {[attempt](caf::tick_atom) { attempt(); }};
   });
 }
 

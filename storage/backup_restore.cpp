@@ -129,11 +129,6 @@ caf::expected<restore_report> restore_into(const restore_plan& p, const std::str
   restore_report report;
   auto db = rocks::open(tmp);
   if (!db) return db.error();
-  // A fresh database of the current format: recorded in it and stamped in FORMAT.
-  auto found = check_format(tmp, p.written_by);
-  if (!found) return found.error();
-  auto migrated = migrate_format(**db, tmp, *found, p.written_by);
-  if (!migrated) return migrated.error();
   std::ifstream in(p.file, std::ios::binary);
   if (!in)
     return make_error(errc::invalid_argument, "from",
@@ -165,8 +160,16 @@ caf::expected<restore_report> restore_into(const restore_plan& p, const std::str
   report.secrets_unchecked = !data_keys.empty() && !p.secrets_key;
   // The new membership replaces the backup's (a later Put of the same batch wins).
   write_membership(**db, batch, p.members);
+  put_stored_format(**db, batch, h.data_format);
   if (auto err = (*db)->write(batch, true)) return err;
   batch.Clear();
+  // The records are of the backup's format (recorded with them): migrated to
+  // this build's like a data directory of that format, and FORMAT stamped,
+  // before the state machine reads them.
+  auto found = check_format(tmp, p.written_by);  // no FORMAT yet: the database says
+  if (!found) return found.error();
+  auto migrated = migrate_format(**db, tmp, *found, p.written_by);
+  if (!migrated) return migrated.error();
 
   auto sm = state_machine::open(**db);
   if (!sm) return sm.error();

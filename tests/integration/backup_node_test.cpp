@@ -49,7 +49,8 @@ std::vector<std::string> task_rows(uint16_t port) {
   std::vector<std::string> out;
   auto r = http_call(port, "GET", "/api/v1/tasks?limit=1000");
   EXPECT_EQ(r.status, 200u) << r.body;
-  for (auto& t : parse(r).at("items").as_array()) {
+  auto doc = parse(r);
+  for (auto& t : doc.at("items").as_array()) {
     auto& o = t.as_object();
     out.push_back(std::to_string(num(o, "id")) + " " + str(o, "name") + " " +
                   str(o, "schedule") + " " + str(o, "command") + " " + str(o, "state"));

@@ -1,25 +1,24 @@
 // A real single `aisched` node over HTTP: task CRUD, errors, and durability
 // across SIGKILL and clean restarts.
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <boost/json.hpp>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
 #include <gtest/gtest.h>
 
 #include "support/node_process.hpp"
+#include "support/test_helpers.hpp"
 
 using namespace aisched::test;
 using namespace std::chrono_literals;
 namespace json = boost::json;
 
 namespace {
-
-json::value parse(const http_result& r) {
-  boost::system::error_code ec;
-  auto v = json::parse(r.body, ec);
-  EXPECT_FALSE(ec) << "not JSON: " << r.body;
-  return v;
-}
 
 const char* backup_task =
     R"({"name":"db-backup","kind":"shell","command":"echo backup","schedule":"0 3 * * *",
@@ -153,4 +152,32 @@ TEST(node, tasks_list_pages_through_everything) {
   }
   ASSERT_EQ(ids.size(), 12u);
   for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(ids[i], int64_t(i + 1));
+}
+
+// A member that never had a leader stops on SIGTERM. With --auth and an admin
+// password, the admin's bootstrap proposal is retried until a leader commits
+// it; its retry closure once held the node's whole API context (the raft,
+// store and agent actors), so the process logged "stopped" and then waited
+// for those actors forever.
+TEST(node, a_member_that_never_had_a_leader_stops_on_sigterm) {
+  temp_dir dir;
+  auto secret = [&](const std::string& name, const std::string& content) {
+    auto path = dir.path() + "/" + name;
+    std::ofstream(path) << content << "\n";
+    ::chmod(path.c_str(), 0600);
+    return path;
+  };
+  std::vector<std::string> addrs;
+  for (int i = 0; i < 3; ++i) addrs.push_back("127.0.0.1:" + std::to_string(free_port()));
+  auto peers = "n1=" + addrs[0] + ",n2=" + addrs[1] + ",n3=" + addrs[2];
+  node_process n1(dir.path() + "/n1",
+                  {"--node-id", "n1", "--peers", peers, "--auth", "--auth-secret-file",
+                   secret("auth", "shutdown-test-auth-secret-0123456789"),
+                   "--admin-password-file", secret("admin", "admin-password-1"),
+                   "--cluster-secret-file", secret("cluster", "shutdown-test-cluster-secret-0123")},
+                  20s, addrs[0]);
+  ASSERT_TRUE(n1.running()) << n1.log();
+  std::this_thread::sleep_for(2500ms);  // the admin's bootstrap is retried (once a second)
+  EXPECT_EQ(n1.stop(SIGTERM, 15s), 0) << "a member without a leader did not exit on SIGTERM\n"
+                                       << n1.log();
 }

@@ -55,7 +55,7 @@ class backup_restore_test : public state_machine_test {
       must_apply(report_results{1, t0 + 2, {report(run(i), instance_state::running, t0 + 2)}});
     must_apply(report_results{1, t0 + 3, {report(run(3), instance_state::success, t0 + 3)}});
     secret_keeper keeper(*db_, key_, std::nullopt);
-    auto sealed = keeper.seal("default", "db_password", "hunter2");
+    auto sealed = keeper.seal("default", "db_password", "hunter2", t0);
     ASSERT_TRUE(sealed) << view(sealed.error()).message;
     ASSERT_TRUE(sealed->first_key);
     must_apply(*sealed->first_key);
