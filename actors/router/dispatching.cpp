@@ -72,14 +72,6 @@ void cancel_on_worker(self_ptr self, const std::string& run_id) {
 
 }  // namespace
 
-uint64_t run_step(const instance& x) {
-  uint64_t rank = x.state == instance_state::pending      ? 0
-                  : x.state == instance_state::dispatched ? 1
-                  : x.state == instance_state::running    ? 2
-                                                          : 3;
-  return (uint64_t{x.attempt} << 2) | rank;
-}
-
 void schedule_dispatch(self_ptr self) {
   auto& st = self->state;
   if (st.dispatch_scheduled || !st.lead.leading || !st.lead.ready) return;
@@ -254,8 +246,15 @@ void dispatch(self_ptr self) {
             auto& st = self->state;
             if (!st.lead.current(epoch)) return;
             for (auto& e : entries) release(self, e.instance_id);
-            for (auto& q : *runs)
-              if (!st.in_flight.count(q.run.id)) st.queue.push(q.run, q.noop);
+            // Not if it went in flight otherwise meanwhile (the dispatch
+            // committed after all); a run placed again (in flight already,
+            // takeover.cpp) is queued again while its committed view is the same.
+            for (auto& q : *runs) {
+              auto f = st.in_flight.find(q.run.id);
+              if (f == st.in_flight.end() || (run_step(f->second) == run_step(q.run) &&
+                                              f->second.worker_id == q.run.worker_id))
+                st.queue.push(q.run, q.noop);
+            }
             self->delayed_send(self, std::chrono::milliseconds(200), wake_atom::value,
                                static_cast<uint64_t>(wake_reason::dispatch));
           });

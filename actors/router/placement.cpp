@@ -5,8 +5,22 @@ namespace aisched::router {
 
 using namespace proto;
 
+uint64_t run_step(const instance& x) {
+  uint64_t rank = x.state == instance_state::pending      ? 0
+                  : x.state == instance_state::dispatched ? 1
+                  : x.state == instance_state::running    ? 2
+                                                          : 3;
+  return (uint64_t{x.attempt} << 2) | rank;
+}
+
 bool run_queue::push(const instance& x, bool noop) {
-  if (!ids_.insert(x.id).second) return false;
+  if (!ids_.insert(x.id).second) {
+    // Queued already (placed again, then retried before it went): the newer
+    // view is the one a dispatch must send, or the worker runs a dead attempt.
+    for (auto& q : items_)
+      if (q.run.id == x.id && run_step(q.run) < run_step(x)) q.run = x;
+    return false;
+  }
   items_.push_back({x, noop});
   noops_ += noop;
   return true;

@@ -20,6 +20,11 @@
 
 namespace aisched::router {
 
+/// How far along run `x` is: its attempt, then pending < dispatched < running
+/// < ended (success, failed, timed out, cancelled, retry_waiting). A run moves
+/// forward, so of two views of one run the greater is the newer.
+uint64_t run_step(const proto::instance& x);
+
 /// Pending runs waiting for a worker, each once, oldest first. It counts the
 /// runs of no-op tasks, which a native worker takes without a slot
 /// (candidate::takes): while there are some, a round is worth it with no slot free.
@@ -29,7 +34,8 @@ class run_queue {
     proto::instance run;
     bool noop = false;  // of a no-op task
   };
-  /// Appends `x` (`noop`: of a no-op task) unless it is queued already; false then.
+  /// Appends `x` (`noop`: of a no-op task) unless it is queued already; false
+  /// then, and a queued view of it older than `x` (run_step) takes `x`'s place.
   bool push(const proto::instance& x, bool noop = false);
   bool contains(const std::string& id) const { return ids_.count(id) > 0; }
   bool empty() const { return items_.empty(); }
