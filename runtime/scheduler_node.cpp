@@ -350,14 +350,16 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     pool = std::make_shared<worker::run_pool>(cfg.worker_slots);
     worker::worker_config wcfg;
     wcfg.id = cfg.node_id;
-    wcfg.exec.scratch_root = cfg.scratch_dir;  // prepared by main (harden)
-    wcfg.exec.supervisor = cfg.supervisor;  // found by main (harden)
-    wcfg.exec.user = cfg.run_user;
-    wcfg.exec.tenant_users = cfg.tenant_users;
-    wcfg.exec.own_network = cfg.run_network == "none";  // settled by main (harden)
+    worker::exec_options exec;  // the real executor: processes, HTTP, containers
+    exec.scratch_root = cfg.scratch_dir;  // prepared by main (harden)
+    exec.supervisor = cfg.supervisor;  // found by main (harden)
+    exec.user = cfg.run_user;
+    exec.tenant_users = cfg.tenant_users;
+    exec.own_network = cfg.run_network == "none";  // settled by main (harden)
     wcfg.outbox_dir = cfg.data_dir + "/worker-outbox";
     wcfg.clock = clock;
-    local_worker = sys.spawn(worker::worker_actor_impl, wcfg, pool);
+    local_worker = sys.spawn(worker::worker_actor_impl, wcfg,
+                             std::make_shared<worker::process_executor>(pool, std::move(exec)));
   }
   auto stop_actors = [&] {
     if (pool) pool->stop();  // cancels running attempts, joins the run threads
