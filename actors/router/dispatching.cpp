@@ -72,6 +72,14 @@ void cancel_on_worker(self_ptr self, const std::string& run_id) {
 
 }  // namespace
 
+uint64_t run_step(const instance& x) {
+  uint64_t rank = x.state == instance_state::pending      ? 0
+                  : x.state == instance_state::dispatched ? 1
+                  : x.state == instance_state::running    ? 2
+                                                          : 3;
+  return (uint64_t{x.attempt} << 2) | rank;
+}
+
 void schedule_dispatch(self_ptr self) {
   auto& st = self->state;
   if (st.dispatch_scheduled || !st.lead.leading || !st.lead.ready) return;

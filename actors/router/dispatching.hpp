@@ -48,6 +48,11 @@ void dispatch(self_ptr self);
 /// are created pending and queued as any fire's.
 void propose_fire(self_ptr self, proto::fire f, caf::typed_response_promise<proto::applied> rp);
 
+/// How far along run `x` is: its attempt, then pending < dispatched < running
+/// < ended (success, failed, timed out, cancelled, retry_waiting). A run only
+/// moves forward, so of two views of one run the greater is the newer.
+uint64_t run_step(const proto::instance& x);
+
 /// Applies one committed instance state to the queue and reservations. An
 /// attempt that ends without its worker's report (cancelled, or timed out at
 /// its deadline) is cancelled on its worker as its slot is given back.

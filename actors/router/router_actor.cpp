@@ -99,6 +99,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         st.noted.clear();
         st.orphans.clear();
         st.in_flight.clear();
+        st.seen_in_rebuild.clear();
         st.held.clear();  // said to the previous term's router, or before it
         st.dead.clear();
         st.led_since = now_of(self);
@@ -119,6 +120,10 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         for (auto id : a.deleted_tasks) st.tasks.erase(id);
         for (auto& x : a.instances) {
           if (x.state != instance_state::pending) st.noted.erase(x.id);
+          if (!st.lead.ready) {
+            auto& seen = st.seen_in_rebuild[x.id];
+            seen = std::max(seen, run_step(x));
+          }
           observe(self, x);
         }
         follow_task_changes(self, a);

@@ -80,6 +80,11 @@ struct router_state {
   std::unordered_map<std::string, std::string> noted;     // run id -> reason committed
   std::vector<proto::instance> orphans;  // in flight on a worker not registered (yet)
   std::unordered_map<std::string, proto::instance> in_flight;  // committed dispatched/running
+  /// The newest step (run_step) a commit told of for each run while this
+  /// term's rebuild was reading the store: each page is read at its own
+  /// moment, so a page's view of a run may be older than a commit already
+  /// observed; such a page entry is skipped (the commits decide).
+  std::unordered_map<std::string, uint64_t> seen_in_rebuild;
   /// What each native worker's latest registration said it holds, and in
   /// which epoch (an older epoch's list says nothing about this term's runs).
   struct held_runs {

@@ -223,6 +223,12 @@ void rebuild(self_ptr self, uint64_t epoch) {
   auto on_active = [=](schedule_page& page) {
     auto& st = self->state;
     for (auto& x : page.active) {
+      // A commit observed since the rebuild began that is further along than
+      // this page's view of the run wins (a stale page once re-adopted an
+      // ended attempt over its retry, which then waited pending for good).
+      if (auto s = st.seen_in_rebuild.find(x.id);
+          s != st.seen_in_rebuild.end() && s->second > run_step(x))
+        continue;
       if (x.state == instance_state::pending) {
         enqueue(st, x);
       } else if (x.state == instance_state::dispatched || x.state == instance_state::running) {
@@ -248,7 +254,9 @@ void rebuild(self_ptr self, uint64_t epoch) {
     }
   };
   auto done = [=] {
-    if (self->state.lead.rebuilt(epoch)) schedule_dispatch(self);
+    if (!self->state.lead.rebuilt(epoch)) return;
+    self->state.seen_in_rebuild.clear();
+    schedule_dispatch(self);
   };
   auto scan = [=] {
     storage::scan_tasks(self, self->state.store, 0, alive, on_tasks, [=] {
