@@ -60,6 +60,9 @@ struct api_context {
   point_reads reads;
   /// Why this node's last storage write failed; "" while it succeeded (/readyz).
   std::function<std::string()> storage_problem;
+  /// Why this node's scheduled backups keep failing (actors/backup: after 3 in
+  /// a row, while it leads); "" while they work or are off (/readyz).
+  std::function<std::string()> backup_problem;
   auth_options auth;  // off by default: every request is cluster_admin of tenant "default"
   /// The node's cluster key holder (gateway/secrets_routes.hpp); disabled
   /// without --secrets-key-file: secret routes but the list answer

@@ -24,6 +24,7 @@
 #include "actors/ai_features/analysis_actor.hpp"
 #include "actors/ai_features/llm_judge.hpp"
 #include "actors/backpressure/backpressure_actor.hpp"
+#include "actors/backup/backup_actor.hpp"
 #include "actors/endpoint/endpoint_actor.hpp"
 #include "actors/endpoint/gatekeeper_actor.hpp"
 #include "actors/llm_agent/llm_agent_actor.hpp"
@@ -336,6 +337,36 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     caf::anon_send(raft, proto::subscribe_atom::value,
                    caf::actor_cast<proto::commit_listener_actor>(alerts));
   }
+  // Scheduled backups (leader only, with --backup-dir): files written on a
+  // thread of their own; failures reach /readyz and the alerter.
+  std::shared_ptr<worker::run_pool> backup_pool;
+  auto backup_health = std::make_shared<backups::backup_health>();
+  proto::backup_actor backup;
+  if (!cfg.backup_dir.empty()) {
+    std::error_code ec;
+    if (std::filesystem::create_directories(cfg.backup_dir, ec))
+      std::filesystem::permissions(cfg.backup_dir, std::filesystem::perms::owner_all, ec);
+    if (ec)
+      log::warn("cannot prepare the backup directory: scheduled backups fail until it exists "
+                "and is writable",
+                {{"dir", cfg.backup_dir}, {"error", ec.message()}});
+    backups::backup_options backing;
+    backing.dir = cfg.backup_dir;
+    backing.interval = cfg.backup_interval_ms;
+    backing.keep = cfg.backup_keep;
+    backing.node_id = cfg.node_id;
+    backing.written_by = AISCHED_VERSION;
+    backing.db = db;
+    backup_pool = std::make_shared<worker::run_pool>(1);
+    backing.io = backup_pool;
+    backing.health = backup_health;
+    backing.alerter = alerts;
+    backing.clock = clock;
+    backup = sys.spawn(backups::backup_actor_impl, raft, backing);
+    log::info("scheduled backups", {{"dir", cfg.backup_dir},
+                                    {"interval_ms", std::to_string(cfg.backup_interval_ms)},
+                                    {"keep", std::to_string(cfg.backup_keep)}});
+  }
   for (auto listener : {caf::actor_cast<proto::commit_listener_actor>(trigger),
                         caf::actor_cast<proto::commit_listener_actor>(retrier),
                         caf::actor_cast<proto::commit_listener_actor>(router)})
@@ -350,22 +381,25 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     pool = std::make_shared<worker::run_pool>(cfg.worker_slots);
     worker::worker_config wcfg;
     wcfg.id = cfg.node_id;
-    wcfg.exec.scratch_root = cfg.scratch_dir;  // prepared by main (harden)
-    wcfg.exec.supervisor = cfg.supervisor;  // found by main (harden)
-    wcfg.exec.user = cfg.run_user;
-    wcfg.exec.tenant_users = cfg.tenant_users;
-    wcfg.exec.own_network = cfg.run_network == "none";  // settled by main (harden)
+    worker::exec_options exec;  // the real executor: processes, HTTP, containers
+    exec.scratch_root = cfg.scratch_dir;  // prepared by main (harden)
+    exec.supervisor = cfg.supervisor;  // found by main (harden)
+    exec.user = cfg.run_user;
+    exec.tenant_users = cfg.tenant_users;
+    exec.own_network = cfg.run_network == "none";  // settled by main (harden)
     wcfg.outbox_dir = cfg.data_dir + "/worker-outbox";
     wcfg.clock = clock;
-    local_worker = sys.spawn(worker::worker_actor_impl, wcfg, pool);
+    local_worker = sys.spawn(worker::worker_actor_impl, wcfg,
+                             std::make_shared<worker::process_executor>(pool, std::move(exec)));
   }
   auto stop_actors = [&] {
     if (pool) pool->stop();  // cancels running attempts, joins the run threads
     http_pool->stop();
     alert_pool->stop();
+    if (backup_pool) backup_pool->stop();  // abandons a backup being written (its .tmp removed)
     for (auto a : {caf::actor_cast<caf::actor>(trigger), caf::actor_cast<caf::actor>(retrier),
                    caf::actor_cast<caf::actor>(sampler), caf::actor_cast<caf::actor>(keeper),
-                   caf::actor_cast<caf::actor>(alerts),
+                   caf::actor_cast<caf::actor>(alerts), caf::actor_cast<caf::actor>(backup),
                    caf::actor_cast<caf::actor>(router), caf::actor_cast<caf::actor>(local_worker),
                    local_registrar,
                    caf::actor_cast<caf::actor>(pressure), caf::actor_cast<caf::actor>(analysis),
@@ -378,7 +412,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
                                               {"trigger", trigger}, {"retry", retrier},
                                               {"router", router}, {"backpressure", pressure},
                                               {"load_sampler", sampler}, {"retention", keeper},
-                                              {"alerter", alerts},
+                                              {"alerter", alerts}, {"backup", backup},
                                               {"analysis", analysis},
                                               {"worker", local_worker}});
   auto endpoint = sys.spawn(endpoint::endpoint_actor_impl, router,
@@ -448,6 +482,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     api.storage_problem = [health = db->health()] {
       return health->ok() ? std::string{} : health->problem();
     };
+    api.backup_problem = [backup_health] { return backup_health->problem(); };
     api.auth = {cfg.auth, cfg.auth_secret, std::chrono::seconds(cfg.token_ttl_seconds)};
     api.secrets = *secrets;
     api.db = db;  // GET /api/v1/cluster/snapshot exports from it
@@ -475,6 +510,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
            {"load_sampler", caf::actor_cast<caf::actor>(sampler)},
            {"retention", caf::actor_cast<caf::actor>(keeper)},
            {"alerter", caf::actor_cast<caf::actor>(alerts)},
+           {"backup", caf::actor_cast<caf::actor>(backup)},
            {"endpoint", caf::actor_cast<caf::actor>(endpoint)},
            {"worker", caf::actor_cast<caf::actor>(local_worker)}})
     essential.watch(handle, name);

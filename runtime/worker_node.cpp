@@ -80,13 +80,15 @@ int run_worker_node(const config& cfg, sigset_t& signals) {
   auto pool = std::make_shared<worker::run_pool>(cfg.worker_slots);
   worker::worker_config wcfg;
   wcfg.id = cfg.node_id;
-  wcfg.exec.scratch_root = cfg.scratch_dir;  // prepared by main (harden)
-  wcfg.exec.supervisor = cfg.supervisor;  // found by main (harden)
-  wcfg.exec.user = cfg.run_user;
-  wcfg.exec.tenant_users = cfg.tenant_users;
-  wcfg.exec.own_network = cfg.run_network == "none";  // settled by main (harden)
+  worker::exec_options exec;  // the real executor: processes, HTTP, containers
+  exec.scratch_root = cfg.scratch_dir;  // prepared by main (harden)
+  exec.supervisor = cfg.supervisor;  // found by main (harden)
+  exec.user = cfg.run_user;
+  exec.tenant_users = cfg.tenant_users;
+  exec.own_network = cfg.run_network == "none";  // settled by main (harden)
   wcfg.outbox_dir = cfg.data_dir + "/outbox";
-  auto w = sys.spawn(worker::worker_actor_impl, wcfg, pool);
+  auto w = sys.spawn(worker::worker_actor_impl, wcfg,
+                     std::make_shared<worker::process_executor>(pool, std::move(exec)));
   proto::worker info;
   info.id = cfg.node_id;
   info.protocol = proto::worker_protocol::native;

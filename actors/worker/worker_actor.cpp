@@ -157,8 +157,9 @@ void deliver_finals(worker_actor::stateful_pointer<worker_state> self,
 
 /// Starts attempt `key` of `req`, whose entry in `runs` exists: a no-op
 /// completes here (added to `finished`, for the caller to report with the
-/// others once it is done with the message), anything else goes to the pool.
-/// False (the entry gone) when the pool takes no more work (the node stops).
+/// others once it is done with the message), anything else goes to the
+/// executor. False (the entry gone) when the executor takes no more runs (the
+/// node stops).
 bool start(worker_actor::stateful_pointer<worker_state> self, const std::string& key,
            worker_state::run& entry, const execute_request& req, finished_runs& finished) {
   auto& st = self->state;
@@ -198,25 +199,8 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
   }
   if (logging) log_started(st, req.task_id, req.instance_id, req.trace_id, req.attempt);
   if (!entry.cancelled) entry.cancelled = std::make_shared<std::atomic<bool>>(false);
-  auto cancelled = entry.cancelled;
-  worker_actor me = self;
-  auto opts = st.cfg.exec;
-  // The start is stamped on the pool's thread, on this actor's wall clock.
-  auto wall = st.clock;
-  const caf::actor_clock* clock = &self->clock();  // the system's: outlives the run
-  bool queued = st.pool->submit([me, req, opts, cancelled, wall,
-                                 clock](const std::atomic<bool>& stopping) {
-    caf::anon_send(me, started_atom::value, req.instance_id, req.attempt, wall.now(*clock));
-    // The run stops when cancelled or when the pool shuts down (node stopping:
-    // the unreported run times out on the leader and is retried elsewhere).
-    auto stop = [&] { return cancelled->load() || stopping.load(); };
-    auto live = [&](std::string_view chunk) {
-      caf::anon_send(me, output_atom::value, req.instance_id, req.attempt, std::string(chunk));
-    };
-    auto result = execute_task(req, opts, stop, live);
-    if (stopping.load()) return;
-    caf::anon_send(me, done_atom::value, std::move(result), req.attempt);
-  });
+  // Its executor (run_executor.hpp) tells this actor started, output, done.
+  bool queued = st.exec->launch({self, req, entry.cancelled, st.clock, &self->clock()});
   if (!queued) {  // it never starts: no report that it may have run
     if (st.box)
       if (auto err = st.box->erase({key})) outbox_failed(self, "delete", err);
@@ -317,7 +301,7 @@ std::map<std::string, std::string> details_of(const worker_state& st) {
   return {{"id", st.cfg.id},
           {"running", std::to_string(running)},
           {"held_for_instant", std::to_string(held)},
-          {"slots", std::to_string(st.pool ? st.pool->threads() : 0)},
+          {"slots", std::to_string(st.exec ? st.exec->slots() : 0)},
           {"dedup_cached", std::to_string(st.runs.size() - running - held + st.settled.size())},
           {"unacked_reports", std::to_string(unacked)},
           {"outbox_fault", st.outbox_fault},
@@ -328,11 +312,12 @@ std::map<std::string, std::string> details_of(const worker_state& st) {
 }  // namespace
 
 worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<worker_state> self,
-                                              worker_config cfg, std::shared_ptr<run_pool> pool) {
+                                              worker_config cfg,
+                                              std::shared_ptr<run_executor> exec) {
   self->state.cfg = std::move(cfg);
   self->state.clock = self->state.cfg.clock;
   self->state.settled = settled_outcomes{self->state.cfg.dedup_cap};
-  self->state.pool = std::move(pool);
+  self->state.exec = std::move(exec);
   open_outbox(self);
   self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
   self->set_down_handler([=](const caf::down_msg& dm) {

@@ -4,10 +4,14 @@
 // into a new data directory, and a node started on it: its tasks, finished runs
 // and secrets (a run still opens its secret) are the saved ones, the run that
 // was in flight ended worker_lost, and its cluster id is a new one. A used data
-// directory and a damaged file are refused.
+// directory and a damaged file are refused. Scheduled backups (--backup-dir, every
+// 1 s here, keep 2) rotate, and the newest restores.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <csignal>
+
+#include <algorithm>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
@@ -90,6 +94,27 @@ command_result restore(const std::vector<std::string>& args) {
   std::vector<std::string> all{AISCHED_BINARY, "restore"};
   all.insert(all.end(), args.begin(), args.end());
   return run_command(all, 60s);
+}
+
+/// The value of the unlabelled series `name` on the node at `port`'s /metrics; -1 if absent.
+double metric(uint16_t port, const std::string& name) {
+  auto r = http_call(port, "GET", "/metrics");
+  auto at = r.body.find("\n" + name + " ");
+  if (r.status != 200 || at == std::string::npos) return -1;
+  return std::stod(r.body.substr(at + name.size() + 2));
+}
+
+/// The names in `dir` that end with `suffix`, sorted.
+std::vector<std::string> names_ending(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dir, ec)) {
+    auto n = e.path().filename().string();
+    if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 class backup_node : public ::testing::Test {
@@ -181,6 +206,52 @@ TEST_F(backup_node, saved_state_restores_into_a_new_cluster) {
   // The secret still opens: a run that compares it succeeds.
   await_state(port, trigger(port, uses_secret), "success");
   all_gone(sleep_arg);  // the old node's run, if it outlived its node
+}
+
+TEST_F(backup_node, scheduled_backups_rotate_and_the_newest_restores) {
+  auto backups = path("backups");  // created by the node
+  std::vector<std::string> tasks_before;
+  std::string cluster_before;
+  {
+    node_process a(path("data"),
+                   {"--backup-dir", backups, "--backup-interval", "1s", "--backup-keep", "2"});
+    ASSERT_TRUE(a.running());
+    auto port = a.http_port();
+    ASSERT_TRUE(await_ready(port));
+    ASSERT_TRUE(create_task(port, R"({"name":"kept","command":"true","schedule":"@every 1h"})"));
+    tasks_before = task_rows(port);
+    cluster_before = cluster_id_at(port);
+    // Three more backups after the task: the newest holds it, and rotation ran.
+    auto written = metric(port, "backups_total");
+    ASSERT_GE(written, 0) << "backups_total is not served";
+    ASSERT_TRUE(eventually([&] { return metric(port, "backups_total") >= written + 3; }, 20s))
+        << tail(a.log());
+    EXPECT_EQ(metric(port, "backup_failures_total"), 0);
+    EXPECT_GT(metric(port, "backup_last_success_timestamp_seconds"), 0);
+    auto kept = names_ending(backups, ".snap");
+    EXPECT_GE(kept.size(), 1u);
+    EXPECT_LE(kept.size(), 2u) << "--backup-keep 2";
+    EXPECT_EQ(http_call(port, "GET", "/readyz").status, 200u);
+    // A backup being written when the node stops is abandoned, its .tmp removed.
+    EXPECT_EQ(a.stop(SIGTERM), 0) << tail(a.log());
+  }
+  auto kept = names_ending(backups, ".snap");
+  ASSERT_GE(kept.size(), 1u);
+  EXPECT_LE(kept.size(), 2u);
+  EXPECT_TRUE(names_ending(backups, ".tmp").empty());
+  auto newest = backups + "/" + kept.back();
+  auto status = run_command({AISCHEDCTL_BINARY, "snapshot", "status", newest});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("checksum: ok"), std::string::npos) << status.out;
+
+  auto restored_dir = path("restored");
+  auto done = restore({"--from", newest, "--data-dir", restored_dir, "--node-id", "n1"});
+  ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
+  node_process b(restored_dir);
+  ASSERT_TRUE(b.running()) << b.log();
+  ASSERT_TRUE(await_ready(b.http_port())) << tail(b.log());
+  EXPECT_EQ(task_rows(b.http_port()), tasks_before);
+  EXPECT_NE(cluster_id_at(b.http_port()), cluster_before);
 }
 
 TEST_F(backup_node, restore_refuses_a_used_directory_and_a_damaged_file) {

@@ -56,7 +56,8 @@ class router_actor_test : public test_coordinator_fixture<test::actor_test_confi
                                  std::vector<proto::held_run> held = {}) {
     worker::worker_config cfg;
     cfg.id = id;
-    auto w = sys.spawn(worker::worker_actor_impl, cfg, pool_);
+    auto w = sys.spawn(worker::worker_actor_impl, cfg,
+                       std::make_shared<worker::process_executor>(pool_, worker::exec_options{}));
     keep(w);
     proto::worker info;
     info.id = id;
@@ -269,7 +270,8 @@ TEST_F(router_actor_test, a_run_whose_dispatch_did_not_commit_is_sent_on_the_nex
 
   worker::worker_config cfg;
   cfg.id = "w-1";
-  auto w = sys.spawn(worker::worker_actor_impl, cfg, pool_);
+  auto w = sys.spawn(worker::worker_actor_impl, cfg,
+                     std::make_shared<worker::process_executor>(pool_, worker::exec_options{}));
   keep(w);
   proto::worker info;
   info.id = "w-1";

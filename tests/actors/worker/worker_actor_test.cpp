@@ -209,10 +209,8 @@ TEST_F(worker_actor_test, a_restarted_worker_answers_an_unacknowledged_attempt_w
   auto count = dir_ / "count";
   worker_config wcfg;
   wcfg.id = "w-box";
-  wcfg.exec.scratch_root = (dir_ / "scratch").string();
-  wcfg.exec.supervisor = AISCHED_SUPERVISOR_PATH;
   wcfg.outbox_dir = box.string();
-  auto first = sys_.spawn(worker_actor_impl, wcfg, pool_);
+  auto first = sys_.spawn(worker_actor_impl, wcfg, processes());
   auto req = shell("7-8000-0", "echo run >> '" + count.string() + "'");
   std::optional<bool> first_accepted;
   self_->request(first, 5s, proto::execute_atom::value, req, proxy_)
@@ -226,7 +224,7 @@ TEST_F(worker_actor_test, a_restarted_worker_answers_an_unacknowledged_attempt_w
 
   // The next incarnation holds the attempt (its report is not acknowledged) and, handed it
   // again by a new leader, repeats the outcome instead of running it a second time.
-  auto second = sys_.spawn(worker_actor_impl, wcfg, pool_);
+  auto second = sys_.spawn(worker_actor_impl, wcfg, processes());
   EXPECT_EQ(held(second), (std::vector<proto::held_run>{{"7-8000-0", 1}}));
   EXPECT_EQ(details(self_, second)["outbox_segments"], "1")
       << "a restart (and the test's own reopen) must not add a segment file each";
@@ -250,10 +248,8 @@ TEST_F(worker_actor_test, a_worker_whose_outbox_will_not_open_refuses_runs_and_s
   auto count = dir_ / "count";
   worker_config wcfg;
   wcfg.id = "w-nobox";
-  wcfg.exec.scratch_root = (dir_ / "scratch").string();
-  wcfg.exec.supervisor = AISCHED_SUPERVISOR_PATH;
   wcfg.outbox_dir = box.string();
-  auto w = sys_.spawn(worker_actor_impl, wcfg, pool_);
+  auto w = sys_.spawn(worker_actor_impl, wcfg, processes());
 
   std::string fault;
   EXPECT_TRUE(held(w, &fault).empty());
@@ -280,10 +276,8 @@ TEST_F(worker_actor_test, acknowledged_attempts_are_kept_compact_and_at_most_ded
   // rate, the node's RSS growing without end.
   worker_config wcfg;
   wcfg.id = "w-cap";
-  wcfg.exec.scratch_root = (dir_ / "scratch").string();
-  wcfg.exec.supervisor = AISCHED_SUPERVISOR_PATH;
   wcfg.dedup_cap = 3;
-  auto w = sys_.spawn(worker_actor_impl, wcfg, pool_);
+  auto w = sys_.spawn(worker_actor_impl, wcfg, processes());
   auto noop = [&](const std::string& id) {
     auto req = shell(id, "");
     req.kind = proto::task_kind::noop;

@@ -66,7 +66,8 @@ class worker_proxy_actor_test : public test_coordinator_fixture<test::actor_test
     worker::worker_config cfg;
     cfg.id = "w1";
     cfg.outbox_dir = std::move(outbox_dir);
-    auto w = sys.spawn(worker::worker_actor_impl, cfg, pool_);
+    auto w = sys.spawn(worker::worker_actor_impl, cfg,
+                       std::make_shared<worker::process_executor>(pool_, worker::exec_options{}));
     keep(w);
     return w;
   }
