@@ -198,7 +198,7 @@ TEST_F(alerter_actor_test, failing_scheduled_backups_are_posted_as_backup_failed
   EXPECT_EQ(doc.at("type").as_string(), "backup_failed");
   EXPECT_EQ(doc.at("node").as_string(), "n1");
   EXPECT_EQ(doc.at("dir").as_string(), "/b");
-  EXPECT_EQ(doc.at("consecutive_failures").as_uint64(), 3u);
+  EXPECT_EQ(doc.at("consecutive_failures").to_number<uint64_t>(), 3u);
   EXPECT_TRUE(doc.at("last_success_at").is_null());
   EXPECT_NE(std::string(doc.at("error").as_string()).find("Permission denied"), std::string::npos);
 }
