@@ -11,7 +11,7 @@ namespace aisched::inspector {
 
 struct activity {
   uint64_t handled = 0;
-  unix_ms last_active = 0;  // 0: never
+  unix_ms last_active = 0;  // 0: never; on the actor's wall clock (counted.hpp)
 };
 
 }  // namespace aisched::inspector

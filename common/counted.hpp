@@ -11,6 +11,8 @@
 // messages (down, exit) bypass the behaviour and are not counted.
 // It relies on caf::detail::behavior_impl, stable through the 0.17 series;
 // an actor that calls become() would need to wrap the new behaviour as well.
+// The clock read is the actor's: `self->state.clock` (common/clock.hpp) read
+// with its actor clock, or the system's for an actor that keeps none.
 #pragma once
 
 #include <cstdio>
@@ -24,6 +26,7 @@
 #include <caf/typed_behavior.hpp>
 
 #include "common/activity.hpp"
+#include "common/clock.hpp"
 #include "proto/inspection.hpp"
 #include "proto/interfaces.hpp"
 
@@ -31,12 +34,18 @@ namespace aisched::inspector {
 
 namespace detail {
 
-/// Counts each message the wrapped behaviour matches into `*counts`, which
-/// must outlive the behaviour (it lives in the actor's state).
+/// Counts each message the wrapped behaviour matches into `*counts`, stamped
+/// with `wall` read on `clock`. All three must outlive the behaviour (the
+/// first two live in the actor's state, the last is its system's).
 class counting_behavior final : public caf::detail::behavior_impl {
  public:
-  counting_behavior(activity* counts, pointer inner)
-      : behavior_impl(inner->timeout()), counts_(counts), inner_(std::move(inner)) {}
+  counting_behavior(activity* counts, const wall_clock* wall, const caf::actor_clock* clock,
+                    pointer inner)
+      : behavior_impl(inner->timeout()),
+        counts_(counts),
+        wall_(wall),
+        clock_(clock),
+        inner_(std::move(inner)) {}
 
   using behavior_impl::invoke;
 
@@ -59,7 +68,7 @@ class counting_behavior final : public caf::detail::behavior_impl {
   activity begin_count() {
     auto before = *counts_;
     ++counts_->handled;
-    counts_->last_active = now_ms();
+    counts_->last_active = wall_->now(*clock_);
     return before;
   }
 
@@ -69,12 +78,34 @@ class counting_behavior final : public caf::detail::behavior_impl {
   }
 
   activity* counts_;
+  const wall_clock* wall_;
+  const caf::actor_clock* clock_;
   pointer inner_;
 };
 
-inline caf::behavior count_into(activity& counts, caf::behavior& inner) {
-  caf::behavior::impl_ptr ptr{caf::make_counted<counting_behavior>(&counts, inner.as_behavior_impl())};
+inline caf::behavior count_into(activity& counts, const wall_clock& wall,
+                                const caf::actor_clock& clock, caf::behavior& inner) {
+  caf::behavior::impl_ptr ptr{
+      caf::make_counted<counting_behavior>(&counts, &wall, &clock, inner.as_behavior_impl())};
   return caf::behavior{std::move(ptr)};
+}
+
+/// The system's wall clock, for the stamps of an actor that keeps no clock.
+inline const wall_clock system_wall{};
+
+template <class State, class = void>
+struct keeps_clock : std::false_type {};
+template <class State>
+struct keeps_clock<State, std::void_t<decltype(std::declval<const State&>().clock)>>
+    : std::is_same<std::decay_t<decltype(std::declval<const State&>().clock)>, wall_clock> {};
+
+/// `state.clock` when the state keeps a wall_clock by that name, else the system's.
+template <class State>
+const wall_clock& wall_of(const State& state) {
+  if constexpr (keeps_clock<State>::value)
+    return state.clock;
+  else
+    return system_wall;
 }
 
 }  // namespace detail
@@ -85,12 +116,14 @@ template <class Self>
 typename std::remove_pointer_t<Self>::behavior_type counted(
     Self self, typename std::remove_pointer_t<Self>::behavior_type bhvr) {
   using behavior_type = typename std::remove_pointer_t<Self>::behavior_type;
+  const auto& wall = detail::wall_of(self->state);
   if constexpr (std::is_same_v<behavior_type, caf::behavior>) {
-    return detail::count_into(self->state.activity, bhvr);
+    return detail::count_into(self->state.activity, wall, self->clock(), bhvr);
   } else {
     // The typed behaviour was checked against the interface when `bhvr` was built.
     return behavior_type{typename behavior_type::unsafe_init{},
-                         detail::count_into(self->state.activity, bhvr.unbox())};
+                         detail::count_into(self->state.activity, wall, self->clock(),
+                                            bhvr.unbox())};
   }
 }
 

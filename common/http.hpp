@@ -6,6 +6,7 @@
 // owner of the wire these shapes stand for.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -40,6 +41,10 @@ class stream_writer {
   virtual bool write(std::string data) = 0;
   /// True while write() can still reach the client.
   virtual bool open() const = 0;
+  /// Bytes queued by write() and not yet sent. A producer of a large body
+  /// (GET /api/v1/cluster/snapshot) waits while it is high, so a slow client
+  /// does not make the server hold the whole body. 0 if not tracked.
+  virtual size_t queued_bytes() const { return 0; }
   /// Ends the body; the connection closes once what was queued is sent.
   virtual void close() = 0;
 };
@@ -69,7 +74,7 @@ struct http_response {
   /// When set, `body` is ignored: the headers go out (chunked, no caching)
   /// and the route writes the body through the writer it is given.
   stream_fn stream = nullptr;
-  /// Extra headers for a plain (not streamed) answer, e.g. ETag, Cache-Control.
+  /// Extra headers, e.g. ETag, Cache-Control (a streamed answer's too).
   std::vector<std::pair<std::string, std::string>> headers = {};
   /// When set (and the request asked for a WebSocket upgrade), the server
   /// completes the handshake instead of answering, and hands over the channel.

@@ -16,6 +16,8 @@
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "common/clock.hpp"
+
 namespace aisched::log {
 
 namespace {
@@ -43,7 +45,7 @@ class buffered_stderr final : public spdlog::sinks::base_sink<std::mutex> {
     buf_.append(msg.payload.data(), msg.payload.size());  // a JSON line already
     buf_.push_back('\n');
     if (msg.level >= spdlog::level::warn || buf_.size() >= (64u << 10) ||
-        std::chrono::steady_clock::now() - last_write_ >= burst_gap)
+        steady_now() - last_write_ >= burst_gap)
       flush_();
   }
 
@@ -57,7 +59,7 @@ class buffered_stderr final : public spdlog::sinks::base_sink<std::mutex> {
       done += static_cast<size_t>(n);
     }
     buf_.clear();
-    last_write_ = std::chrono::steady_clock::now();
+    last_write_ = steady_now();
   }
 
  private:
@@ -118,10 +120,8 @@ bool parse_level(std::string_view s, level& out) {
 
 void write(level lvl, std::string_view msg, std::initializer_list<field> fields) {
   if (!enabled(lvl)) return;
-  auto now = std::chrono::system_clock::now();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch());
   boost::json::object o;
-  o["ts_ms"] = ms.count();
+  o["ts_ms"] = system_now_ms();  // logging is outside the simulation: the system's time
   o["level"] = level_name(lvl);
   o["node"] = node_id_;
   o["msg"] = boost::json::string_view(msg.data(), msg.size());

@@ -12,6 +12,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "common/clock.hpp"
 #include "proto/errors.hpp"
 #include "proto/worker_id.hpp"
 
@@ -115,11 +116,7 @@ caf::error unauthenticated(std::string why) {
   return make_error(errc::unauthenticated, "Authorization", std::move(why));
 }
 
-int64_t unix_seconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t unix_seconds() { return system_now_ms() / 1000; }
 
 }  // namespace
 
@@ -139,14 +136,14 @@ struct access::token_cache {
   std::optional<caf::expected<principal>> find(const std::string& hash) {
     std::lock_guard<std::mutex> guard(mtx);
     auto i = map.find(hash);
-    if (i == map.end() || std::chrono::steady_clock::now() - i->second.at > ttl)
+    if (i == map.end() || steady_now() - i->second.at > ttl)
       return std::nullopt;
     return i->second.who;
   }
   void put(const std::string& hash, caf::expected<principal> who) {
     std::lock_guard<std::mutex> guard(mtx);
     if (map.size() > 10'000) map.clear();  // bounded: garbage tokens cannot grow it
-    map[hash] = entry{std::move(who), std::chrono::steady_clock::now()};
+    map[hash] = entry{std::move(who), steady_now()};
   }
 };
 
@@ -164,7 +161,7 @@ void access::forget_tokens() {
 
 void access::record(audit_entry e) {
   e.node = ctx_.node_id;
-  if (e.at == 0) e.at = now_ms();
+  if (e.at == 0) e.at = system_now_ms();
   caf::anon_send(recorder_, std::move(e));
 }
 

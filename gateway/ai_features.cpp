@@ -20,6 +20,7 @@
 #include "actors/ai_features/judgement.hpp"
 #include "actors/ai_features/stats.hpp"
 #include "actors/ai_features/task_draft.hpp"
+#include "common/clock.hpp"
 #include "proto/errors.hpp"
 #include "proto/json.hpp"
 
@@ -320,7 +321,7 @@ void advice(const api_context& ctx, const std::string& tenant, reply_fn reply) {
   ctx.sys->spawn([ctx, tenant, reply](caf::event_based_actor* self) {
     auto g = std::make_shared<gathered>();
     g->tenant = tenant;
-    auto now = now_ms();
+    auto now = system_now_ms();
     auto hour_ago = now - 3'600'000;
     auto steps = std::make_shared<std::vector<step>>();
     steps->push_back(workers_step(self, ctx, g));
@@ -390,7 +391,7 @@ json::object checked_draft(const json::object& doc, const std::string& tenant) {
     return out;
   }
   t->tenant = tenant;
-  if (auto err = validate_full(*t, now_ms())) {
+  if (auto err = validate_full(*t, system_now_ms())) {
     out["valid"] = false;
     out["validation_error"] = error_to_json(err).as_object()["error"];
     return out;
@@ -532,7 +533,7 @@ void trends(const api_context& ctx, http_request& req, reply_fn reply) {
   ctx.sys->spawn([ctx, window, reply, tenant = req.who.tenant](caf::event_based_actor* self) {
     auto g = std::make_shared<gathered>();
     g->tenant = tenant;
-    auto to = now_ms();
+    auto to = system_now_ms();
     auto from = to - window;
     auto steps = std::make_shared<std::vector<step>>();
     steps->push_back(workers_step(self, ctx, g));

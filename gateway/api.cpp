@@ -5,6 +5,7 @@
 
 #include "actors/trigger/exclusion.hpp"
 #include "actors/trigger/schedule.hpp"
+#include "common/clock.hpp"
 #include "gateway/access.hpp"
 #include "gateway/ask.hpp"
 #include "gateway/health_route.hpp"
@@ -108,7 +109,7 @@ json::value task_view(const task& t, const calendar* excluded) {
   auto v = to_json(t);
   json::array next;
   if (!t.paused) {
-    auto now = now_ms();
+    auto now = system_now_ms();
     auto skip = excluded ? trigger::exclusion{*excluded, t.timezone} : trigger::exclusion{};
     std::vector<unix_ms> times;
     if (!t.schedule.empty()) {
@@ -162,7 +163,7 @@ void next_fire_times(route_call& c) {
     return reply(error_response(
         make_error(errc::invalid_argument, "cron", "query parameter 'cron' is required")));
   auto tz = req.query.count("tz") ? req.query["tz"] : "UTC";
-  unix_ms after = now_ms();
+  unix_ms after = system_now_ms();
   if (auto i = req.query.find("after"); i != req.query.end()) {
     auto t = parse_rfc3339(i->second);
     if (!t)
@@ -252,13 +253,13 @@ void get_instance(route_call& c) {
 }
 
 void cancel_instance(route_call& c) {
-  cancel cmd{c.req.who.tenant, c.param(), now_ms(), "cancelled by request"};
+  cancel cmd{c.req.who.tenant, c.param(), system_now_ms(), "cancelled by request"};
   propose(c.ctx, command{std::move(cmd)}, c.reply,
           [](applied& a) { return json_response(200, to_json(a.instances.at(0))); });
 }
 
 void retry_instance_route(route_call& c) {
-  proto::retry_instance cmd{c.req.who.tenant, c.param(), now_ms()};
+  proto::retry_instance cmd{c.req.who.tenant, c.param(), system_now_ms()};
   propose(c.ctx, command{std::move(cmd)}, c.reply,
           [](applied& a) { return json_response(200, to_json(a.instances.at(0))); });
 }

@@ -26,6 +26,7 @@ class actor_system;
 }
 
 namespace aisched::storage {
+class rocks;
 class secret_keeper;
 }
 
@@ -59,11 +60,17 @@ struct api_context {
   point_reads reads;
   /// Why this node's last storage write failed; "" while it succeeded (/readyz).
   std::function<std::string()> storage_problem;
+  /// Why this node's scheduled backups keep failing (actors/backup: after 3 in
+  /// a row, while it leads); "" while they work or are off (/readyz).
+  std::function<std::string()> backup_problem;
   auth_options auth;  // off by default: every request is cluster_admin of tenant "default"
   /// The node's cluster key holder (gateway/secrets_routes.hpp); disabled
   /// without --secrets-key-file: secret routes but the list answer
   /// secrets_disabled. Null (tests): every secret route does.
   std::shared_ptr<storage::secret_keeper> secrets;
+  /// The node's database, which GET /api/v1/cluster/snapshot exports from a
+  /// pinned snapshot (gateway/snapshot_route.hpp). Null (tests): 503.
+  std::shared_ptr<storage::rocks> db;
 };
 
 /// Checks a task beyond structure (proto::validate_task plus its schedule and

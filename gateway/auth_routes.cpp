@@ -10,6 +10,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 
+#include "common/clock.hpp"
 #include "proto/errors.hpp"
 #include "proto/json.hpp"
 #include "proto/random.hpp"
@@ -102,11 +103,7 @@ void ask(const api_context& ctx, const Handle& hdl, reply_fn reply, OnOk on_ok, 
 
 http_response no_content() { return http_response{204, "", "application/json"}; }
 
-int64_t unix_seconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t unix_seconds() { return system_now_ms() / 1000; }
 
 // -- routes ----------------------------------------------------------------------
 
@@ -145,7 +142,7 @@ void login(access& gate, http_request& req, reply_fn& reply) {
   if (auto v = req.headers.find("x-aisched-via"); v != req.headers.end()) e.via = v->second;
   auto guard = ctx.auth.logins;
   auto source = source_key(req.peer);
-  auto verdict = guard->begin(name, source, std::chrono::steady_clock::now());
+  auto verdict = guard->begin(name, source, steady_now());
   if (!verdict.allowed) {
     e.result = "too_many_requests";
     gate.record(std::move(e));
@@ -213,7 +210,7 @@ void create_user(access& gate, http_request& req, reply_fn& reply) {
   u.name = *username;
   u.tenant = *tenant;
   u.r = *r;
-  u.created_at = now_ms();
+  u.created_at = system_now_ms();
   if (!valid_name(u.name))
     return reply(error_response(make_error(
         errc::invalid_argument, "username", "username: 1-63 of a-z, 0-9, '_', '.', '-'")));
@@ -251,7 +248,7 @@ void create_token(access& gate, http_request& req, reply_fn& reply) {
   t.tenant = *tenant;
   t.r = *r;
   t.created_by = req.who.subject;
-  t.created_at = now_ms();
+  t.created_at = system_now_ms();
   auto secret = std::string(token_prefix) + proto::random_hex(24);
   t.hash = sha256_hex(secret);
   ask<applied>(
@@ -380,7 +377,7 @@ void bootstrap_admin(const api_context& ctx, std::string admin_password) {
   u.tenant = "default";
   u.r = role::cluster_admin;  // the one user above tenants: membership, log level, tenants
   u.password_hash = std::move(*hash);
-  u.created_at = now_ms();
+  u.created_at = system_now_ms();
   auto guard = ctx.auth.logins;
   guard->bootstrap_pending = true;
   // The actor captures what it needs, never the api_context: a handle to the

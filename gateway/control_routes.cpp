@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include "common/clock.hpp"
 #include "gateway/ask.hpp"
 #include "proto/json.hpp"
 
@@ -68,7 +69,7 @@ void put_pool_route(route_call& c) {
   pool base;
   base.tenant = c.req.who.tenant;
   base.name = c.param();
-  base.updated_at = now_ms();
+  base.updated_at = system_now_ms();
   auto p = pool_from_json(*body, base);
   if (!p) return c.reply(error_response(p.error()));
   propose(c.ctx, command{put_pool{std::move(*p)}}, c.reply,
@@ -96,7 +97,7 @@ void put_calendar_route(route_call& c) {
   calendar base;
   base.tenant = c.req.who.tenant;
   base.name = c.param();
-  base.updated_at = now_ms();
+  base.updated_at = system_now_ms();
   auto cal = calendar_from_json(*body, base);
   if (!cal) return c.reply(error_response(cal.error()));
   propose(c.ctx, command{put_calendar{std::move(*cal)}}, c.reply,

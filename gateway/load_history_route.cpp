@@ -9,6 +9,7 @@
 #include <caf/event_based_actor.hpp>
 #include <map>
 
+#include "common/clock.hpp"
 #include "gateway/access.hpp"
 #include "proto/errors.hpp"
 #include "proto/worker_id.hpp"
@@ -46,7 +47,7 @@ caf::expected<unix_ms> time_param(const http_request& req, const char* name, uni
 /// every worker's (""); the answer names workers as the caller's tenant does.
 void load_history_route(const api_context& ctx, const http_request& req,
                         const std::string& worker_id, reply_fn reply) {
-  auto now = now_ms();
+  auto now = system_now_ms();
   auto until = time_param(req, "until", now);
   if (!until) return reply(error_response(until.error()));
   auto since = time_param(req, "since", *until - default_window);

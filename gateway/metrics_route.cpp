@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/clock.hpp"
 #include "obs/metrics.hpp"
 
 namespace aisched::gateway {
@@ -43,11 +44,11 @@ void get_metrics(route_call& c) { c.reply(metrics_answer()); }
 handler_fn with_metrics(handler_fn inner) {
   auto table = std::make_shared<const series_table>();
   return [inner = std::move(inner), table](http_request req, reply_fn reply) {
-    auto start = std::chrono::steady_clock::now();
+    auto start = steady_now();
     const auto& route = table->of(req.path);
     // `table` outlives every reply: the captured pointer keeps it alive.
     auto timed = [reply = std::move(reply), &route, table, start](http_response res) {
-      auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start);
+      auto elapsed = std::chrono::duration<double>(steady_now() - start);
       route.record(res.status, elapsed.count());
       reply(std::move(res));
     };

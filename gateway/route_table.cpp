@@ -19,6 +19,7 @@
 #include "gateway/metrics_route.hpp"
 #include "gateway/report_route.hpp"
 #include "gateway/secrets_routes.hpp"
+#include "gateway/snapshot_route.hpp"
 #include "gateway/task_routes.hpp"
 
 namespace aisched::gateway {
@@ -51,6 +52,7 @@ const std::vector<route> table{
     {"GET",    "/api/v1/cluster",                           viewer,        cluster, "",                     get_cluster},
     {"POST",   "/api/v1/cluster/members",                   cluster_admin, cluster, "cluster.add_member",   add_cluster_member},
     {"DELETE", "/api/v1/cluster/members/{id}",              cluster_admin, cluster, "cluster.remove_member", remove_cluster_member},
+    {"GET",    "/api/v1/cluster/snapshot",                  cluster_admin, cluster, "cluster.snapshot",     get_cluster_snapshot},
     {"GET",    "/api/v1/admin/log-level",                   viewer,        cluster, "",                     get_log_level},
     {"PUT",    "/api/v1/admin/log-level",                   cluster_admin, cluster, "cluster.log_level",    set_log_level},
     {"GET",    "/api/v1/backpressure",                      viewer,        cluster, "",                     get_backpressure},

@@ -5,6 +5,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 
+#include "common/clock.hpp"
 #include "gateway/api.hpp"
 #include "proto/errors.hpp"
 #include "proto/json.hpp"
@@ -81,7 +82,8 @@ void propose_sealed(const api_context& ctx, storage::secret_keeper::sealed_secre
               [=](caf::error& e) {
                 if (view(e).code != errc::already_exists || !retry_seal)
                   return reply(error_response(e));
-                auto again = ctx.secrets->seal(s.record.tenant, s.record.name, value);
+                auto again =
+                    ctx.secrets->seal(s.record.tenant, s.record.name, value, system_now_ms());
                 if (!again) return reply(error_response(again.error()));
                 if (again->first_key) {
                   // This member has not applied the winner's key yet.
@@ -117,7 +119,7 @@ void put_secret_route(route_call& c) {
   auto value = read_value(c.req.body);
   if (!value) return c.reply(error_response(value.error()));
   if (!enabled(c.ctx)) return c.reply(disabled());
-  auto s = c.ctx.secrets->seal(c.req.who.tenant, c.param(), *value);
+  auto s = c.ctx.secrets->seal(c.req.who.tenant, c.param(), *value, system_now_ms());
   if (!s) return c.reply(error_response(s.error()));
   s->record.set_by = c.req.who.subject;
   propose_sealed(c.ctx, std::move(*s), std::move(*value), c.reply, true);

@@ -16,6 +16,7 @@
 #include <boost/beast/websocket.hpp>
 #include <boost/json.hpp>
 
+#include "common/clock.hpp"
 #include "gateway/request_head.hpp"
 #include "proto/errors.hpp"
 #include "proto/json.hpp"
@@ -144,6 +145,7 @@ class session : public std::enable_shared_from_this<session> {
     ~chunk_writer() override { close(); }
     bool write(std::string data) override {
       if (!open()) return false;
+      s_->queued_ += data.size();
       asio::post(s_->stream_.get_executor(), [s = s_, data = std::move(data)]() mutable {
         s->chunks_.push_back(std::move(data));
         s->pump();
@@ -151,6 +153,7 @@ class session : public std::enable_shared_from_this<session> {
       return true;
     }
     bool open() const override { return !s_->gone_ && !s_->stopping_; }
+    size_t queued_bytes() const override { return s_->queued_; }
     void close() override {
       if (closed_.exchange(true)) return;
       asio::post(s_->stream_.get_executor(), [s = s_] {
@@ -185,7 +188,7 @@ class session : public std::enable_shared_from_this<session> {
     http::async_read_header(stream_, buf_, *parser_,
                             [self = shared_from_this()](beast::error_code ec, size_t) {
                               if (ec) return self->on_read(ec);
-                              self->body_start_ = std::chrono::steady_clock::now();
+                              self->body_start_ = steady_now();
                               self->body_bytes_ = 0;
                               self->read_body();
                             });
@@ -278,6 +281,7 @@ class session : public std::enable_shared_from_this<session> {
     res->set(http::field::server, "aisched");
     res->set(http::field::content_type, r.content_type);
     res->set(http::field::cache_control, "no-cache");
+    for (auto& [name, value] : r.headers) res->set(name, value);
     res->keep_alive(false);
     res->chunked(true);
     auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*res);
@@ -310,10 +314,12 @@ class session : public std::enable_shared_from_this<session> {
     asio::async_write(stream_, http::make_chunk(asio::buffer(*data)),
                       [self = shared_from_this(), data](beast::error_code ec, size_t) {
                         self->writing_ = false;
+                        self->queued_ -= data->size();
                         if (ec) {
                           self->gone_ = true;
                           self->finished_ = true;
                           self->chunks_.clear();
+                          self->queued_ = 0;
                           return self->close();
                         }
                         self->pump();
@@ -361,6 +367,7 @@ class session : public std::enable_shared_from_this<session> {
   std::deque<std::string> chunks_;
   bool writing_ = false, closing_ = false, finished_ = false;
   std::atomic<bool> gone_{false};
+  std::atomic<size_t> queued_{0};  // bytes written by the route, not yet sent
   bool keep_alive_ = false;
   unsigned version_ = 11;
   bool draining_ = false;

@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include "common/clock.hpp"
 #include "gateway/access.hpp"
 #include "gateway/ask.hpp"
 #include "gateway/secrets_routes.hpp"
@@ -71,7 +72,7 @@ void propose_task(route_call& c, command cmd, unsigned status,
 void set_paused_route(route_call& c, bool paused) {
   auto id = task_id(c);
   if (!id) return;
-  set_paused cmd{c.req.who.tenant, *id, paused, now_ms()};
+  set_paused cmd{c.req.who.tenant, *id, paused, system_now_ms()};
   propose_task(c, command{cmd}, 200);
 }
 
@@ -113,7 +114,7 @@ void create_task(route_call& c) {
   t->id = 0;
   t->version = 0;
   t->tenant = req.who.tenant;
-  t->created_at = t->updated_at = now_ms();
+  t->created_at = t->updated_at = system_now_ms();
   if (auto err = validate_full(*t, t->created_at)) return c.reply(error_response(err));
   if (auto err = check_secret_refs(c.ctx, *t)) return c.reply(error_response(err));
   // A client that retries a create after a timeout sends the same key and
@@ -238,7 +239,7 @@ void update_task(route_call& c) {
               t->id = id;
               t->tenant = cur.tenant;
               t->created_at = cur.created_at;
-              t->updated_at = now_ms();
+              t->updated_at = system_now_ms();
               if (auto err = validate_full(*t, t->updated_at, &cur))
                 return reply(error_response(err));
               if (auto err = check_secret_refs(ctx, *t)) return reply(error_response(err));
@@ -377,7 +378,7 @@ void backfill_task(route_call& c) {
         make_error(errc::invalid_argument, "to", "to: must not be before from")));
   // A future slot belongs to the schedule: backfilling it would run it now and
   // consume the real slot, which would then be deduplicated away.
-  if (auto now = now_ms(); to > now)
+  if (auto now = system_now_ms(); to > now)
     return c.reply(error_response(make_error(
         errc::invalid_argument, "to",
         "to: " + format_rfc3339(to) + " is in the future (now " + format_rfc3339(now) +

@@ -176,6 +176,19 @@ struct state {
     m.alerts_ok = counter(&alerts.Add({{"result", "ok"}}));
     m.alerts_retried = counter(&alerts.Add({{"result", "retried"}}));
     m.alerts_failed = counter(&alerts.Add({{"result", "failed"}}));
+    m.backups_total = counter(
+        &counters("backups_total",
+                  "Scheduled backup files this node wrote, read back and renamed into place")
+             .Add({}));
+    m.backup_failures_total = counter(
+        &counters("backup_failures_total",
+                  "Scheduled backups that failed on this node (export, write, sync, read-back, "
+                  "rename or rotation)")
+             .Add({}));
+    m.backup_last_success = gauge(
+        &gauges("backup_last_success_timestamp_seconds",
+                "Unix time of the last scheduled backup this node wrote (0: none since start)")
+             .Add({}));
     auto& tokens = counters("ai_tokens_total", "Tokens the LLM provider counted, by type");
     m.ai_prompt_tokens = counter(&tokens.Add({{"type", "prompt"}}));
     m.ai_completion_tokens = counter(&tokens.Add({{"type", "completion"}}));

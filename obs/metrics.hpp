@@ -122,6 +122,13 @@ struct metrics {
   /// alerts_sent_total{result}: webhook POSTs of run_failed alerts: ok (2xx),
   /// retried (failed, another attempt follows), failed (gave up).
   counter alerts_ok, alerts_retried, alerts_failed;
+
+  // -- scheduled backups (leader; actors/backup) -------------------------------
+  counter backups_total;          ///< backups_total: backup files written and verified
+  counter backup_failures_total;  ///< backup_failures_total: scheduled backups that failed
+  /// backup_last_success_timestamp_seconds: Unix time of the last backup this
+  /// node wrote (0: none since it started).
+  gauge backup_last_success;
   // -- ai ----------------------------------------------------------------------
   /// ai_tokens_total{type}: tokens the LLM provider reported as used.
   counter ai_prompt_tokens, ai_completion_tokens;

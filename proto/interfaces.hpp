@@ -65,6 +65,8 @@ using load_history_atom = caf::atom_constant<caf::atom("loadhist")>;
 using attempts_atom = caf::atom_constant<caf::atom("attempts")>;
 using held_atom = caf::atom_constant<caf::atom("held")>;
 using controls_atom = caf::atom_constant<caf::atom("controls")>;
+using backup_done_atom = caf::atom_constant<caf::atom("bkdone")>;
+using backup_failed_atom = caf::atom_constant<caf::atom("bkfailed")>;
 
 // -- messages ------------------------------------------------------------------
 
@@ -487,12 +489,25 @@ using load_sampler_actor =
 using retention_actor = caf::typed_actor<caf::reacts_to<caf::tick_atom>, inspect_signature>;
 
 /// alerter (actors/alerter): on the leader, POSTs a run_failed alert to the
-/// configured webhooks for every run committed as finally failed. Internal:
-/// `ack` (delivery id, delivered) from the HTTP threads, `wake` (delivery id)
-/// when a retry is due.
-using alerter_actor =
-    commit_listener_actor::extend<caf::reacts_to<ack_atom, uint64_t, bool>,
-                                  caf::reacts_to<wake_atom, uint64_t>, inspect_signature>;
+/// configured webhooks for every run committed as finally failed, and a
+/// backup_failed alert when the backup actor says so (`bkfailed`: the last
+/// error, the backup directory, the failures in a row, when the last one
+/// failed and when a backup last succeeded, 0 if never). Internal: `ack`
+/// (delivery id, delivered) from the HTTP threads, `wake` (delivery id) when a
+/// retry is due.
+using alerter_actor = commit_listener_actor::extend<
+    caf::reacts_to<backup_failed_atom, std::string, std::string, uint64_t, unix_ms, unix_ms>,
+    caf::reacts_to<ack_atom, uint64_t, bool>, caf::reacts_to<wake_atom, uint64_t>,
+    inspect_signature>;
+
+/// backup (actors/backup): on the leader, every backup interval, writes a
+/// backup file into the backup directory and rotates it. Internal: `tick`, and
+/// `bkdone` (round, the file written or "", its index, the error or "") from
+/// the thread that writes the files.
+using backup_actor = caf::typed_actor<
+    caf::reacts_to<caf::tick_atom>,
+    caf::reacts_to<backup_done_atom, uint64_t, std::string, uint64_t, std::string>,
+    inspect_signature>;
 
 /// retry (actors/retry): re-proposes retry_waiting instances at their deadline
 /// and turns dispatched runs past their deadline into timed_out results.

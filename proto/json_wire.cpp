@@ -177,6 +177,23 @@ json::value alert_to_json(const instance& x, const std::string& task_name,
   return o;
 }
 
+json::value backup_alert_to_json(const std::string& node_id, const std::string& dir,
+                                 const std::string& error, uint64_t misses, unix_ms failed_at,
+                                 unix_ms last_success) {
+  json::object o;
+  o["type"] = "backup_failed";
+  o["node"] = node_id;
+  o["dir"] = dir;
+  o["error"] = error;
+  o["consecutive_failures"] = misses;
+  o["failed_at"] = format_rfc3339(failed_at);
+  if (last_success > 0)
+    o["last_success_at"] = format_rfc3339(last_success);
+  else
+    o["last_success_at"] = nullptr;
+  return o;
+}
+
 // -- the AI agent's conversations ---------------------------------------------
 
 json::value conversation_record(const conversation& c) {

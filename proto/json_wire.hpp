@@ -51,6 +51,13 @@ caf::expected<run_result> run_result_from_json(const boost::json::value& v, run_
 boost::json::value alert_to_json(const instance& x, const std::string& task_name,
                                  const std::string& node_id);
 
+/// The `backup_failed` webhook document: node `node_id` failed its scheduled
+/// backups into `dir` `misses` times in a row, the last at `failed_at` with
+/// `error`; `last_success` is when one last succeeded (0: never, null).
+boost::json::value backup_alert_to_json(const std::string& node_id, const std::string& dir,
+                                        const std::string& error, uint64_t misses,
+                                        unix_ms failed_at, unix_ms last_success);
+
 // -- the AI agent's conversations ---------------------------------------------
 
 /// The API views (times as RFC 3339).

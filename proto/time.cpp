@@ -10,11 +10,6 @@
 
 namespace aisched {
 
-unix_ms now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
 std::string format_rfc3339(unix_ms t) {
   using namespace std::chrono;
   date::sys_time<milliseconds> tp{milliseconds{t}};

@@ -1,7 +1,8 @@
 // Time in aisched's vocabulary: instants are milliseconds since the Unix epoch
 // (UTC) and durations are milliseconds, both int64. Text forms: RFC 3339 UTC
 // for instants ("2026-11-30T07:00:00Z", or ".123Z" with milliseconds) and Go-style
-// durations for spans ("500ms", "10s", "1h30m").
+// durations for spans ("500ms", "10s", "1h30m"). Reading the clock is
+// common/clock.hpp's.
 #pragma once
 
 #include <cstdint>
@@ -15,9 +16,6 @@ namespace aisched {
 using unix_ms = int64_t;
 /// A span of milliseconds.
 using duration_ms = int64_t;
-
-/// Current wall-clock time. Thread-safe.
-unix_ms now_ms();
 
 /// Formats `t` as RFC 3339 UTC; milliseconds are shown only when non-zero.
 std::string format_rfc3339(unix_ms t);

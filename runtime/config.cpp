@@ -228,6 +228,17 @@ parse_outcome parse_command_line(int argc, char** argv) {
   app.add_option("--retention-interval", retention_interval,
                  "how often the leader sweeps finished runs for retention")
       ->envname("AISCHED_RETENTION_INTERVAL")->capture_default_str();
+  std::string backup_interval = "1h";
+  app.add_option("--backup-dir", cfg.backup_dir,
+                 "the leader writes a backup file (as GET /api/v1/cluster/snapshot) into this "
+                 "directory every --backup-interval (off when empty)")
+      ->envname("AISCHED_BACKUP_DIR");
+  app.add_option("--backup-interval", backup_interval,
+                 "how often the leader writes a scheduled backup (with --backup-dir)")
+      ->envname("AISCHED_BACKUP_INTERVAL")->capture_default_str();
+  app.add_option("--backup-keep", cfg.backup_keep,
+                 "scheduled backups of this cluster kept in --backup-dir; older ones are deleted")
+      ->envname("AISCHED_BACKUP_KEEP")->capture_default_str()->check(CLI::Range(1, 100'000));
   std::string peers;
   app.add_option("--peers", peers,
                  "scheduler members, ID=HOST:PORT comma list including this node "
@@ -392,7 +403,8 @@ parse_outcome parse_command_line(int argc, char** argv) {
     return false;
   };
   if (!interval_flag("--load-sample-interval", sample_interval, cfg.load_sample_interval_ms) ||
-      !interval_flag("--retention-interval", retention_interval, cfg.retention_interval_ms)) {
+      !interval_flag("--retention-interval", retention_interval, cfg.retention_interval_ms) ||
+      !interval_flag("--backup-interval", backup_interval, cfg.backup_interval_ms)) {
     out.exit_code = 2;
     return out;
   }

@@ -90,6 +90,11 @@ struct config {
   int64_t retention_interval_ms = 10'000;
   int64_t retention_keep_for_ms = 7LL * 24 * 3'600'000;
   uint32_t retention_keep_runs = 1000;
+  // Scheduled backups (README "Backups"): the leader writes a backup file into
+  // backup_dir every interval and keeps the newest backup_keep; "" is off.
+  std::string backup_dir;
+  int64_t backup_interval_ms = 3'600'000;
+  uint32_t backup_keep = 24;
   llm::llm_config llm;  // the AI agent's model; empty endpoint: AI routes answer llm_not_configured
   // Runs (README "Run isolation"): the user shell commands execute as (resolved at
   // parse time; keep = the node's own) and the root of their scratch directories.

@@ -5,6 +5,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "common/clock.hpp"
 #include "runtime/node.hpp"
 
 namespace aisched::runtime {
@@ -18,7 +19,7 @@ proto::inspector_actor spawn_inspector(caf::actor_system& sys, const config& cfg
   inspector::inspector_options opts;
   opts.node_id = cfg.node_id;
   opts.roles.assign(cfg.roles.begin(), cfg.roles.end());
-  opts.started_at = now_ms();
+  opts.started_at = system_now_ms();
   return sys.spawn(inspector::inspector_actor_impl, std::move(opts), std::move(targets));
 }
 

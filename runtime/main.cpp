@@ -122,6 +122,8 @@ int main(int argc, char** argv) {
   // Whatever the node creates (its database, the worker's outbox, logs it writes)
   // is its own alone: runs execute as other users on this machine.
   ::umask(077);
+  // A one-shot subcommand with flags of its own (runtime/restore.cpp).
+  if (argc > 1 && std::strcmp(argv[1], "restore") == 0) return runtime::restore_main(argc - 1, argv + 1);
   auto parsed = runtime::parse_command_line(argc, argv);
   if (!parsed.run) return parsed.exit_code;
   log::level lvl = log::level::info;

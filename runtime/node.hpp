@@ -23,6 +23,12 @@ int run_scheduler_node(const config& cfg, sigset_t& signals);
 /// 0 done, 2 nothing to recover or bad flags, 1 a storage error.
 int recover_quorum(const config& cfg);
 
+/// `aisched restore ...` (argv[0] is "restore"): seeds a new cluster's data
+/// directory from a backup file and exits: 0 done, 2 refused (a used data
+/// directory, a damaged or newer file, a wrong secrets key, bad flags), 1 a
+/// storage error.
+int restore_main(int argc, char** argv);
+
 /// A worker node: executes runs for the cluster it joins (`cfg.join`).
 int run_worker_node(const config& cfg, sigset_t& signals);
 

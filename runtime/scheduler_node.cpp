@@ -24,6 +24,7 @@
 #include "actors/ai_features/analysis_actor.hpp"
 #include "actors/ai_features/llm_judge.hpp"
 #include "actors/backpressure/backpressure_actor.hpp"
+#include "actors/backup/backup_actor.hpp"
 #include "actors/endpoint/endpoint_actor.hpp"
 #include "actors/endpoint/gatekeeper_actor.hpp"
 #include "actors/llm_agent/llm_agent_actor.hpp"
@@ -37,6 +38,7 @@
 #include "actors/trigger/trigger_actor.hpp"
 #include "actors/worker/registrar_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
+#include "common/clock.hpp"
 #include "gateway/ai_routes.hpp"
 #include "gateway/api.hpp"
 #include "gateway/auth_routes.hpp"
@@ -252,10 +254,13 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   auto raft = caf::actor_cast<proto::raft_actor>(raft_node);
   auto store = sys.spawn<caf::detached>(storage::store_actor_impl, db,
                                         std::shared_ptr<const storage::state_machine>(sm));
+  // The wall clock of every actor below that reads one: the system's, read
+  // afresh each time (common/clock.hpp). A simulation gives them a simulated one.
+  const wall_clock clock;
   // Leader-only actors: told by raft whether this node leads.
   auto trigger =
-      sys.spawn(trigger::trigger_actor_impl, raft, store, now_ms(), duration_ms{cfg.fire_ahead_ms});
-  auto retrier = sys.spawn(retry::retry_actor_impl, raft, store, now_ms());
+      sys.spawn(trigger::trigger_actor_impl, raft, store, clock, duration_ms{cfg.fire_ahead_ms});
+  auto retrier = sys.spawn(retry::retry_actor_impl, raft, store, clock);
   // The HTTP server binds first (port 0 picks a free one) so external workers
   // can be told where to report; requests before wiring completes get 503.
   std::unique_ptr<gateway::server> http;
@@ -282,6 +287,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   router::router_options ropts{report_base, http_pool, worker_offline_after_ms, cfg.dispatch_rate,
                                cfg.dispatch_rate * 2};
   ropts.dead_after = cfg.worker_dead_after_ms;
+  ropts.clock = clock;
   if ((*secrets)->enabled())
     ropts.reveal_secrets = [keeper = *secrets](const std::string& tenant,
                                                const std::set<std::string>& names) {
@@ -302,6 +308,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   ai::analysis_options analysis_opts;
   analysis_opts.judge = ai::make_llm_judge(llm_client);
   analysis_opts.write = replicated_ai_writer(sys, raft);
+  analysis_opts.clock = clock;
   auto analysis = sys.spawn<caf::detached>(ai::analysis_actor_impl, db, store, analysis_opts);
   // Every commit is copied to each listener on the hot path, so the analysis
   // actor and the alerter listen only when they have work to do: a model for
@@ -312,11 +319,13 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   // Observability (leader only): worker load history and failure alerts.
   load_sampler::sampler_options sampling;
   sampling.interval = cfg.load_sample_interval_ms;
+  sampling.clock = clock;
   auto sampler = sys.spawn(load_sampler::load_sampler_actor_impl, raft, router, sampling);
   // Run-history retention (leader only): the sweep of finished runs.
   retention::retention_options keeping;
   keeping.interval = cfg.retention_interval_ms;
   keeping.defaults = {cfg.retention_keep_for_ms, cfg.retention_keep_runs};
+  keeping.clock = clock;
   auto keeper = sys.spawn(retention::retention_actor_impl, raft, store, keeping);
   alerter::alerter_options alerting;
   alerting.webhooks = cfg.alert_webhooks;
@@ -327,6 +336,36 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     log::info("alert webhooks configured", {{"count", std::to_string(cfg.alert_webhooks.size())}});
     caf::anon_send(raft, proto::subscribe_atom::value,
                    caf::actor_cast<proto::commit_listener_actor>(alerts));
+  }
+  // Scheduled backups (leader only, with --backup-dir): files written on a
+  // thread of their own; failures reach /readyz and the alerter.
+  std::shared_ptr<worker::run_pool> backup_pool;
+  auto backup_health = std::make_shared<backups::backup_health>();
+  proto::backup_actor backup;
+  if (!cfg.backup_dir.empty()) {
+    std::error_code ec;
+    if (std::filesystem::create_directories(cfg.backup_dir, ec))
+      std::filesystem::permissions(cfg.backup_dir, std::filesystem::perms::owner_all, ec);
+    if (ec)
+      log::warn("cannot prepare the backup directory: scheduled backups fail until it exists "
+                "and is writable",
+                {{"dir", cfg.backup_dir}, {"error", ec.message()}});
+    backups::backup_options backing;
+    backing.dir = cfg.backup_dir;
+    backing.interval = cfg.backup_interval_ms;
+    backing.keep = cfg.backup_keep;
+    backing.node_id = cfg.node_id;
+    backing.written_by = AISCHED_VERSION;
+    backing.db = db;
+    backup_pool = std::make_shared<worker::run_pool>(1);
+    backing.io = backup_pool;
+    backing.health = backup_health;
+    backing.alerter = alerts;
+    backing.clock = clock;
+    backup = sys.spawn(backups::backup_actor_impl, raft, backing);
+    log::info("scheduled backups", {{"dir", cfg.backup_dir},
+                                    {"interval_ms", std::to_string(cfg.backup_interval_ms)},
+                                    {"keep", std::to_string(cfg.backup_keep)}});
   }
   for (auto listener : {caf::actor_cast<proto::commit_listener_actor>(trigger),
                         caf::actor_cast<proto::commit_listener_actor>(retrier),
@@ -342,21 +381,25 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     pool = std::make_shared<worker::run_pool>(cfg.worker_slots);
     worker::worker_config wcfg;
     wcfg.id = cfg.node_id;
-    wcfg.exec.scratch_root = cfg.scratch_dir;  // prepared by main (harden)
-    wcfg.exec.supervisor = cfg.supervisor;  // found by main (harden)
-    wcfg.exec.user = cfg.run_user;
-    wcfg.exec.tenant_users = cfg.tenant_users;
-    wcfg.exec.own_network = cfg.run_network == "none";  // settled by main (harden)
+    worker::exec_options exec;  // the real executor: processes, HTTP, containers
+    exec.scratch_root = cfg.scratch_dir;  // prepared by main (harden)
+    exec.supervisor = cfg.supervisor;  // found by main (harden)
+    exec.user = cfg.run_user;
+    exec.tenant_users = cfg.tenant_users;
+    exec.own_network = cfg.run_network == "none";  // settled by main (harden)
     wcfg.outbox_dir = cfg.data_dir + "/worker-outbox";
-    local_worker = sys.spawn(worker::worker_actor_impl, wcfg, pool);
+    wcfg.clock = clock;
+    local_worker = sys.spawn(worker::worker_actor_impl, wcfg,
+                             std::make_shared<worker::process_executor>(pool, std::move(exec)));
   }
   auto stop_actors = [&] {
     if (pool) pool->stop();  // cancels running attempts, joins the run threads
     http_pool->stop();
     alert_pool->stop();
+    if (backup_pool) backup_pool->stop();  // abandons a backup being written (its .tmp removed)
     for (auto a : {caf::actor_cast<caf::actor>(trigger), caf::actor_cast<caf::actor>(retrier),
                    caf::actor_cast<caf::actor>(sampler), caf::actor_cast<caf::actor>(keeper),
-                   caf::actor_cast<caf::actor>(alerts),
+                   caf::actor_cast<caf::actor>(alerts), caf::actor_cast<caf::actor>(backup),
                    caf::actor_cast<caf::actor>(router), caf::actor_cast<caf::actor>(local_worker),
                    local_registrar,
                    caf::actor_cast<caf::actor>(pressure), caf::actor_cast<caf::actor>(analysis),
@@ -369,7 +412,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
                                               {"trigger", trigger}, {"retry", retrier},
                                               {"router", router}, {"backpressure", pressure},
                                               {"load_sampler", sampler}, {"retention", keeper},
-                                              {"alerter", alerts},
+                                              {"alerter", alerts}, {"backup", backup},
                                               {"analysis", analysis},
                                               {"worker", local_worker}});
   auto endpoint = sys.spawn(endpoint::endpoint_actor_impl, router,
@@ -418,6 +461,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     aopts.db = db;
     aopts.write = replicated_ai_writer(sys, raft);
     aopts.api = tools_api;
+    aopts.clock = clock;
     agent = sys.spawn<caf::detached>(llm::llm_agent_impl, aopts);
     caf::anon_send(inspector, proto::enroll_atom::value, std::string("llm_agent"),
                    caf::actor_cast<proto::inspectable_actor>(agent));
@@ -438,8 +482,10 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
     api.storage_problem = [health = db->health()] {
       return health->ok() ? std::string{} : health->problem();
     };
+    api.backup_problem = [backup_health] { return backup_health->problem(); };
     api.auth = {cfg.auth, cfg.auth_secret, std::chrono::seconds(cfg.token_ttl_seconds)};
     api.secrets = *secrets;
+    api.db = db;  // GET /api/v1/cluster/snapshot exports from it
     if (cfg.auth && !cfg.admin_password.empty()) gateway::bootstrap_admin(api, cfg.admin_password);
     if (!cfg.auth && !is_loopback(cfg.http.host))
       log::warn("AUTHENTICATION IS OFF on a non-loopback HTTP address: anyone who can reach "
@@ -464,6 +510,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
            {"load_sampler", caf::actor_cast<caf::actor>(sampler)},
            {"retention", caf::actor_cast<caf::actor>(keeper)},
            {"alerter", caf::actor_cast<caf::actor>(alerts)},
+           {"backup", caf::actor_cast<caf::actor>(backup)},
            {"endpoint", caf::actor_cast<caf::actor>(endpoint)},
            {"worker", caf::actor_cast<caf::actor>(local_worker)}})
     essential.watch(handle, name);

@@ -17,6 +17,7 @@
 #include "actors/raft/raft_actor.hpp"
 #include "actors/worker/registrar_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
+#include "common/clock.hpp"
 #include "proto/errors.hpp"
 #include "proto/cluster_link.hpp"
 #include "proto/registry.hpp"
@@ -50,10 +51,10 @@ namespace {
 void drain(caf::actor_system& sys, const caf::actor& registrar, const proto::worker_actor& w,
            unsigned seconds, sigset_t& signals) {
   caf::anon_send(registrar, proto::drain_atom::value);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  auto deadline = steady_now() + std::chrono::seconds(seconds);
   caf::scoped_actor self{sys};
   uint32_t busy = 1;
-  while (std::chrono::steady_clock::now() < deadline) {
+  while (steady_now() < deadline) {
     self->request(w, std::chrono::seconds(1), proto::drain_atom::value)
         .receive([&](uint32_t n) { busy = n; }, [&](caf::error&) { busy = 0; });
     if (busy == 0) break;
@@ -79,13 +80,15 @@ int run_worker_node(const config& cfg, sigset_t& signals) {
   auto pool = std::make_shared<worker::run_pool>(cfg.worker_slots);
   worker::worker_config wcfg;
   wcfg.id = cfg.node_id;
-  wcfg.exec.scratch_root = cfg.scratch_dir;  // prepared by main (harden)
-  wcfg.exec.supervisor = cfg.supervisor;  // found by main (harden)
-  wcfg.exec.user = cfg.run_user;
-  wcfg.exec.tenant_users = cfg.tenant_users;
-  wcfg.exec.own_network = cfg.run_network == "none";  // settled by main (harden)
+  worker::exec_options exec;  // the real executor: processes, HTTP, containers
+  exec.scratch_root = cfg.scratch_dir;  // prepared by main (harden)
+  exec.supervisor = cfg.supervisor;  // found by main (harden)
+  exec.user = cfg.run_user;
+  exec.tenant_users = cfg.tenant_users;
+  exec.own_network = cfg.run_network == "none";  // settled by main (harden)
   wcfg.outbox_dir = cfg.data_dir + "/outbox";
-  auto w = sys.spawn(worker::worker_actor_impl, wcfg, pool);
+  auto w = sys.spawn(worker::worker_actor_impl, wcfg,
+                     std::make_shared<worker::process_executor>(pool, std::move(exec)));
   proto::worker info;
   info.id = cfg.node_id;
   info.protocol = proto::worker_protocol::native;

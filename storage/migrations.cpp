@@ -77,8 +77,7 @@ caf::expected<std::vector<std::string>> migrate_format(rocks& db, const std::str
     if (step.from < at) continue;
     rocksdb::WriteBatch batch;
     if (auto err = step.run(db, batch)) return err;
-    batch.Put(db.cf(column::raft_meta), rocksdb::Slice(format_key.data(), format_key.size()),
-              keys::u64(step.from + 1));
+    put_stored_format(db, batch, step.from + 1);
     if (auto err = db.write(batch, true)) return err;
     at = step.from + 1;
     ran.push_back("format " + std::to_string(step.from) + " -> " + std::to_string(at) + ": " +
@@ -87,6 +86,11 @@ caf::expected<std::vector<std::string>> migrate_format(rocks& db, const std::str
   if (found.version != current_format || found.written_by != build)
     if (auto err = write_format(dir, format_stamp{current_format, build})) return err;
   return ran;
+}
+
+void put_stored_format(rocks& db, rocksdb::WriteBatch& batch, uint32_t format) {
+  batch.Put(db.cf(column::raft_meta), rocksdb::Slice(format_key.data(), format_key.size()),
+            keys::u64(format));
 }
 
 caf::expected<std::optional<uint32_t>> stored_format(rocks& db) {

@@ -57,6 +57,10 @@ const std::vector<migration_step>& migration_steps();
 /// directory whose FORMAT file alone says).
 [[nodiscard]] caf::expected<std::optional<uint32_t>> stored_format(rocks& db);
 
+/// Adds to `batch` that the database holds data of `format` (what a step
+/// records; a restore, storage/backup_restore, says so of the records it writes).
+void put_stored_format(rocks& db, rocksdb::WriteBatch& batch, uint32_t format);
+
 /// Reads a raft log entry as format 0 wrote it; errc::corrupted when the
 /// bytes are not one, or its command does not decode.
 [[nodiscard]] caf::expected<proto::log_entry> log_entry_from_format_0(std::string_view bytes);

@@ -80,7 +80,8 @@ caf::expected<secret_crypto::key> secret_keeper::data_key_of(const data_key& k) 
 
 caf::expected<secret_keeper::sealed_secret> secret_keeper::seal(const std::string& tenant,
                                                                 const std::string& name,
-                                                                std::string_view value) {
+                                                                std::string_view value,
+                                                                unix_ms now) {
   if (!current_) return disabled();
   sealed_secret out;
   auto stored = read_data_key(db_, tenant);
@@ -107,7 +108,7 @@ caf::expected<secret_keeper::sealed_secret> secret_keeper::seal(const std::strin
   out.record.name = name;
   out.record.key_id = k.id;
   out.record.sealed = secret_crypto::seal(dk, value, value_aad(tenant, name));
-  out.record.set_at = now_ms();
+  out.record.set_at = now;
   return out;
 }
 

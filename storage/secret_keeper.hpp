@@ -44,14 +44,14 @@ class secret_keeper {
   /// What the gateway proposes to set secret `name` of `tenant` to `value`:
   /// the record with the value sealed, preceded by `first_key` when the
   /// tenant has no data key yet (propose that first; already_exists means
-  /// another gateway created one: call seal() again).
+  /// another gateway created one: call seal() again). The record is set at `now`.
   struct sealed_secret {
     std::optional<proto::put_data_keys> first_key;
     proto::secret_record record;
   };
   [[nodiscard]] caf::expected<sealed_secret> seal(const std::string& tenant,
                                                   const std::string& name,
-                                                  std::string_view value);
+                                                  std::string_view value, unix_ms now);
 
   /// The values of secrets `names` of `tenant` in clear (name -> value), for
   /// one execute request; not_found naming the first missing secret.

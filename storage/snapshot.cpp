@@ -98,6 +98,31 @@ caf::expected<std::string> snapshot_export::next_chunk(size_t max_bytes) {
   return out;
 }
 
+caf::expected<std::optional<std::string>> snapshot_export::get(column c,
+                                                                std::string_view key) const {
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snap_;
+  std::string value;
+  auto st = db_.db()->Get(ro, db_.cf(c), rocksdb::Slice(key.data(), key.size()), &value);
+  if (st.IsNotFound()) return std::optional<std::string>{};
+  if (auto err = status_error(st, "reading a snapshot")) return err;
+  return std::optional<std::string>{std::move(value)};
+}
+
+caf::expected<std::vector<std::string>> snapshot_export::values_with_prefix(
+    column c, std::string_view prefix) const {
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snap_;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_.db()->NewIterator(ro, db_.cf(c)));
+  std::vector<std::string> out;
+  rocksdb::Slice p(prefix.data(), prefix.size());
+  for (it->Seek(p); it->Valid() && it->key().starts_with(p); it->Next())
+    out.emplace_back(it->value().data(), it->value().size());
+  if (auto err = status_error(it->status(), "reading a snapshot")) return err;
+  return out;
+}
+
 // -- staging -----------------------------------------------------------------
 
 snapshot_staging::snapshot_staging(rocks& db)

@@ -9,8 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
@@ -57,6 +59,15 @@ class snapshot_export {
   /// Bytes and records handed out so far.
   uint64_t bytes() const { return bytes_; }
   uint64_t records() const { return records_; }
+
+  /// A point read of any column (raft ones too) at the pinned state: nullopt
+  /// when absent. For what describes the export (storage/backup_export).
+  [[nodiscard]] caf::expected<std::optional<std::string>> get(column c, std::string_view key) const;
+
+  /// The values of the keys of `c` that start with `prefix`, at the pinned
+  /// state, in key order.
+  [[nodiscard]] caf::expected<std::vector<std::string>> values_with_prefix(
+      column c, std::string_view prefix) const;
 
  private:
   explicit snapshot_export(rocks& db);

@@ -46,7 +46,7 @@ void finish(self_ptr self, const std::string& id, failure_analysis result) {
   auto& st = self->state;
   auto i = st.in_flight.find(id);
   if (i == st.in_flight.end()) return;
-  result.analyzed_at = now_ms();
+  result.analyzed_at = now_of(self);
   if (auto err = st.opts.write ? st.opts.write({analysis_record(i->second.tenant, result)})
                                 : make_error(errc::unavailable, "analyses are not stored here")) {
     ++st.store_errors;  // still answered: the analysis is right, only not kept
@@ -170,6 +170,7 @@ analysis_actor::behavior_type analysis_actor_impl(self_ptr self,
   st.db = std::move(db);
   st.store = std::move(store);
   st.opts = std::move(opts);
+  st.clock = st.opts.clock;
   return inspector::counted(self, {
       [=](inspect_atom) { return inspector::summary_of(self, details_of(self)); },
       [=](leader_atom, const leadership& l) { self->state.leading = l.leading; },

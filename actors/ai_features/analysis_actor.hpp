@@ -19,6 +19,7 @@
 #include "actors/ai_features/failure_rules.hpp"
 #include "actors/ai_features/judge.hpp"
 #include "common/activity.hpp"
+#include "common/clock.hpp"
 #include "common/propose.hpp"
 #include "proto/analysis.hpp"
 
@@ -34,12 +35,14 @@ struct analysis_options {
   size_t max_queued = 200;        // automatic analyses waiting beyond that (more are dropped)
   std::chrono::milliseconds store_timeout{10'000};
   ai_record_writer write;         // makes an analysis durable (common/propose.hpp)
+  wall_clock clock{};             // when an analysis is made (common/clock.hpp): the system's
 };
 
 struct analysis_state {
   std::shared_ptr<storage::rocks> db;
   proto::store_actor store;
   analysis_options opts;
+  wall_clock clock;  // opts.clock
   bool leading = false;
   /// A model call in flight for one instance and who waits for its answer.
   struct pending {

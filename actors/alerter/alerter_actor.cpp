@@ -57,22 +57,27 @@ void remember(alerter_state& st, const std::string& key) {
   }
 }
 
-/// Queues one delivery of `x`'s alert per webhook.
-void alert(self_ptr self, const instance& x, const std::string& task_name) {
+/// Queues one delivery of `body` per webhook, with Idempotency-Key `key`.
+void post_all(self_ptr self, const std::string& body, const std::string& key) {
   auto& st = self->state;
-  auto body = boost::json::serialize(alert_to_json(x, task_name, st.opts.node_id));
   for (auto& url : st.opts.webhooks) {
     if (st.deliveries.size() >= st.opts.max_queued) {
       st.dropped += 1;
       obs::get().alerts_failed.inc();
       log::warn("alert dropped: too many undelivered alerts",
-                {{"actor", "alerter"}, {"instance_id", x.id}, {"url", url}});
+                {{"actor", "alerter"}, {"key", key}, {"url", url}});
       continue;
     }
     auto id = st.next_id++;
-    st.deliveries[id] = {url, body, x.id + "#" + std::to_string(x.attempt), 0};
+    st.deliveries[id] = {url, body, key, 0};
     attempt(self, id);
   }
+}
+
+/// Queues one delivery of `x`'s alert per webhook.
+void alert(self_ptr self, const instance& x, const std::string& task_name) {
+  auto body = boost::json::serialize(alert_to_json(x, task_name, self->state.opts.node_id));
+  post_all(self, body, x.id + "#" + std::to_string(x.attempt));
 }
 
 }  // namespace
@@ -96,6 +101,16 @@ alerter_actor::behavior_type alerter_actor_impl(self_ptr self, store_actor store
                              {"dropped", std::to_string(st.dropped)}});
                 },
                 [=](leader_atom, const leadership& l) { self->state.leading = l.leading; },
+                // From this node's backup actor, which runs only while it leads.
+                [=](backup_failed_atom, const std::string& error, const std::string& dir,
+                    uint64_t misses, unix_ms failed_at, unix_ms last_success) {
+                  auto& st = self->state;
+                  if (st.opts.webhooks.empty()) return;
+                  auto body = boost::json::serialize(backup_alert_to_json(
+                      st.opts.node_id, dir, error, misses, failed_at, last_success));
+                  post_all(self, body,
+                           "backup_failed#" + st.opts.node_id + "#" + std::to_string(failed_at));
+                },
                 [=](committed_atom, const applied& a) {
                   auto& st = self->state;
                   if (!st.leading || st.opts.webhooks.empty()) return;

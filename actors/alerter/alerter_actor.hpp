@@ -3,7 +3,10 @@
 // POSTs a JSON `run_failed` alert to each configured webhook (--alert-webhook).
 // The POSTs run on the alerter's own HTTP threads, never on CAF's, so a slow
 // or dead receiver cannot stall the scheduler; a failed POST is retried with
-// exponential backoff, a bounded number of times.
+// exponential backoff, a bounded number of times. It also POSTs a
+// `backup_failed` alert when this node's backup actor reports scheduled
+// backups failing (actors/backup: after 3 in a row), with
+// `Idempotency-Key: backup_failed#<node>#<failed_at ms>`.
 //
 // Delivery guarantee: at most once per final failure and webhook, decided by
 // the node that leads when the failure is applied (followers ignore it, and a
@@ -12,7 +15,8 @@
 // it succeeds. Each POST carries `Idempotency-Key: <instance_id>#<attempt>`
 // so a receiver can drop the rare duplicate (a failure applied by an old
 // leader and again by a new one that had not applied it yet).
-// Talks to: raft (subscribes for commits and leadership), store (task names).
+// Talks to: raft (subscribes for commits and leadership), store (task names);
+// told by the backup actor (actors/backup) when scheduled backups keep failing.
 #pragma once
 
 #include <cstdint>

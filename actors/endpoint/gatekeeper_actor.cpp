@@ -61,7 +61,7 @@ gatekeeper_actor::behavior_type gatekeeper_actor_impl(self_ptr self, endpoint_ac
         auto c = self->state.gate->issue(client_key(sender), std::move(role), std::move(nonce),
                                          caf::to_string(sender->node()),
                                          caf::to_string(self->node()),
-                                         cluster_auth::gate::clock::now());
+                                         self->clock().now());
         if (!c) return std::move(c.error());
         return {std::move(c->server_nonce), std::move(c->server_proof)};
       },
@@ -69,8 +69,7 @@ gatekeeper_actor::behavior_type gatekeeper_actor_impl(self_ptr self, endpoint_ac
         if (!self->state.gate) return no_secret_here();
         auto sender = self->current_sender();
         if (!sender) return make_error(errc::unauthenticated, "a proof needs a sender");
-        auto role = self->state.gate->accept(client_key(sender), proof,
-                                             cluster_auth::gate::clock::now());
+        auto role = self->state.gate->accept(client_key(sender), proof, self->clock().now());
         if (!role) {
           log_refusal(self, sender, "a peer with a wrong proof", role.error());
           return std::move(role.error());

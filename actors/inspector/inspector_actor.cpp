@@ -25,9 +25,10 @@ struct collection {
   size_t pending = 0;
   caf::typed_response_promise<node_summary> promise;
 
-  void settle() {
+  /// One answer is in (`self`: the inspector, in its own handler).
+  void settle(self_ptr self) {
     if (--pending == 0) {
-      out.collected_at_ms = now_ms();
+      out.collected_at_ms = now_of(self);
       promise.deliver(std::move(out));
     }
   }
@@ -50,6 +51,7 @@ std::map<std::string, std::string> own_details(const inspector_state& st) {
 inspector_actor::behavior_type inspector_actor_impl(self_ptr self, inspector_options opts,
                                                     std::vector<target> targets) {
   self->state.opts = std::move(opts);
+  self->state.clock = self->state.opts.clock;
   self->state.targets = std::move(targets);
   return counted(self, {
       [=](inspect_atom) { return summary_of(self, own_details(self->state)); },
@@ -69,7 +71,7 @@ inspector_actor::behavior_type inspector_actor_impl(self_ptr self, inspector_opt
           auto name = t.name;
           if (!t.handle) {
             c->out.actors[i + 1] = unresponsive(name, "not running");
-            c->settle();
+            c->settle(self);
             continue;
           }
           self->request(t.handle, timeout, inspect_atom::value)
@@ -77,15 +79,15 @@ inspector_actor::behavior_type inspector_actor_impl(self_ptr self, inspector_opt
                   [=](actor_summary& s) {
                     s.name = name;
                     c->out.actors[i + 1] = std::move(s);
-                    c->settle();
+                    c->settle(self);
                   },
                   [=](caf::error& err) {
                     c->out.actors[i + 1] = unresponsive(name, self->system().render(err));
-                    c->settle();
+                    c->settle(self);
                   });
         }
         auto rp = c->promise;
-        c->settle();
+        c->settle(self);
         return rp;
       },
       [=](enroll_atom, std::string& name, inspectable_actor& handle) {

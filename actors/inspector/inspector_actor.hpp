@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/activity.hpp"
+#include "common/clock.hpp"
 #include "proto/inspection.hpp"
 
 namespace aisched::inspector {
@@ -24,11 +25,13 @@ struct target {
 struct inspector_options {
   std::string node_id;
   std::vector<std::string> roles;
-  unix_ms started_at = 0;  // the node's start (now_ms() in production)
+  unix_ms started_at = 0;  // the node's start, on `clock`
+  wall_clock clock{};      // when a listing is collected (common/clock.hpp): the system's
 };
 
 struct inspector_state {
   inspector_options opts;
+  wall_clock clock;  // opts.clock
   std::vector<target> targets;
   inspector::activity activity;
   static inline const char* name = "inspector";

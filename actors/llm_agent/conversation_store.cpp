@@ -71,13 +71,14 @@ conversation_store::conversation_store(std::shared_ptr<storage::rocks> db, ai_re
 
 caf::expected<conversation> conversation_store::create(const std::string& tenant,
                                                        const std::string& subject,
-                                                       const std::string& first_message) {
+                                                       const std::string& first_message,
+                                                       unix_ms now) {
   conversation c;
   c.id = random_id();
   c.tenant = tenant;
   c.subject = subject;
   c.title = first_message.substr(0, 80);
-  c.created_at = c.updated_at = now_ms();
+  c.created_at = c.updated_at = now;
   if (auto err = write_({put(conv_key(c.id), json::serialize(proto::conversation_record(c)))}))
     return err;
   return c;
@@ -90,14 +91,15 @@ caf::expected<conversation> conversation_store::get(const std::string& id) {
   return read_conversation(**raw);
 }
 
-caf::error conversation_store::append(conversation& c, const std::vector<chat_message>& msgs) {
+caf::error conversation_store::append(conversation& c, const std::vector<chat_message>& msgs,
+                                      unix_ms now) {
   if (msgs.empty()) return {};
   // Two turns of one conversation may run at once, each with its own copy:
   // the stored count is the one to continue from (this store is not shared
   // between threads, so read-then-write is safe).
   if (auto stored = get(c.id)) c.messages = std::max(c.messages, stored->messages);
   std::vector<proto::ai_record> records;
-  auto at = now_ms();
+  auto at = now;
   for (auto& m : msgs) {
     if (c.messages >= messages_kept) records.push_back(erase(msg_key(c.id, c.messages - messages_kept)));
     records.push_back(put(msg_key(c.id, c.messages++), json::serialize(proto::message_record(m, at))));

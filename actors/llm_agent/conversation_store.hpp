@@ -44,13 +44,13 @@ class conversation_store {
  public:
   conversation_store(std::shared_ptr<storage::rocks> db, ai_record_writer write);
 
-  /// A new conversation owned by `tenant`/`subject`.
+  /// A new conversation owned by `tenant`/`subject`, created at `now`.
   caf::expected<conversation> create(const std::string& tenant, const std::string& subject,
-                                     const std::string& first_message);
+                                     const std::string& first_message, unix_ms now);
   /// errc::not_found when absent.
   caf::expected<conversation> get(const std::string& id);
-  /// Appends messages in order and updates the conversation's counters.
-  caf::error append(conversation& c, const std::vector<chat_message>& msgs);
+  /// Appends messages in order, stamped `now`, and updates the conversation's counters.
+  caf::error append(conversation& c, const std::vector<chat_message>& msgs, unix_ms now);
   /// The tenant's conversations, most recently updated first.
   caf::expected<std::vector<conversation>> list(const std::string& tenant, size_t limit);
   /// All messages in order (at most `limit`, the oldest first).

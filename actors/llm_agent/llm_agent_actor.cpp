@@ -53,7 +53,8 @@ void drive(self_ptr self, const llm_agent_options& opts, uint64_t id, agent_step
   for (; t->pending_stored < pending.size(); ++t->pending_stored)
     if (auto err = store.put_pending(t->conv.id, pending[t->pending_stored]))
       t->sink.send(error_event(err));
-  if (auto err = store.append(t->conv, t->loop.take_new_messages())) t->sink.send(error_event(err));
+  if (auto err = store.append(t->conv, t->loop.take_new_messages(), now_of(self)))
+    t->sink.send(error_event(err));
   for (auto& e : t->loop.take_events()) t->sink.send(e);
   if (t->loop.finished()) {
     t->sink.close();
@@ -110,6 +111,7 @@ uint64_t start_turn(self_ptr self, std::shared_ptr<turn> t) {
 }  // namespace
 
 llm_agent_actor::behavior_type llm_agent_impl(self_ptr self, llm_agent_options opts) {
+  self->state.clock = opts.clock;
   self->state.store = std::make_unique<conversation_store>(opts.db, opts.write);
   return inspector::counted(self, {
       [=](proto::inspect_atom) {
@@ -125,7 +127,8 @@ llm_agent_actor::behavior_type llm_agent_impl(self_ptr self, llm_agent_options o
           return fail(job->sink, make_error(errc::unavailable, "llm_not_configured",
                                             "no LLM endpoint is configured"));
         auto conv = job->conversation_id.empty()
-                        ? store.create(job->who.tenant, job->who.subject, job->message)
+                        ? store.create(job->who.tenant, job->who.subject, job->message,
+                                       now_of(self))
                         : owned(store, job->conversation_id, job->who);
         if (!conv) return fail(job->sink, conv.error());
         auto history = store.recent(conv->id, opts.history);

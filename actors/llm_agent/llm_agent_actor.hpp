@@ -21,6 +21,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "common/activity.hpp"
+#include "common/clock.hpp"
 #include "actors/llm_agent/agent_loop.hpp"
 #include "actors/llm_agent/conversation_store.hpp"
 #include "actors/llm_agent/llm_client.hpp"
@@ -103,11 +104,13 @@ struct llm_agent_options {
   history_bounds history;
   std::string system_prompt = default_system_prompt();
   unsigned max_rounds = default_max_rounds;
+  wall_clock clock{};  // conversations' instants (common/clock.hpp): the system's
 };
 
 struct turn;
 
 struct llm_agent_state {
+  wall_clock clock;  // opts.clock
   std::unique_ptr<conversation_store> store;
   std::map<uint64_t, std::shared_ptr<turn>> turns;
   uint64_t next_turn = 1;

@@ -1,4 +1,6 @@
-// The OpenAI-compatible client; see llm_client.hpp.
+// The OpenAI-compatible client; see llm_client.hpp. Its own threads call the
+// model over HTTP and pace the calls in real time, so it reads the system's
+// clock (common/clock.hpp; allowed by tests/layers/check_clock_injection.py).
 #include "actors/llm_agent/llm_client.hpp"
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <boost/json.hpp>
 
 #include "actors/backpressure/pressure.hpp"
+#include "common/clock.hpp"
 #include "common/curl_session.hpp"
 #include "obs/metrics.hpp"
 #include "proto/errors.hpp"
@@ -318,7 +321,8 @@ struct llm_client::impl {
   std::mutex bucket_mtx;
 
   explicit impl(const llm_config& cfg)
-      : bucket(cfg.requests_per_minute / 60.0, std::max(1.0, cfg.requests_per_minute), now_ms()) {}
+      : bucket(cfg.requests_per_minute / 60.0, std::max(1.0, cfg.requests_per_minute),
+               system_now_ms()) {}
 
   void run() {
     for (;;) {
@@ -336,15 +340,15 @@ struct llm_client::impl {
 
   /// Waits (on a client thread) for a token, at most `limit`; false if none came.
   bool admit(std::chrono::milliseconds limit) {
-    auto deadline = now_ms() + limit.count();
+    auto deadline = system_now_ms() + limit.count();
     for (;;) {
       duration_ms wait = 0;
       {
         std::lock_guard<std::mutex> lock(bucket_mtx);
-        if (bucket.unlimited() || bucket.take(1, now_ms()) == 1) return true;
-        wait = std::max<duration_ms>(bucket.wait_ms(now_ms()), 10);
+        if (bucket.unlimited() || bucket.take(1, system_now_ms()) == 1) return true;
+        wait = std::max<duration_ms>(bucket.wait_ms(system_now_ms()), 10);
       }
-      if (stopping || now_ms() + wait > deadline) return false;
+      if (stopping || system_now_ms() + wait > deadline) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min<duration_ms>(wait, 200)));
     }
   }

@@ -25,7 +25,7 @@ void sample(self_ptr self) {
           [=](worker_list& l) {
             auto& st = self->state;
             if (!st.leading || st.term != term) return;
-            auto now = now_ms();
+            auto now = now_of(self);
             record_load cmd{term, now, now - st.opts.retention, {}};
             for (auto& w : l.items)
               cmd.samples.push_back(
@@ -52,6 +52,7 @@ load_sampler_actor::behavior_type load_sampler_actor_impl(self_ptr self, raft_ac
   self->state.raft = std::move(raft);
   self->state.router = std::move(router);
   self->state.opts = opts;
+  self->state.clock = opts.clock;
   self->delayed_send(self, std::chrono::milliseconds(opts.interval), caf::tick_atom::value);
   return inspector::counted(self, {
       [=](inspect_atom) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "common/activity.hpp"
+#include "common/clock.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::load_sampler {
@@ -18,12 +19,14 @@ namespace aisched::load_sampler {
 struct sampler_options {
   duration_ms interval = 30'000;
   duration_ms retention = 7LL * 24 * 3600 * 1000;
+  wall_clock clock{};  // the samples' instant (common/clock.hpp): the system's
 };
 
 struct sampler_state {
   proto::raft_actor raft;
   proto::router_actor router;
   sampler_options opts;
+  wall_clock clock;  // opts.clock
   bool leading = false;
   uint64_t term = 0;
   uint64_t rounds = 0;       // rounds committed by this node

@@ -48,11 +48,10 @@ constexpr auto max_retry = std::chrono::milliseconds(2000);
 void process_ready(self_ptr self);
 void fail(self_ptr self, const caf::error& err);
 
-/// Milliseconds since `t`, for the one log line a snapshot transfer writes.
-long long ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                               t)
-      .count();
+/// Milliseconds since `t` on `self`'s actor clock, for the one log line a
+/// snapshot transfer writes.
+long long ms_since(self_ptr self, caf::actor_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(self->clock().now() - t).count();
 }
 
 /// Answers the forwarded proposals this member has now applied (or received
@@ -127,7 +126,7 @@ caf::error install_snapshot(self_ptr self, const snapshot_meta& meta,
                  st.opts.node_id.c_str(), static_cast<unsigned long long>(meta.index));
     std::abort();
   }
-  auto started = std::chrono::steady_clock::now();
+  auto started = self->clock().now();
   auto staging = std::move(st.receiving->staging);
   st.receiving.reset();
   auto hs = hard ? storage::hard_state{hard->term, hard->voted_for, hard->commit} : st.log->state();
@@ -146,7 +145,7 @@ caf::error install_snapshot(self_ptr self, const snapshot_meta& meta,
   std::fprintf(stderr, "raft %s: installed snapshot at index %llu: %llu records, %llu bytes, %lld ms\n",
                st.opts.node_id.c_str(), static_cast<unsigned long long>(meta.index),
                static_cast<unsigned long long>(staging->records()),
-               static_cast<unsigned long long>(staging->bytes()), ms_since(started));
+               static_cast<unsigned long long>(staging->bytes()), ms_since(self, started));
   return {};
 }
 
@@ -204,7 +203,7 @@ void send_chunk(self_ptr self, const std::string& peer) {
                            static_cast<unsigned long long>(i->second.next.index), peer.c_str(),
                            static_cast<unsigned long long>(i->second.source->records()),
                            static_cast<unsigned long long>(i->second.source->bytes()),
-                           ms_since(i->second.started));
+                           ms_since(self, i->second.started));
             st.sending.erase(i);
           },
           [=](caf::error&) {
@@ -241,7 +240,7 @@ void start_snapshot(self_ptr self, const std::string& peer, const snapshot_reque
   tr.source = std::shared_ptr<storage::snapshot_export>(std::move(*source));
   tr.next = snapshot_chunk{peer, st.opts.node_id, req.term, index, *term, 0, false, {},
                           st.member->membership_at(index)};
-  tr.started = std::chrono::steady_clock::now();
+  tr.started = self->clock().now();
   send_chunk(self, peer);
 }
 
@@ -322,7 +321,7 @@ void process_ready(self_ptr self) {
     //    them; a commit index alone may lag (it is re-learnt from the leader).
     //    A new term or vote, or a truncation, is synced before anything else
     //    happens; new entries alone are synced in the background (step 3).
-    std::chrono::steady_clock::duration append_took{};
+    caf::actor_clock::duration_type append_took{};  // on the actor clock
     if (!rd.entries.empty() || rd.hard || rd.truncate_from) {
       auto hs = rd.hard ? storage::hard_state{rd.hard->term, rd.hard->voted_for, rd.hard->commit}
                         : st.log->state();
@@ -330,10 +329,10 @@ void process_ready(self_ptr self) {
           hs.term != st.log->state().term || hs.voted_for != st.log->state().voted_for;
       bool later = !rd.entries.empty() && !vote_changed && !rd.truncate_from && !rd.snapshot;
       bool sync = !later && (!rd.entries.empty() || rd.truncate_from || vote_changed);
-      auto started = std::chrono::steady_clock::now();
+      auto started = self->clock().now();
       if (auto err = st.log->append(rd.entries, hs, rd.truncate_from, sync))
         return fail(self, err);
-      append_took = std::chrono::steady_clock::now() - started;
+      append_took = self->clock().now() - started;
       if (later) st.syncer->start();
     }
     // 2. Send what may go before the sync.

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <caf/actor_clock.hpp>
+
 #include "common/activity.hpp"
 #include "actors/raft/core.hpp"
 #include "proto/interfaces.hpp"
@@ -145,7 +147,7 @@ struct raft_state {
     uint64_t id = 0;  // tells this transfer's answers from an earlier one's
     std::shared_ptr<storage::snapshot_export> source;
     snapshot_chunk next;  // header of the next chunk to send
-    std::chrono::steady_clock::time_point started;
+    caf::actor_clock::time_point started;  // on the actor clock
   };
   /// A snapshot this follower is receiving, staged until complete.
   struct incoming_snapshot {

@@ -62,6 +62,7 @@ retention_actor::behavior_type retention_actor_impl(self_ptr self, raft_actor ra
   self->state.raft = std::move(raft);
   self->state.store = std::move(store);
   self->state.opts = opts;
+  self->state.clock = opts.clock;
   self->delayed_send(self, std::chrono::milliseconds(opts.interval), caf::tick_atom::value);
   return inspector::counted(self, {
       [=](inspect_atom) {
@@ -89,7 +90,7 @@ retention_actor::behavior_type retention_actor_impl(self_ptr self, raft_actor ra
                   if (s.role != "leader" || st.sweeping) return;
                   st.sweeping = true;
                   st.term = s.term;
-                  st.sweep_now = now_ms();
+                  st.sweep_now = now_of(self);
                   st.cursor = prune_cursor{};
                   step(self);
                 },

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "common/activity.hpp"
+#include "common/clock.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::retention {
@@ -26,12 +27,14 @@ struct retention_options {
   // A page of 5 000 is ~10 ms of apply.
   uint32_t page_runs = 5000;
   uint32_t page_tasks = 1000;  // tasks one page looks at at most
+  wall_clock clock{};          // the instant a sweep judges ages at (common/clock.hpp)
 };
 
 struct retention_state {
   proto::raft_actor raft;
   proto::store_actor store;
   retention_options opts;
+  wall_clock clock;  // opts.clock
   bool sweeping = false;
   uint64_t term = 0;      // of the sweep under way
   unix_ms sweep_now = 0;  // the instant the sweep judges ages at

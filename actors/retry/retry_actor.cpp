@@ -21,12 +21,6 @@ using self_ptr = retry_actor::stateful_pointer<retry_state>;
 
 constexpr auto request_timeout = std::chrono::seconds(10);
 
-unix_ms now_of(self_ptr self) {
-  auto& st = self->state;
-  auto elapsed = self->clock().now() - st.base_steady;
-  return st.base_unix + std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
-}
-
 void rearm(self_ptr self) {
   auto& st = self->state;
   if (!st.lead.leading || !st.lead.ready) return;
@@ -154,12 +148,11 @@ std::map<std::string, std::string> details_of(self_ptr self) {
 }  // namespace
 
 retry_actor::behavior_type retry_actor_impl(self_ptr self, raft_actor raft, store_actor store,
-                                            unix_ms start_unix) {
+                                            wall_clock clock) {
   auto& st = self->state;
   st.raft = std::move(raft);
   st.store = std::move(store);
-  st.base_unix = start_unix;
-  st.base_steady = self->clock().now();
+  st.clock = clock;
   return inspector::counted(self, {
       [=](inspect_atom) { return inspector::summary_of(self, details_of(self)); },
       [=](leader_atom, const leadership& l) {

@@ -10,9 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include <caf/actor_clock.hpp>
-
 #include "common/activity.hpp"
+#include "common/clock.hpp"
 #include "common/leader_epoch.hpp"
 #include "proto/interfaces.hpp"
 
@@ -37,14 +36,14 @@ struct retry_state {
   std::priority_queue<item, std::vector<item>, std::greater<item>> heap;
   uint64_t timer_gen = 0;
   unix_ms armed_for = 0;
-  unix_ms base_unix = 0;
-  caf::actor_clock::time_point base_steady;
+  wall_clock clock;  // when retries and deadlines are due (common/clock.hpp)
   inspector::activity activity;
   static inline const char* name = "retry";
 };
 
+/// `clock` is its wall clock: the system's in production, a simulated one in tests.
 proto::retry_actor::behavior_type retry_actor_impl(
     proto::retry_actor::stateful_pointer<retry_state> self, proto::raft_actor raft,
-    proto::store_actor store, unix_ms start_unix);
+    proto::store_actor store, wall_clock clock);
 
 }  // namespace aisched::retry

@@ -22,7 +22,8 @@ void fail_unsent(self_ptr self, const instance& x, const caf::error& why) {
   auto& st = self->state;
   log::warn("run not sent", {{"actor", "router"}, {"instance_id", x.id},
                              {"error", view(why).message}});
-  report_results cmd{st.lead.term, now_ms(), {unsendable(x, why)}};
+  auto now = now_of(self);
+  report_results cmd{st.lead.term, now, {unsendable(x, why, now)}};
   self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
       .then([](applied&) {}, [](caf::error&) {});  // uncommitted: the deadline times it out
 }
@@ -41,7 +42,7 @@ void send_run(self_ptr self, const task& t, const instance& x) {
     // Fired ahead of its instant (planner.hpp): the worker holds it until then.
     if (x.created_at < x.slot) {
       req->not_before = x.slot;
-      req->hold_ms = std::max<duration_ms>(0, x.slot - now_ms());
+      req->hold_ms = std::max<duration_ms>(0, x.slot - now_of(self));
     }
     return self->send(w->proxy, execute_atom::value, std::move(*req));
   }
@@ -88,12 +89,13 @@ void release(self_ptr self, const std::string& run_id) {
   st.assigned.erase(i);
 }
 
-void reserve(router_state& st, worker_entry& w, const std::string& run_id, bool noop) {
+void reserve(router_state& st, worker_entry& w, const std::string& run_id, bool noop,
+             unix_ms now) {
   bool slot = w.c.holds_slot(noop);
   st.assigned[run_id] = {w.info.id, slot};
   w.c.reserved += slot;
   w.c.uses += 1;
-  w.c.last_used = now_ms();
+  w.c.last_used = now;
 }
 
 /// Run `x` (dispatched or running) holds a slot of its task's and pool's limits.
@@ -143,12 +145,12 @@ void deliver(self_ptr self, const instance& x) {
 namespace {
 
 /// The runs `entries` that `cands` (a copy of the workers) placed in a round
-/// (`slotless`: holding no slot) now hold their slots on the workers.
+/// (`slotless`: holding no slot) now hold their slots on the workers (`now`).
 void reserve_placed(router_state& st, const std::vector<dispatch_entry>& entries,
-                    const std::vector<bool>& slotless) {
+                    const std::vector<bool>& slotless, unix_ms now) {
   for (size_t i = 0; i < entries.size(); ++i)
     if (auto* w = find_worker(st, entries[i].worker_id))
-      reserve(st, *w, entries[i].instance_id, slotless[i]);
+      reserve(st, *w, entries[i].instance_id, slotless[i], now);
 }
 
 /// Placed runs `entries` were committed as `a`: the ones it shows dispatched
@@ -200,7 +202,7 @@ void dispatch(self_ptr self) {
   uint64_t free_slots = free_slots_of(cands);
   uint64_t free_noops = takes_free_noops(cands) ? st.queue.noops() : 0;
   if (free_slots + free_noops == 0) return;  // a finished run or a new worker wakes us
-  auto now = now_ms();
+  auto now = now_of(self);
   // The dispatch rate limit: at most this many runs leave now.
   auto budget = st.bucket->take(
       std::min<uint64_t>({st.queue.size(), max_batch, free_slots + free_noops}), now);
@@ -218,12 +220,12 @@ void dispatch(self_ptr self) {
   auto round = place(st.queue, task_of, cands, budget, scan_limit, st.pick, st.limits);
   for (auto& id : round.orphaned) {
     // The task was deleted: nothing to run it with.
-    cancel c{"", id, now_ms(), "task deleted before the run was dispatched"};
+    cancel c{"", id, now, "task deleted before the run was dispatched"};
     self->request(st.raft, request_timeout, propose_atom::value, command{std::move(c)})
         .then([](applied&) {}, [](caf::error&) {});
   }
   proto::dispatch cmd{st.lead.term, now, std::move(round.placed)};
-  reserve_placed(st, cmd.entries, round.slotless);
+  reserve_placed(st, cmd.entries, round.slotless, now);
   if (cmd.entries.empty()) return;
   auto epoch = st.lead.epoch;
   auto entries = cmd.entries;
@@ -278,7 +280,7 @@ void propose_fire(self_ptr self, fire f, caf::typed_response_promise<applied> rp
     if (std::any_of(runs.items().begin(), runs.items().end(),
                     [&](const run_queue::queued& q) { return st.assigned.count(q.run.id) > 0; }))
       runs.clear();
-    auto now = now_ms();
+    auto now = now_of(self);
     // No max_batch here: the fire carries these runs whether placed or not.
     uint64_t room = std::min<uint64_t>(
         runs.size(), free_slots_of(cands) + (takes_free_noops(cands) ? runs.noops() : 0));
@@ -293,7 +295,7 @@ void propose_fire(self_ptr self, fire f, caf::typed_response_promise<applied> rp
               [=](caf::error& e) mutable { pass_on(std::move(e)); });
     return;
   }
-  reserve_placed(st, round.placed, round.slotless);
+  reserve_placed(st, round.placed, round.slotless, now_of(self));
   auto epoch = st.lead.epoch;
   auto entries = round.placed;
   fire_placed cmd{f.term, f.at, std::move(f.slots), std::move(round.placed)};

@@ -23,9 +23,10 @@ void schedule_dispatch(self_ptr self);
 /// Gives back what run `run_id` held: its worker's slot and its limits' slots.
 void release(self_ptr self, const std::string& run_id);
 
-/// Run `run_id` (`noop`: of a no-op task) is placed on worker `w`, taking
-/// one of its slots unless `w` completes no-ops without one.
-void reserve(router_state& st, worker_entry& w, const std::string& run_id, bool noop);
+/// Run `run_id` (`noop`: of a no-op task) is placed on worker `w` at `now`,
+/// taking one of its slots unless `w` completes no-ops without one.
+void reserve(router_state& st, worker_entry& w, const std::string& run_id, bool noop,
+             unix_ms now);
 
 /// Run `x` (dispatched or running) holds a slot of its task's and pool's limits.
 void hold_limits(router_state& st, const proto::instance& x);

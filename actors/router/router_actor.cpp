@@ -42,7 +42,7 @@ std::map<std::string, std::string> details_of(self_ptr self) {
       {"pressure", inspector::text(st.load.level)},
       {"tokens", st.bucket->unlimited() ? "unlimited"
                                         : std::to_string(static_cast<uint64_t>(
-                                              st.bucket->tokens(now_ms())))}};
+                                              st.bucket->tokens(now_of(self))))}};
   for (auto& w : st.workers.entries())
     d["worker." + w.info.id] = std::string(name_of(w.c.status)) + " " +
                                std::to_string(w.c.load()) + "/" + std::to_string(w.c.max_load) +
@@ -80,8 +80,9 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
   self->state.raft = std::move(raft);
   self->state.store = std::move(store);
   self->state.opts = std::move(opts);
+  self->state.clock = self->state.opts.clock;
   self->state.bucket = std::make_unique<backpressure::token_bucket>(
-      self->state.opts.dispatch_rate, self->state.opts.dispatch_burst, now_ms());
+      self->state.opts.dispatch_rate, self->state.opts.dispatch_burst, now_of(self));
   self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
   self->set_down_handler([=](const caf::down_msg& dm) {
     for (auto& w : self->state.workers.entries())
@@ -101,7 +102,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         st.seen_in_rebuild.clear();
         st.held.clear();  // said to the previous term's router, or before it
         st.dead.clear();
-        st.led_since = now_ms();
+        st.led_since = now_of(self);
         st.tasks.clear();
         st.reading.clear();
         for (auto& w : st.workers.entries()) w.c.reserved = 0;
@@ -144,7 +145,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
           if (std::any_of(st.orphans.begin(), st.orphans.end(),
                           [&](const instance& x) { return x.worker_id == info.id; }))
             settle(self, info.id, false);
-          known->info.last_heartbeat = now_ms();
+          known->info.last_heartbeat = now_of(self);
           bool relabelled = known->info.labels != info.labels;
           known->info.labels = known->c.labels = info.labels;
           known->info.max_load = info.max_load;
@@ -200,7 +201,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         w->info.load = hb.load;
         w->info.cpu_percent = hb.cpu_percent;
         w->info.memory_percent = hb.memory_percent;
-        w->info.last_heartbeat = now_ms();
+        w->info.last_heartbeat = now_of(self);
         w->draining_itself = hb.draining;
         revive(self, *w, nullptr);
         set_status(self, *w, worker_status::online);
@@ -263,7 +264,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
       [=](caf::tick_atom) {
         // External workers that went silent are offline: nothing new goes there.
         // Any worker silent for dead_after is dead: its runs end worker_lost.
-        auto now = now_ms();
+        auto now = now_of(self);
         for (auto& w : self->state.workers.entries())
           if (w.info.protocol == worker_protocol::http &&
               now - w.info.last_heartbeat > self->state.opts.heartbeat_timeout)

@@ -32,6 +32,7 @@
 
 #include "actors/backpressure/pressure.hpp"
 #include "common/activity.hpp"
+#include "common/clock.hpp"
 #include "actors/router/placement.hpp"
 #include "actors/router/registry.hpp"
 #include "actors/router/routing.hpp"
@@ -53,6 +54,7 @@ struct router_options {
   /// (takeover.hpp, bury_silent). Longer than heartbeat_timeout.
   duration_ms dead_after = 45'000;
   reveal_fn reveal_secrets;  // opens a run's secrets (storage::secret_keeper); empty: disabled
+  wall_clock clock{};        // the router's and its proxies' (common/clock.hpp): the system's
 };
 
 struct router_state {
@@ -100,6 +102,7 @@ struct router_state {
   hash_ring ring;
   proto::pressure load;
   router_options opts;
+  wall_clock clock;  // opts.clock: every instant the router and its pure parts see
   std::unique_ptr<backpressure::token_bucket> bucket;
   bool waiting_for_tokens = false;
   inspector::activity activity;

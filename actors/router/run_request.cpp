@@ -78,9 +78,9 @@ caf::expected<execute_request> make_request(const task& t, const instance& x,
   return r;
 }
 
-run_result unsendable(const instance& x, const caf::error& why) {
+run_result unsendable(const instance& x, const caf::error& why, unix_ms now) {
   auto r = failed_report(x, "not sent to a worker: " + view(why).message);
-  r.started_at = r.finished_at = now_ms();
+  r.started_at = r.finished_at = now;
   return r;
 }
 

@@ -34,7 +34,8 @@ caf::expected<proto::execute_request> make_request(const proto::task& t,
                                                    const proto::instance& x,
                                                    const reveal_fn& reveal);
 
-/// The failed result committed for an attempt that could not be sent (`why`).
-proto::run_result unsendable(const proto::instance& x, const caf::error& why);
+/// The failed result committed for an attempt that could not be sent (`why`),
+/// started and finished at `now`.
+proto::run_result unsendable(const proto::instance& x, const caf::error& why, unix_ms now);
 
 }  // namespace aisched::router

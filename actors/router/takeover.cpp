@@ -36,7 +36,7 @@ void adopt(self_ptr self, const instance& x) {
   if (a != st.assigned.end() && a->second.worker != w->info.id) return;
   if (a == st.assigned.end()) {
     auto* t = st.tasks.terms(x.task_id);
-    reserve(st, *w, x.id, t && t->noop);
+    reserve(st, *w, x.id, t && t->noop, now_of(self));
   }
   deliver(self, x);
 }
@@ -55,7 +55,7 @@ void report_lost(self_ptr self, std::vector<run_result> lost, const obs::counter
                                            {"worker_id", r.worker_id},
                                            {"attempt", std::to_string(r.attempt)}});
   auto epoch = st.lead.epoch;
-  report_results cmd{st.lead.term, now_ms(), lost};
+  report_results cmd{st.lead.term, now_of(self), lost};
   self->request(st.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
       .then([](applied&) {},
             [=](caf::error&) {

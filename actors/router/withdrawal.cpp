@@ -21,7 +21,7 @@ namespace {
 void withdraw(self_ptr self, const instance& x, const char* why) {
   log::info("run withdrawn before its instant",
             {{"actor", "router"}, {"instance_id", x.id}, {"reason", why}});
-  cancel c{"", x.id, now_ms(), std::string("withdrawn before its instant: ") + why};
+  cancel c{"", x.id, now_of(self), std::string("withdrawn before its instant: ") + why};
   auto epoch = self->state.lead.epoch;
   self->request(self->state.raft, request_timeout, propose_atom::value, command{std::move(c)})
       .then([](applied&) {},
@@ -47,7 +47,7 @@ void follow_task_changes(self_ptr self, const applied& a) {
   std::unordered_map<uint64_t, const task*> changed;  // nullptr: deleted
   for (auto& t : a.tasks) changed[t.id] = &t;
   for (auto id : a.deleted_tasks) changed[id] = nullptr;
-  auto now = now_ms();
+  auto now = now_of(self);
   for (auto& [id, x] : self->state.in_flight) {
     if (!not_due(x, now)) continue;
     auto c = changed.find(x.task_id);
@@ -62,7 +62,7 @@ void follow_task_changes(self_ptr self, const applied& a) {
 }
 
 bool withdraw_if_paused(self_ptr self, const instance& x) {
-  if (!not_due(x, now_ms())) return false;
+  if (!not_due(x, now_of(self))) return false;
   auto* t = self->state.tasks.terms(x.task_id);
   if (!t || !t->paused) return false;  // a deleted task's run fails when it is sent
   withdraw(self, x, "its task was paused");

@@ -33,10 +33,10 @@ void start_proxies(self_ptr self) {
     if (w.info.protocol == worker_protocol::http)
       w.proxy = self->spawn<caf::linked>(worker_proxy::http_worker_proxy_impl, w.info.id,
                                          w.info.address, st.opts.report_base, st.opts.http_pool,
-                                         st.raft, st.lead.term);
+                                         st.raft, st.lead.term, st.clock);
     else
       w.proxy = self->spawn<caf::linked>(worker_proxy::worker_proxy_impl, w.info.id, w.handle,
-                                         st.raft, st.lead.term);
+                                         st.raft, st.lead.term, st.clock);
   }
 }
 
@@ -48,7 +48,7 @@ worker_entry& upsert_worker(self_ptr self, proto::worker info) {
     self->send_exit(old->proxy, caf::exit_reason::user_shutdown);
     old->proxy = nullptr;
   }
-  return st.workers.upsert(std::move(info), now_ms());
+  return st.workers.upsert(std::move(info), now_of(self));
 }
 
 void stop_proxies(self_ptr self) {

@@ -24,12 +24,6 @@ using self_ptr = trigger_actor::stateful_pointer<trigger_state>;
 constexpr auto request_timeout = std::chrono::seconds(10);
 constexpr duration_ms retry_fire_after = 200;
 
-unix_ms now_of(self_ptr self) {
-  auto& st = self->state;
-  auto elapsed = self->clock().now() - st.base_steady;
-  return st.base_unix + std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count();
-}
-
 /// Arms the single wake-up timer for the planner's next due instant.
 void rearm(self_ptr self) {
   auto& st = self->state;
@@ -288,13 +282,12 @@ std::map<std::string, std::string> details_of(self_ptr self) {
 }  // namespace
 
 trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft, store_actor store,
-                                                unix_ms start_unix, duration_ms fire_ahead) {
+                                                wall_clock clock, duration_ms fire_ahead) {
   auto& st = self->state;
   st.fire_ahead = fire_ahead;
   st.raft = std::move(raft);
   st.store = std::move(store);
-  st.base_unix = start_unix;
-  st.base_steady = self->clock().now();
+  st.clock = clock;
   return inspector::counted(self, {
       [=](inspect_atom) { return inspector::summary_of(self, details_of(self)); },
       [=](leader_atom, const leadership& l) {

@@ -12,10 +12,10 @@
 #include <vector>
 #include <memory>
 
-#include <caf/actor_clock.hpp>
 #include <caf/typed_response_promise.hpp>
 
 #include "common/activity.hpp"
+#include "common/clock.hpp"
 #include "actors/trigger/planner.hpp"
 #include "common/leader_epoch.hpp"
 #include "proto/interfaces.hpp"
@@ -39,19 +39,17 @@ struct trigger_state {
   std::vector<std::pair<std::function<void(caf::typed_response_promise<proto::applied>)>,
                         caf::typed_response_promise<proto::applied>>>
       deferred;
-  // Wall clock anchored to the actor clock, so tests run on virtual time.
-  unix_ms base_unix = 0;
-  caf::actor_clock::time_point base_steady;
+  wall_clock clock;  // the time the planner and fires see (common/clock.hpp)
   inspector::activity activity;
   static inline const char* name = "trigger";
 };
 
-/// `start_unix` is the wall-clock time at spawn (now_ms() in production; a fixed
-/// instant in tests); `fire_ahead` how long before its instant a slot fires,
+/// `clock` is its wall clock (the system's in production; a simulated one,
+/// read on the actor clock, in tests); `fire_ahead` how long before its instant a slot fires,
 /// so its run starts on it (planner.hpp; 0: at the instant). Register the
 /// actor with raft (subscribe) after spawning.
 proto::trigger_actor::behavior_type trigger_actor_impl(
     proto::trigger_actor::stateful_pointer<trigger_state> self, proto::raft_actor raft,
-    proto::store_actor store, unix_ms start_unix, duration_ms fire_ahead);
+    proto::store_actor store, wall_clock clock, duration_ms fire_ahead);
 
 }  // namespace aisched::trigger

@@ -3,7 +3,8 @@
 // user, own namespaces, nothing outlives the run) in a scratch directory with a
 // minimal environment, HTTP calls with libcurl, containers through
 // docker/podman, noop at once. Never called on a CAF scheduler thread: the
-// worker actor runs it on a thread of its own and is told the result.
+// worker actor's process_executor (run_executor.hpp) runs it on a thread of a
+// run_pool and tells the worker the result.
 #pragma once
 
 #include <atomic>

@@ -146,7 +146,7 @@ void deliver_finals(worker_actor::stateful_pointer<worker_state> self,
     if (auto err = st.box->put(stored)) outbox_failed(self, "write", err);
   for (auto& l : finished.noop_lines)
     log_started(st, l.task_id, l.instance_id, l.trace_id, l.attempt);
-  auto now = now_ms();
+  auto now = now_of(self);
   for (auto* run : runs) {
     obs::get().executions[static_cast<size_t>(run->result.state)].inc();  // each attempt once
     run->unacked = true;
@@ -157,12 +157,13 @@ void deliver_finals(worker_actor::stateful_pointer<worker_state> self,
 
 /// Starts attempt `key` of `req`, whose entry in `runs` exists: a no-op
 /// completes here (added to `finished`, for the caller to report with the
-/// others once it is done with the message), anything else goes to the pool.
-/// False (the entry gone) when the pool takes no more work (the node stops).
+/// others once it is done with the message), anything else goes to the
+/// executor. False (the entry gone) when the executor takes no more runs (the
+/// node stops).
 bool start(worker_actor::stateful_pointer<worker_state> self, const std::string& key,
            worker_state::run& entry, const execute_request& req, finished_runs& finished) {
   auto& st = self->state;
-  auto now = now_ms();
+  auto now = now_of(self);
   bool logging = log::enabled(log::level::info);  // per run: no strings built when off
   if (req.kind == task_kind::noop) {
     // Nothing to execute: complete here, without a thread or a `running` report.
@@ -198,21 +199,8 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
   }
   if (logging) log_started(st, req.task_id, req.instance_id, req.trace_id, req.attempt);
   if (!entry.cancelled) entry.cancelled = std::make_shared<std::atomic<bool>>(false);
-  auto cancelled = entry.cancelled;
-  worker_actor me = self;
-  auto opts = st.cfg.exec;
-  bool queued = st.pool->submit([me, req, opts, cancelled](const std::atomic<bool>& stopping) {
-    caf::anon_send(me, started_atom::value, req.instance_id, req.attempt, now_ms());
-    // The run stops when cancelled or when the pool shuts down (node stopping:
-    // the unreported run times out on the leader and is retried elsewhere).
-    auto stop = [&] { return cancelled->load() || stopping.load(); };
-    auto live = [&](std::string_view chunk) {
-      caf::anon_send(me, output_atom::value, req.instance_id, req.attempt, std::string(chunk));
-    };
-    auto result = execute_task(req, opts, stop, live);
-    if (stopping.load()) return;
-    caf::anon_send(me, done_atom::value, std::move(result), req.attempt);
-  });
+  // Its executor (run_executor.hpp) tells this actor started, output, done.
+  bool queued = st.exec->launch({self, req, entry.cancelled, st.clock, &self->clock()});
   if (!queued) {  // it never starts: no report that it may have run
     if (st.box)
       if (auto err = st.box->erase({key})) outbox_failed(self, "delete", err);
@@ -313,7 +301,7 @@ std::map<std::string, std::string> details_of(const worker_state& st) {
   return {{"id", st.cfg.id},
           {"running", std::to_string(running)},
           {"held_for_instant", std::to_string(held)},
-          {"slots", std::to_string(st.pool ? st.pool->threads() : 0)},
+          {"slots", std::to_string(st.exec ? st.exec->slots() : 0)},
           {"dedup_cached", std::to_string(st.runs.size() - running - held + st.settled.size())},
           {"unacked_reports", std::to_string(unacked)},
           {"outbox_fault", st.outbox_fault},
@@ -324,10 +312,12 @@ std::map<std::string, std::string> details_of(const worker_state& st) {
 }  // namespace
 
 worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<worker_state> self,
-                                              worker_config cfg, std::shared_ptr<run_pool> pool) {
+                                              worker_config cfg,
+                                              std::shared_ptr<run_executor> exec) {
   self->state.cfg = std::move(cfg);
+  self->state.clock = self->state.cfg.clock;
   self->state.settled = settled_outcomes{self->state.cfg.dedup_cap};
-  self->state.pool = std::move(pool);
+  self->state.exec = std::move(exec);
   open_outbox(self);
   self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
   self->set_down_handler([=](const caf::down_msg& dm) {
@@ -343,7 +333,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
       [=](inspect_atom) { return inspector::summary_of(self, details_of(self->state)); },
       [=](execute_atom, const execute_request& req,
           const worker_proxy_actor& reply_to) -> caf::result<bool> {
-        auto now = now_ms();
+        auto now = now_of(self);
         purge(self->state, now);
         finished_runs finished;
         auto taken = take_run(self, req, reply_to, now, finished);
@@ -353,7 +343,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
       },
       [=](execute_atom, const std::vector<execute_request>& reqs,
           const worker_proxy_actor& reply_to) {
-        auto now = now_ms();
+        auto now = now_of(self);
         purge(self->state, now);
         std::vector<std::string> refusals;  // one per run, "" where taken
         refusals.reserve(reqs.size());
@@ -369,7 +359,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
       },
       [=](wake_atom, unix_ms instant) {
         auto& st = self->state;
-        auto now = now_ms();
+        auto now = now_of(self);
         if (instant > now) {
           // Never before its instant: a timer that woke early waits the rest.
           self->delayed_send(self, std::chrono::milliseconds(instant - now), wake_atom::value,
@@ -395,7 +385,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
             r.state = instance_state::failed;
             r.exit_code = -1;
             r.error = "worker " + st.cfg.id + " stopped before the run's instant";
-            r.started_at = r.finished_at = now_ms();
+            r.started_at = r.finished_at = now_of(self);
             auto& run = st.runs[key];
             run.reply_to = reply_to;
             run.done = true;
@@ -465,7 +455,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
       },
       [=](ack_atom, const std::vector<std::string>& keys) {
         auto& st = self->state;
-        auto now = now_ms();
+        auto now = now_of(self);
         std::vector<std::string> stored;  // the outbox forgets them in one write
         for (auto& k : keys) {
           auto i = st.runs.find(k);
@@ -509,7 +499,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
         // Re-send final reports nobody acknowledged (a lost message, a leader that
         // changed, or a restart of this worker) through the router.
         auto& st = self->state;
-        auto now = now_ms();
+        auto now = now_of(self);
         if (st.report_sink)
           for (auto& [key, run] : st.runs)
             if (run.unacked && now - run.last_sent >= st.cfg.resend_after) {

@@ -1,10 +1,13 @@
 // The worker actor runs task attempts handed to it by a worker_proxy. It owns
 // the dedup cache (instance id + attempt -> outcome) so a run delivered twice
-// executes once, the cancel flags of running attempts, and a
-// run_pool that executes off CAF's threads. Reports (running, then the final
-// result) go to the proxy that sent the execute. It tells its registrar which
-// runs it holds (`held`), so a leader can tell runs lost with a restarted
-// worker from runs still going. A worker whose outbox will not open, write or
+// executes once and the cancel flags of running attempts; it hands each run
+// that is not a no-op to its executor, given at spawn (run_executor.hpp: the
+// real processes on a run_pool's threads, process_executor, or a simulation's
+// runs of seeded duration and exit code in virtual time, sim_executor), which
+// tells it the run started, its output and its result. Reports (running, then
+// the final result) go to the proxy that sent the execute. It tells its
+// registrar which runs it holds (`held`), so a leader can tell runs lost with a
+// restarted worker from runs still going. A worker whose outbox will not open, write or
 // delete takes no new runs from then on: its reports would not survive a
 // restart, which is what the outbox is for.
 //
@@ -37,10 +40,11 @@
 #include <string>
 #include <unordered_map>
 
-#include "actors/worker/executor.hpp"
 #include "actors/worker/outbox.hpp"
+#include "actors/worker/run_executor.hpp"
 #include "actors/worker/settled.hpp"
 #include "common/activity.hpp"
+#include "common/clock.hpp"
 #include "common/run_pool.hpp"
 #include "proto/interfaces.hpp"
 
@@ -57,12 +61,12 @@ constexpr duration_ms max_skew = 1'000;
 
 struct worker_config {
   std::string id = "local";
-  exec_options exec;
   duration_ms dedup_ttl = 5 * 60'000;  // a settled attempt is forgotten after this...
   size_t dedup_cap = 100'000;           // ...or once this many newer ones settled
   std::string outbox_dir;           // "" keeps unacknowledged reports in memory only
   size_t live_cap = 64 * 1024;      // bytes of live output a new follower is sent first
   duration_ms resend_after = 3'000;  // an unacknowledged report is sent again after this
+  wall_clock clock{};                // the worker's (common/clock.hpp): the system's
 };
 
 struct worker_state {
@@ -82,7 +86,8 @@ struct worker_state {
     unix_ms last_sent = 0;
   };
   worker_config cfg;
-  std::shared_ptr<run_pool> pool;
+  wall_clock clock;  // cfg.clock: every instant the worker sees
+  std::shared_ptr<run_executor> exec;  // runs what is not a no-op (never null)
   std::unique_ptr<outbox> box;  // durable copy of the unacknowledged reports (run::unacked)
   std::string outbox_fault;     // why reports cannot be kept durably; "" while they can
   caf::actor report_sink;       // the router, for re-sends
@@ -103,9 +108,10 @@ struct worker_state {
   static inline const char* name = "worker";
 };
 
-/// `pool` must outlive the actor's runs; the runtime stops it at shutdown.
+/// `exec` executes the runs (run_executor.hpp); a process_executor's pool
+/// must outlive the actor's runs (the runtime stops it at shutdown).
 proto::worker_actor::behavior_type worker_actor_impl(
     proto::worker_actor::stateful_pointer<worker_state> self, worker_config cfg,
-    std::shared_ptr<run_pool> pool);
+    std::shared_ptr<run_executor> exec);
 
 }  // namespace aisched::worker

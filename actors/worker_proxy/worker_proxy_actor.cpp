@@ -70,7 +70,7 @@ void flush_reports(self_ptr self) {
   st.flush_scheduled = false;
   if (st.pending.empty()) return;
   fold_starts(st.pending);
-  report_results cmd{st.term, now_ms(), std::move(st.pending)};
+  report_results cmd{st.term, now_of(self), std::move(st.pending)};
   st.pending.clear();
   // Kept once for both handlers (not copied into each): the reports, to
   // queue again on a transient failure, and the keys of the final ones,
@@ -107,7 +107,7 @@ void flush_reports(self_ptr self) {
 /// (not batched) so its sender hears this report's own outcome.
 caf::result<applied> settle_report(self_ptr self, run_result r) {
   auto rp = self->make_response_promise<applied>();
-  report_results cmd{self->state.term, now_ms(), {std::move(r)}};
+  report_results cmd{self->state.term, now_of(self), {std::move(r)}};
   self->request(self->state.raft, request_timeout, propose_atom::value, command{std::move(cmd)})
       .then(
           [=](applied& a) mutable {
@@ -178,18 +178,19 @@ void send_runs(self_ptr self) {
 
 worker_proxy_actor::behavior_type http_worker_proxy_impl(
     self_ptr self, std::string worker_id, std::string callback_url, std::string report_base,
-    std::shared_ptr<worker::run_pool> pool, raft_actor raft, uint64_t term) {
+    std::shared_ptr<worker::run_pool> pool, raft_actor raft, uint64_t term, wall_clock clock) {
   auto& st = self->state;
   st.worker_id = std::move(worker_id);
   st.callback_url = std::move(callback_url);
   st.report_base = std::move(report_base);
   st.raft = std::move(raft);
   st.term = term;
+  st.clock = clock;
   return {
       [=](execute_atom, const execute_request& req) {
         auto& st = self->state;
         auto i = st.holding.find(req.instance_id);
-        auto now = now_ms();  // the leader's clock, as the instant's
+        auto now = now_of(self);  // the leader's clock, as the instant's
         if (req.hold_ms > 0 && req.not_before > now && i == st.holding.end()) {
           st.holding[req.instance_id] = req;
           self->delayed_send(self, std::chrono::milliseconds(req.not_before - now),
@@ -208,7 +209,7 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
         auto& held = self->state.holding;
         auto i = held.find(instance_id);
         if (i == held.end()) return;  // dropped by a cancel
-        if (auto left = due - now_ms(); left > 0) {  // never before the instant
+        if (auto left = due - now_of(self); left > 0) {  // never before the instant
           self->delayed_send(self, std::chrono::milliseconds(left), wake_atom::value,
                              instance_id, due);
           return;
@@ -232,12 +233,13 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
 
 worker_proxy_actor::behavior_type worker_proxy_impl(self_ptr self, std::string worker_id,
                                                     worker_actor worker, raft_actor raft,
-                                                    uint64_t term) {
+                                                    uint64_t term, wall_clock clock) {
   auto& st = self->state;
   st.worker_id = std::move(worker_id);
   st.worker = std::move(worker);
   st.raft = std::move(raft);
   st.term = term;
+  st.clock = clock;
   return {
       [=](execute_atom, execute_request& req) {
         auto& st = self->state;

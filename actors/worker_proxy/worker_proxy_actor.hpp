@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/clock.hpp"
 #include "common/run_pool.hpp"
 #include "proto/interfaces.hpp"
 
@@ -25,6 +26,7 @@ struct proxy_state {
   proto::worker_actor worker;
   proto::raft_actor raft;
   uint64_t term = 0;
+  wall_clock clock;  // its router's: the time of its reports and of held runs' instants
   std::vector<proto::run_result> pending;  // reports not yet proposed
   std::string callback_url;                // http workers only
   std::string report_base;                 // "http://host:port" of this node's gateway
@@ -44,13 +46,15 @@ struct proxy_state {
 /// worker reports over REST (POST /api/v1/instances/{id}/report), which the
 /// router verifies and hands here with `settle`. A run placed ahead of its
 /// instant is posted at the instant; a cancel before then drops it here.
+/// `clock` is the router's wall clock (common/clock.hpp).
 proto::worker_proxy_actor::behavior_type http_worker_proxy_impl(
     proto::worker_proxy_actor::stateful_pointer<proxy_state> self, std::string worker_id,
     std::string callback_url, std::string report_base, std::shared_ptr<worker::run_pool> pool,
-    proto::raft_actor raft, uint64_t term);
+    proto::raft_actor raft, uint64_t term, wall_clock clock);
 
+/// A proxy for a native worker (a CAF actor); `clock` as above.
 proto::worker_proxy_actor::behavior_type worker_proxy_impl(
     proto::worker_proxy_actor::stateful_pointer<proxy_state> self, std::string worker_id,
-    proto::worker_actor worker, proto::raft_actor raft, uint64_t term);
+    proto::worker_actor worker, proto::raft_actor raft, uint64_t term, wall_clock clock);
 
 }  // namespace aisched::worker_proxy

@@ -88,6 +88,8 @@ TEST(route_table_test, rules_of_the_routes_that_matter) {
       {"POST", "/api/v1/cluster/members", role::cluster_admin, "cluster.add_member"},
       {"DELETE", "/api/v1/cluster/members/n2", role::cluster_admin, "cluster.remove_member"},
       {"PUT", "/api/v1/admin/log-level", role::cluster_admin, "cluster.log_level"},
+      // A backup holds every tenant's state: cluster admin, audited though it reads.
+      {"GET", "/api/v1/cluster/snapshot", role::cluster_admin, "cluster.snapshot"},
       {"GET", "/api/v1/admin/log-level", role::viewer, ""},
       // What spends model tokens needs operator.
       {"POST", "/api/v1/ai/chat", role::operator_, ""},

@@ -63,6 +63,7 @@ const std::map<std::string, recipe>& recipes() {
       {"GET /api/v1/cluster", {}},
       {"POST /api/v1/cluster/members", {P::none, "{}"}},
       {"DELETE /api/v1/cluster/members/{id}", {P::member}},
+      {"GET /api/v1/cluster/snapshot", {}},
       {"GET /api/v1/admin/log-level", {}},
       {"PUT /api/v1/admin/log-level", {P::none, "{}"}},
       {"GET /api/v1/backpressure", {}},

@@ -81,6 +81,9 @@ TEST(metrics_test, every_family_of_the_issue_is_registered_with_its_type) {
       {"gateway_request_duration_seconds", "histogram"},
       {"aisched_build_info", "gauge"},
       {"process_resident_memory_bytes", "gauge"},
+      {"backups_total", "counter"},  // issue 46: scheduled backups
+      {"backup_failures_total", "counter"},
+      {"backup_last_success_timestamp_seconds", "gauge"},
   };
   for (auto [name, type] : families) {
     auto i = text.types.find(name);

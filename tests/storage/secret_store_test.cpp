@@ -22,7 +22,7 @@ class secret_store : public state_machine_test {
   /// Sets `name` of `tenant` through `k` the way the gateway does.
   void set(secret_keeper& k, const std::string& tenant, const std::string& name,
            const std::string& v) {
-    auto s = k.seal(tenant, name, v);
+    auto s = k.seal(tenant, name, v, 1'000);
     ASSERT_TRUE(s) << view(s.error()).message;
     if (s->first_key) must_apply(*s->first_key);
     must_apply(put_secret{s->record});
@@ -84,7 +84,7 @@ TEST_F(secret_store, neither_the_database_files_nor_a_snapshot_hold_a_value) {
 TEST_F(secret_store, versions_count_sets_also_within_one_batch) {
   secret_keeper k(*db_, cluster_key_, std::nullopt);
   set(k, "acme", "x", "one");
-  auto a = k.seal("acme", "x", "two"), b = k.seal("acme", "x", "three");
+  auto a = k.seal("acme", "x", "two", 1'000), b = k.seal("acme", "x", "three", 2'000);
   ASSERT_TRUE(a && b);
   auto rs = apply({put_secret{a->record}, put_secret{b->record}});
   ASSERT_EQ(rs.size(), 2u);
@@ -95,7 +95,7 @@ TEST_F(secret_store, versions_count_sets_also_within_one_batch) {
 
 TEST_F(secret_store, a_second_first_key_and_a_value_under_another_key_are_refused) {
   secret_keeper k(*db_, cluster_key_, std::nullopt);
-  auto racing = k.seal("acme", "x", "v");  // a gateway that saw no key yet
+  auto racing = k.seal("acme", "x", "v", 1'000);  // a gateway that saw no key yet
   set(k, "acme", "y", "w");                // another one created the key first
   ASSERT_TRUE(racing && racing->first_key);
   auto dup = apply_one(*racing->first_key);
@@ -104,7 +104,7 @@ TEST_F(secret_store, a_second_first_key_and_a_value_under_another_key_are_refuse
   auto stale = apply_one(put_secret{racing->record});
   ASSERT_FALSE(stale);
   EXPECT_EQ(code_of(stale.error()), errc::version_conflict);
-  auto again = k.seal("acme", "x", "v");  // what the gateway does on already_exists
+  auto again = k.seal("acme", "x", "v", 2'000);  // what the gateway does on already_exists
   ASSERT_TRUE(again);
   EXPECT_FALSE(again->first_key);
   must_apply(put_secret{again->record});
@@ -144,7 +144,7 @@ TEST_F(secret_store, a_keeper_without_the_key_lists_names_and_opens_nothing) {
   EXPECT_FALSE(none.check());  // nothing to check: the node starts, setting is refused
   EXPECT_EQ(none.list("acme")->size(), 1u);
   EXPECT_TRUE(*none.exists("acme", "x"));
-  auto s = none.seal("acme", "y", "w");
+  auto s = none.seal("acme", "y", "w", 1'000);
   ASSERT_FALSE(s);
   EXPECT_EQ(code_of(s.error()), errc::unavailable);
   EXPECT_FALSE(none.reveal("acme", {"x"}));

@@ -24,6 +24,7 @@
 #include <caf/fwd.hpp>  // scoped_actor, scheduler::test_coordinator
 #include <gtest/gtest.h>
 
+#include "common/clock.hpp"
 #include "proto/interfaces.hpp"
 #include "support/single_node.hpp"
 
@@ -98,6 +99,9 @@ class node_fixture : public ::testing::Test {
   /// The wall clock of the actors under test: `start_unix` plus the virtual time
   /// passed since construction.
   unix_ms now() const;
+
+  /// That clock as the actors under test read it (common/clock.hpp): spawn them with it.
+  wall_clock sim_clock() const { return wall_clock::simulated(start_unix_, spawned_at_); }
 
   /// Moves virtual time to `target` (as now() counts it) in steps of at most 100 ms,
   /// delivering every message after each step: timers fire at their instant, never early.

@@ -21,6 +21,7 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include "common/clock.hpp"
 #include "proto/time.hpp"
 #include "support/node_process.hpp"
 
@@ -58,7 +59,7 @@ inline double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 
 /// Wall-clock now in Unix milliseconds (the nodes run on this machine's clock).
-inline int64_t wall_ms() { return now_ms(); }
+inline int64_t wall_ms() { return system_now_ms(); }
 
 /// Unix milliseconds of an RFC 3339 time as the API writes it; -1 if it is not one.
 inline int64_t rfc3339_ms(const std::string& s) { return parse_rfc3339(s).value_or(-1); }

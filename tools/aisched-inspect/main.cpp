@@ -19,6 +19,7 @@
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include "common/clock.hpp"
 #include "proto/cluster_link.hpp"
 #include "proto/cluster_link_auth.hpp"
 #include "proto/errors.hpp"
@@ -155,8 +156,8 @@ void show(const proto::node_summary& s, const options& opts) {
 
 /// Sleeps `ms` in short steps; false when Ctrl-C came meanwhile.
 bool pause_for(duration_ms ms) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-  while (!interrupted && std::chrono::steady_clock::now() < until)
+  auto until = steady_now() + std::chrono::milliseconds(ms);
+  while (!interrupted && steady_now() < until)
     std::this_thread::sleep_for(20ms);
   return !interrupted;
 }

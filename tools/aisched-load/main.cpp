@@ -32,14 +32,16 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.hpp"
 #include "proto/time.hpp"
 #include "tools/aisched-load/stats.hpp"
 #include "tools/common/http_client.hpp"
 
 namespace json = boost::json;
 using aisched::format_rfc3339;
-using aisched::now_ms;
 using aisched::parse_rfc3339;
+using aisched::steady_now;
+using aisched::system_now_ms;
 using aisched::unix_ms;
 using aisched::tools::http_client;
 using aisched::load::percentiles;
@@ -238,13 +240,13 @@ run_counters scrape(http_client& c) {
 }
 
 int burst(const options& o) {
-  auto due = (now_ms() / 1000 + static_cast<unix_ms>(o.lead_s) + 1) * 1000;
+  auto due = (system_now_ms() / 1000 + static_cast<unix_ms>(o.lead_s) + 1) * 1000;
   std::vector<std::string> docs;
   for (size_t i = 0; i < o.n; ++i)
     docs.push_back(R"({"name":"load-burst-)" + std::to_string(i) + R"(","kind":"noop","at":")" +
                    format_rfc3339(due) + R"("})");
   auto ids = create_tasks(o, docs);
-  if (now_ms() >= due)
+  if (system_now_ms() >= due)
     std::fprintf(stderr, "warning: creating took longer than --lead; tasks fired late\n");
   std::set<uint64_t> set(ids.begin(), ids.end());
   // Wait (bounded) until every run succeeded. The node's success gauge is
@@ -253,10 +255,10 @@ int burst(const options& o) {
   http_client probe(o.server);
   auto before = scrape(probe);
   std::vector<run_view> runs;
-  auto deadline = std::max(now_ms(), due) + 120'000;
-  while (now_ms() < deadline) {
+  auto deadline = std::max(system_now_ms(), due) + 120'000;
+  while (system_now_ms() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(before.ok ? 50 : 500));
-    if (now_ms() < due) continue;
+    if (system_now_ms() < due) continue;
     if (before.ok) {
       auto now = scrape(probe);
       progress("done", static_cast<size_t>(std::max(0.0, now.succeeded - before.succeeded)),
@@ -321,13 +323,12 @@ int steady(const options& o) {
                    R"(","kind":"noop","schedule":")" + schedule_of(i) + R"(","overlap":"allow"})");
   auto ids = create_tasks(o, docs);
   std::set<uint64_t> set(ids.begin(), ids.end());
-  auto start = (now_ms() / 1000 + 1) * 1000;  // first whole second every task is armed for
+  auto start = (system_now_ms() / 1000 + 1) * 1000;  // first whole second every task is armed for
   auto stop = start + static_cast<unix_ms>(o.duration_s * 1000);
-  while (now_ms() < stop + 1000) {
+  while (system_now_ms() < stop + 1000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    progress("running",
-             static_cast<size_t>(std::clamp<unix_ms>(now_ms() - start, 0, stop - start + 1000)),
-             static_cast<size_t>(stop - start + 1000));
+    auto done = std::clamp<unix_ms>(system_now_ms() - start, 0, stop - start + 1000);
+    progress("running", static_cast<size_t>(done), static_cast<size_t>(stop - start + 1000));
   }
   delete_tasks(o, ids);                                  // stops further fires
   std::this_thread::sleep_for(std::chrono::seconds(2));  // let the last runs finish
@@ -380,21 +381,21 @@ int idle(const options& o) {
                    R"(","kind":"noop","schedule":"0 )" + std::to_string(m % 60) + " " +
                    std::to_string(m / 60) + R"( * * *"})");
   }
-  auto t0 = now_ms();
+  auto t0 = system_now_ms();
   auto ids = create_tasks(o, docs);
-  auto create_s = static_cast<double>(now_ms() - t0) / 1000.0;
+  auto create_s = static_cast<double>(system_now_ms() - t0) / 1000.0;
   docs = {};
   std::this_thread::sleep_for(std::chrono::seconds(15));  // let the node settle
   auto rss_after = node_rss(probe);
   std::set<uint64_t> set(ids.begin(), ids.end());
   const unix_ms minute = 60'000;
-  auto start = (now_ms() / minute + 1) * minute;
+  auto start = (system_now_ms() / minute + 1) * minute;
   auto minutes = std::max<unix_ms>(1, static_cast<unix_ms>(std::ceil(o.duration_s / 60.0)));
   auto stop = start + minutes * minute;
-  while (now_ms() < stop + 5'000) {  // the last minute's runs finish
+  while (system_now_ms() < stop + 5'000) {  // the last minute's runs finish
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    progress("waiting", static_cast<size_t>(std::clamp<unix_ms>(now_ms() - start, 0, stop - start)),
-             static_cast<size_t>(stop - start));
+    auto done = std::clamp<unix_ms>(system_now_ms() - start, 0, stop - start);
+    progress("waiting", static_cast<size_t>(done), static_cast<size_t>(stop - start));
   }
   std::fprintf(stderr, "\n");
   auto w = in_window(fetch_runs(o, set), start, stop);
@@ -433,9 +434,9 @@ int throughput(const options& o) {
   std::atomic<bool> stop{false};
   std::vector<double> enqueue_ms;  // --bulk: each request's round trip
   std::vector<std::pair<double, double>> enqueue_spans;  // and when, in s since t0
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = steady_now();
   auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return std::chrono::duration<double>(steady_now() - t0).count();
   };
   // Creators keep `backlog` runs created but not done, each due --due-ms after its create;
   // with --bulk, each creator enqueues batches of runs of its own manual noop task instead.
@@ -489,7 +490,7 @@ int throughput(const options& o) {
         }
         auto doc = R"({"name":"load-throughput-)" + std::to_string(i) +
                    R"(","kind":"noop","at":")" +
-                   format_rfc3339(now_ms() + static_cast<unix_ms>(o.due_ms)) + R"("})";
+                   format_rfc3339(system_now_ms() + static_cast<unix_ms>(o.due_ms)) + R"("})";
         auto r = c.call("POST", "/api/v1/tasks", doc);
         if (r.status != 201) {
           created--;
@@ -530,9 +531,9 @@ int throughput(const options& o) {
   for (auto& t : creators) t.join();
   std::fprintf(stderr, "\n");
   // Let what was created finish (bounded), so the tasks can go.
-  auto drain_deadline = now_ms() + 60'000;
+  auto drain_deadline = system_now_ms() + 60'000;
   auto drained = at_end;
-  while (now_ms() < drain_deadline) {
+  while (system_now_ms() < drain_deadline) {
     drained = scrape(probe);
     if (drained.ok && drained.succeeded - start.succeeded >= static_cast<double>(created.load()))
       break;
@@ -600,17 +601,17 @@ int api(const options& o) {
   std::mutex mtx;
   std::vector<double> lat;
   std::atomic<size_t> errors{0};
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = steady_now();
   parallel(o, o.n, [&](size_t, http_client& c) {
-    auto s = std::chrono::steady_clock::now();
+    auto s = steady_now();
     auto r = c.call("GET", "/api/v1/tasks?limit=1");
     auto us =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+        std::chrono::duration<double, std::milli>(steady_now() - s).count();
     if (r.status != 200) ++errors;
     std::lock_guard<std::mutex> g(mtx);
     lat.push_back(us);
   });
-  auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto secs = std::chrono::duration<double>(steady_now() - t0).count();
   json::object out{{"scenario", "api"},
                    {"requests", o.n},
                    {"errors", errors.load()},

@@ -29,6 +29,8 @@ void add_control_commands(CLI::App& app, action& chosen);
 void add_auth_commands(CLI::App& app, action& chosen);
 /// secret set|list|rm|rotate-key
 void add_secret_commands(CLI::App& app, action& chosen);
+/// cluster snapshot save (after add_system_commands: it adds to `cluster`), snapshot status
+void add_snapshot_commands(CLI::App& app, action& chosen);
 
 // -- shared by the groups -----------------------------------------------------
 

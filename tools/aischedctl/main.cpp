@@ -52,6 +52,7 @@ int run(int argc, char** argv) {
   add_control_commands(app, chosen);
   add_auth_commands(app, chosen);
   add_secret_commands(app, chosen);
+  add_snapshot_commands(app, chosen);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

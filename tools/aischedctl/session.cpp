@@ -63,7 +63,8 @@ int exit_code_for(unsigned http_status) {
 }
 
 session::session(const global_options& options)
-    : http_(options.server, tools::http_client_options{options.token, to_ms(options.timeout_s)}),
+    : options_(options),
+      http_(options.server, tools::http_client_options{options.token, to_ms(options.timeout_s)}),
       json_output_(options.output == "json") {}
 
 int session::request(const std::string& method, const std::string& target, const std::string& body,

@@ -46,6 +46,9 @@ class session {
 
   bool json_output() const { return json_output_; }
   tools::http_client& http() { return http_; }
+  /// The global options it was made with (a command that talks to another
+  /// node, such as the leader, makes a client of its own with the same token).
+  const global_options& options() const { return options_; }
 
   /// Sends one request (`body` as is; empty for none). On a 2xx answer stores
   /// its JSON (null for an empty body) in `out` and returns exit_ok; otherwise
@@ -63,6 +66,7 @@ class session {
   int fail(const tools::http_reply& reply) const;
 
  private:
+  global_options options_;
   tools::http_client http_;
   bool json_output_;
 };

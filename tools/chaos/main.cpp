@@ -26,6 +26,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/clock.hpp"
 #include "proto/time.hpp"
 #include "tools/chaos/checks.hpp"
 #include "tools/chaos/leaders.hpp"
@@ -35,6 +36,7 @@
 #include "tools/chaos/workload.hpp"
 
 using namespace aisched::chaos;
+using aisched::steady_now;
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 
@@ -98,7 +100,7 @@ const char* name_of(fault k) { return faults_known[int(k)].name; }
 /// The run's state, as the report prints it.
 struct chaos_run {
   options opt;
-  clock::time_point t0 = clock::now();
+  clock::time_point t0 = steady_now();
   std::mt19937_64 rng;
   std::map<std::string, size_t> faults;  // by kind
   std::vector<std::string> timeline;     // one line per fault
@@ -111,7 +113,7 @@ struct chaos_run {
   settle_outcome settled;
   uint64_t commit = 0;
 
-  double elapsed() const { return std::chrono::duration<double>(clock::now() - t0).count(); }
+  double elapsed() const { return std::chrono::duration<double>(steady_now() - t0).count(); }
   double uniform(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); }
   size_t pick(size_t n) { return static_cast<size_t>(rng() % n); }
   void log(const std::string& line) const {
@@ -121,8 +123,8 @@ struct chaos_run {
 
 /// Sleeps `d`, returning early when the harness is asked to stop.
 void pause_for(std::chrono::duration<double> d) {
-  auto until = clock::now() + std::chrono::duration_cast<clock::duration>(d);
-  while (clock::now() < until && !stop_requested()) std::this_thread::sleep_for(50ms);
+  auto until = steady_now() + std::chrono::duration_cast<clock::duration>(d);
+  while (steady_now() < until && !stop_requested()) std::this_thread::sleep_for(50ms);
 }
 
 void publish(port_board& board, node& n) {
@@ -145,8 +147,8 @@ node* agreed_leader(group& g) {
 }
 
 node* await_leader(group& g, clock::duration timeout) {
-  auto until = clock::now() + timeout;
-  while (clock::now() < until && !stop_requested()) {
+  auto until = steady_now() + timeout;
+  while (steady_now() < until && !stop_requested()) {
     if (auto* l = agreed_leader(g)) return l;
     std::this_thread::sleep_for(200ms);
   }
@@ -161,7 +163,7 @@ void restart(chaos_run& run, group& g, port_board& board, node& n) {
     auto members = g.members();
     for (size_t i = 0; i < members.size(); ++i)
       if (members[i]->running() && !members[i]->stopped()) join_via = i;
-    auto err = g.restart(n, clock::now() + 60s, join_via);
+    auto err = g.restart(n, steady_now() + 60s, join_via);
     publish(board, n);
     if (err.empty()) return;
     run.violations.push_back(n.id() + " did not restart: " + err);
@@ -204,7 +206,7 @@ bool await_slot_window(chaos_run& run, node& leader, const workload& work) {
     return false;
   }
   auto early = static_cast<int64_t>(run.uniform(100, 300));
-  auto wait = *next - early - aisched::now_ms();
+  auto wait = *next - early - aisched::system_now_ms();
   while (wait < 0) wait += every;  // that window passed: the next slot's
   pause_for(std::chrono::milliseconds(wait));
   return true;
@@ -263,7 +265,7 @@ std::string damage_wal(chaos_run& run, group& g, port_board& board, node& target
   std::ostringstream out;
   out << std::filesystem::path(wal.file).filename().string() << " of " << wal.size
       << " bytes damaged at " << wal.offset;
-  auto err = target.start(clock::now() + 60s);  // its data dir, ports and flags
+  auto err = target.start(steady_now() + 60s);  // its data dir, ports and flags
   publish(board, target);
   if (err.empty()) {
     run.violations.push_back(target.id() +
@@ -364,11 +366,11 @@ void inject(chaos_run& run, group& g, port_board& board, network& net, workload&
 
 /// Faults, one at a time, for --duration seconds from now (the group is up).
 void fault_phase(chaos_run& run, group& g, port_board& board, network& net, workload& work) {
-  auto end = clock::now() + std::chrono::duration_cast<clock::duration>(
+  auto end = steady_now() + std::chrono::duration_cast<clock::duration>(
                                 std::chrono::duration<double>(run.opt.duration_s));
   pause_for(5s);  // a first stretch without faults: the workload gets going
   std::vector<fault> bag;
-  while (clock::now() < end && !stop_requested()) {
+  while (steady_now() < end && !stop_requested()) {
     if (bag.empty()) {
       // Every kind chosen (--faults) once per round, in an order drawn from
       // the seed; isolate_member only with network namespaces.
@@ -389,7 +391,7 @@ void fault_phase(chaos_run& run, group& g, port_board& board, network& net, work
     reap_crashes(run, g, board);
     inject(run, g, board, net, work, kind);
     auto gap = run.uniform(run.opt.fault_gap_s / 2, run.opt.fault_gap_s * 1.5);
-    auto left = std::chrono::duration<double>(end - clock::now()).count();
+    auto left = std::chrono::duration<double>(end - steady_now()).count();
     pause_for(std::chrono::duration<double>(std::max(0.0, std::min(gap, left))));
   }
 }
@@ -398,9 +400,9 @@ void fault_phase(chaos_run& run, group& g, port_board& board, network& net, work
 /// node, not a supervisor (its command line names the run's directory, below the
 /// marker through --scratch-dir), not a run's shell. Survivors are listed and killed.
 void check_orphans(chaos_run& run, const std::string& marker) {
-  auto until = clock::now() + 10s;  // a run's supervisor may take a moment to go
+  auto until = steady_now() + 10s;  // a run's supervisor may take a moment to go
   auto left = processes_with_marker(marker);
-  while (!left.empty() && clock::now() < until) {
+  while (!left.empty() && steady_now() < until) {
     std::this_thread::sleep_for(100ms);
     left = processes_with_marker(marker);
   }
@@ -475,15 +477,15 @@ int run_chaos(chaos_run& run, network& net) {
   group g(o.binary, net);
   run.log("group root " + g.root());
   port_board board;
-  if (auto err = g.start(clock::now() + 90s); !err.empty())
+  if (auto err = g.start(steady_now() + 90s); !err.empty())
     throw harness_error("could not start the group: " + err);
   for (auto* m : g.members()) publish(board, *m);
   if (!await_leader(g, 60s)) throw harness_error("the group elected no leader within 60 s");
   run.log("group up");
 
   workload work(board, g.effects_path(), run.rng(), o.work);
-  if (auto err = work.create_periodic(clock::now() + 60s); !err.empty()) throw harness_error(err);
-  if (auto err = work.create_bulk_task(clock::now() + 60s); !err.empty()) throw harness_error(err);
+  if (auto err = work.create_periodic(steady_now() + 60s); !err.empty()) throw harness_error(err);
+  if (auto err = work.create_bulk_task(steady_now() + 60s); !err.empty()) throw harness_error(err);
   work.start_creates();
   fault_phase(run, g, board, net, work);
   work.stop_creates();
@@ -491,7 +493,7 @@ int run_chaos(chaos_run& run, network& net) {
   run.log("faults over; settling");
 
   reap_crashes(run, g, board);
-  if (auto err = work.pause_periodic(clock::now() + 60s); !err.empty())
+  if (auto err = work.pause_periodic(steady_now() + 60s); !err.empty())
     run.violations.push_back("could not pause the periodic tasks: " + err);
   auto acked = work.acknowledged();
   run.acked = acked.size();
@@ -500,7 +502,7 @@ int run_chaos(chaos_run& run, network& net) {
     run.acked_manual += t.interval_ms == 0 && t.at_ms == 0;
   }
   run.settled = settle(board, g.members().size(), acked,
-                       clock::now() + std::chrono::duration_cast<clock::duration>(
+                       steady_now() + std::chrono::duration_cast<clock::duration>(
                                           std::chrono::duration<double>(o.settle_s)));
   if (stop_requested()) throw harness_error("interrupted");
   run.log(run.settled.settled ? "settled" : "did not settle: " + run.settled.reason);

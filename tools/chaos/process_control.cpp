@@ -226,7 +226,7 @@ std::string node::start(clock::time_point deadline) {
   }
 
   static const std::regex listening(R"re("msg":"http listening","addr":"[^"]*:(\d+)")re");
-  while (clock::now() < deadline && !stop_requested()) {
+  while (steady_now() < deadline && !stop_requested()) {
     if (!running())
       return id_ + " " + describe_status(unexpected_exit_) + " while starting; log:\n" +
              tail_of(current_log());
@@ -267,8 +267,8 @@ void node::stop(std::chrono::milliseconds grace) {
   if (pid_ <= 0) return;
   if (stopped_) signal(SIGCONT);
   ::kill(pid_, SIGTERM);
-  auto until = clock::now() + grace;
-  while (clock::now() < until) {
+  auto until = steady_now() + grace;
+  while (steady_now() < until) {
     if (!running()) return;
     sleep_for(50ms);
   }

@@ -15,11 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.hpp"
+
 namespace aisched::chaos {
 
 class network;
 
-using clock = std::chrono::steady_clock;
+using clock = std::chrono::steady_clock;  // read through steady_now() (common/clock.hpp)
 
 /// SIGKILLs every process the harness started and has not reaped yet. Only
 /// async-signal-safe calls: the SIGINT/SIGTERM handler and std::atexit use it.

@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <cmath>
 
+#include "common/clock.hpp"
 #include "proto/time.hpp"
 #include "tools/common/http_client.hpp"
 
@@ -173,7 +174,7 @@ std::string workload::create_until(const std::string& name, const std::string& b
                                    std::chrono::steady_clock::time_point deadline) {
   std::string last;
   for (size_t attempt = first;; ++attempt) {
-    if (std::chrono::steady_clock::now() > deadline)
+    if (steady_now() > deadline)
       return "could not create task " + name + ": " + last;
     auto up = ports_.up();
     if (up.empty()) return "no member is up";
@@ -280,7 +281,7 @@ void workload::create_loop() {
     auto up = ports_.up();
     if (!up.empty()) {
       auto [member, port] = up[pick % up.size()];
-      auto at_ms = now_ms() + static_cast<int64_t>(lead_s * 1000);
+      auto at_ms = system_now_ms() + static_cast<int64_t>(lead_s * 1000);
       auto name = "chaos-once-" + std::to_string(n);
       auto t = task_of(name, seconds_word(sleep_s));
       t["at"] = format_rfc3339(at_ms);
@@ -314,7 +315,7 @@ std::string workload::pause_periodic(std::chrono::steady_clock::time_point deadl
     if (t.interval_ms == 0) continue;
     bool paused = false;
     std::string last;
-    for (size_t attempt = 0; !paused && std::chrono::steady_clock::now() < deadline; ++attempt) {
+    for (size_t attempt = 0; !paused && steady_now() < deadline; ++attempt) {
       auto up = ports_.up();
       if (up.empty()) break;
       auto r = call(up[attempt % up.size()].second, "POST",

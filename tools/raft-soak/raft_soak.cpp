@@ -12,10 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.hpp"
 #include "tests/sim/raft_sim.hpp"
 
 namespace {
 
+using aisched::steady_now;
 using aisched::raft::sim::options;
 
 void usage() {
@@ -95,7 +97,7 @@ int main(int argc, char** argv) {
     }
   }
   aisched::raft::sim::install_abort_reporter("raft_soak");
-  auto start = std::chrono::steady_clock::now();
+  auto start = steady_now();
   uint64_t runs = 0;
   uint64_t failures = 0;
   uint64_t ticks = 0;
@@ -133,7 +135,7 @@ int main(int argc, char** argv) {
     }
   }
 done:
-  auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto secs = std::chrono::duration<double>(steady_now() - start).count();
   std::printf(
       "%llu runs, %llu failures in %.1f s: %llu ticks, %llu crashes, %llu snapshots "
       "installed, %llu leaders, %llu entries committed, worst recovery %d ticks\n",

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "actors/ai_features/analysis_actor.hpp"
+#include "common/clock.hpp"
 #include "proto/errors.hpp"
 #include "proto/registry.hpp"
 #include "storage/rocks.hpp"
@@ -88,11 +89,11 @@ class analysis_actor_test : public test_coordinator_fixture<analysis_test_config
     t.name = "backup";
     t.command = "pg_dump shop";
     t.retry.max_attempts = max_attempts;
-    t.created_at = t.updated_at = now_ms();
+    t.created_at = t.updated_at = system_now_ms();
     auto created = propose(proto::create_task{t});
     EXPECT_TRUE(created) << sys.render(created.error());
     auto id = created->tasks.at(0).id;
-    auto slot = now_ms();
+    auto slot = system_now_ms();
     EXPECT_TRUE(propose(proto::fire{node_.term, slot, {proto::fire_slot{id, slot, "t"}}}));
     auto inst = proto::make_instance_id(id, slot, 0);
     EXPECT_TRUE(propose(proto::dispatch{node_.term, slot, {proto::dispatch_entry{inst, "w1"}}}));

@@ -3,8 +3,9 @@
 // loopback webhook receivers: one POST per final failure and webhook with its
 // Idempotency-Key, none for a failure applied again, none while not leading,
 // and a refused POST retried with backoff until it is delivered or the
-// attempts run out. A stand-in store answers the task's name. Every wait polls
-// the alerter's own counters with a deadline.
+// attempts run out; a backup_failed from the backup actor is posted too. A
+// stand-in store answers the task's name. Every wait polls the alerter's own
+// counters with a deadline.
 #include "actors/alerter/alerter_actor.hpp"
 
 #include <gtest/gtest.h>
@@ -179,6 +180,27 @@ TEST_F(alerter_actor_test, a_post_refused_every_time_gives_up_after_max_attempts
   commit({failure("7-400-0")});
   ASSERT_TRUE(settled("0", "1"));
   EXPECT_EQ(hook.requests().size(), 3u);
+}
+
+TEST_F(alerter_actor_test, failing_scheduled_backups_are_posted_as_backup_failed) {
+  test::http_receiver hook;
+  start({hook.url()});
+  // Sent by this node's backup actor, which runs only while the node leads.
+  caf::anon_send(alerter_, proto::backup_failed_atom::value,
+                 std::string("scheduled backup: cannot create /b/x.tmp: Permission denied"),
+                 std::string("/b"), uint64_t{3}, unix_ms{1'780'000'000'000}, unix_ms{0});
+  ASSERT_TRUE(settled("1"));
+  auto got = hook.requests();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].header("Idempotency-Key"),
+            std::optional<std::string>("backup_failed#n1#1780000000000"));
+  auto doc = boost::json::parse(got[0].body).as_object();
+  EXPECT_EQ(doc.at("type").as_string(), "backup_failed");
+  EXPECT_EQ(doc.at("node").as_string(), "n1");
+  EXPECT_EQ(doc.at("dir").as_string(), "/b");
+  EXPECT_EQ(doc.at("consecutive_failures").to_number<uint64_t>(), 3u);
+  EXPECT_TRUE(doc.at("last_success_at").is_null());
+  EXPECT_NE(std::string(doc.at("error").as_string()).find("Permission denied"), std::string::npos);
 }
 
 }  // namespace

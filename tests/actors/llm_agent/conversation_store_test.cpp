@@ -24,13 +24,14 @@ TEST(conversation_store_test, keeps_messages_in_order_across_a_reopen) {
   {
     auto db = open_db(dir.path());
     conversation_store store(db, test::local_ai_writer(db));
-    auto c = store.create("default", "alice", "why did db-backup fail?");
+    auto c = store.create("default", "alice", "why did db-backup fail?", 1'000);
     ASSERT_TRUE(c);
     id = c->id;
     ASSERT_FALSE(store.append(*c, {{"user", "why did db-backup fail?", {}, {}, {}},
                                    {"assistant", "", {{"c1", "query_instances", "{}"}}, {}, {}},
                                    {"tool", "{\"items\":[]}", {}, "c1", "query_instances"},
-                                   {"assistant", "No failures.", {}, {}, {}}}));
+                                   {"assistant", "No failures.", {}, {}, {}}},
+                              2'000));
   }
   auto db = open_db(dir.path());
     conversation_store store(db, test::local_ai_writer(db));
@@ -55,13 +56,14 @@ TEST(conversation_store_test, replayed_history_is_bounded_and_starts_at_a_user_m
   test::temp_dir dir;
   auto db = open_db(dir.path());
     conversation_store store(db, test::local_ai_writer(db));
-  auto c = store.create("default", "", "x");
+  auto c = store.create("default", "", "x", 1'000);
   ASSERT_TRUE(c);
   for (int i = 0; i < 10; ++i)
     ASSERT_FALSE(store.append(*c, {{"user", "q" + std::to_string(i), {}, {}, {}},
                                    {"assistant", "", {{"c", "query_workers", "{}"}}, {}, {}},
                                    {"tool", "{}", {}, "c", "query_workers"},
-                                   {"assistant", "a" + std::to_string(i), {}, {}, {}}}));
+                                   {"assistant", "a" + std::to_string(i), {}, {}, {}}},
+                              2'000 + i));
   auto recent = store.recent(c->id, {6, 100'000});
   ASSERT_TRUE(recent);
   // The last 6 are: tool, answer(8), q9, call, tool, answer(9): cut to start at q9.

@@ -28,7 +28,7 @@ class retry_actor_test : public test_coordinator_fixture<test::actor_test_config
                          public test::node_fixture {
  protected:
   retry_actor_test() : node_fixture(sys, sched, self, "retry", start_unix) {
-    retry_ = sys.spawn(retry_actor_impl, node_.raft, node_.store, start_unix);
+    retry_ = sys.spawn(retry_actor_impl, node_.raft, node_.store, sim_clock());
     subscribe(retry_);
     sched.run();  // leadership, then the (empty) rebuild
   }

@@ -56,7 +56,8 @@ class router_actor_test : public test_coordinator_fixture<test::actor_test_confi
                                  std::vector<proto::held_run> held = {}) {
     worker::worker_config cfg;
     cfg.id = id;
-    auto w = sys.spawn(worker::worker_actor_impl, cfg, pool_);
+    auto w = sys.spawn(worker::worker_actor_impl, cfg,
+                       std::make_shared<worker::process_executor>(pool_, worker::exec_options{}));
     keep(w);
     proto::worker info;
     info.id = id;
@@ -221,6 +222,70 @@ TEST_F(router_actor_test, a_router_that_no_longer_leads_dispatches_nothing) {
   lead(true);
   add_worker("eu-1", {{"zone", "eu"}});
   EXPECT_EQ(instance_of(id).state, instance_state::success) << instance_of(id).error;
+}
+
+/// A raft actor in front of the node's that answers the first `*left` dispatch
+/// proposals with an error, as a leader that loses its quorum or its disk
+/// mid-proposal does, and passes everything else through.
+proto::raft_actor::behavior_type failing_dispatches(proto::raft_actor::pointer self,
+                                                    proto::raft_actor real,
+                                                    std::shared_ptr<int> left) {
+  return {
+      [=](proto::propose_atom a, proto::command& cmd) -> caf::result<proto::applied> {
+        if (proto::holds<proto::dispatch>(cmd) && *left > 0) {
+          --*left;
+          return make_error(errc::storage_unavailable, "the dispatch did not commit (test)");
+        }
+        return self->delegate(real, a, std::move(cmd));
+      },
+      [=](proto::change_members_atom a,
+          proto::membership_change& c) -> caf::result<proto::applied> {
+        return self->delegate(real, a, std::move(c));
+      },
+      [=](proto::raft_status_atom a) -> caf::result<proto::raft_status> {
+        return self->delegate(real, a);
+      },
+      [=](proto::subscribe_atom a, proto::commit_listener_actor& l) { self->send(real, a, l); },
+      [=](proto::flush_atom a) { self->send(real, a); },
+      [=](proto::inspect_atom a) -> caf::result<proto::actor_summary> {
+        return self->delegate(real, a);
+      },
+  };
+}
+
+// A dispatch proposal that does not commit gives its runs back to the queue:
+// the router places them again on its own, not only after the next leader's
+// rebuild (chaos_short found a run pending for 240 s before this).
+TEST_F(router_actor_test, a_run_whose_dispatch_did_not_commit_is_sent_on_the_next_round) {
+  lead(false);  // the fixture's router stands aside
+  auto left = std::make_shared<int>(1);
+  auto raft = sys.spawn(failing_dispatches, node_.raft, left);
+  router_options opts;
+  opts.http_pool = pool_;
+  auto router = sys.spawn(router_actor_impl, raft, node_.store, opts);
+  subscribe(router);
+  node_fixture::lead(router, true, "n1");
+  auto id = fire(add_task({}), slot_);
+  EXPECT_EQ(instance_of(id).state, instance_state::pending) << "no worker yet";
+
+  worker::worker_config cfg;
+  cfg.id = "w-1";
+  auto w = sys.spawn(worker::worker_actor_impl, cfg,
+                     std::make_shared<worker::process_executor>(pool_, worker::exec_options{}));
+  keep(w);
+  proto::worker info;
+  info.id = "w-1";
+  caf::anon_send(router, proto::register_atom::value, info, w);
+  sched.run();
+  ASSERT_EQ(*left, 0) << "the router never proposed a dispatch";
+  for (int i = 0; i < 20 && instance_of(id).state != instance_state::success; ++i) {
+    advance_time(std::chrono::milliseconds(100));
+    sched.run();
+  }
+  auto x = instance_of(id);
+  EXPECT_EQ(x.state, instance_state::success)
+      << "the run waits " << proto::name_of(x.state) << " after its dispatch failed once";
+  EXPECT_EQ(x.worker_id, "w-1");
 }
 
 TEST_F(router_actor_test, a_run_its_worker_no_longer_holds_is_committed_lost) {

@@ -99,7 +99,7 @@ TEST(run_request, a_missing_secret_or_disabled_secrets_refuse_the_run) {
   EXPECT_NE(view(missing.error()).message.find("gone"), std::string::npos);
   auto disabled = make_request(t, run_of(t), reveal_fn{});
   ASSERT_FALSE(disabled);
-  auto failed = unsendable(run_of(t), missing.error());
+  auto failed = unsendable(run_of(t), missing.error(), 1'000);
   EXPECT_EQ(failed.state, instance_state::failed);
   EXPECT_EQ(failed.worker_id, "w1");
   EXPECT_EQ(failed.attempt, 2u);

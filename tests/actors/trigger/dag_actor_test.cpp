@@ -33,7 +33,7 @@ class dag_actor_test : public test_coordinator_fixture<test::actor_test_config>,
                        public test::node_fixture {
  protected:
   dag_actor_test() : node_fixture(sys, sched, self, "dag", start_unix) {
-    trigger_ = sys.spawn(trigger_actor_impl, node_.raft, node_.store, start_unix, duration_ms{0});
+    trigger_ = sys.spawn(trigger_actor_impl, node_.raft, node_.store, sim_clock(), duration_ms{0});
     subscribe(trigger_);
     sched.run();  // leadership, then the (empty) rebuild
   }

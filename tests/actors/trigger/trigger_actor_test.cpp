@@ -41,7 +41,7 @@ class trigger_actor_test : public test_coordinator_fixture<test::actor_test_conf
                            public test::node_fixture {
  protected:
   trigger_actor_test() : node_fixture(sys, sched, self, "trigger", start_unix) {
-    trigger_ = sys.spawn(trigger_actor_impl, node_.raft, node_.store, start_unix, duration_ms{0});
+    trigger_ = sys.spawn(trigger_actor_impl, node_.raft, node_.store, sim_clock(), duration_ms{0});
     subscribe(trigger_);
     sched.run();  // leadership, then the (empty) rebuild
   }

@@ -4,6 +4,7 @@
 // container without runtime, and noop (HTTP tasks: executor_http_test).
 // Failure messages name the state instead of dumping its byte.
 #include "actors/worker/executor_fixture.hpp"
+#include "common/clock.hpp"
 
 namespace aisched::worker {
 namespace {
@@ -13,7 +14,7 @@ using namespace testing_support;
 // -- shell: exit codes and output ----------------------------------------------------
 
 TEST_F(executor_test, exit_zero_is_success_with_output) {
-  auto before = now_ms();
+  auto before = system_now_ms();
   auto r = run(shell("echo hello; echo oops >&2"));
   EXPECT_EQ(r.state, instance_state::success);
   EXPECT_EQ(r.exit_code, 0);

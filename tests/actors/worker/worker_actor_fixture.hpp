@@ -89,9 +89,7 @@ class worker_actor_test : public ::testing::Test {
     pool_ = std::make_shared<run_pool>(2);
     worker_config wcfg;
     wcfg.id = "w-test";
-    wcfg.exec.scratch_root = (dir_ / "scratch").string();
-    wcfg.exec.supervisor = AISCHED_SUPERVISOR_PATH;
-    worker_ = sys_.spawn(worker_actor_impl, wcfg, pool_);
+    worker_ = sys_.spawn(worker_actor_impl, wcfg, processes());
     proxy_ = spawn_proxy("proxy");
   }
 
@@ -101,6 +99,14 @@ class worker_actor_test : public ::testing::Test {
     for (auto& p : proxies_) caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
     std::error_code ec;
     fs::remove_all(dir_, ec);
+  }
+
+  /// The real executor on the test's pool, its scratch directory under dir_.
+  std::shared_ptr<run_executor> processes() const {
+    exec_options exec;
+    exec.scratch_root = (dir_ / "scratch").string();
+    exec.supervisor = AISCHED_SUPERVISOR_PATH;
+    return std::make_shared<process_executor>(pool_, std::move(exec));
   }
 
   proto::worker_proxy_actor spawn_proxy(std::string name) {

@@ -7,6 +7,7 @@
 // a dedup cache bounded once the leader acknowledged the results, and runs placed
 // ahead of their instant (held until it, dropped by a cancel, replaced by a new delivery).
 #include "worker_actor_fixture.hpp"
+#include "common/clock.hpp"
 
 namespace aisched::worker {
 namespace {
@@ -208,10 +209,8 @@ TEST_F(worker_actor_test, a_restarted_worker_answers_an_unacknowledged_attempt_w
   auto count = dir_ / "count";
   worker_config wcfg;
   wcfg.id = "w-box";
-  wcfg.exec.scratch_root = (dir_ / "scratch").string();
-  wcfg.exec.supervisor = AISCHED_SUPERVISOR_PATH;
   wcfg.outbox_dir = box.string();
-  auto first = sys_.spawn(worker_actor_impl, wcfg, pool_);
+  auto first = sys_.spawn(worker_actor_impl, wcfg, processes());
   auto req = shell("7-8000-0", "echo run >> '" + count.string() + "'");
   std::optional<bool> first_accepted;
   self_->request(first, 5s, proto::execute_atom::value, req, proxy_)
@@ -225,7 +224,7 @@ TEST_F(worker_actor_test, a_restarted_worker_answers_an_unacknowledged_attempt_w
 
   // The next incarnation holds the attempt (its report is not acknowledged) and, handed it
   // again by a new leader, repeats the outcome instead of running it a second time.
-  auto second = sys_.spawn(worker_actor_impl, wcfg, pool_);
+  auto second = sys_.spawn(worker_actor_impl, wcfg, processes());
   EXPECT_EQ(held(second), (std::vector<proto::held_run>{{"7-8000-0", 1}}));
   EXPECT_EQ(details(self_, second)["outbox_segments"], "1")
       << "a restart (and the test's own reopen) must not add a segment file each";
@@ -249,10 +248,8 @@ TEST_F(worker_actor_test, a_worker_whose_outbox_will_not_open_refuses_runs_and_s
   auto count = dir_ / "count";
   worker_config wcfg;
   wcfg.id = "w-nobox";
-  wcfg.exec.scratch_root = (dir_ / "scratch").string();
-  wcfg.exec.supervisor = AISCHED_SUPERVISOR_PATH;
   wcfg.outbox_dir = box.string();
-  auto w = sys_.spawn(worker_actor_impl, wcfg, pool_);
+  auto w = sys_.spawn(worker_actor_impl, wcfg, processes());
 
   std::string fault;
   EXPECT_TRUE(held(w, &fault).empty());
@@ -279,10 +276,8 @@ TEST_F(worker_actor_test, acknowledged_attempts_are_kept_compact_and_at_most_ded
   // rate, the node's RSS growing without end.
   worker_config wcfg;
   wcfg.id = "w-cap";
-  wcfg.exec.scratch_root = (dir_ / "scratch").string();
-  wcfg.exec.supervisor = AISCHED_SUPERVISOR_PATH;
   wcfg.dedup_cap = 3;
-  auto w = sys_.spawn(worker_actor_impl, wcfg, pool_);
+  auto w = sys_.spawn(worker_actor_impl, wcfg, processes());
   auto noop = [&](const std::string& id) {
     auto req = shell(id, "");
     req.kind = proto::task_kind::noop;
@@ -360,7 +355,7 @@ TEST_F(worker_actor_test, a_run_placed_ahead_of_its_instant_is_held_then_starts_
   auto stamp = dir_ / "stamp";
   auto req = shell("7-3000-0", "date +%s%3N > '" + stamp.string() + "'");
   req.hold_ms = 1500;
-  const auto instant = req.not_before = now_ms() + req.hold_ms;
+  const auto instant = req.not_before = system_now_ms() + req.hold_ms;
   ASSERT_EQ(execute(req), true);
   // Held, not started: a new leader asking what it holds must not call it lost.
   EXPECT_EQ(held(worker_).size(), 1u);
@@ -382,7 +377,7 @@ TEST_F(worker_actor_test, a_cancel_before_the_instant_drops_the_held_run_unstart
   auto count = dir_ / "count";
   auto req = shell("7-4000-0", "echo run >> '" + count.string() + "'");
   req.hold_ms = 800;
-  req.not_before = now_ms() + req.hold_ms;
+  req.not_before = system_now_ms() + req.hold_ms;
   ASSERT_EQ(execute(req), true);
   caf::anon_send(worker_, proto::cancel_run_atom::value, req.instance_id);
   EXPECT_TRUE(held(worker_).empty()) << "a withdrawn run is no longer held";
@@ -404,7 +399,7 @@ TEST_F(worker_actor_test, a_held_run_delivered_again_runs_once_with_the_latest_r
   auto out = dir_ / "out";
   auto req = shell("7-5000-0", "echo old >> '" + out.string() + "'");
   req.hold_ms = 1000;
-  req.not_before = now_ms() + req.hold_ms;
+  req.not_before = system_now_ms() + req.hold_ms;
   ASSERT_EQ(execute(req), true);
   req.command = "echo new >> '" + out.string() + "'";  // its task changed before the instant
   ASSERT_EQ(execute(req), true);
@@ -421,14 +416,14 @@ TEST_F(worker_actor_test, a_held_run_delivered_again_runs_once_with_the_latest_r
 }
 
 TEST_F(worker_actor_test, runs_held_for_one_instant_all_start_on_it_but_a_cancelled_one) {
-  const auto instant = now_ms() + 1500;
+  const auto instant = system_now_ms() + 1500;
   for (int i = 0; i < 20; ++i) {
     execute_request req;
     req.instance_id = "7-7000-" + std::to_string(i);
     req.task_id = 7;
     req.kind = proto::task_kind::noop;
     req.not_before = instant;
-    req.hold_ms = instant - now_ms();
+    req.hold_ms = instant - system_now_ms();
     ASSERT_EQ(execute(req), true);
   }
   EXPECT_EQ(held(worker_).size(), 20u);
@@ -451,8 +446,8 @@ TEST_F(worker_actor_test, a_worker_whose_clock_is_behind_holds_a_run_little_long
   // leader asked for a 300 ms hold: the run starts within max_skew after it.
   auto req = shell("7-8000-0", "true");
   req.hold_ms = 300;
-  req.not_before = now_ms() + 60'000;
-  const auto sent = now_ms();
+  req.not_before = system_now_ms() + 60'000;
+  const auto sent = system_now_ms();
   ASSERT_EQ(execute(req), true);
   auto running = next_report(5000ms);
   ASSERT_TRUE(running) << "held far longer than asked";
@@ -463,7 +458,7 @@ TEST_F(worker_actor_test, a_worker_whose_clock_is_behind_holds_a_run_little_long
 TEST_F(worker_actor_test, a_run_due_further_ahead_than_it_holds_is_refused) {
   auto req = shell("7-6000-0", "true");
   req.hold_ms = max_hold + 1;  // a lying leader: no fire-ahead is that long
-  req.not_before = now_ms() + req.hold_ms;
+  req.not_before = system_now_ms() + req.hold_ms;
   std::optional<caf::error> refused;
   self_->request(worker_, 5s, proto::execute_atom::value, req, proxy_)
       .receive([&](bool) {}, [&](caf::error& err) { refused = err; });

@@ -58,10 +58,12 @@ class worker_report_order_test : public test_coordinator_fixture<order_test_conf
     });
     worker_config wcfg;
     wcfg.id = "w1";
-    wcfg.exec.scratch_root = (root_ / "scratch").string();
-    wcfg.exec.supervisor = AISCHED_SUPERVISOR_PATH;
     wcfg.outbox_dir = (root_ / "outbox").string();
-    worker_ = sys.spawn(worker_actor_impl, wcfg, pool_);
+    exec_options exec;
+    exec.scratch_root = (root_ / "scratch").string();
+    exec.supervisor = AISCHED_SUPERVISOR_PATH;
+    worker_ = sys.spawn(worker_actor_impl, wcfg,
+                        std::make_shared<process_executor>(pool_, std::move(exec)));
     proxy_ = sys.spawn(silent_proxy);
     sched.run();  // messages only: the worker's 1 s tick re-arms for ever
   }

@@ -66,13 +66,14 @@ class worker_proxy_actor_test : public test_coordinator_fixture<test::actor_test
     worker::worker_config cfg;
     cfg.id = "w1";
     cfg.outbox_dir = std::move(outbox_dir);
-    auto w = sys.spawn(worker::worker_actor_impl, cfg, pool_);
+    auto w = sys.spawn(worker::worker_actor_impl, cfg,
+                       std::make_shared<worker::process_executor>(pool_, worker::exec_options{}));
     keep(w);
     return w;
   }
 
   proto::worker_proxy_actor spawn_proxy(const proto::worker_actor& w, uint64_t term) {
-    auto p = sys.spawn(worker_proxy_impl, std::string("w1"), w, node_.raft, term);
+    auto p = sys.spawn(worker_proxy_impl, std::string("w1"), w, node_.raft, term, wall_clock{});
     keep(p);
     return p;
   }
@@ -275,7 +276,7 @@ class external_report_test : public worker_proxy_actor_test {
   proto::worker_proxy_actor spawn_http_proxy(uint64_t term) {
     auto p = sys.spawn(http_worker_proxy_impl, std::string("w1"),
                        std::string("http://127.0.0.1:9"), std::string("http://127.0.0.1:9"),
-                       pool_, node_.raft, term);
+                       pool_, node_.raft, term, wall_clock{});
     keep(p);
     return p;
   }

@@ -1,0 +1,291 @@
+// Backups on real nodes (issue 46): a node's state saved with GET
+// /api/v1/cluster/snapshot and with `aischedctl cluster snapshot save`,
+// inspected with `aischedctl snapshot status`, restored with `aisched restore`
+// into a new data directory, and a node started on it: its tasks, finished runs
+// and secrets (a run still opens its secret) are the saved ones, the run that
+// was in flight ended worker_lost, and its cluster id is a new one. A used data
+// directory and a damaged file are refused. Scheduled backups (--backup-dir, every
+// 1 s here, keep 2) rotate, and the newest restores.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <csignal>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "support/node_process.hpp"
+#include "support/test_helpers.hpp"
+
+using namespace aisched::test;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* key_hex = "6b1f3c5e7a9d0b2c4e6f8a1b3c5d7e9f0a2b4c6d8e1f3a5b7c9d0e2f4a6b8c1d";
+constexpr const char* secret_value = "Rk7-backup-s3cret-value";
+
+std::string write_key(const std::string& path) {
+  std::ofstream(path) << key_hex << "\n";
+  ::chmod(path.c_str(), 0600);
+  return path;
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string cluster_id_at(uint16_t port) {
+  auto r = http_call(port, "GET", "/api/v1/cluster");
+  return r.status == 200 ? str(parse(r).as_object(), "cluster_id") : "";
+}
+
+/// The fields of each task that a restore must keep, by id.
+std::vector<std::string> task_rows(uint16_t port) {
+  std::vector<std::string> out;
+  auto r = http_call(port, "GET", "/api/v1/tasks?limit=1000");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  auto doc = parse(r);
+  for (auto& t : doc.at("items").as_array()) {
+    auto& o = t.as_object();
+    out.push_back(std::to_string(num(o, "id")) + " " + str(o, "name") + " " +
+                  str(o, "schedule") + " " + str(o, "command") + " " + str(o, "state"));
+  }
+  return out;
+}
+
+json::object instance_at(uint16_t port, const std::string& id) {
+  auto r = http_call(port, "GET", "/api/v1/instances/" + id);
+  EXPECT_EQ(r.status, 200u) << id << ": " << r.body;
+  return r.status == 200 ? parse(r).as_object() : json::object{};
+}
+
+/// Triggers task `id`; the id of its run.
+std::string trigger(uint16_t port, int64_t id) {
+  auto r = http_call(port, "POST", "/api/v1/tasks/" + std::to_string(id) + "/trigger");
+  EXPECT_EQ(r.status, 201u) << r.body;
+  if (r.status != 201) return "";
+  return str(parse(r).at("instances").as_array().at(0).as_object(), "id");
+}
+
+/// Waits for run `id` to reach `state`; its last view.
+json::object await_state(uint16_t port, const std::string& id, const std::string& state,
+                         std::chrono::milliseconds timeout = 20s) {
+  json::object last;
+  eventually(
+      [&] {
+        last = instance_at(port, id);
+        return str(last, "state") == state;
+      },
+      timeout);
+  EXPECT_EQ(str(last, "state"), state) << id << ": " << json::serialize(last);
+  return last;
+}
+
+command_result restore(const std::vector<std::string>& args) {
+  std::vector<std::string> all{AISCHED_BINARY, "restore"};
+  all.insert(all.end(), args.begin(), args.end());
+  return run_command(all, 60s);
+}
+
+/// The value of the unlabelled series `name` on the node at `port`'s /metrics; -1 if absent.
+double metric(uint16_t port, const std::string& name) {
+  auto r = http_call(port, "GET", "/metrics");
+  auto at = r.body.find("\n" + name + " ");
+  if (r.status != 200 || at == std::string::npos) return -1;
+  return std::stod(r.body.substr(at + name.size() + 2));
+}
+
+/// The names in `dir` that end with `suffix`, sorted.
+std::vector<std::string> names_ending(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dir, ec)) {
+    auto n = e.path().filename().string();
+    if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class backup_node : public ::testing::Test {
+ protected:
+  std::string path(const std::string& name) const { return dir_.path() + "/" + name; }
+  temp_dir dir_;
+};
+
+TEST_F(backup_node, saved_state_restores_into_a_new_cluster) {
+  auto key = write_key(path("secrets.key"));
+  auto sleep_arg = unique_sleep_arg(60);
+  std::string restored_dir = path("restored");
+  std::vector<std::string> tasks_before;
+  std::string run_done, run_in_flight, cluster_before, file = path("route.snapshot");
+  int64_t uses_secret = 0;
+  {
+    node_process a(path("data"), {"--secrets-key-file", key});
+    ASSERT_TRUE(a.running());
+    auto port = a.http_port();
+    ASSERT_TRUE(await_ready(port));
+    ASSERT_EQ(http_call(port, "PUT", "/api/v1/secrets/db",
+                        json::serialize(json::object{{"value", secret_value}}))
+                  .status,
+              200u);
+    create_task(port, R"({"name":"nightly","command":"true","schedule":"0 3 * * *"})");
+    auto quick = create_task(port, R"({"name":"quick","command":"true"})");
+    auto slow = create_task(port, json::serialize(json::object{
+                                      {"name", "slow"}, {"command", "sleep " + sleep_arg}}));
+    uses_secret = create_task(
+        port, json::serialize(json::object{
+                  {"name", "uses-secret"},
+                  // The value in two parts: the task never holds it whole.
+                  {"command", R"(test "${DB#Rk7-backup-}" = "s3cret-value")"},
+                  {"secrets", json::object{{"DB", "db"}}}}));
+    ASSERT_TRUE(quick && slow && uses_secret);
+    run_done = trigger(port, quick);
+    await_state(port, run_done, "success");
+    run_in_flight = trigger(port, slow);
+    await_state(port, run_in_flight, "running");
+    tasks_before = task_rows(port);
+    cluster_before = cluster_id_at(port);
+    ASSERT_FALSE(cluster_before.empty());
+
+    auto saved = http_call(port, "GET", "/api/v1/cluster/snapshot", "", 30s);
+    ASSERT_EQ(saved.status, 200u) << saved.body;
+    EXPECT_EQ(saved.content_type, "application/octet-stream");
+    EXPECT_FALSE(saved.headers["x-aisched-snapshot-index"].empty());
+    EXPECT_EQ(saved.headers["x-aisched-cluster-id"], cluster_before);
+    std::ofstream(file, std::ios::binary) << saved.body;
+
+    // The same through aischedctl: FILE.tmp, verified, renamed.
+    auto server = "http://127.0.0.1:" + std::to_string(port);
+    auto ctl_file = path("ctl.snapshot");
+    auto ctl = run_command({AISCHEDCTL_BINARY, "--server", server, "cluster", "snapshot", "save",
+                            ctl_file},
+                           30s);
+    EXPECT_EQ(ctl.exit_code, 0) << ctl.err;
+    EXPECT_NE(ctl.out.find("(verified)"), std::string::npos) << ctl.out;
+    EXPECT_TRUE(fs::exists(ctl_file));
+    EXPECT_FALSE(fs::exists(ctl_file + ".tmp"));
+  }  // the old node stops: its run in flight never reports
+
+  auto status = run_command({AISCHEDCTL_BINARY, "snapshot", "status", file});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("checksum: ok"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find(cluster_before), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("tasks"), std::string::npos) << status.out;
+
+  auto done = restore({"--from", file, "--data-dir", restored_dir, "--node-id", "n1",
+                       "--secrets-key-file", key});
+  ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
+  EXPECT_NE(done.out.find("New cluster id"), std::string::npos) << done.out;
+
+  node_process b(restored_dir, {"--secrets-key-file", key});
+  ASSERT_TRUE(b.running()) << b.log();
+  auto port = b.http_port();
+  ASSERT_TRUE(await_ready(port)) << tail(b.log());
+  auto cluster_after = cluster_id_at(port);
+  EXPECT_FALSE(cluster_after.empty());
+  EXPECT_NE(cluster_after, cluster_before);
+  EXPECT_EQ(task_rows(port), tasks_before);
+  EXPECT_EQ(str(instance_at(port, run_done), "state"), "success");
+  auto lost = instance_at(port, run_in_flight);
+  EXPECT_EQ(str(lost, "state"), "failed") << json::serialize(lost);
+  EXPECT_EQ(str(lost, "error").rfind("worker_lost", 0), 0u) << json::serialize(lost);
+  auto secrets = parse(http_call(port, "GET", "/api/v1/secrets")).at("items").as_array();
+  ASSERT_EQ(secrets.size(), 1u);
+  EXPECT_EQ(str(secrets[0].as_object(), "name"), "db");
+  // The secret still opens: a run that compares it succeeds.
+  await_state(port, trigger(port, uses_secret), "success");
+  all_gone(sleep_arg);  // the old node's run, if it outlived its node
+}
+
+TEST_F(backup_node, scheduled_backups_rotate_and_the_newest_restores) {
+  auto backups = path("backups");  // created by the node
+  std::vector<std::string> tasks_before;
+  std::string cluster_before;
+  {
+    node_process a(path("data"),
+                   {"--backup-dir", backups, "--backup-interval", "1s", "--backup-keep", "2"});
+    ASSERT_TRUE(a.running());
+    auto port = a.http_port();
+    ASSERT_TRUE(await_ready(port));
+    ASSERT_TRUE(create_task(port, R"({"name":"kept","command":"true","schedule":"@every 1h"})"));
+    tasks_before = task_rows(port);
+    cluster_before = cluster_id_at(port);
+    // Three more backups after the task: the newest holds it, and rotation ran.
+    auto written = metric(port, "backups_total");
+    ASSERT_GE(written, 0) << "backups_total is not served";
+    ASSERT_TRUE(eventually([&] { return metric(port, "backups_total") >= written + 3; }, 20s))
+        << tail(a.log());
+    EXPECT_EQ(metric(port, "backup_failures_total"), 0);
+    EXPECT_GT(metric(port, "backup_last_success_timestamp_seconds"), 0);
+    auto kept = names_ending(backups, ".snap");
+    EXPECT_GE(kept.size(), 1u);
+    EXPECT_LE(kept.size(), 2u) << "--backup-keep 2";
+    EXPECT_EQ(http_call(port, "GET", "/readyz").status, 200u);
+    // A backup being written when the node stops is abandoned, its .tmp removed.
+    EXPECT_EQ(a.stop(SIGTERM), 0) << tail(a.log());
+  }
+  auto kept = names_ending(backups, ".snap");
+  ASSERT_GE(kept.size(), 1u);
+  EXPECT_LE(kept.size(), 2u);
+  EXPECT_TRUE(names_ending(backups, ".tmp").empty());
+  auto newest = backups + "/" + kept.back();
+  auto status = run_command({AISCHEDCTL_BINARY, "snapshot", "status", newest});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("checksum: ok"), std::string::npos) << status.out;
+
+  auto restored_dir = path("restored");
+  auto done = restore({"--from", newest, "--data-dir", restored_dir, "--node-id", "n1"});
+  ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
+  node_process b(restored_dir);
+  ASSERT_TRUE(b.running()) << b.log();
+  ASSERT_TRUE(await_ready(b.http_port())) << tail(b.log());
+  EXPECT_EQ(task_rows(b.http_port()), tasks_before);
+  EXPECT_NE(cluster_id_at(b.http_port()), cluster_before);
+}
+
+TEST_F(backup_node, restore_refuses_a_used_directory_and_a_damaged_file) {
+  std::string file = path("node.snapshot");
+  {
+    node_process a(path("data"));
+    ASSERT_TRUE(a.running());
+    ASSERT_TRUE(await_ready(a.http_port()));
+    create_task(a.http_port(), R"({"name":"kept","command":"true","schedule":"@every 1h"})");
+    auto saved = http_call(a.http_port(), "GET", "/api/v1/cluster/snapshot", "", 30s);
+    ASSERT_EQ(saved.status, 200u) << saved.body;
+    std::ofstream(file, std::ios::binary) << saved.body;
+  }
+  auto used = path("used");
+  fs::create_directories(used);
+  std::ofstream(used + "/keep-me") << "an operator's file\n";
+  auto r = restore({"--from", file, "--data-dir", used, "--node-id", "n1"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("not empty"), std::string::npos) << r.err;
+  EXPECT_EQ(std::distance(fs::directory_iterator(used), fs::directory_iterator()), 1);
+
+  auto bytes = read_all(file);
+  ASSERT_GT(bytes.size(), 200u);
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x20);
+  auto damaged = path("damaged.snapshot");
+  std::ofstream(damaged, std::ios::binary) << bytes;
+  auto fresh = path("fresh");
+  r = restore({"--from", damaged, "--data-dir", fresh, "--node-id", "n1"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("checksum mismatch"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(fresh));
+  auto verdict = run_command({AISCHEDCTL_BINARY, "snapshot", "status", damaged});
+  EXPECT_NE(verdict.exit_code, 0);
+  EXPECT_NE(verdict.err.find("checksum mismatch"), std::string::npos) << verdict.err;
+}
+
+}  // namespace
