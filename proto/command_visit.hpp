@@ -3,6 +3,7 @@
 // commands include the codec.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -21,22 +22,23 @@ struct command_tag {
 
 template <class R, class F, class... Ts>
 R visit_listed(command_list<Ts...>, const command& c, F& f) {
-  R out{make_error(errc::corrupted, "command",
-                   "unknown command type " + std::to_string(c.type) +
-                       " (written by a newer build?)")};
+  std::optional<R> out;  // the error of an unknown type is built only then
   auto read = [&](auto tag) {
     using T = typename decltype(tag)::type;
     auto x = decode<T>(c.data);
     if (!x)
-      out = R{make_error(errc::corrupted, "command",
-                         std::string("a ") + T::traits.name + " that does not decode: " +
-                             view(x.error()).message)};
+      out.emplace(make_error(errc::corrupted, "command",
+                             std::string("a ") + T::traits.name + " that does not decode: " +
+                                 view(x.error()).message));
     else
-      out = f(*x);
+      out.emplace(f(*x));
     return true;
   };
   (void)((c.type == Ts::traits.id && read(command_tag<Ts>{})) || ...);
-  return out;
+  if (out) return std::move(*out);
+  return R{make_error(errc::corrupted, "command",
+                      "unknown command type " + std::to_string(c.type) +
+                          " (written by a newer build?)")};
 }
 
 }  // namespace detail
