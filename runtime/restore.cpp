@@ -14,7 +14,6 @@
 #include "actors/raft/membership_guard.hpp"
 #include "common/secret_crypto.hpp"
 #include "proto/errors.hpp"
-#include "common/clock.hpp"
 #include "runtime/config.hpp"
 #include "runtime/node.hpp"
 #include "storage/backup_restore.hpp"
@@ -108,7 +107,6 @@ int restore_main(int argc, char** argv) {
   plan.data_dir = data_dir;
   plan.members = *members;
   plan.written_by = AISCHED_VERSION;
-  plan.now_ms = system_now_ms();
   plan.cluster_id_for = [members = *members](const backup::backup_header& h) {
     return raft::derive_cluster_id(members, "restored from cluster " + h.cluster_id + " at index " +
                                                 std::to_string(h.index) + " saved at " +

@@ -1,7 +1,6 @@
 // Restoring a backup into a new data directory; see backup_restore.hpp.
 #include "storage/backup_restore.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 
 #include <rocksdb/write_batch.h>
 
+#include "common/durable_file.hpp"
 #include "proto/codec.hpp"
 #include "proto/commands.hpp"
 #include "proto/errors.hpp"
@@ -73,11 +73,7 @@ caf::error check_secrets(const std::vector<proto::data_key>& keys,
 }
 
 caf::error sync_dir(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return make_error(errc::storage_error, "data_dir", "cannot open " + dir);
-  int err = ::fsync(fd) == 0 ? 0 : errno;
-  ::close(fd);
-  if (err != 0)
+  if (int err = sync_directory(dir))
     return make_error(errc::storage_error, "data_dir",
                       "cannot sync " + dir + ": " + std::strerror(err));
   return {};
@@ -180,7 +176,10 @@ caf::expected<restore_report> restore_into(const restore_plan& p, const std::str
   // A log base needs a term; 0 (not at hand when saved) becomes 1, as good as
   // any in a new cluster whose members all start from this same base.
   report.term = std::max<uint64_t>(h.term, 1);
-  auto index = end_runs_in_flight(**sm, report.term, p.now_ms, report);
+  // Ended at the instant the backup was saved, a fact of the file: every
+  // member restoring it applies the same entry at index + 1 (its own clock
+  // would give each member another finished_at and retry time, for good).
+  auto index = end_runs_in_flight(**sm, report.term, h.created_at_ms, report);
   if (!index) return index.error();
   report.index = *index;
   auto log = raft_log::open(**db);

@@ -31,7 +31,6 @@ struct restore_plan {
   std::function<std::string(const backup::backup_header&)> cluster_id_for;
   std::optional<secret_crypto::key> secrets_key;  // --secrets-key-file, if given
   std::string written_by;  // this build's version, for FORMAT
-  int64_t now_ms = 0;      // when the runs in flight are ended
 };
 
 struct restore_report {

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "common/durable_file.hpp"
 #include "proto/errors.hpp"
 
 namespace aisched::storage {
@@ -35,11 +36,7 @@ caf::error write_durably(const std::string& dir, const std::string& text) {
   ::close(fd);
   if (err != 0) return fail("write", err);
   if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename", errno);
-  int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (d < 0) return fail("open the directory of", errno);
-  err = ::fsync(d) == 0 ? 0 : errno;
-  ::close(d);
-  if (err != 0) return fail("sync the directory of", err);
+  if (int e = sync_directory(dir)) return fail("sync the directory of", e);
   return {};
 }
 

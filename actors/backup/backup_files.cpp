@@ -14,6 +14,7 @@
 #include <fstream>
 #include <functional>
 
+#include "common/durable_file.hpp"
 #include "common/backup_file.hpp"
 #include "proto/errors.hpp"
 #include "storage/backup_export.hpp"
@@ -47,12 +48,7 @@ int write_all(int fd, std::string_view data) {
 }
 
 caf::error sync_dir(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return io_error("open the directory", dir, errno);
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) return io_error("sync the directory", dir, err);
+  if (int err = sync_directory(dir)) return io_error("sync the directory", dir, err);
   return {};
 }
 

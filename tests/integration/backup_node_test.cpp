@@ -5,9 +5,15 @@
 // and secrets (a run still opens its secret) are the saved ones, the run that
 // was in flight ended worker_lost, and its cluster id is a new one. A used data
 // directory and a damaged file are refused. Scheduled backups (--backup-dir, every
-// 1 s here, keep 2) rotate, and the newest restores.
+// 1 s here, keep 2) rotate, and the newest restores. One file restored into the three
+// members of a new group: they elect a leader, serve the saved tasks and runs under one
+// new cluster id, give new ids, fire the periodic task, and two of them go on after the
+// leader's SIGKILL. A save cut by the node's SIGKILL leaves no file, and the save after
+// the node's restart verifies.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include <csignal>
 
@@ -16,10 +22,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "proto/time.hpp"
 #include "support/node_process.hpp"
+#include "support/raft_group_process.hpp"
 #include "support/test_helpers.hpp"
 
 using namespace aisched::test;
@@ -48,7 +58,7 @@ std::string cluster_id_at(uint16_t port) {
   return r.status == 200 ? str(parse(r).as_object(), "cluster_id") : "";
 }
 
-/// The fields of each task that a restore must keep, by id.
+/// The fields of each task that a restore must keep, by id (the id first).
 std::vector<std::string> task_rows(uint16_t port) {
   std::vector<std::string> out;
   auto r = http_call(port, "GET", "/api/v1/tasks?limit=1000");
@@ -56,8 +66,30 @@ std::vector<std::string> task_rows(uint16_t port) {
   auto doc = parse(r);
   for (auto& t : doc.at("items").as_array()) {
     auto& o = t.as_object();
+    auto* paused = o.if_contains("paused");
     out.push_back(std::to_string(num(o, "id")) + " " + str(o, "name") + " " +
-                  str(o, "schedule") + " " + str(o, "command") + " " + str(o, "state"));
+                  str(o, "schedule") + " " + str(o, "at") + " " + str(o, "command") + " " +
+                  (paused && paused->is_bool() && paused->get_bool() ? "paused" : "active"));
+  }
+  return out;
+}
+
+bool has_task(uint16_t port, int64_t id) {
+  return http_call(port, "GET", "/api/v1/tasks/" + std::to_string(id)).status == 200;
+}
+
+/// The ids of task `task`'s runs on the node at `port` whose slot is at or after
+/// `since_ms` and, unless `state` is "", that are in `state`.
+std::vector<std::string> run_ids(uint16_t port, int64_t task, int64_t since_ms,
+                                 const std::string& state = "") {
+  std::vector<std::string> out;
+  auto r = http_call(port, "GET", "/api/v1/instances?limit=1000&task_id=" + std::to_string(task));
+  if (r.status != 200) return out;
+  auto doc = parse(r);
+  for (auto& x : doc.at("items").as_array()) {
+    auto& o = x.as_object();
+    if (time_ms(o.at("slot")) >= since_ms && (state.empty() || str(o, "state") == state))
+      out.push_back(str(o, "id"));
   }
   return out;
 }
@@ -115,6 +147,21 @@ std::vector<std::string> names_ending(const std::string& dir, const std::string&
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+/// Polls (every millisecond) until file `path` holds a byte; false if `writer`
+/// exits or `timeout` passes first.
+bool await_bytes(const std::string& path, child_process& writer,
+                 std::chrono::milliseconds timeout = 30s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline && writer.running()) {
+    std::error_code ec;
+    auto size = fs::file_size(path, ec);
+    if (!ec && size > 0) return true;
+    struct timespec ms{0, 1'000'000};
+    nanosleep(&ms, nullptr);
+  }
+  return false;
 }
 
 class backup_node : public ::testing::Test {
@@ -286,6 +333,194 @@ TEST_F(backup_node, restore_refuses_a_used_directory_and_a_damaged_file) {
   auto verdict = run_command({AISCHEDCTL_BINARY, "snapshot", "status", damaged});
   EXPECT_NE(verdict.exit_code, 0);
   EXPECT_NE(verdict.err.find("checksum mismatch"), std::string::npos) << verdict.err;
+}
+
+TEST_F(backup_node, restore_seeds_a_three_member_group) {
+  auto file = path("node.snapshot");
+  auto sleep_arg = unique_sleep_arg(60);
+  std::vector<std::string> tasks_before, fired_before;
+  std::string cluster_before, run_done, run_in_flight;
+  int64_t every = 0, held = 0;
+  {
+    node_process a(path("data"));
+    ASSERT_TRUE(a.running());
+    auto port = a.http_port();
+    ASSERT_TRUE(await_ready(port));
+    every = create_task(port, R"({"name":"every","command":"true","schedule":"@every 2s"})");
+    held = create_task(port, R"({"name":"held","command":"true","schedule":"@every 2s"})");
+    auto in_an_hour = aisched::format_rfc3339(wall_ms() + 3'600'000);
+    auto once = create_task(port, json::serialize(json::object{
+                                      {"name", "once"}, {"command", "true"}, {"at", in_an_hour}}));
+    auto quick = create_task(port, R"({"name":"quick","command":"true"})");
+    auto slow = create_task(port, json::serialize(json::object{
+                                      {"name", "slow"}, {"command", "sleep " + sleep_arg}}));
+    ASSERT_TRUE(every && held && once && quick && slow);
+    ASSERT_EQ(http_call(port, "POST", "/api/v1/tasks/" + std::to_string(held) + "/pause").status,
+              200u);
+    run_done = trigger(port, quick);
+    await_state(port, run_done, "success");
+    run_in_flight = trigger(port, slow);
+    await_state(port, run_in_flight, "running");
+    // Runs of the periodic task that ended before the save are in the file.
+    ASSERT_TRUE(eventually(
+        [&] {
+          fired_before = run_ids(port, every, 0, "success");
+          return !fired_before.empty();
+        },
+        20s))
+        << tail(a.log());
+    tasks_before = task_rows(port);
+    cluster_before = cluster_id_at(port);
+    ASSERT_FALSE(cluster_before.empty());
+    auto server = "http://127.0.0.1:" + std::to_string(port);
+    auto ctl = run_command(
+        {AISCHEDCTL_BINARY, "--server", server, "cluster", "snapshot", "save", file}, 30s);
+    ASSERT_EQ(ctl.exit_code, 0) << ctl.out << ctl.err;
+  }  // the old node stops
+
+  // Each member of the new group restored from the same file with the same --peers.
+  raft_group g(path("group"), 3, {}, 0, /*start_members=*/false);
+  std::set<std::string> new_ids;  // the cluster id each restore names
+  for (size_t i = 0; i < 3; ++i) {
+    auto done = restore({"--from", file, "--data-dir", g.data_dir(i), "--node-id", g.id(i),
+                         "--peers", g.peers()});
+    ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(done.out, m, std::regex(R"(New cluster id (\S+))"))) << done.out;
+    new_ids.insert(m[1].str());
+  }
+  ASSERT_EQ(new_ids.size(), 1u) << "one file and one --peers make one cluster id";
+  auto new_id = *new_ids.begin();
+  EXPECT_NE(new_id, cluster_before);
+  auto started_ms = wall_ms();
+  for (size_t i = 0; i < 3; ++i) g.start(i);
+  ASSERT_TRUE(g.all_running()) << g.dump();
+  auto leader = g.await_leader({0, 1, 2});
+  ASSERT_NE(leader, none) << "no agreed leader\n" << g.dump();
+
+  // Every member serves the saved tasks and finished runs, with their ids, under the new id.
+  for (size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(g.id(i));
+    auto port = g.port(i);
+    EXPECT_EQ(task_rows(port), tasks_before);
+    EXPECT_EQ(cluster_id_at(port), new_id);
+    EXPECT_EQ(str(instance_at(port, run_done), "state"), "success");
+    for (auto& run : fired_before)
+      EXPECT_EQ(str(instance_at(port, run), "state"), "success") << run;
+  }
+  // The run in flight in the backup ended worker_lost, and every member holds the
+  // same view of it: the members of one group agree on the state at each index.
+  std::set<std::string> lost_views;
+  std::string shown;
+  for (size_t i = 0; i < 3; ++i) {
+    auto lost = instance_at(g.port(i), run_in_flight);
+    auto view = json::serialize(lost);
+    EXPECT_EQ(str(lost, "state"), "failed") << g.id(i) << ": " << view;
+    EXPECT_EQ(str(lost, "error").rfind("worker_lost", 0), 0u) << g.id(i) << ": " << view;
+    lost_views.insert(view);
+    shown += g.id(i) + ": " + view + "\n";
+  }
+  EXPECT_EQ(lost_views.size(), 1u) << "the members disagree on the lost run:\n" << shown;
+
+  // A task created now gets an id none of the restored tasks has, on every member.
+  std::set<int64_t> restored;
+  for (auto& row : tasks_before) restored.insert(std::stoll(row.substr(0, row.find(' '))));
+  auto fresh = create_task(g.port(leader), R"({"name":"after-restore","command":"true"})");
+  ASSERT_NE(fresh, 0) << g.dump();
+  EXPECT_EQ(restored.count(fresh), 0u) << "task id " << fresh << " was given again";
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_TRUE(eventually([&] { return has_task(g.port(i), fresh); })) << g.id(i);
+
+  // The periodic task fires on the new group; the paused one stays paused (two runs
+  // 2 s apart span a slot of its 2 s schedule).
+  ASSERT_TRUE(eventually(
+      [&] { return run_ids(g.port(leader), every, started_ms, "success").size() >= 2; }, 30s))
+      << g.dump();
+  EXPECT_TRUE(run_ids(g.port(leader), held, started_ms).empty()) << "the paused task fired";
+
+  // The leader SIGKILLed: the two others elect one and accept a write.
+  g.kill(leader);
+  auto rest = g.running_members();
+  ASSERT_EQ(rest.size(), 2u);
+  ASSERT_NE(g.await_leader(rest, 20s), none) << g.dump();
+  int64_t late = 0;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto r = http_call(g.port(rest[0]), "POST", "/api/v1/tasks",
+                           R"({"name":"after-kill","command":"true"})");
+        if (r.status == 201) late = num(parse(r).as_object(), "id");
+        return late > 0;
+      },
+      20s))
+      << g.dump();
+  for (auto m : rest) EXPECT_TRUE(eventually([&] { return has_task(g.port(m), late); })) << g.id(m);
+  all_gone(sleep_arg);  // the old node's run, if it outlived its node
+}
+
+TEST_F(backup_node, a_save_cut_by_a_leader_kill_leaves_no_file_and_the_next_save_verifies) {
+  constexpr int batches = 50, per_batch = 100;
+  auto data = path("data"), file = path("cut.snapshot"), tmp = file + ".tmp";
+  auto save = [&file](uint16_t port) -> std::vector<std::string> {
+    return {AISCHEDCTL_BINARY, "--server", "http://127.0.0.1:" + std::to_string(port),
+            "cluster",         "snapshot", "save",
+            file};
+  };
+  {
+    node_process a(data);
+    ASSERT_TRUE(a.running());
+    auto port = a.http_port();
+    ASSERT_TRUE(await_ready(port));
+    // A paused task's runs stay pending: 5 000 runs with a 10 kB payload each make a
+    // file of about 50 MB, far more than the socket buffers between node and CLI hold.
+    auto held = create_task(port, R"({"name":"held","command":"true"})");
+    ASSERT_NE(held, 0);
+    auto task_path = "/api/v1/tasks/" + std::to_string(held);
+    ASSERT_EQ(http_call(port, "POST", task_path + "/pause").status, 200u);
+    json::array payloads;
+    for (int k = 0; k < per_batch; ++k)
+      payloads.push_back(json::object{{"blob", std::string(10'000, 'x')}});
+    auto body = json::serialize(json::object{{"payloads", std::move(payloads)}});
+    for (int b = 0; b < batches; ++b) {
+      auto r = http_call(port, "POST", task_path + "/runs", body, 30s);
+      ASSERT_EQ(r.status, 202u) << r.body;
+    }
+
+    child_process ctl(save(port), path("ctl.log"));
+    // Once the CLI receives, it is stopped: the node can then hand the kernel no
+    // more than the socket buffers hold, so the kill falls inside the transfer.
+    ASSERT_TRUE(await_bytes(tmp, ctl)) << ctl.log();
+    ASSERT_TRUE(freeze(ctl.pid())) << "the save ended before it could be cut\n" << ctl.log();
+    a.stop(SIGKILL);
+    bool whole = a.log().find(R"("msg":"snapshot saved")") != std::string::npos;
+    int status = ctl.stop(SIGCONT, 60s);  // resumes it, then waits for its exit
+    ASSERT_TRUE(WIFEXITED(status)) << status << "\n" << ctl.log();
+    EXPECT_EQ(WEXITSTATUS(status), 1)
+        << ctl.log() << (whole ? "(the node had sent the whole file before its kill)" : "");
+    EXPECT_NE(ctl.log().find("incomplete_snapshot"), std::string::npos) << ctl.log();
+    EXPECT_NE(ctl.log().find("nothing was kept"), std::string::npos) << ctl.log();
+    EXPECT_FALSE(fs::exists(file));
+    EXPECT_FALSE(fs::exists(tmp));
+  }
+
+  // Restarted on its data dir, the node saves again, and the file verifies offline
+  // with every acknowledged run in it.
+  node_process b(data, {}, 60s);
+  ASSERT_TRUE(b.running()) << b.log();
+  ASSERT_TRUE(await_ready(b.http_port())) << tail(b.log());
+  auto saved = run_command(save(b.http_port()), 120s);
+  ASSERT_EQ(saved.exit_code, 0) << saved.out << saved.err;
+  EXPECT_NE(saved.out.find("(verified)"), std::string::npos) << saved.out;
+  EXPECT_TRUE(fs::exists(file));
+  EXPECT_FALSE(fs::exists(tmp));
+  auto status = run_command({AISCHEDCTL_BINARY, "-o", "json", "snapshot", "status", file}, 60s);
+  ASSERT_EQ(status.exit_code, 0) << status.out << status.err;
+  boost::system::error_code ec;
+  auto doc = json::parse(status.out, ec);
+  ASSERT_FALSE(ec) << status.out;
+  auto& o = doc.as_object();
+  EXPECT_EQ(str(o, "checksum"), "ok") << status.out;
+  EXPECT_EQ(num(o.at("records_by_column").as_object(), "instances"), batches * per_batch)
+      << status.out;
 }
 
 }  // namespace

@@ -64,9 +64,11 @@ inline member_view view_of(uint16_t port) {
 class raft_group {
  public:
   /// `extra_args` go to every member (e.g. `--roles scheduler,gateway`); `{id}`
-  /// in one is replaced by the member's id (a per-member path).
+  /// in one is replaced by the member's id (a per-member path). With
+  /// `start_members` false no member is started: the test seeds their data dirs
+  /// first (e.g. `aisched restore ... --peers peers()`), then start()s each.
   raft_group(const std::string& dir, size_t n, std::vector<std::string> extra_args = {},
-             size_t spares = 0)
+             size_t spares = 0, bool start_members = true)
       : procs_(n + spares), joiner_(n + spares, false), extra_args_(std::move(extra_args)) {
     std::set<uint16_t> ports;
     while (ports.size() < n + spares) {
@@ -85,7 +87,8 @@ class raft_group {
       if (i <= n)
         peers_ += (peers_.empty() ? "" : ",") + ids_.back() + "=127.0.0.1:" + std::to_string(p);
     }
-    for (i = 0; i < n; ++i) start(i);
+    if (start_members)
+      for (i = 0; i < n; ++i) start(i);
   }
 
   size_t size() const { return procs_.size(); }
@@ -107,6 +110,8 @@ class raft_group {
   std::string log(size_t i) const { return procs_.at(i) ? procs_[i]->log() : ""; }
   uint16_t port(size_t i) const { return running(i) ? procs_[i]->http_port() : 0; }
   const std::string& data_dir(size_t i) const { return data_.at(i); }
+  /// The members' `--peers` value: ID=127.0.0.1:PORT,...
+  const std::string& peers() const { return peers_; }
   pid_t pid(size_t i) const { return running(i) ? procs_[i]->pid() : -1; }
 
   /// (Re)starts member `i` on its data dir and cluster port; waits until it serves HTTP.

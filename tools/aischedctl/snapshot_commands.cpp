@@ -13,11 +13,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
 #include <memory>
 
+#include "common/durable_file.hpp"
 #include "common/backup_file.hpp"
 #include "proto/errors.hpp"
 #include "proto/time.hpp"
@@ -177,7 +179,12 @@ int snapshot_save(session& s, const std::string& path) {
                     std::chrono::milliseconds(static_cast<int64_t>(s.options().timeout_s * 1000))});
   auto& client = other ? *other : s.http();
   sink out;
-  out.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // O_EXCL: a second save to the same FILE at once would write into this one.
+  out.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (out.fd < 0 && errno == EEXIST)
+    return report_error(exit_usage, "usage",
+                        tmp + " exists: another save to " + path +
+                            " is under way, or one was interrupted (remove " + tmp + ")");
   if (out.fd < 0)
     return report_error(exit_usage, "usage", "cannot create " + tmp + ": " + std::strerror(errno));
   auto reply = client.stream("/api/v1/cluster/snapshot",
@@ -215,6 +222,12 @@ int snapshot_save(session& s, const std::string& path) {
     return give_up(report_error(exit_server_error, "write_failed",
                                 "cannot rename " + tmp + " to " + path + ": " +
                                     std::strerror(errno)));
+  // The name too must survive a power loss before "saved" is said.
+  auto dir = std::filesystem::path(path).parent_path().string();
+  if (int err = sync_directory(dir.empty() ? "." : dir))
+    return report_error(exit_server_error, "write_failed",
+                        "saved " + path + " but cannot sync its directory: " +
+                            std::strerror(err));
   if (s.json_output()) {
     print_json(std::cout, summary_json(path, *b));
   } else {
