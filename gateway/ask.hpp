@@ -16,7 +16,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include "gateway/api.hpp"
-#include "proto/cluster_link.hpp"
+#include "common/cluster_link.hpp"
 #include "proto/errors.hpp"
 
 namespace aisched::gateway {

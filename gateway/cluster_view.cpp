@@ -10,7 +10,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 
-#include "proto/cluster_link.hpp"
+#include "common/cluster_link.hpp"
 #include "proto/json.hpp"
 
 namespace aisched::gateway {

@@ -1,5 +1,5 @@
 // The AI agent's records: chat messages and tool calls (the model's wire, as
-// actors/llm_agent/llm_client speaks it), conversations, stored messages and
+// common/llm_client speaks it), conversations, stored messages and
 // destructive calls waiting for the user (actors/llm_agent/conversation_store
 // keeps them in the replicated column ai_conversations). Plain values; their
 // JSON is in proto/json_wire.hpp.

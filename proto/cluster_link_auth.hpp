@@ -1,7 +1,7 @@
 // Cluster admission, the pure part: the challenge-response by which two nodes
 // prove to each other that they hold the cluster secret (--cluster-secret-file)
 // before either exposes an actor. No sockets, no actors, no clocks of its own;
-// the gatekeeper actor (actors/endpoint) and the dialer (proto/cluster_link.cpp)
+// the gatekeeper actor (actors/endpoint) and the dialer (common/cluster_link.cpp)
 // drive it. HMAC-SHA256 and the random nonces come from OpenSSL's libcrypto.
 #pragma once
 

@@ -10,7 +10,7 @@
 
 #include <caf/expected.hpp>
 
-#include "actors/llm_agent/llm_client.hpp"
+#include "common/llm_client.hpp"
 #include "actors/worker/sandbox.hpp"
 
 namespace aisched::runtime {

@@ -44,7 +44,7 @@
 #include "gateway/auth_routes.hpp"
 #include "gateway/metrics_route.hpp"
 #include "gateway/server.hpp"
-#include "proto/cluster_link.hpp"
+#include "common/cluster_link.hpp"
 #include "proto/errors.hpp"
 #include "proto/registry.hpp"
 #include "common/log.hpp"

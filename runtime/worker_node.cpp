@@ -19,7 +19,7 @@
 #include "actors/worker/worker_actor.hpp"
 #include "common/clock.hpp"
 #include "proto/errors.hpp"
-#include "proto/cluster_link.hpp"
+#include "common/cluster_link.hpp"
 #include "proto/registry.hpp"
 #include "common/log.hpp"
 #include "runtime/node.hpp"

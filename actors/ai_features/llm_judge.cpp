@@ -1,7 +1,7 @@
 // The LLM-backed judge; see llm_judge.hpp.
 #include "actors/ai_features/llm_judge.hpp"
 
-#include "actors/llm_agent/llm_client.hpp"
+#include "common/llm_client.hpp"
 
 namespace aisched::ai {
 

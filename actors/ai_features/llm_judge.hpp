@@ -1,5 +1,5 @@
 // The judge (judge.hpp) backed by the node's LLM client
-// (actors/llm_agent/llm_client.hpp): one non-streamed chat completion per
+// (common/llm_client.hpp): one non-streamed chat completion per
 // judgement, system + user prompt, temperature 0. Failed requests are counted
 // in ai_requests_total{feature} by the client; answers by the judge, after the
 // caller's verdict ("ok"/"fallback" when used, "invalid" when rejected).

@@ -9,7 +9,7 @@
 #include "common/counted.hpp"
 #include "obs/metrics.hpp"
 #include "common/log.hpp"
-#include "actors/store/store_scan.hpp"
+#include "common/store_scan.hpp"
 
 namespace aisched::backpressure {
 

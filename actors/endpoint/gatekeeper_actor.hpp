@@ -1,5 +1,5 @@
 // The gatekeeper is what a node publishes on its cluster port: it answers the
-// admission protocol of proto/cluster_link.hpp (gatekeeper_actor) and hands the
+// admission protocol of common/cluster_link.hpp (gatekeeper_actor) and hands the
 // node's endpoint actor, the way to every other actor of the node, only to a
 // peer that proved it holds the cluster secret (or to anyone when the node has
 // none). It keeps the pending challenges; it sends nothing on its own.
@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "proto/cluster_link.hpp"
+#include "common/cluster_link.hpp"
 #include "proto/cluster_link_auth.hpp"
 #include "proto/interfaces.hpp"
 

@@ -12,7 +12,7 @@
 
 #include <caf/error.hpp>
 
-#include "actors/llm_agent/llm_client.hpp"
+#include "common/llm_client.hpp"
 #include "actors/llm_agent/tools.hpp"
 
 namespace aisched::llm {

@@ -24,7 +24,7 @@
 #include "common/clock.hpp"
 #include "actors/llm_agent/agent_loop.hpp"
 #include "actors/llm_agent/conversation_store.hpp"
-#include "actors/llm_agent/llm_client.hpp"
+#include "common/llm_client.hpp"
 #include "common/http.hpp"
 #include "proto/inspection.hpp"
 

@@ -9,7 +9,7 @@
 
 #include <caf/expected.hpp>
 
-#include "actors/llm_agent/llm_client.hpp"
+#include "common/llm_client.hpp"
 #include "common/http.hpp"
 
 namespace aisched::llm {

@@ -9,7 +9,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/raft/peer_links.hpp"
-#include "proto/cluster_link.hpp"
+#include "common/cluster_link.hpp"
 #include "proto/errors.hpp"
 
 namespace aisched::raft {

@@ -11,7 +11,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "common/log.hpp"
-#include "proto/cluster_link.hpp"
+#include "common/cluster_link.hpp"
 #include "proto/errors.hpp"
 #include "storage/format_version.hpp"
 #include "storage/membership_store.hpp"

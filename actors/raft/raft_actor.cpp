@@ -18,7 +18,7 @@
 #include "actors/raft/peer_links.hpp"
 #include "actors/raft/raft_status.hpp"
 #include "obs/metrics.hpp"
-#include "proto/cluster_link.hpp"
+#include "common/cluster_link.hpp"
 #include "proto/errors.hpp"
 #include "common/log.hpp"
 #include "storage/health.hpp"

@@ -9,7 +9,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "common/counted.hpp"
-#include "actors/store/store_scan.hpp"
+#include "common/store_scan.hpp"
 
 namespace aisched::retry {
 

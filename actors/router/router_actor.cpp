@@ -18,7 +18,7 @@
 #include "common/counted.hpp"
 #include "common/log.hpp"
 #include "obs/metrics.hpp"
-#include "proto/cluster_link.hpp"
+#include "common/cluster_link.hpp"
 #include "proto/errors.hpp"
 
 namespace aisched::router {
@@ -81,7 +81,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
   self->state.store = std::move(store);
   self->state.opts = std::move(opts);
   self->state.clock = self->state.opts.clock;
-  self->state.bucket = std::make_unique<backpressure::token_bucket>(
+  self->state.bucket = std::make_unique<token_bucket>(
       self->state.opts.dispatch_rate, self->state.opts.dispatch_burst, now_of(self));
   self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
   self->set_down_handler([=](const caf::down_msg& dm) {

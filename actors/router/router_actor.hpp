@@ -30,9 +30,9 @@
 
 #include <memory>
 
-#include "actors/backpressure/pressure.hpp"
 #include "common/activity.hpp"
 #include "common/clock.hpp"
+#include "common/token_bucket.hpp"
 #include "actors/router/placement.hpp"
 #include "actors/router/registry.hpp"
 #include "actors/router/routing.hpp"
@@ -103,7 +103,7 @@ struct router_state {
   proto::pressure load;
   router_options opts;
   wall_clock clock;  // opts.clock: every instant the router and its pure parts see
-  std::unique_ptr<backpressure::token_bucket> bucket;
+  std::unique_ptr<token_bucket> bucket;
   bool waiting_for_tokens = false;
   inspector::activity activity;
   static inline const char* name = "router";

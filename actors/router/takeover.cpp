@@ -15,8 +15,8 @@
 #include "actors/router/adoption.hpp"
 #include "actors/router/dispatching.hpp"
 #include "actors/router/workers.hpp"
-#include "actors/store/store_scan.hpp"
 #include "common/log.hpp"
+#include "common/store_scan.hpp"
 #include "obs/metrics.hpp"
 #include "proto/time.hpp"
 

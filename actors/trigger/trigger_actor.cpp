@@ -11,7 +11,7 @@
 #include "obs/metrics.hpp"
 #include "common/log.hpp"
 #include "proto/errors.hpp"
-#include "actors/store/store_scan.hpp"
+#include "common/store_scan.hpp"
 
 namespace aisched::trigger {
 

@@ -3,10 +3,10 @@
 // (common/clock.hpp; allowed by tests/layers/check_clock_injection.py): a
 // simulation replaces the executor (issue 45 item 2), not its clock.
 #include "actors/worker/executor.hpp"
-#include "actors/worker/traceparent.hpp"
 #include "common/clock.hpp"
 #include "common/curl_session.hpp"
 #include "common/redactor.hpp"
+#include "common/traceparent.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -249,7 +249,7 @@ run_result run_http(const execute_request& req, const exec_options& opts,
     call.headers.push_back(header + ": " + kv.substr(eq + 1));
   }
   // W3C trace context, unless the task sets its own.
-  if (auto tp = traceparent(req.trace_id); !tp.empty() && !has_header(req, "traceparent"))
+  if (auto tp = http::traceparent(req.trace_id); !tp.empty() && !has_header(req, "traceparent"))
     call.headers.push_back("traceparent: " + tp);
   if (!req.http.body.empty()) call.body = req.http.body;
   call.timeout = std::chrono::milliseconds(req.timeout > 0 ? req.timeout : 3'600'000);

@@ -7,7 +7,7 @@
 
 #include <caf/actor_system.hpp>
 
-#include "proto/cluster_link.hpp"
+#include "common/cluster_link.hpp"
 #include "proto/errors.hpp"
 
 namespace aisched::worker {

@@ -9,11 +9,11 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/worker/traceparent.hpp"
 #include "actors/worker_proxy/http_dispatch.hpp"
 #include "common/curl_session.hpp"
 #include "proto/errors.hpp"
 #include "common/log.hpp"
+#include "common/traceparent.hpp"
 
 #include <caf/send.hpp>
 
@@ -129,7 +129,7 @@ void post_execute(self_ptr self, const std::shared_ptr<worker::run_pool>& pool,
   worker_proxy_actor me = self;
   auto wid = st.worker_id;
   std::vector<std::string> headers;
-  if (auto tp = worker::traceparent(req.trace_id); !tp.empty())
+  if (auto tp = http::traceparent(req.trace_id); !tp.empty())
     headers.push_back("traceparent: " + tp);
   bool queued = pool->submit([=](const std::atomic<bool>&) {
     auto reply = http::post_json(url, body, 10'000, headers);

@@ -4,7 +4,7 @@
 // Byte 0 picks the read size.
 #include <string>
 
-#include "actors/llm_agent/llm_client.hpp"
+#include "common/llm_client.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 namespace {

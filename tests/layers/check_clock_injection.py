@@ -41,9 +41,6 @@ SYSTEM_READS_ALLOWED = {
     "actors/worker/executor.cpp":
         "runs and times real processes on a pool thread; the simulation replaces "
         "the executor (issue 45 item 2), not its clock",
-    "actors/llm_agent/llm_client.cpp":
-        "its own threads call the model over HTTP and pace the calls in real time; "
-        "the simulation has no model",
     "storage/wal_sync.cpp":
         "times a real fsync of the WAL on its own thread (the raft append metric); "
         "a simulated disk does not sync",

@@ -5,7 +5,7 @@
 // and client proposals. Everything is drawn from one seed, so a seed replays a
 // run exactly. The Raft safety properties are checked after every event, and
 // liveness (leader + a committed proposal within a bound after healing) at
-// regular calm phases. Used by tests/sim/raft_sim_test and tools/raft-soak.
+// regular calm phases. Used by tests/sim/raft_sim_test and tests/sim/raft_soak.
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,7 @@
 // safety, log matching, leader completeness and state-machine safety checked
 // after every event and liveness checked after every healing. A failure prints
 // its seed and the command that replays it; AISCHED_SIM_SEED=... runs one seed
-// (raft_sim.replay), and tools/raft-soak runs thousands.
+// (raft_sim.replay), and raft_soak (tests/sim/raft_soak.cpp) runs thousands.
 #include "tests/sim/raft_sim.hpp"
 
 #include <gtest/gtest.h>

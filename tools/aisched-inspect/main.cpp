@@ -20,7 +20,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include "common/clock.hpp"
-#include "proto/cluster_link.hpp"
+#include "common/cluster_link.hpp"
 #include "proto/cluster_link_auth.hpp"
 #include "proto/errors.hpp"
 #include "proto/inspection.hpp"

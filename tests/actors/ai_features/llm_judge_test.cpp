@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "actors/ai_features/llm_judge.hpp"
-#include "actors/llm_agent/llm_client.hpp"
+#include "common/llm_client.hpp"
 #include "obs/metrics.hpp"
 #include "proto/errors.hpp"
 #include "support/scripted_llm.hpp"

@@ -8,7 +8,7 @@
 #include <curl/curl.h>
 #include <gtest/gtest.h>
 
-#include "actors/llm_agent/llm_client.hpp"
+#include "common/llm_client.hpp"
 #include "obs/metrics.hpp"
 #include "proto/errors.hpp"
 #include "support/scripted_llm.hpp"

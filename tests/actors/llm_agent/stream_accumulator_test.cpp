@@ -2,7 +2,7 @@
 // answer; tool-call arguments are joined per call index; reasoning is kept.
 #include <gtest/gtest.h>
 
-#include "actors/llm_agent/llm_client.hpp"
+#include "common/llm_client.hpp"
 #include "proto/errors.hpp"
 
 namespace aisched::llm {

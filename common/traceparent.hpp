@@ -1,13 +1,14 @@
 // The W3C Trace Context header a run's HTTP calls carry (`traceparent:
-// 00-<32 hex trace id>-<16 hex span id>-01`): HTTP tasks and the execute call
-// to an external worker, so the receiving side can join the run's trace.
+// 00-<32 hex trace id>-<16 hex span id>-01`): HTTP tasks (the worker's executor)
+// and the execute call to an external worker (its proxy), so the receiving side
+// can join the run's trace.
 #pragma once
 
 #include <string>
 
 #include "proto/random.hpp"
 
-namespace aisched::worker {
+namespace aisched::http {
 
 /// The header value for `trace_id` (32 lower-case hex digits, as the trigger
 /// makes them) with a new random span id (the span of this one call, as W3C
@@ -20,4 +21,4 @@ inline std::string traceparent(const std::string& trace_id) {
   return "00-" + trace_id + "-" + proto::new_span_id() + "-01";
 }
 
-}  // namespace aisched::worker
+}  // namespace aisched::http

@@ -1,5 +1,5 @@
 // raft_soak: a by-hand soak runner for the raft core simulation
-// (tests/sim/raft_sim). Runs many seeds, prints a summary and, for each failing
+// (raft_sim.hpp, beside it). Runs many seeds, prints a summary and, for each failing
 // seed, the command that replays it. Not part of ctest: minutes, not seconds.
 //
 //   raft_soak --seeds 10000 --nodes 5              # seeds 1..10000

@@ -9,6 +9,8 @@
 // secret (--cluster-secret-file) both sides prove they hold it before the
 // gatekeeper hands out the endpoint (proto/cluster_link_auth.hpp has the
 // proofs); the dialer here is the one client of that protocol.
+// It sits in common/, below the actors and the gateway that dial through it and
+// within reach of aisched-inspect, which dials a node too.
 #pragma once
 
 #include <chrono>

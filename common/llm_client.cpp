@@ -1,7 +1,7 @@
 // The OpenAI-compatible client; see llm_client.hpp. Its own threads call the
 // model over HTTP and pace the calls in real time, so it reads the system's
-// clock (common/clock.hpp; allowed by tests/layers/check_clock_injection.py).
-#include "actors/llm_agent/llm_client.hpp"
+// clock (common/clock.hpp): there is no model in a simulation to pace.
+#include "common/llm_client.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -13,9 +13,9 @@
 
 #include <boost/json.hpp>
 
-#include "actors/backpressure/pressure.hpp"
 #include "common/clock.hpp"
 #include "common/curl_session.hpp"
+#include "common/token_bucket.hpp"
 #include "obs/metrics.hpp"
 #include "proto/errors.hpp"
 #include "proto/time.hpp"
@@ -317,7 +317,7 @@ struct llm_client::impl {
   std::deque<std::function<void()>> jobs;
   std::vector<std::thread> threads;
   std::atomic<bool> stopping{false};
-  backpressure::token_bucket bucket;
+  token_bucket bucket;
   std::mutex bucket_mtx;
 
   explicit impl(const llm_config& cfg)

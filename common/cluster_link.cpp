@@ -1,5 +1,5 @@
 // Plain or TLS cluster connections; see cluster_link.hpp.
-#include "proto/cluster_link.hpp"
+#include "common/cluster_link.hpp"
 
 #include <functional>
 #include <map>
@@ -209,7 +209,7 @@ void reach_endpoint(caf::event_based_actor* self, const std::string& address,
     return then(make_error(errc::unavailable, "leader",
                            "member address '" + address + "' is not HOST:PORT"));
   // A member this node's raft is connected to is reached over that connection:
-  // dialing it a second time makes CAF 0.17 drop both (proto/cluster_link.hpp).
+  // dialing it a second time makes CAF 0.17 drop both (common/cluster_link.hpp).
   if (auto known = known_member(self->system(), address)) return then(known);
   auto dialer = spawn_dialer(self->system(), timeout);  // TLS and admission when configured
   self->request(dialer, timeout, cluster_dial_atom::value, address.substr(0, colon), port)

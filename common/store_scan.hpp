@@ -2,7 +2,9 @@
 // page is requested in turn (a page the store fails to answer is asked again),
 // handed to `on_page`, and `on_done` runs after the last one. `alive()` says
 // whether the scan is still wanted (e.g. the leadership epoch did not change).
-// Used by the leader-only actors when they rebuild after winning leadership.
+// Used by the leader-only actors (trigger, router, retry, backpressure) when
+// they rebuild after winning leadership; beside leader_epoch.hpp, the rest of
+// that protocol.
 #pragma once
 
 #include <chrono>
