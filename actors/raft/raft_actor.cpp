@@ -239,7 +239,7 @@ void start_snapshot(self_ptr self, const std::string& peer, const snapshot_reque
   tr.id = ++st.transfers;
   tr.source = std::shared_ptr<storage::snapshot_export>(std::move(*source));
   tr.next = snapshot_chunk{peer, st.opts.node_id, req.term, index, *term, 0, false, {},
-                          st.member->membership_at(index)};
+                          st.member->membership_at(index), storage::current_format};
   tr.started = self->clock().now();
   send_chunk(self, peer);
 }
@@ -257,6 +257,11 @@ caf::result<uint64_t> receive_chunk(self_ptr self, snapshot_chunk& c) {
   auto& st = self->state;
   if (c.to != st.opts.node_id)
     return make_error(errc::invalid_argument, "to", "snapshot chunk for member " + c.to);
+  if (c.format != storage::current_format)
+    return make_error(errc::forbidden, "format",
+                      "snapshot from " + c.from + " in data format " + std::to_string(c.format) +
+                          ", member " + st.opts.node_id + " reads format " +
+                          std::to_string(storage::current_format) + ": nothing of it is installed");
   if (c.term < st.member->term())
     return make_error(errc::not_leader, "term", "snapshot from the leader of an older term");
   if (c.seq == 0) {

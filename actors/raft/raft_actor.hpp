@@ -53,11 +53,15 @@ struct snapshot_chunk {
   bool last = false;
   std::string data;       // records, format in storage/snapshot.cpp
   proto::membership members;  // the membership at `index`
+  /// The data format `data`'s records are in (storage::current_format of the
+  /// leader's build): a member of another format refuses the chunk rather than
+  /// misread it, whatever its hello said.
+  uint32_t format = 0;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, snapshot_chunk& x) {
   return f(caf::meta::type_name("aisched.raft.snapshot_chunk"), x.to, x.from, x.term, x.index,
-           x.last_term, x.seq, x.last, x.data, x.members);
+           x.last_term, x.seq, x.last, x.data, x.members, x.format);
 }
 
 /// A follower's answer to a chunk meaning "stop sending, I am done with it".

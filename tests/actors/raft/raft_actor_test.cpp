@@ -286,6 +286,45 @@ TEST(raft_actor_links, a_member_that_speaks_another_data_format_is_refused) {
   EXPECT_EQ(*accepted, g.state(1).opts.cluster_id);
 }
 
+// A snapshot's records are in its leader's data format: a chunk of another
+// format is refused before any of it is staged, naming both formats.
+TEST(raft_actor_links, a_snapshot_of_another_data_format_is_refused) {
+  raft_group g(3);
+  ASSERT_GE(elect(g, 3s), 0);
+  auto n2 = caf::actor_cast<caf::actor>(g.at(1).raft);
+  auto send = [&](uint32_t format) {
+    caf::expected<uint64_t> out{caf::make_error(caf::sec::runtime_error, "no answer")};
+    snapshot_chunk c;
+    c.to = g.state(1).opts.node_id;
+    c.from = "n9";  // a leader n2 does not know yet: its chunks are read
+    c.term = 1'000;
+    c.index = 1'000'000;
+    c.last_term = 1'000;
+    c.format = format;
+    c.data = "not records";
+    auto h = g.self->request(n2, caf::infinite, snap_chunk_atom::value, std::move(c));
+    g.sched.run();
+    if (g.self->mailbox().empty()) return out;
+    h.receive([&](uint64_t next) { out = next; }, [&](caf::error& e) { out = std::move(e); });
+    return out;
+  };
+  auto applied = g.state(1).sm->applied_index();
+  auto refused = send(storage::current_format + 1);
+  ASSERT_FALSE(refused) << "a snapshot of a newer format was read";
+  EXPECT_EQ(view(refused.error()).code, errc::forbidden);
+  auto why = view(refused.error()).message;
+  EXPECT_NE(why.find("format " + std::to_string(storage::current_format + 1)), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("format " + std::to_string(storage::current_format)), std::string::npos)
+      << why;
+  EXPECT_FALSE(g.state(1).receiving) << "a chunk of another format was staged";
+  EXPECT_EQ(g.state(1).sm->applied_index(), applied);
+  // This build's format is read: its first chunk starts a transfer.
+  auto read = send(storage::current_format);
+  if (read) EXPECT_TRUE(g.state(1).receiving.has_value() || *read == snapshot_complete);
+  else EXPECT_NE(view(read.error()).code, errc::forbidden) << view(read.error()).message;
+}
+
 INSTANTIATE_TEST_SUITE_P(members, raft_actor_test, ::testing::Values(3, 5),
                          [](const auto& info) { return std::to_string(info.param) + "_members"; });
 
