@@ -3,13 +3,6 @@
 
 namespace aisched::router {
 
-void concurrency::clear() {
-  runs_.clear();
-  by_task_.clear();
-  by_pool_.clear();
-  sizes_.clear();
-}
-
 void concurrency::hold(const std::string& run_id, const task_terms& t) {
   // Only runs of limited tasks are tracked: the rest cost nothing here.
   if (t.max_concurrency == 0 && t.pool.empty()) return;

@@ -23,9 +23,6 @@ class concurrency {
   /// keep them; a smaller size only holds back new runs.
   void set_pool(const proto::pool& p) { sizes_[{p.tenant, p.name}] = p.size; }
 
-  /// Forgets every run and pool (a new leadership rebuilds both).
-  void clear();
-
   /// Run `run_id` of task `t` holds a slot of t's limits from now on
   /// (idempotent: a run holds at most one slot, of the limits it was held for).
   void hold(const std::string& run_id, const task_terms& t);

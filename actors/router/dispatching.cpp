@@ -33,9 +33,9 @@ void fail_unsent(self_ptr self, const instance& x, const caf::error& why) {
 /// no longer assigned to that worker (cancelled or ended meanwhile) is not sent.
 void send_run(self_ptr self, const task& t, const instance& x) {
   auto& st = self->state;
-  auto a = st.assigned.find(x.id);
+  auto a = st.term.assigned.find(x.id);
   auto* w = find_worker(st, x.worker_id);
-  if (a == st.assigned.end() || a->second.worker != x.worker_id || !w || !w->proxy) return;
+  if (a == st.term.assigned.end() || a->second.worker != x.worker_id || !w || !w->proxy) return;
   auto req = make_request(t, x, st.opts.reveal_secrets);
   if (req) {
     req->leader_term = st.lead.term;  // fences it: see execute_request::leader_term
@@ -64,8 +64,8 @@ bool expired_unreported(const instance& before, const instance& x) {
 /// Tells the worker run `run_id` is assigned to (if any) to stop it.
 void cancel_on_worker(self_ptr self, const std::string& run_id) {
   auto& st = self->state;
-  auto i = st.assigned.find(run_id);
-  if (i == st.assigned.end()) return;
+  auto i = st.term.assigned.find(run_id);
+  if (i == st.term.assigned.end()) return;
   if (auto* w = find_worker(st, i->second.worker); w && w->proxy)
     self->send(w->proxy, cancel_run_atom::value, run_id);
 }
@@ -81,18 +81,18 @@ void schedule_dispatch(self_ptr self) {
 
 void release(self_ptr self, const std::string& run_id) {
   auto& st = self->state;
-  st.limits.release(run_id);
-  auto i = st.assigned.find(run_id);
-  if (i == st.assigned.end()) return;
+  st.term.limits.release(run_id);
+  auto i = st.term.assigned.find(run_id);
+  if (i == st.term.assigned.end()) return;
   if (i->second.slot)
     if (auto* w = find_worker(st, i->second.worker); w && w->c.reserved > 0) w->c.reserved -= 1;
-  st.assigned.erase(i);
+  st.term.assigned.erase(i);
 }
 
 void reserve(router_state& st, worker_entry& w, const std::string& run_id, bool noop,
              unix_ms now) {
   bool slot = w.c.holds_slot(noop);
-  st.assigned[run_id] = {w.info.id, slot};
+  st.term.assigned[run_id] = {w.info.id, slot};
   w.c.reserved += slot;
   w.c.uses += 1;
   w.c.last_used = now;
@@ -100,13 +100,13 @@ void reserve(router_state& st, worker_entry& w, const std::string& run_id, bool 
 
 /// Run `x` (dispatched or running) holds a slot of its task's and pool's limits.
 void hold_limits(router_state& st, const instance& x) {
-  if (auto* t = st.tasks.terms(x.task_id)) st.limits.hold(x.id, *t);
+  if (auto* t = st.term.tasks.terms(x.task_id)) st.term.limits.hold(x.id, *t);
 }
 
 void enqueue(router_state& st, const instance& x) {
-  if (st.assigned.count(x.id)) return;
-  auto* t = st.tasks.terms(x.task_id);
-  st.queue.push(x, t && t->noop);
+  if (st.term.assigned.count(x.id)) return;
+  auto* t = st.term.tasks.terms(x.task_id);
+  st.term.queue.push(x, t && t->noop);
 }
 
 /// Sends run `x` (dispatched or adopted) with its task's definition: the
@@ -114,31 +114,31 @@ void enqueue(router_state& st, const instance& x) {
 /// under way wait for that read; a task gone meanwhile fails them (not sent).
 void deliver(self_ptr self, const instance& x) {
   auto& st = self->state;
-  if (auto* t = st.tasks.definition(x.task_id)) return send_run(self, *t, x);
-  auto& waiting = st.reading[x.task_id];
+  if (auto* t = st.term.tasks.definition(x.task_id)) return send_run(self, *t, x);
+  auto& waiting = st.term.reading[x.task_id];
   waiting.push_back(x);
   if (waiting.size() > 1) return;  // its read is under way
   auto epoch = st.lead.epoch;
   auto id = x.task_id;
   auto take = [=] {
     auto& st = self->state;
-    auto i = st.reading.find(id);
-    if (i == st.reading.end()) return std::vector<instance>{};
+    auto i = st.term.reading.find(id);
+    if (i == st.term.reading.end()) return std::vector<instance>{};
     auto runs = std::move(i->second);
-    st.reading.erase(i);
+    st.term.reading.erase(i);
     return runs;
   };
   self->request(st.store, request_timeout, get_task_atom::value, std::string{}, id)
       .then(
           [=](task& t) {
             if (!self->state.lead.current(epoch)) return;
-            self->state.tasks.cache(t);
+            self->state.term.tasks.cache(t);
             for (auto& y : take()) send_run(self, t, y);
           },
           [=](caf::error& err) {
             if (!self->state.lead.current(epoch)) return;
             for (auto& y : take())
-              if (self->state.assigned.count(y.id)) fail_unsent(self, y, err);
+              if (self->state.term.assigned.count(y.id)) fail_unsent(self, y, err);
           });
 }
 
@@ -193,19 +193,19 @@ void dispatch(self_ptr self) {
   st.dispatch_scheduled = false;
   // Backpressure defers firing (the trigger's part), never the drain: only
   // dispatching lowers the backlog, so holding it at red would hold it forever.
-  if (!st.lead.leading || !st.lead.ready || st.queue.empty()) return;
+  if (!st.lead.leading || !st.lead.ready || st.term.queue.empty()) return;
   std::vector<candidate> cands;
   for (auto& w : st.workers.entries()) cands.push_back(w.c);
   // Once the free slots are taken only no-ops fit, so the rest of the queue is
   // not looked at (a backlog far larger than the workers' capacity would
   // otherwise be rescanned on every finished run).
   uint64_t free_slots = free_slots_of(cands);
-  uint64_t free_noops = takes_free_noops(cands) ? st.queue.noops() : 0;
+  uint64_t free_noops = takes_free_noops(cands) ? st.term.queue.noops() : 0;
   if (free_slots + free_noops == 0) return;  // a finished run or a new worker wakes us
   auto now = now_of(self);
   // The dispatch rate limit: at most this many runs leave now.
   auto budget = st.bucket->take(
-      std::min<uint64_t>({st.queue.size(), max_batch, free_slots + free_noops}), now);
+      std::min<uint64_t>({st.term.queue.size(), max_batch, free_slots + free_noops}), now);
   obs::get().dispatch_tokens.set(st.bucket->tokens(now));
   if (budget == 0) {
     if (!st.waiting_for_tokens) {
@@ -216,8 +216,8 @@ void dispatch(self_ptr self) {
     return;
   }
   st.pick.ring = &st.ring;
-  auto task_of = [&](uint64_t id) { return st.tasks.terms(id); };
-  auto round = place(st.queue, task_of, cands, budget, scan_limit, st.pick, st.limits);
+  auto task_of = [&](uint64_t id) { return st.term.tasks.terms(id); };
+  auto round = place(st.term.queue, task_of, cands, budget, scan_limit, st.pick, st.term.limits);
   for (auto& id : round.orphaned) {
     // The task was deleted: nothing to run it with.
     cancel c{"", id, now, "task deleted before the run was dispatched"};
@@ -236,7 +236,7 @@ void dispatch(self_ptr self) {
             auto& st = self->state;
             if (!st.lead.current(epoch)) return;
             placed_committed(self, entries, a);
-            if (!st.queue.empty()) schedule_dispatch(self);
+            if (!st.term.queue.empty()) schedule_dispatch(self);
           },
           [=](caf::error&) {
             // Not committed: give the capacity back; the runs are still pending
@@ -250,15 +250,15 @@ void dispatch(self_ptr self) {
             // committed after all); a run placed again (in flight already,
             // takeover.cpp) is queued again while its committed view is the same.
             for (auto& q : *runs) {
-              auto f = st.in_flight.find(q.run.id);
-              if (f == st.in_flight.end() || (run_step(f->second) == run_step(q.run) &&
+              auto f = st.term.in_flight.find(q.run.id);
+              if (f == st.term.in_flight.end() || (run_step(f->second) == run_step(q.run) &&
                                               f->second.worker_id == q.run.worker_id))
-                st.queue.push(q.run, q.noop);
+                st.term.queue.push(q.run, q.noop);
             }
             self->delayed_send(self, std::chrono::milliseconds(200), wake_atom::value,
                                static_cast<uint64_t>(wake_reason::dispatch));
           });
-  if (!st.queue.empty()) schedule_dispatch(self);
+  if (!st.term.queue.empty()) schedule_dispatch(self);
 }
 
 void propose_fire(self_ptr self, fire f, caf::typed_response_promise<applied> rp) {
@@ -270,15 +270,16 @@ void propose_fire(self_ptr self, fire f, caf::typed_response_promise<applied> rp
   // Placed at the fire only when no run waits (those go first, in order) and
   // this router leads the fire's term with its view rebuilt.
   placement_round round;
-  if (st.lead.leading && st.lead.ready && f.term == st.lead.term && st.queue.empty()) {
+  if (st.lead.leading && st.lead.ready && f.term == st.lead.term && st.term.queue.empty()) {
     std::vector<candidate> cands;
     for (auto& w : st.workers.entries()) cands.push_back(w.c);
-    auto task_of = [&](uint64_t id) { return st.tasks.terms(id); };
+    auto task_of = [&](uint64_t id) { return st.term.tasks.terms(id); };
     auto runs = runs_fired(f.slots, task_of);
     // A slot fired again (its fire was not known to commit) may have runs
     // placed already: such a fire is committed as it is.
-    if (std::any_of(runs.items().begin(), runs.items().end(),
-                    [&](const run_queue::queued& q) { return st.assigned.count(q.run.id) > 0; }))
+    if (std::any_of(runs.items().begin(), runs.items().end(), [&](const run_queue::queued& q) {
+          return st.term.assigned.count(q.run.id) > 0;
+        }))
       runs.clear();
     auto now = now_of(self);
     // No max_batch here: the fire carries these runs whether placed or not.
@@ -286,7 +287,7 @@ void propose_fire(self_ptr self, fire f, caf::typed_response_promise<applied> rp
         runs.size(), free_slots_of(cands) + (takes_free_noops(cands) ? runs.noops() : 0));
     if (auto budget = room == 0 ? 0 : st.bucket->take(room, now); budget > 0) {
       st.pick.ring = &st.ring;
-      round = place(runs, task_of, cands, budget, runs.size(), st.pick, st.limits);
+      round = place(runs, task_of, cands, budget, runs.size(), st.pick, st.term.limits);
     }
   }
   if (round.placed.empty()) {
@@ -319,17 +320,17 @@ void observe(self_ptr self, const instance& x) {
   auto& st = self->state;
   bool expired = false;
   if (is_active_in_flight(x.state)) {
-    st.in_flight[x.id] = x;
+    st.term.in_flight[x.id] = x;
     hold_limits(st, x);
-  } else if (auto f = st.in_flight.find(x.id); f != st.in_flight.end()) {
+  } else if (auto f = st.term.in_flight.find(x.id); f != st.term.in_flight.end()) {
     expired = expired_unreported(f->second, x);
-    st.in_flight.erase(f);
+    st.term.in_flight.erase(f);
   }
   switch (x.state) {
     case instance_state::pending:
       // Placed, its dispatch not committed yet: a note_waiting that commits
       // meanwhile reports it pending, and must not give its slots back.
-      if (st.assigned.count(x.id)) break;
+      if (st.term.assigned.count(x.id)) break;
       release(self, x.id);  // a retry comes back as pending
       enqueue(st, x);
       break;
@@ -348,8 +349,8 @@ void observe(self_ptr self, const instance& x) {
       release(self, x.id);
       break;
   }
-  if (!is_active_in_flight(x.state) && !st.orphans.empty()) {
-    auto& o = st.orphans;
+  if (!is_active_in_flight(x.state) && !st.term.orphans.empty()) {
+    auto& o = st.term.orphans;
     o.erase(std::remove_if(o.begin(), o.end(), [&](const instance& y) { return y.id == x.id; }),
             o.end());
   }

@@ -19,7 +19,7 @@ using namespace proto;
 /// leader's endpoint over the raft connection; cached until leadership moves.
 void with_leader_router(router_self self, std::function<void(caf::expected<router_actor>)> then) {
   auto& st = self->state;
-  if (st.leader_router) return then(st.leader_router);
+  if (st.term.leader_router) return then(st.term.leader_router);
   auto epoch = st.lead.epoch;
   self->request(st.raft, forward_timeout, raft_status_atom::value)
       .then(
@@ -35,7 +35,7 @@ void with_leader_router(router_self self, std::function<void(caf::expected<route
             self->request(ep, forward_timeout, handles_atom::value)
                 .then(
                     [=](router_actor& r, caf::actor&) {
-                      if (self->state.lead.current(epoch)) self->state.leader_router = r;
+                      if (self->state.lead.current(epoch)) self->state.term.leader_router = r;
                       then(r);
                     },
                     [=](caf::error& e) { then(std::move(e)); });

@@ -21,7 +21,7 @@ using router_self = proto::router_actor::stateful_pointer<router_state>;
 
 constexpr auto forward_timeout = std::chrono::seconds(10);
 
-/// Calls `then` with the leader's router (cached in `self->state.leader_router`)
+/// Calls `then` with the leader's router (cached in `self->state.term.leader_router`)
 /// or the error that says why there is none.
 void with_leader_router(router_self self,
                         std::function<void(caf::expected<proto::router_actor>)> then);
@@ -38,7 +38,7 @@ caf::result<Result> forward_to_leader(router_self self, Ts... xs) {
     self->request(*r, forward_timeout, xs...)
         .then([=](Result& x) mutable { rp.deliver(std::move(x)); },
               [=](caf::error& e) mutable {
-                self->state.leader_router = nullptr;  // perhaps no longer the leader's
+                self->state.term.leader_router = nullptr;  // perhaps no longer the leader's
                 rp.deliver(std::move(e));
               });
   });

@@ -36,9 +36,9 @@ std::map<std::string, std::string> details_of(self_ptr self) {
       {"ready", inspector::text(st.lead.ready)},
       {"term", std::to_string(st.lead.term)},
       {"workers", std::to_string(st.workers.entries().size())},
-      {"queue", std::to_string(st.queue.size())},
-      {"in_flight", std::to_string(st.assigned.size())},
-      {"orphans", std::to_string(st.orphans.size())},
+      {"queue", std::to_string(st.term.queue.size())},
+      {"in_flight", std::to_string(st.term.assigned.size())},
+      {"orphans", std::to_string(st.term.orphans.size())},
       {"pressure", inspector::text(st.load.level)},
       {"tokens", st.bucket->unlimited() ? "unlimited"
                                         : std::to_string(static_cast<uint64_t>(
@@ -93,20 +93,12 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
       [=](leader_atom, const leadership& l) {
         auto& st = self->state;
         st.lead.change(l.leading, l.term);
-        st.queue.clear();
-        st.limits.clear();
-        st.assigned.clear();
-        st.noted.clear();
-        st.orphans.clear();
-        st.in_flight.clear();
-        st.seen_in_rebuild.clear();
-        st.held.clear();  // said to the previous term's router, or before it
-        st.dead.clear();
-        st.led_since = now_of(self);
-        st.tasks.clear();
-        st.reading.clear();
+        st.term = term_state{now_of(self)};  // the last term's view goes whole
+        // The slots reserved on the workers were the last term's assignments
+        // (term.assigned), so they go too. Their counts live in the registry's
+        // entries, which outlive the term, because placement takes its
+        // candidates from there (worker_entry::c): hence this one loop.
         for (auto& w : st.workers.entries()) w.c.reserved = 0;
-        st.leader_router = nullptr;
         stop_proxies(self);
         if (!l.leading) return forget_workers(self);
         start_proxies(self);
@@ -115,13 +107,13 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
       [=](committed_atom, const applied& a) {
         auto& st = self->state;
         if (!st.lead.leading) return;
-        for (auto& p : a.pools) st.limits.set_pool(p);
-        for (auto& t : a.tasks) st.tasks.put(t);
-        for (auto id : a.deleted_tasks) st.tasks.erase(id);
+        for (auto& p : a.pools) st.term.limits.set_pool(p);
+        for (auto& t : a.tasks) st.term.tasks.put(t);
+        for (auto id : a.deleted_tasks) st.term.tasks.erase(id);
         for (auto& x : a.instances) {
-          if (x.state != instance_state::pending) st.noted.erase(x.id);
+          if (x.state != instance_state::pending) st.term.noted.erase(x.id);
           if (!st.lead.ready) {
-            auto& seen = st.seen_in_rebuild[x.id];
+            auto& seen = st.term.seen_in_rebuild[x.id];
             seen = std::max(seen, run_step(x));
           }
           observe(self, x);
@@ -137,12 +129,12 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         auto& st = self->state;
         if (!st.lead.leading) return;  // its registrar finds the leader and registers there
         info.protocol = worker_protocol::native;
-        st.held[info.id] = {st.lead.epoch, info.held};
+        st.term.held[info.id] = {st.lead.epoch, info.held};
         if (auto* known = find_worker(st, info.id); known && known->handle == handle) {
           // A periodic re-registration of the same worker: a heartbeat. Its
           // runs waiting as orphans (registered before this term's rebuild
           // found them) are settled by what it holds now.
-          if (std::any_of(st.orphans.begin(), st.orphans.end(),
+          if (std::any_of(st.term.orphans.begin(), st.term.orphans.end(),
                           [&](const instance& x) { return x.worker_id == info.id; }))
             settle(self, info.id, false);
           known->info.last_heartbeat = now_of(self);
@@ -164,7 +156,7 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         self->monitor(handle);
         workers_changed(self);
         if (self->state.lead.leading) start_proxies(self);
-        revive(self, w, &st.held[w.info.id].runs);
+        revive(self, w, &st.term.held[w.info.id].runs);
         settle(self, w.info.id, true);  // new, or restarted: it may have lost runs
         schedule_dispatch(self);
       },
@@ -252,8 +244,8 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         auto& st = self->state;
         if (!st.lead.leading)
           return forward_to_leader<bool>(self, output_atom::value, instance_id, follower);
-        auto i = st.assigned.find(instance_id);
-        auto* w = i == st.assigned.end() ? nullptr : find_worker(st, i->second.worker);
+        auto i = st.term.assigned.find(instance_id);
+        auto* w = i == st.term.assigned.end() ? nullptr : find_worker(st, i->second.worker);
         if (!w || !w->handle) return false;  // not running here, or an HTTP worker
         auto rp = self->make_response_promise<bool>();
         self->request(w->handle, request_timeout, output_atom::value, instance_id, follower)

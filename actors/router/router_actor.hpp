@@ -17,18 +17,13 @@
 // runs the committed state has in flight on it that it does not hold were lost
 // with it and are committed as `worker_lost` failures (takeover.hpp, deciding
 // by adoption.hpp); a worker silent for `dead_after`, or removed, loses its
-// runs the same way. This file holds the state; router_actor.cpp the messages.
+// runs the same way. This file holds the state (what lives one leadership term
+// only is term_state.hpp's); router_actor.cpp the messages.
 #pragma once
 
 #include <chrono>
-#include <set>
-#include <string>
-#include <unordered_map>
-#include <unordered_set>
-#include <utility>
-#include <vector>
-
 #include <memory>
+#include <string>
 
 #include "common/activity.hpp"
 #include "common/clock.hpp"
@@ -37,7 +32,7 @@
 #include "actors/router/registry.hpp"
 #include "actors/router/routing.hpp"
 #include "actors/router/run_request.hpp"
-#include "actors/router/task_book.hpp"
+#include "actors/router/term_state.hpp"
 #include "common/run_pool.hpp"
 #include "common/leader_epoch.hpp"
 #include "proto/interfaces.hpp"
@@ -57,54 +52,30 @@ struct router_options {
   wall_clock clock{};        // the router's and its proxies' (common/clock.hpp): the system's
 };
 
+/// The router's state. `term` is what one leadership term knows and is
+/// replaced whole on each `leader` message; the rest outlives terms: the
+/// handles and options it was spawned with, the trigger it tells of workers,
+/// the leader_epoch that tells a term's replies from older ones', the worker
+/// registry (kept when this node leads again: its workers need not register
+/// anew; forgotten when it stops leading, forget_workers), what routing and
+/// the dispatch rate carry from round to round, and the flags saying a wake
+/// this actor sent itself is on its way (it arrives whatever the term: cleared
+/// then, a second wake would be sent).
 struct router_state {
   proto::raft_actor raft;
   proto::store_actor store;
   proto::trigger_actor census_to;  // told the online workers' labels when they change
   leader_epoch lead;  // leading, term, the epoch that drops stale replies, ready once rebuilt
-  proto::router_actor leader_router;  // a follower's cache of the leader's router
+  term_state term;    // this term's view: built on each leader message, dropped with the term
   worker_registry workers;
-  task_book tasks;
-  /// Runs dispatched (or adopted) whose task's definition is being read from
-  /// the store, by task id: sent when it arrives.
-  std::unordered_map<uint64_t, std::vector<proto::instance>> reading;
-  run_queue queue;                                        // pending runs to place
-  concurrency limits;  // runs holding max_concurrency / pool slots, and pool sizes
-  /// A run placed on a worker: which, and whether it holds one of its slots
-  /// (a no-op on a native worker does not, candidate::holds_slot).
-  struct assignment {
-    std::string worker;
-    bool slot = true;
-  };
-  std::unordered_map<std::string, assignment> assigned;  // by run id
-  std::unordered_map<std::string, std::string> noted;     // run id -> reason committed
-  std::vector<proto::instance> orphans;  // in flight on a worker not registered (yet)
-  std::unordered_map<std::string, proto::instance> in_flight;  // committed dispatched/running
-  /// The newest step (run_step) a commit told of for each run while this
-  /// term's rebuild was reading the store: each page is read at its own
-  /// moment, so a page's view of a run may be older than a commit already
-  /// observed; such a page entry is skipped (the commits decide).
-  std::unordered_map<std::string, uint64_t> seen_in_rebuild;
-  /// What each native worker's latest registration said it holds, and in
-  /// which epoch (an older epoch's list says nothing about this term's runs).
-  struct held_runs {
-    uint64_t epoch = 0;
-    std::vector<proto::held_run> runs;
-  };
-  std::unordered_map<std::string, held_runs> held;  // by worker id
-  /// Workers declared dead (or removed) this term, by id, with the attempts
-  /// that ended with them: cancelled on the worker should it come back.
-  /// (instance id, attempt): a lookup, not a walk, with 15 000 runs on a worker.
-  std::unordered_map<std::string, std::set<std::pair<std::string, uint32_t>>> dead;
-  unix_ms led_since = 0;  // when this node last became leader
-  bool dispatch_scheduled = false;
+  bool dispatch_scheduled = false;  // a dispatch wake is on its way (schedule_dispatch)
   pick_context pick;
-  hash_ring ring;
+  hash_ring ring;  // over the registry's online workers
   proto::pressure load;
   router_options opts;
   wall_clock clock;  // opts.clock: every instant the router and its pure parts see
   std::unique_ptr<token_bucket> bucket;
-  bool waiting_for_tokens = false;
+  bool waiting_for_tokens = false;  // a tokens_refilled wake is on its way
   inspector::activity activity;
   static inline const char* name = "router";
 };

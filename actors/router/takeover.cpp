@@ -32,10 +32,10 @@ void adopt(self_ptr self, const instance& x) {
   auto& st = self->state;
   auto* w = find_worker(st, x.worker_id);
   if (!w) return;
-  auto a = st.assigned.find(x.id);
-  if (a != st.assigned.end() && a->second.worker != w->info.id) return;
-  if (a == st.assigned.end()) {
-    auto* t = st.tasks.terms(x.task_id);
+  auto a = st.term.assigned.find(x.id);
+  if (a != st.term.assigned.end() && a->second.worker != w->info.id) return;
+  if (a == st.term.assigned.end()) {
+    auto* t = st.term.tasks.terms(x.task_id);
     reserve(st, *w, x.id, t && t->noop, now_of(self));
   }
   deliver(self, x);
@@ -62,10 +62,10 @@ void report_lost(self_ptr self, std::vector<run_result> lost, const obs::counter
               auto& st = self->state;
               if (!st.lead.current(epoch)) return;
               for (auto& r : lost) {
-                if (auto i = st.in_flight.find(r.instance_id);
-                    i != st.in_flight.end() && i->second.attempt == r.attempt)
-                  st.orphans.push_back(i->second);
-                if (auto d = st.dead.find(r.worker_id); d != st.dead.end())
+                if (auto i = st.term.in_flight.find(r.instance_id);
+                    i != st.term.in_flight.end() && i->second.attempt == r.attempt)
+                  st.term.orphans.push_back(i->second);
+                if (auto d = st.term.dead.find(r.worker_id); d != st.term.dead.end())
                   d->second.erase({r.instance_id, r.attempt});  // may be ended again
               }
             });
@@ -82,8 +82,9 @@ void place_again(self_ptr self, const std::vector<instance>& runs) {
   auto& st = self->state;
   for (auto& x : runs) {
     // Being placed again already (queued, or its dispatch elsewhere under way).
-    auto a = st.assigned.find(x.id);
-    if (st.queue.contains(x.id) || (a != st.assigned.end() && a->second.worker != x.worker_id))
+    auto a = st.term.assigned.find(x.id);
+    if (st.term.queue.contains(x.id) ||
+        (a != st.term.assigned.end() && a->second.worker != x.worker_id))
       continue;
     log::warn("run lost with its worker before it started: placed again as the same attempt",
               {{"actor", "router"}, {"instance_id", x.id}, {"worker_id", x.worker_id},
@@ -95,22 +96,22 @@ void place_again(self_ptr self, const std::vector<instance>& runs) {
 }
 
 /// Ends attempt `x` as lost with its worker `w` (nullptr: not registered),
-/// once: cancelled on the worker, noted in st.dead, its report added to `lost`.
+/// once: cancelled on the worker, noted in st.term.dead, its report added to `lost`.
 /// The caller drops the ended attempts from the orphans (drop_orphans).
 void end_attempt(self_ptr self, worker_entry* w, const instance& x, const std::string& why,
                  std::vector<run_result>& lost) {
   auto& st = self->state;
-  if (!st.dead[x.worker_id].insert({x.id, x.attempt}).second) return;
+  if (!st.term.dead[x.worker_id].insert({x.id, x.attempt}).second) return;
   if (w && w->proxy) self->send(w->proxy, cancel_run_atom::value, x.id);
   lost.push_back(lost_report(x, why));
 }
 
 /// Drops the orphans whose attempts `lost` ends, in one pass.
 void drop_orphans(router_state& st, const std::vector<run_result>& lost) {
-  if (lost.empty() || st.orphans.empty()) return;
+  if (lost.empty() || st.term.orphans.empty()) return;
   std::unordered_set<std::string> ended;
   for (auto& r : lost) ended.insert(r.instance_id);
-  auto& o = st.orphans;
+  auto& o = st.term.orphans;
   o.erase(std::remove_if(o.begin(), o.end(), [&](const instance& y) { return ended.count(y.id); }),
           o.end());
 }
@@ -122,11 +123,11 @@ void adopt_orphans(self_ptr self, const std::string& worker_id) {
   auto& st = self->state;
   if (!st.lead.leading) return;
   std::vector<instance> waiting;
-  for (auto& x : st.orphans) {
+  for (auto& x : st.term.orphans) {
     if (x.worker_id == worker_id) adopt(self, x);
     else waiting.push_back(std::move(x));
   }
-  st.orphans = std::move(waiting);
+  st.term.orphans = std::move(waiting);
 }
 
 /// Settles the runs in flight on native worker `worker_id` by what its latest
@@ -138,17 +139,17 @@ void settle(self_ptr self, const std::string& worker_id, bool all) {
   if (!st.lead.leading) return;
   std::vector<instance> runs;
   if (all) {
-    for (auto& [id, x] : st.in_flight)
+    for (auto& [id, x] : st.term.in_flight)
       if (x.worker_id == worker_id) runs.push_back(x);
   } else {
-    for (auto& x : st.orphans)
+    for (auto& x : st.term.orphans)
       if (x.worker_id == worker_id) runs.push_back(x);
   }
-  auto& o = st.orphans;
+  auto& o = st.term.orphans;
   o.erase(std::remove_if(o.begin(), o.end(),
                          [&](const instance& y) { return y.worker_id == worker_id; }),
           o.end());
-  auto h = sort_in_flight(runs, worker_id, st.held[worker_id].runs);
+  auto h = sort_in_flight(runs, worker_id, st.term.held[worker_id].runs);
   for (auto& x : h.adopt) adopt(self, x);
   place_again(self, h.replace);
   report_lost(self, std::move(h.lost), obs::get().attempts_lost_restarted);
@@ -159,7 +160,7 @@ size_t end_removed(self_ptr self, const std::string& worker_id) {
   if (!st.lead.leading) return 0;
   auto* w = find_worker(st, worker_id);
   std::vector<run_result> lost;
-  for (auto& [id, x] : st.in_flight)
+  for (auto& [id, x] : st.term.in_flight)
     if (x.worker_id == worker_id) end_attempt(self, w, x, "was removed", lost);
   drop_orphans(st, lost);
   auto n = lost.size();
@@ -174,7 +175,7 @@ void bury_silent(self_ptr self, unix_ms now) {
   if (!st.lead.ready) return;
   auto dead_after = st.opts.dead_after;
   for (auto& w : st.workers.entries()) {
-    if (now - w.info.last_heartbeat <= dead_after || !st.dead.try_emplace(w.info.id).second)
+    if (now - w.info.last_heartbeat <= dead_after || !st.term.dead.try_emplace(w.info.id).second)
       continue;
     log::warn("worker dead: not heard from for " + format_duration(dead_after),
               {{"actor", "router"},
@@ -186,9 +187,9 @@ void bury_silent(self_ptr self, unix_ms now) {
   std::unordered_map<std::string, unix_ms> heard;
   for (auto& w : st.workers.entries()) heard[w.info.id] = w.info.last_heartbeat;
   std::vector<run_result> lost;
-  for (auto& [id, x] : st.in_flight) {
+  for (auto& [id, x] : st.term.in_flight) {
     auto h = heard.find(x.worker_id);
-    if (now - (h != heard.end() ? h->second : st.led_since) <= dead_after) continue;
+    if (now - (h != heard.end() ? h->second : st.term.led_since) <= dead_after) continue;
     auto* w = h != heard.end() ? find_worker(st, x.worker_id) : nullptr;
     end_attempt(self, w, x,
                 w ? "was not heard from for " + format_duration(dead_after)
@@ -201,8 +202,8 @@ void bury_silent(self_ptr self, unix_ms now) {
 
 void revive(self_ptr self, worker_entry& w, const std::vector<held_run>* held) {
   auto& st = self->state;
-  auto d = st.dead.find(w.info.id);
-  if (d == st.dead.end()) return;
+  auto d = st.term.dead.find(w.info.id);
+  if (d == st.term.dead.end()) return;
   std::set<std::pair<std::string, uint32_t>> holds;
   if (held)
     for (auto& r : *held) holds.insert({r.instance_id, r.attempt});
@@ -210,7 +211,7 @@ void revive(self_ptr self, worker_entry& w, const std::vector<held_run>* held) {
     if ((!held || holds.count(r)) && w.proxy) self->send(w.proxy, cancel_run_atom::value, r.first);
   log::info("worker heard from again: the attempts ended with it are cancelled there",
             {{"actor", "router"}, {"worker_id", w.info.id}});
-  st.dead.erase(d);
+  st.term.dead.erase(d);
 }
 
 /// Rebuilds the view from committed state after winning leadership: task
@@ -218,7 +219,7 @@ void revive(self_ptr self, worker_entry& w, const std::vector<held_run>* held) {
 void rebuild(self_ptr self, uint64_t epoch) {
   auto alive = [=] { return self->state.lead.current(epoch); };
   auto on_tasks = [=](schedule_page& page) {
-    for (auto& t : page.tasks) self->state.tasks.put(t);
+    for (auto& t : page.tasks) self->state.term.tasks.put(t);
   };
   auto on_active = [=](schedule_page& page) {
     auto& st = self->state;
@@ -226,8 +227,8 @@ void rebuild(self_ptr self, uint64_t epoch) {
       // A commit observed since the rebuild began that is further along than
       // this page's view of the run wins (a stale page once re-adopted an
       // ended attempt over its retry, which then waited pending for good).
-      if (auto s = st.seen_in_rebuild.find(x.id);
-          s != st.seen_in_rebuild.end() && s->second > run_step(x))
+      if (auto s = st.term.seen_in_rebuild.find(x.id);
+          s != st.term.seen_in_rebuild.end() && s->second > run_step(x))
         continue;
       if (x.state == instance_state::pending) {
         enqueue(st, x);
@@ -236,26 +237,26 @@ void rebuild(self_ptr self, uint64_t epoch) {
         // to its worker again (dedup there makes a second delivery safe) if
         // the worker holds it; a native worker that registered in this term
         // without it lost it. Otherwise it waits for its worker's registration.
-        st.in_flight[x.id] = x;
+        st.term.in_flight[x.id] = x;
         hold_limits(st, x);
         auto* w = find_worker(st, x.worker_id);
-        auto h = st.held.find(x.worker_id);
+        auto h = st.term.held.find(x.worker_id);
         if (w && w->info.protocol == worker_protocol::http) {
           adopt(self, x);
-        } else if (w && h != st.held.end() && h->second.epoch == st.lead.epoch) {
+        } else if (w && h != st.term.held.end() && h->second.epoch == st.lead.epoch) {
           auto sorted = sort_in_flight({x}, x.worker_id, h->second.runs);
           for (auto& y : sorted.adopt) adopt(self, y);
           place_again(self, sorted.replace);
           report_lost(self, std::move(sorted.lost), obs::get().attempts_lost_restarted);
         } else {
-          st.orphans.push_back(x);
+          st.term.orphans.push_back(x);
         }
       }
     }
   };
   auto done = [=] {
     if (!self->state.lead.rebuilt(epoch)) return;
-    self->state.seen_in_rebuild.clear();
+    self->state.term.seen_in_rebuild.clear();
     schedule_dispatch(self);
   };
   auto scan = [=] {
@@ -268,7 +269,7 @@ void rebuild(self_ptr self, uint64_t epoch) {
       .then(
           [=](controls& c) {
             if (!alive()) return;
-            for (auto& p : c.pools) self->state.limits.set_pool(p);
+            for (auto& p : c.pools) self->state.term.limits.set_pool(p);
             scan();
           },
           [=](caf::error& err) {

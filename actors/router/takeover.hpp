@@ -34,7 +34,7 @@ size_t end_removed(self_ptr self, const std::string& worker_id);
 /// Once a tick while leading and rebuilt: a registered worker silent for
 /// `dead_after` is dead (offline, logged once); the attempts in flight on it,
 /// or on a worker not heard from since `dead_after` after this leader's
-/// election, end as lost with it. Each attempt is ended once (st.dead).
+/// election, end as lost with it. Each attempt is ended once (st.term.dead).
 void bury_silent(self_ptr self, unix_ms now);
 
 /// Worker `w` is heard from again: the attempts ended with it that it still

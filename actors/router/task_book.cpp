@@ -18,11 +18,6 @@ void task_book::erase(uint64_t id) {
   definitions_.erase(id);
 }
 
-void task_book::clear() {
-  terms_.clear();
-  definitions_.clear();
-}
-
 const task_terms* task_book::terms(uint64_t id) const {
   auto i = terms_.find(id);
   return i == terms_.end() ? nullptr : &i->second;

@@ -42,8 +42,6 @@ class task_book {
   void put(const proto::task& t);
   /// Task `id` was deleted.
   void erase(uint64_t id);
-  /// Forgets everything (a new leadership rebuilds it).
-  void clear();
 
   /// The terms of task `id`, nullptr when no such task is known.
   const task_terms* terms(uint64_t id) const;

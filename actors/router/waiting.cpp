@@ -31,7 +31,7 @@ waiting_reason reason_of(const router_state& st, const task_terms& t,
   if (t.paused) return {paused_reason, false};
   auto why = why_waiting(t.tenant, t.labels, cands);
   if (!why.empty()) return {std::move(why), true};
-  return {st.limits.blocked(t), false};
+  return {st.term.limits.blocked(t), false};
 }
 
 }  // namespace
@@ -44,18 +44,18 @@ void explain_waiting(self_ptr self, size_t scan_limit) {
   std::unordered_map<uint64_t, waiting_reason> by_task;
   note_waiting cmd{st.lead.term, {}};
   size_t looked_at = 0, waiting = 0;
-  for (auto& queued : st.queue.items()) {
+  for (auto& queued : st.term.queue.items()) {
     auto& x = queued.run;
     if (looked_at++ >= scan_limit) break;
-    auto* t = st.tasks.terms(x.task_id);
+    auto* t = st.term.tasks.terms(x.task_id);
     if (!t) continue;
     auto r = by_task.find(x.task_id);
     if (r == by_task.end()) r = by_task.emplace(x.task_id, reason_of(st, *t, cands)).first;
     if (r->second.unplaceable) ++waiting;
-    auto n = st.noted.find(x.id);
-    auto before = n == st.noted.end() ? x.error : n->second;
+    auto n = st.term.noted.find(x.id);
+    auto before = n == st.term.noted.end() ? x.error : n->second;
     if (before == r->second.text) continue;
-    st.noted[x.id] = r->second.text;
+    st.term.noted[x.id] = r->second.text;
     cmd.notes.emplace_back(x.id, r->second.text);
   }
   obs::get().runs_unplaceable.set(static_cast<double>(waiting));
@@ -67,7 +67,7 @@ void explain_waiting(self_ptr self, size_t scan_limit) {
             [=](caf::error&) {
               // Not committed: say it again at the next tick.
               if (!self->state.lead.current(epoch)) return;
-              for (auto& [id, _] : notes) self->state.noted.erase(id);
+              for (auto& [id, _] : notes) self->state.term.noted.erase(id);
             });
 }
 

@@ -28,8 +28,8 @@ void withdraw(self_ptr self, const instance& x, const char* why) {
             [=](caf::error&) {
               auto& st = self->state;
               if (!st.lead.current(epoch)) return;
-              auto a = st.assigned.find(x.id);
-              if (a != st.assigned.end() && a->second.worker == x.worker_id) deliver(self, x);
+              auto a = st.term.assigned.find(x.id);
+              if (a != st.term.assigned.end() && a->second.worker == x.worker_id) deliver(self, x);
             });
 }
 
@@ -48,7 +48,7 @@ void follow_task_changes(self_ptr self, const applied& a) {
   for (auto& t : a.tasks) changed[t.id] = &t;
   for (auto id : a.deleted_tasks) changed[id] = nullptr;
   auto now = now_of(self);
-  for (auto& [id, x] : self->state.in_flight) {
+  for (auto& [id, x] : self->state.term.in_flight) {
     if (!not_due(x, now)) continue;
     auto c = changed.find(x.task_id);
     if (c == changed.end()) continue;
@@ -63,7 +63,7 @@ void follow_task_changes(self_ptr self, const applied& a) {
 
 bool withdraw_if_paused(self_ptr self, const instance& x) {
   if (!not_due(x, now_of(self))) return false;
-  auto* t = self->state.tasks.terms(x.task_id);
+  auto* t = self->state.term.tasks.terms(x.task_id);
   if (!t || !t->paused) return false;  // a deleted task's run fails when it is sent
   withdraw(self, x, "its task was paused");
   return true;

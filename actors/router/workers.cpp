@@ -100,7 +100,6 @@ void forget_workers(self_ptr self) {
   for (auto& w : st.workers.entries())
     if (w.handle) self->demonitor(w.handle.address());
   st.workers.clear();
-  st.held.clear();
   workers_changed(self);
 }
 
