@@ -21,6 +21,7 @@
 #include "common/cluster_link.hpp"
 #include "proto/errors.hpp"
 #include "common/log.hpp"
+#include "storage/format_version.hpp"
 #include "storage/health.hpp"
 #include "storage/membership_store.hpp"
 #include "storage/rocks.hpp"
