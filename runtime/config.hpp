@@ -46,6 +46,10 @@ struct config {
   /// --recover-quorum: make this member the only member of a new group on its
   /// (stopped) data and exit, instead of starting (runtime/recover_quorum.cpp).
   bool recover_quorum = false;
+  /// --i-know-the-quorum-is-gone: recover even though other members answer at
+  /// their cluster addresses (by default that refuses: the group can still form
+  /// a quorum, and a second group beside it would fire every run twice).
+  bool quorum_gone = false;
   std::set<std::string> roles{"scheduler", "worker", "gateway"};
   std::string log_level = "info";
   unsigned threads = 2;

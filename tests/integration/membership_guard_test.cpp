@@ -319,3 +319,47 @@ TEST(membership_guard, recover_quorum_makes_a_survivor_a_group_and_fences_the_ol
   EXPECT_EQ(view_of(again.http_port()).role, "leader") << tail(again.log());
   EXPECT_NE(again.log().find("another cluster"), std::string::npos) << tail(again.log());
 }
+
+// Recovery is for a quorum lost for good: while the other members answer at
+// their cluster addresses (a partition seen from one side, members restarting),
+// the recovered member would lead a second group beside theirs. Refused,
+// naming them, and the data is untouched: the member rejoins as it was.
+TEST(membership_guard, recover_quorum_is_refused_while_the_others_answer) {
+  temp_dir dir;
+  raft_group g(dir.path(), 3);
+  ASSERT_TRUE(g.all_running()) << g.dump();
+  auto leader = g.await_leader({0, 1, 2});
+  ASSERT_NE(leader, none) << g.dump();
+  auto before = create_task(g.port(leader), R"({"name":"before","kind":"noop"})");
+  ASSERT_NE(before, 0) << g.dump();
+  ASSERT_TRUE(eventually([&] { return has_task(g.port(1), before); }, 10s)) << g.dump();
+  auto old_id = cluster_id_at(g.port(1));
+  g.kill(1);
+
+  auto refused = start_expecting_exit({"--recover-quorum", "--node-id", g.id(1), "--data-dir",
+                                       g.data_dir(1), "--cluster-addr", g.cluster_addr(1)});
+  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  auto said = refused.out + refused.err;
+  EXPECT_NE(said.find("answer at their cluster addresses"), std::string::npos) << said;
+  EXPECT_NE(said.find(g.id(0) + " (" + g.cluster_addr(0) + ")"), std::string::npos) << said;
+  EXPECT_NE(said.find(g.id(2) + " (" + g.cluster_addr(2) + ")"), std::string::npos) << said;
+  EXPECT_NE(said.find("--i-know-the-quorum-is-gone"), std::string::npos) << said;
+
+  // Nothing changed: n2 restarts as it was, in the old group, and follows it.
+  g.start(1);
+  ASSERT_TRUE(g.running(1)) << g.dump();
+  auto again = g.await_leader({0, 1, 2});
+  ASSERT_NE(again, none) << g.dump();
+  auto later = create_task(g.port(again), R"({"name":"later","kind":"noop"})");
+  ASSERT_NE(later, 0) << g.dump();
+  EXPECT_TRUE(eventually([&] { return has_task(g.port(1), later); }, 10s)) << g.dump();
+  EXPECT_EQ(cluster_id_at(g.port(1)), old_id);
+
+  // An operator who knows better (the others are being wiped) may insist.
+  g.kill(1);
+  auto forced = start_expecting_exit({"--recover-quorum", "--i-know-the-quorum-is-gone",
+                                      "--node-id", g.id(1), "--data-dir", g.data_dir(1),
+                                      "--cluster-addr", g.cluster_addr(1)});
+  EXPECT_EQ(forced.exit_code, 0) << forced.out << forced.err;
+  EXPECT_NE(forced.out.find(old_id), std::string::npos) << forced.out;
+}
