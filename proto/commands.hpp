@@ -86,7 +86,10 @@ struct fire_slot {
   std::string trace_id;
   std::string event_name;     // set when an event fired the slot
   std::string event_payload;  // the event's JSON payload (substituted at dispatch)
-  uint32_t fanout = 0;        // broadcast tasks: runs for this slot (0: the task's shards)
+  /// A broadcast task's runs for this slot: one per matching online worker,
+  /// set by the leader's router as it proposes the fire (router::broadcast_fanout;
+  /// the trigger leaves it 0). 0: not decided, the slot creates the task's shards.
+  uint32_t fanout = 0;
   bool scheduled = false;     // fired by the schedule or an event (counts toward max_runs),
                               // not by hand (trigger, backfill)
   /// A bulk enqueue (POST /api/v1/tasks/{id}/runs): one run per payload, run k
@@ -100,8 +103,8 @@ typename Inspector::result_type inspect(Inspector& f, fire_slot& x) {
 }
 
 /// How many runs slot `s` of a task of `task_shards` shards creates: one per
-/// payload of a bulk enqueue, one per worker the leader counted for a
-/// broadcast, else one per shard of the task.
+/// payload of a bulk enqueue, `s.fanout` when the leader's router decided
+/// one (a broadcast task: one per matching worker), else one per shard of the task.
 inline uint32_t runs_of(const fire_slot& s, uint32_t task_shards) {
   if (!s.payloads.empty()) return static_cast<uint32_t>(s.payloads.size());
   return s.fanout != 0 ? s.fanout : task_shards;

@@ -55,7 +55,6 @@ using prune_scan_atom = caf::atom_constant<caf::atom("prunescan")>;
 /// Worker sharing: the store answers which tenant a worker id is shared from ("": none);
 /// the router applies a mark to the worker registered now.
 using share_atom = caf::atom_constant<caf::atom("share")>;
-using census_atom = caf::atom_constant<caf::atom("census")>;
 using get_user_atom = caf::atom_constant<caf::atom("getuser")>;
 using list_users_atom = caf::atom_constant<caf::atom("lstusers")>;
 using get_token_atom = caf::atom_constant<caf::atom("gettoken")>;
@@ -310,9 +309,10 @@ using store_actor = caf::typed_actor<
     caf::replies_to<prune_scan_atom, prune_query>::with<prune_page>, inspect_signature>;
 
 /// What the trigger proposes its fires through: the leader's router, which
-/// places the runs a fire creates on free workers in the same command
-/// (fire_placed) and answers with the commit. Without one (tests of the
-/// trigger alone) the trigger proposes to raft.
+/// decides each broadcast slot's fanout, places the runs a fire creates on
+/// free workers in the same command (fire_placed) and answers with the
+/// commit. Without one (tests of the trigger alone) the trigger proposes to
+/// raft, and a broadcast slot creates its task's shards (fanout 0).
 using fire_proposer_actor = caf::typed_actor<caf::replies_to<propose_atom, fire>::with<applied>>;
 
 /// trigger (actors/trigger): fires due slots on the leader. `trigger_now` fires a
@@ -330,7 +330,6 @@ using trigger_actor = commit_listener_actor::extend<
     caf::replies_to<event_atom, std::string, std::string, std::string>::with<applied>,
     caf::replies_to<backfill_atom, std::string, uint64_t, unix_ms, unix_ms>::with<applied>,
     caf::replies_to<enqueue_atom, std::string, uint64_t, std::vector<std::string>>::with<applied>,
-    caf::reacts_to<census_atom, worker_census>,
     caf::reacts_to<wake_atom, uint64_t>, inspect_signature>;
 
 /// worker_proxy (actors/worker_proxy): the leader's handle on one worker, and
@@ -415,10 +414,10 @@ typename Inspector::result_type inspect(Inspector& f, worker_list& x) {
 /// stops new dispatches to a worker while its runs finish, (false) takes it
 /// back; `remove` forgets a worker. `output` subscribes a follower to the live
 /// output of a running instance (see worker_actor; false: not running on a
-/// native worker here). `subscribe` names the trigger that gets the worker
-/// census (labels of online workers) whenever it changes. `propose` with a
-/// fire commits it, placing the runs it creates when workers are free and no
-/// run waits (fire_proposer_actor). `tick` is internal.
+/// native worker here). `propose` with a fire commits it, first deciding how
+/// many runs each slot of a broadcast task creates (one per matching online
+/// worker, fire_slot::fanout), and places the runs it creates when workers are
+/// free and no run waits (fire_proposer_actor). `tick` is internal.
 using router_actor = commit_listener_actor::extend<
     caf::reacts_to<pressure_atom, pressure>,
     caf::replies_to<propose_atom, fire>::with<applied>,
@@ -432,7 +431,6 @@ using router_actor = commit_listener_actor::extend<
     caf::replies_to<share_atom, std::string, std::string, bool>::with<bool>,
     caf::replies_to<remove_atom, std::string>::with<bool>,
     caf::replies_to<output_atom, std::string, caf::actor>::with<bool>,
-    caf::reacts_to<subscribe_atom, trigger_actor>,
     caf::reacts_to<wake_atom, uint64_t>,
     caf::reacts_to<caf::tick_atom>, inspect_signature>;
 

@@ -23,7 +23,6 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<attempt_list>("aisched.attempt_list");
   cfg.add_message_type<std::vector<held_run>>("aisched.held_runs");
   cfg.add_message_type<worker_heartbeat>("aisched.worker_heartbeat");
-  cfg.add_message_type<worker_census>("aisched.worker_census");
   cfg.add_message_type<task_query>("aisched.task_query");
   cfg.add_message_type<task_page>("aisched.task_page");
   cfg.add_message_type<instance_query>("aisched.instance_query");

@@ -353,10 +353,6 @@ typename Inspector::result_type inspect(Inspector& f, held_run& x) {
   return f(caf::meta::type_name("aisched.held_run"), x.instance_id, x.attempt);
 }
 
-/// The label sets of the workers that take runs now (online), in
-/// registration order: what the trigger needs to fan a broadcast task out.
-using worker_census = std::vector<std::map<std::string, std::string>>;
-
 struct worker {
   std::string id;
   std::string tenant = "default";

@@ -294,8 +294,9 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
       return keeper->reveal(tenant, names);
     };
   auto router = sys.spawn(router::router_actor_impl, raft, store, ropts);
-  caf::anon_send(router, proto::subscribe_atom::value, trigger);  // worker census for broadcast
-  // Fires go through the router, which places their runs in the same command.
+  // Fires go through the router, which decides a broadcast slot's runs (one
+  // per matching worker) and places the runs in the same command. Nothing
+  // goes back: the router does not know the trigger.
   caf::anon_send(trigger, proto::subscribe_atom::value, proto::fire_proposer_actor{router});
   backpressure::thresholds limits;
   limits.max_backlog = cfg.max_backlog;

@@ -4,7 +4,12 @@
 #include <algorithm>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "actors/router/withdrawal.hpp"
 #include "common/log.hpp"
@@ -261,18 +266,31 @@ void dispatch(self_ptr self) {
   if (!st.term.queue.empty()) schedule_dispatch(self);
 }
 
-void propose_fire(self_ptr self, fire f, caf::typed_response_promise<applied> rp) {
+namespace {
+
+using applied_promise = caf::typed_response_promise<applied>;
+
+/// The registry's workers as placement sees them: a copy, in which a round
+/// reserves the slots it takes.
+std::vector<candidate> candidates_of(router_state& st) {
+  std::vector<candidate> cands;
+  for (auto& w : st.workers.entries()) cands.push_back(w.c);
+  return cands;
+}
+
+/// Commits fire `f`, its broadcast slots' fanout decided, and answers `rp`
+/// with the commit. Its runs are placed in the same command (fire_placed)
+/// only when no run waits (those go first, in order) and this router leads
+/// the fire's term with its view rebuilt.
+void commit_fire(self_ptr self, fire f, applied_promise rp) {
   auto& st = self->state;
   auto pass_on = [rp](caf::expected<applied> a) mutable {
     if (a) rp.deliver(std::move(*a));
     else rp.deliver(std::move(a.error()));
   };
-  // Placed at the fire only when no run waits (those go first, in order) and
-  // this router leads the fire's term with its view rebuilt.
   placement_round round;
   if (st.lead.leading && st.lead.ready && f.term == st.lead.term && st.term.queue.empty()) {
-    std::vector<candidate> cands;
-    for (auto& w : st.workers.entries()) cands.push_back(w.c);
+    auto cands = candidates_of(st);
     auto task_of = [&](uint64_t id) { return st.term.tasks.terms(id); };
     auto runs = runs_fired(f.slots, task_of);
     // A slot fired again (its fire was not known to commit) may have runs
@@ -313,6 +331,84 @@ void propose_fire(self_ptr self, fire f, caf::typed_response_promise<applied> rp
               for (auto& x : entries) release(self, x.instance_id);
             pass_on(std::move(e));
           });
+}
+
+/// Decides the fanout of `f`'s broadcast slots by the tasks the book knows,
+/// or else `read` (read from the store for this fire), then commits `f`.
+void decide_and_commit(self_ptr self, fire f, const std::unordered_map<uint64_t, task_terms>& read,
+                       applied_promise rp) {
+  auto& st = self->state;
+  auto task_of = [&](uint64_t id) -> const task_terms* {
+    if (auto* t = st.term.tasks.terms(id)) return t;
+    auto i = read.find(id);
+    return i == read.end() ? nullptr : &i->second;
+  };
+  decide_fanout(f.slots, task_of, candidates_of(st));
+  commit_fire(self, std::move(f), std::move(rp));
+}
+
+caf::error not_leading_term(uint64_t term) {
+  return make_error(errc::not_leader, "term",
+                    "this router does not lead term " + std::to_string(term) + "; retry shortly");
+}
+
+/// Reads the tasks `ids` of fire `f` that this term's book does not know yet
+/// (its rebuild is under way, or the commit that made them has not reached
+/// the router) from the store, then decides and commits `f`. The store holds
+/// every commit the trigger has seen, so each read answers at once: a task
+/// not found was deleted since, and the state machine skips its slots. Any
+/// other failure, or the term ending meanwhile, answers `rp` with an error
+/// and commits nothing: the trigger decides those slots again.
+void read_then_commit(self_ptr self, fire f, const std::set<uint64_t>& ids, applied_promise rp) {
+  struct reads {
+    fire f;
+    applied_promise rp;
+    std::unordered_map<uint64_t, task_terms> tasks;
+    size_t left = 0;
+    caf::error failed;
+  };
+  auto r = std::make_shared<reads>();
+  r->f = std::move(f);
+  r->rp = std::move(rp);
+  r->left = ids.size();
+  auto epoch = self->state.lead.epoch;
+  auto one_done = [=] {
+    if (--r->left > 0) return;
+    if (!self->state.lead.current(epoch))
+      r->rp.deliver(not_leading_term(r->f.term));
+    else if (r->failed)
+      r->rp.deliver(std::move(r->failed));
+    else
+      decide_and_commit(self, std::move(r->f), r->tasks, std::move(r->rp));
+  };
+  for (auto id : ids)
+    self->request(self->state.store, request_timeout, get_task_atom::value, std::string{}, id)
+        .then(
+            [=](task& t) {
+              r->tasks.emplace(id, task_terms::of(t));
+              one_done();
+            },
+            [=](caf::error& err) {
+              if (view(err).code != errc::not_found && !r->failed) r->failed = std::move(err);
+              one_done();
+            });
+}
+
+}  // namespace
+
+void propose_fire(self_ptr self, fire f, applied_promise rp) {
+  auto& st = self->state;
+  // Its fanout can be decided only by the term's leader (raft would refuse
+  // such a fire anyway: fenced by its term).
+  if (!st.lead.leading || f.term != st.lead.term) {
+    rp.deliver(not_leading_term(f.term));
+    return;
+  }
+  std::set<uint64_t> unknown;
+  for (auto& s : f.slots)
+    if (!st.term.tasks.terms(s.task_id)) unknown.insert(s.task_id);
+  if (!unknown.empty()) return read_then_commit(self, std::move(f), unknown, std::move(rp));
+  decide_and_commit(self, std::move(f), {}, std::move(rp));
 }
 
 /// Applies one committed instance state to the queue and reservations.

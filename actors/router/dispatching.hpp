@@ -3,6 +3,8 @@
 // worker's proxy with its task's definition (read from the store when the
 // router's cache lacks it) and its secrets. Capacity is reserved at dispatch
 // and released when a committed state says the run ended or waits to retry.
+// The trigger's fires pass here too (propose_fire): each broadcast slot gets
+// its fanout, and the runs are placed in the fire's own command when they can.
 // Split from router_actor.cpp, which calls these on its messages.
 #pragma once
 
@@ -42,10 +44,16 @@ void deliver(self_ptr self, const proto::instance& x);
 /// Places queued runs on workers and commits one dispatch batch.
 void dispatch(self_ptr self);
 
-/// Commits fire `f` for the trigger and answers `rp` with the commit. When no
-/// run waits, the runs it creates that free workers can take are placed in
-/// the same command (fire_placed), then sent as a dispatch's are; the rest
-/// are created pending and queued as any fire's.
+/// Commits fire `f` for the trigger and answers `rp` with the commit. First
+/// each slot of a broadcast task gets its fanout, one run per matching online
+/// worker now (placement.hpp, decide_fanout): the trigger leaves it 0. A task
+/// this term's book does not know yet is read from the store for that (a
+/// task gone meanwhile creates nothing). When no run waits, the runs the fire
+/// creates that free workers can take are placed in the same command
+/// (fire_placed), then sent as a dispatch's are; the rest are created pending
+/// and queued as any fire's. A fire of a term this router does not lead (or
+/// no longer leads once its reads are back) is refused with `not_leader`,
+/// uncommitted: the trigger decides its slots again.
 void propose_fire(self_ptr self, proto::fire f, caf::typed_response_promise<proto::applied> rp);
 
 /// Applies one committed instance state to the queue and reservations. An

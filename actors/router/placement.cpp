@@ -1,6 +1,11 @@
 // Placement of pending runs; see placement.hpp.
 #include "actors/router/placement.hpp"
 
+#include <algorithm>
+#include <cstddef>
+
+#include "proto/validate.hpp"
+
 namespace aisched::router {
 
 using namespace proto;
@@ -117,6 +122,24 @@ run_queue runs_fired(const std::vector<fire_slot>& slots,
     }
   }
   return q;
+}
+
+uint32_t broadcast_fanout(const std::string& tenant,
+                          const std::map<std::string, std::string>& selector,
+                          const std::vector<candidate>& workers) {
+  auto n = std::count_if(workers.begin(), workers.end(),
+                         [&](const candidate& c) { return broadcast_member(c, selector, tenant); });
+  return static_cast<uint32_t>(std::clamp<ptrdiff_t>(n, 1, max_shards));
+}
+
+void decide_fanout(std::vector<fire_slot>& slots,
+                   const std::function<const task_terms*(uint64_t)>& task_of,
+                   const std::vector<candidate>& workers) {
+  for (auto& s : slots) {
+    auto* t = task_of(s.task_id);
+    if (t && t->route == route_strategy::broadcast)
+      s.fanout = broadcast_fanout(t->tenant, t->labels, workers);
+  }
 }
 
 std::string why_waiting(const std::string& tenant,

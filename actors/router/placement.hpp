@@ -90,6 +90,22 @@ placement_round place(run_queue& q, const std::function<const task_terms*(uint64
 run_queue runs_fired(const std::vector<proto::fire_slot>& slots,
                      const std::function<const task_terms*(uint64_t)>& task_of);
 
+/// How many runs a slot of a broadcast task of `tenant` with label `selector`
+/// creates: one per worker of `workers` it fans out to (broadcast_member:
+/// online, serving the tenant, matching the labels), at least one (with none,
+/// that run waits pending for one to come) and at most proto::max_shards.
+uint32_t broadcast_fanout(const std::string& tenant,
+                          const std::map<std::string, std::string>& selector,
+                          const std::vector<candidate>& workers);
+
+/// Sets the fanout of each slot of `slots` whose task `task_of` knows to be a
+/// broadcast task to its broadcast_fanout over `workers`; every other slot is
+/// left as it is. Done before the fire is proposed, so that runs_fired,
+/// placement and the state machine all see the fanout committed.
+void decide_fanout(std::vector<proto::fire_slot>& slots,
+                   const std::function<const task_terms*(uint64_t)>& task_of,
+                   const std::vector<candidate>& workers);
+
 /// Why a run of `tenant` with label `selector` cannot be placed on any of
 /// `workers` now — "" when some matching online worker exists (it only waits
 /// for a free slot, which is not worth telling). Otherwise e.g. "no worker of

@@ -286,10 +286,6 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         propose_fire(self, std::move(f), rp);
         return rp;
       },
-      [=](subscribe_atom, trigger_actor trigger) {
-        self->state.census_to = std::move(trigger);
-        workers_changed(self);
-      },
       [=](wake_atom, uint64_t reason) {
         if (static_cast<wake_reason>(reason) == wake_reason::tokens_refilled)
           self->state.waiting_for_tokens = false;

@@ -8,8 +8,12 @@
 // queues pending runs; placement.hpp decides which worker takes which run
 // (tenant, labels, strategy, capacity); dispatching.hpp commits a `dispatch`
 // batch through raft, then hands each run to its worker's proxy. The trigger's
-// fires come through here too: when no run waits, the runs a fire creates are
-// placed as it is proposed (`fire_placed`), saving each a dispatch commit. Capacity is
+// fires come through here too (the one way the two talk: the router tells the
+// trigger nothing): a broadcast task's slot gets one run per matching online
+// worker, decided here as the fire is proposed (placement.hpp,
+// broadcast_fanout; a task this term has not seen yet is read from the store
+// first), and when no run waits the runs a fire creates are placed as it is
+// proposed (`fire_placed`), saving each a dispatch commit. Capacity is
 // reserved at dispatch and released when a run ends or waits to retry; a run
 // no worker can take stays pending, and the router commits why (waiting.hpp,
 // `note_waiting`). Backpressure never stops dispatching: only the trigger
@@ -54,17 +58,16 @@ struct router_options {
 
 /// The router's state. `term` is what one leadership term knows and is
 /// replaced whole on each `leader` message; the rest outlives terms: the
-/// handles and options it was spawned with, the trigger it tells of workers,
-/// the leader_epoch that tells a term's replies from older ones', the worker
-/// registry (kept when this node leads again: its workers need not register
-/// anew; forgotten when it stops leading, forget_workers), what routing and
-/// the dispatch rate carry from round to round, and the flags saying a wake
-/// this actor sent itself is on its way (it arrives whatever the term: cleared
-/// then, a second wake would be sent).
+/// handles and options it was spawned with, the leader_epoch that tells a
+/// term's replies from older ones', the worker registry (kept when this node
+/// leads again: its workers need not register anew; forgotten when it stops
+/// leading, forget_workers), what routing and the dispatch rate carry from
+/// round to round, and the flags saying a wake this actor sent itself is on
+/// its way (it arrives whatever the term: cleared then, a second wake would be
+/// sent).
 struct router_state {
   proto::raft_actor raft;
   proto::store_actor store;
-  proto::trigger_actor census_to;  // told the online workers' labels when they change
   leader_epoch lead;  // leading, term, the epoch that drops stale replies, ready once rebuilt
   term_state term;    // this term's view: built on each leader message, dropped with the term
   worker_registry workers;

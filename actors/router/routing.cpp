@@ -95,9 +95,7 @@ std::optional<size_t> pick(route_strategy strategy,
       // the current set (a worker left since the fire) goes to the least loaded.
       std::vector<size_t> members;
       for (size_t i = 0; i < workers.size(); ++i)
-        if (workers[i].status == proto::worker_status::online && workers[i].serves(tenant) &&
-            labels_match(selector, workers[i].labels))
-          members.push_back(i);
+        if (broadcast_member(workers[i], selector, tenant)) members.push_back(i);
       std::sort(members.begin(), members.end(),
                 [&](size_t a, size_t b) { return workers[a].order < workers[b].order; });
       if (shard < members.size()) {

@@ -46,6 +46,16 @@ struct candidate {
 
 using proto::labels_match;
 
+/// Whether `c` is one of the workers a broadcast task of `tenant` with label
+/// `selector` fans out to: online, serving that tenant, matching the labels.
+/// Its fanout counts them (placement.hpp, broadcast_fanout) and pick() puts
+/// shard i on the i-th of them: both use this one predicate.
+inline bool broadcast_member(const candidate& c, const std::map<std::string, std::string>& selector,
+                             const std::string& tenant) {
+  return c.status == proto::worker_status::online && c.serves(tenant) &&
+         labels_match(selector, c.labels);
+}
+
 /// Whether some online worker of `workers` takes no-op runs without a slot
 /// (candidate::takes): only then can a no-op go while every slot is taken.
 inline bool takes_free_noops(const std::vector<candidate>& workers) {

@@ -1,7 +1,7 @@
 // The leader's worker set as the router changes it; see workers.hpp.
 #include "actors/router/workers.hpp"
 
-#include <algorithm>
+#include <string>
 #include <vector>
 
 #include <caf/stateful_actor.hpp>
@@ -61,8 +61,8 @@ void stop_proxies(self_ptr self) {
   }
 }
 
-/// The set of workers taking runs changed: rebuild the hash ring and tell the
-/// trigger (broadcast tasks fan out to the online matching workers).
+/// The set of workers taking runs changed: rebuild the hash ring and the
+/// workers_* gauges.
 void workers_changed(self_ptr self) {
   auto& st = self->state;
   rebuild_ring(st);
@@ -71,15 +71,6 @@ void workers_changed(self_ptr self) {
   obs::get().workers_online.set(by_status[0]);
   obs::get().workers_offline.set(by_status[1]);
   obs::get().workers_draining.set(by_status[2]);
-  if (!st.census_to) return;
-  std::vector<const worker_entry*> online;
-  for (auto& w : st.workers.entries())
-    if (w.c.status == worker_status::online) online.push_back(&w);
-  std::sort(online.begin(), online.end(),
-            [](auto* a, auto* b) { return a->c.order < b->c.order; });
-  worker_census census;
-  for (auto* w : online) census.push_back(w->info.labels);
-  self->send(st.census_to, census_atom::value, std::move(census));
 }
 
 /// Moves a worker to `s`; a reachable worker that is drained (by an operator

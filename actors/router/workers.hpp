@@ -1,7 +1,7 @@
 // The leader's worker set as the router changes it: a worker_proxy per
 // registered worker (linked to the router), the hash ring over the online
-// ones, the workers_* gauges and the census the trigger fans broadcast tasks
-// out by. Split from router_actor.cpp, which calls these on its messages.
+// ones and the workers_* gauges. Split from router_actor.cpp, which calls
+// these on its messages.
 #pragma once
 
 #include "actors/router/router_actor.hpp"
@@ -17,8 +17,8 @@ worker_entry& upsert_worker(self_ptr self, proto::worker info);
 /// Stops every worker's proxy; the workers stay registered.
 void stop_proxies(self_ptr self);
 
-/// The set of workers taking runs changed: rebuild the hash ring and tell the
-/// trigger (broadcast tasks fan out to the online matching workers).
+/// The set of workers taking runs changed: rebuild the hash ring and the
+/// workers_* gauges.
 void workers_changed(self_ptr self);
 
 /// Moves a worker to `s`; a reachable worker that is drained (by an operator

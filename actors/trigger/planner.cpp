@@ -8,7 +8,6 @@
 
 #include "proto/errors.hpp"
 #include "proto/random.hpp"
-#include "proto/validate.hpp"
 
 namespace aisched::trigger {
 
@@ -50,11 +49,9 @@ planner::terms planner::terms::of(const task& t) {
   terms x;
   x.id = t.id;
   x.tenant = t.tenant;
-  bool broadcast = t.route == route_strategy::broadcast;
-  if (!t.event.empty() || !t.exclude_calendar.empty() || !t.depends_on.empty() || broadcast)
+  if (!t.event.empty() || !t.exclude_calendar.empty() || !t.depends_on.empty())
     x.rare_ = std::make_unique<rare>(rare{t.event, t.exclude_calendar,
                                           t.exclude_calendar.empty() ? "" : t.timezone,
-                                          broadcast ? t.labels : std::map<std::string, std::string>{},
                                           t.depends_on, std::max(t.created_at, t.updated_at)});
   x.start_at = t.start_at;
   x.end_at = t.end_at;
@@ -510,18 +507,12 @@ void planner::fire_now(entry& e, unix_ms slot, decisions& out, bool scheduled,
   f.event_name = event;
   f.event_payload = payload;
   f.trace_id = new_trace_id();  // random: unique across nodes and restarts, never guessable
-  if (e.def.route == route_strategy::broadcast) f.fanout = fanout_of(e.def);
+  // A broadcast slot's fanout stays 0: the router decides it as it proposes
+  // the fire, by the workers online then (router::broadcast_fanout).
   // Counts as running from now on, so a slot due before the commit arrives sees it.
   e.proposed.insert(slot);
   stats_.fired += 1;
   out.fires.push_back(std::move(f));
-}
-
-uint32_t planner::fanout_of(const terms& t) const {
-  uint32_t n = 0;
-  for (auto& labels : census_) n += labels_match(t.labels(), labels) ? 1 : 0;
-  // No matching worker now: one run, which waits (pending) for one to come.
-  return std::clamp<uint32_t>(n, 1, max_shards);
 }
 
 void planner::settle(const fire_slot& s) {

@@ -2,7 +2,8 @@
 // keeps the schedule, the next slot and the bookkeeping that decides whether a
 // due slot fires now — pause, schedule bounds, exclusion calendars, max_runs,
 // overlap policy, DAG upstreams, misfire policy after an outage — and yields
-// the fire_slots to propose.
+// the fire_slots to propose. How many runs a broadcast task's slot creates is
+// not decided here: its fanout stays 0 for the router to set (proto::fire_slot).
 // The trigger actor feeds it time, task changes and committed instances.
 #pragma once
 
@@ -173,10 +174,6 @@ class planner {
   /// Tasks with an armed next slot.
   size_t armed_count() const { return timers_.size() + ahead_.size(); }
 
-  /// The workers that take runs now (from the router): a broadcast task's slot
-  /// fans out to one run per matching worker (at least one, at most max_shards).
-  void set_workers(proto::worker_census census) { census_ = std::move(census); }
-
   /// The instant slot `slot` of task `t` fires: the slot plus a deterministic
   /// per-slot offset in [0, t.jitter] that spreads herds firing at :00.
   static unix_ms jittered(const proto::task& t, unix_ms slot) {
@@ -211,10 +208,6 @@ class planner {
     }
     /// The zone the calendar's days are read in (set only with a calendar).
     const std::string& timezone() const { return rare_ ? rare_->timezone : none().timezone; }
-    /// The worker label selector, kept for broadcast tasks only (their fanout).
-    const std::map<std::string, std::string>& labels() const {
-      return rare_ ? rare_->labels : none().labels;
-    }
     const std::vector<uint64_t>& depends_on() const {
       return rare_ ? rare_->depends_on : none().depends_on;
     }
@@ -228,7 +221,6 @@ class planner {
       std::string event;
       std::string exclude_calendar;
       std::string timezone;
-      std::map<std::string, std::string> labels;
       std::vector<uint64_t> depends_on;
       unix_ms changed_at = 0;
     };
@@ -308,7 +300,6 @@ class planner {
            e.fires_committed + e.fires_proposed.size() >= e.def.max_runs;
   }
   exclusion exclusion_of(const terms& t) const;
-  uint32_t fanout_of(const terms& t) const;
   /// `scheduled`: the slot comes from the schedule or an event (counted and
   /// bounded by max_runs), not from a manual trigger or backfill.
   void decide(entry& e, unix_ms slot, decisions& out, bool scheduled,
@@ -380,7 +371,6 @@ class planner {
   std::set<uint64_t> chained_;
   std::vector<timer_queue::fired> due_buf_;
   slot_stats stats_;
-  proto::worker_census census_;
   std::map<std::pair<std::string, std::string>, proto::calendar> calendars_;  // tenant, name
 };
 

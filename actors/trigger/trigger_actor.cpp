@@ -308,7 +308,6 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft, 
         if (!l.leading) return;
         // Rebuild from committed state; misfire policies decide what the outage missed.
         st.plan = std::make_unique<planner>(now_of(self), st.fire_ahead);
-        st.plan->set_workers(st.census);
         rebuild(self, st.lead.epoch);
       },
       [=](committed_atom, const applied& a) {
@@ -327,11 +326,6 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft, 
       },
       [=](subscribe_atom, fire_proposer_actor router) {
         self->state.fires_to = std::move(router);
-      },
-      [=](census_atom, worker_census& census) {
-        auto& st = self->state;
-        st.census = std::move(census);
-        if (st.plan) st.plan->set_workers(st.census);
       },
       [=](pressure_atom, const pressure& p) {
         auto& st = self->state;

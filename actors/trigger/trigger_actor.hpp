@@ -2,9 +2,10 @@
 // decision logic) and one CAF timer armed for the planner's next due instant.
 // Receives: leadership and committed effects from raft, pressure from
 // backpressure, trigger_now from the gateway. Sends: `fire` proposals to the
-// router (which places their runs in the same command; to raft when it has
-// none) and `cancel` proposals to raft; reads task pages from the store when
-// it starts leading.
+// router (which decides a broadcast slot's fanout and places the runs in the
+// same command; to raft when it has none) and `cancel` proposals to raft;
+// reads task pages from the store when it starts leading. It hears nothing
+// from the router: the fires go one way.
 #pragma once
 
 #include <functional>
@@ -27,7 +28,6 @@ struct trigger_state {
   proto::store_actor store;
   proto::fire_proposer_actor fires_to;  // the router (subscribe); none: raft
   std::unique_ptr<planner> plan;
-  proto::worker_census census;  // from the router; kept across planners
   leader_epoch lead;  // leading, term, the epoch that drops stale replies, ready once rebuilt
   uint64_t timer_gen = 0;   // generation of the armed wake-up timer (timers cannot be cancelled)
   unix_ms armed_for = 0;    // instant the armed timer wakes at (0: none)

@@ -1,10 +1,12 @@
 // The router's pure parts: placement rounds over the run queue (tenants,
-// capacity, budget, order kept for what waits), why a run waits, and the
-// worker registry's credentials and tenant-scoped listing.
+// capacity, budget, order kept for what waits), a broadcast slot's fanout,
+// why a run waits, and the worker registry's credentials and tenant-scoped
+// listing.
 #include <gtest/gtest.h>
 
 #include "actors/router/placement.hpp"
 #include "actors/router/registry.hpp"
+#include "proto/validate.hpp"
 
 using namespace aisched;
 using namespace aisched::router;
@@ -29,6 +31,14 @@ candidate worker(const std::string& id, const std::string& tenant, uint32_t slot
   c.tenant = tenant;
   c.shared = shared;
   c.max_load = slots;
+  return c;
+}
+
+/// A worker of `tenant` with one slot and `labels`.
+candidate labelled(const std::string& id, std::map<std::string, std::string> labels,
+                   const std::string& tenant = "default") {
+  auto c = worker(id, tenant, 1);
+  c.labels = std::move(labels);
   return c;
 }
 
@@ -157,6 +167,57 @@ TEST_F(fixture, runs_of_deleted_tasks_are_handed_back_for_cancelling) {
   EXPECT_EQ(r.orphaned, std::vector<std::string>{"gone"});
   ASSERT_EQ(r.placed.size(), 1u);
   EXPECT_FALSE(q.contains("gone"));
+}
+
+// -- a broadcast slot's fanout (decided by the router as it proposes the fire) ---------
+
+TEST_F(fixture, a_broadcast_slot_fans_out_to_the_matching_workers) {
+  task b;
+  b.id = 1;
+  b.route = proto::route_strategy::broadcast;
+  b.labels = {{"zone", "eu"}};
+  tasks[1] = task_terms::of(b);
+  add_task(2, "default");  // least_loaded
+  std::vector<candidate> ws{labelled("eu-1", {{"zone", "eu"}}), labelled("us-1", {{"zone", "us"}}),
+                            labelled("eu-gpu", {{"zone", "eu"}, {"gpu", "true"}})};
+  std::vector<proto::fire_slot> slots{{1, 1000, "b"}, {2, 1000, "plain"}, {99, 1000, "gone"}};
+  decide_fanout(slots, task_of, ws);
+  EXPECT_EQ(slots[0].fanout, 2u) << "one run per worker matching zone=eu";
+  EXPECT_EQ(slots[1].fanout, 0u) << "a task that is not broadcast creates its shards";
+  EXPECT_EQ(slots[2].fanout, 0u) << "a task the router does not know is left as it is";
+  // The runs placement sees are the ones the state machine creates (proto::runs_of).
+  auto runs = runs_fired(slots, task_of);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs.items()[0].run.id, proto::make_instance_id(1, 1000, 0));
+  EXPECT_EQ(runs.items()[1].run.id, proto::make_instance_id(1, 1000, 1));
+  EXPECT_EQ(runs.items()[1].run.shards, 2u);
+  EXPECT_EQ(runs.items()[2].run.task_id, 2u);
+
+  // No matching worker: one run, which waits for one.
+  std::vector<candidate> us{labelled("us-1", {{"zone", "us"}})};
+  decide_fanout(slots, task_of, us);
+  EXPECT_EQ(slots[0].fanout, 1u);
+}
+
+// The census the trigger kept before #45 counted every tenant's online
+// workers: one that cannot take the task's runs added a run, which then went
+// to a worker that had one already (pick() places shards past its members on
+// the least loaded).
+TEST(broadcast_fanout, counts_the_online_workers_that_serve_the_tasks_tenant) {
+  std::vector<candidate> ws{labelled("acme-1", {}, "acme"), labelled("bravo-1", {}, "bravo"),
+                            labelled("shared", {}, "bravo"), labelled("draining", {}, "acme"),
+                            labelled("offline", {}, "acme")};
+  ws[2].shared = true;
+  ws[3].status = worker_status::draining;
+  ws[4].status = worker_status::offline;
+  EXPECT_EQ(broadcast_fanout("acme", {}, ws), 2u) << "acme-1 and the shared worker";
+  EXPECT_EQ(broadcast_fanout("bravo", {}, ws), 2u) << "bravo-1 and the shared worker";
+}
+
+TEST(broadcast_fanout, is_at_least_one_and_at_most_max_shards) {
+  EXPECT_EQ(broadcast_fanout("default", {}, {}), 1u);
+  std::vector<candidate> many(proto::max_shards + 5, labelled("w", {}));
+  EXPECT_EQ(broadcast_fanout("default", {}, many), proto::max_shards);
 }
 
 TEST(run_queue, a_run_queued_again_keeps_its_place_and_the_newer_view) {

@@ -10,12 +10,15 @@
 // state has in flight on it gets that attempt committed as lost, for the retry
 // policy to decide (the retry actor, not spawned here, starts the next one),
 // when it had started, and placed again as the same attempt when it had not.
+// A broadcast task's fire gets one run per matching online worker, decided by
+// the router as it proposes the fire, also for a task it has not seen yet.
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
 #include "support/node_fixture.hpp"
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +57,13 @@ class router_actor_test : public test_coordinator_fixture<test::actor_test_confi
   /// `held`, as a restarted worker's registration says).
   proto::worker_actor add_worker(const std::string& id, std::map<std::string, std::string> labels,
                                  std::vector<proto::held_run> held = {}) {
+    return add_worker_to(router_, id, std::move(labels), std::move(held));
+  }
+
+  /// The same, registered with `router`.
+  proto::worker_actor add_worker_to(const proto::router_actor& router, const std::string& id,
+                                    std::map<std::string, std::string> labels,
+                                    std::vector<proto::held_run> held = {}) {
     worker::worker_config cfg;
     cfg.id = id;
     auto w = sys.spawn(worker::worker_actor_impl, cfg,
@@ -63,7 +73,7 @@ class router_actor_test : public test_coordinator_fixture<test::actor_test_confi
     info.id = id;
     info.labels = std::move(labels);
     info.held = std::move(held);
-    caf::anon_send(router_, proto::register_atom::value, info, w);
+    caf::anon_send(router, proto::register_atom::value, info, w);
     sched.run();
     return w;
   }
@@ -73,6 +83,15 @@ class router_actor_test : public test_coordinator_fixture<test::actor_test_confi
     t.name = "routed";
     t.kind = proto::task_kind::noop;
     t.labels = std::move(labels);
+    return create_task(t);
+  }
+
+  uint64_t add_broadcast_task(std::map<std::string, std::string> labels) {
+    proto::task t;
+    t.name = "everywhere";
+    t.kind = proto::task_kind::noop;
+    t.labels = std::move(labels);
+    t.route = proto::route_strategy::broadcast;
     return create_task(t);
   }
 
@@ -166,6 +185,51 @@ TEST_F(router_actor_test, a_fire_of_a_term_the_router_does_not_lead_is_refused_u
   sched.run();
   auto x = node_.sm->get_instance("", proto::make_instance_id(task, slot_, 0));
   EXPECT_FALSE(x) << "a run was created by a fire of another term";
+}
+
+TEST_F(router_actor_test, a_broadcast_fire_creates_one_run_per_matching_online_worker) {
+  add_worker("eu-1", {{"zone", "eu"}});
+  add_worker("us-1", {{"zone", "us"}});
+  add_worker("eu-2", {{"zone", "eu"}});
+  auto task = add_broadcast_task({{"zone", "eu"}});
+  // As the trigger fires it: fanout 0, for the router to decide.
+  auto a = fire_through(*this, router_,
+                        proto::fire{node_.term, slot_, {proto::fire_slot{task, slot_, "t"}}});
+  ASSERT_TRUE(a) << sys.render(a.error());
+  ASSERT_EQ(a->instances.size(), 2u) << "not one run per matching worker";
+  std::set<std::string> placed_on;
+  for (auto& x : a->instances) {
+    EXPECT_EQ(x.shards, 2u) << x.id;
+    EXPECT_EQ(x.state, instance_state::dispatched) << x.id;
+    placed_on.insert(x.worker_id);
+  }
+  EXPECT_EQ(placed_on, (std::set<std::string>{"eu-1", "eu-2"}));
+}
+
+// A fire may reach the router before the commit that made its task does, or
+// while its rebuild reads the tasks: it reads the task from the store to
+// decide the fanout. A task not there (deleted meanwhile) creates nothing.
+TEST_F(router_actor_test, a_broadcast_fire_of_a_task_the_router_has_not_seen_fans_out_too) {
+  lead(false);  // the fixture's router stands aside
+  router_options opts;
+  opts.http_pool = pool_;
+  auto router = sys.spawn(router_actor_impl, node_.raft, node_.store, opts);
+  keep(router);  // not subscribed to raft: it hears of no commit
+  node_fixture::lead(router, true, "n1");
+  add_worker_to(router, "eu-1", {{"zone", "eu"}});
+  add_worker_to(router, "us-1", {{"zone", "us"}});
+  add_worker_to(router, "eu-2", {{"zone", "eu"}});
+  auto task = add_broadcast_task({{"zone", "eu"}});
+  auto a = fire_through(*this, router,
+                        proto::fire{node_.term, slot_,
+                                    {proto::fire_slot{task, slot_, "t"},
+                                     proto::fire_slot{task + 100, slot_, "no such task"}}});
+  ASSERT_TRUE(a) << sys.render(a.error());
+  ASSERT_EQ(a->instances.size(), 2u) << "not one run per matching worker";
+  for (auto& x : a->instances) {
+    EXPECT_EQ(x.task_id, task) << x.id;
+    EXPECT_EQ(x.shards, 2u) << x.id;
+  }
 }
 
 TEST_F(router_actor_test, a_run_no_worker_can_take_waits_pending_with_its_reason) {
