@@ -23,7 +23,6 @@
 #include "actors/alerter/alerter_actor.hpp"
 #include "actors/ai_features/analysis_actor.hpp"
 #include "actors/ai_features/llm_judge.hpp"
-#include "actors/backpressure/backpressure_actor.hpp"
 #include "actors/backup/backup_actor.hpp"
 #include "actors/endpoint/endpoint_actor.hpp"
 #include "actors/endpoint/gatekeeper_actor.hpp"
@@ -33,9 +32,7 @@
 #include "actors/retention/retention_actor.hpp"
 #include "actors/raft/membership_guard.hpp"
 #include "actors/raft/raft_actor.hpp"
-#include "actors/retry/retry_actor.hpp"
 #include "actors/router/router_actor.hpp"
-#include "actors/trigger/trigger_actor.hpp"
 #include "actors/worker/registrar_actor.hpp"
 #include "actors/worker/worker_actor.hpp"
 #include "common/clock.hpp"
@@ -50,6 +47,7 @@
 #include "common/log.hpp"
 #include "common/propose.hpp"
 #include "runtime/node.hpp"
+#include "runtime/scheduling.hpp"
 #include "storage/format_version.hpp"
 #include "storage/migrations.hpp"
 #include "storage/health.hpp"
@@ -257,10 +255,6 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   // The wall clock of every actor below that reads one: the system's, read
   // afresh each time (common/clock.hpp). A simulation gives them a simulated one.
   const wall_clock clock;
-  // Leader-only actors: told by raft whether this node leads.
-  auto trigger =
-      sys.spawn(trigger::trigger_actor_impl, raft, store, clock, duration_ms{cfg.fire_ahead_ms});
-  auto retrier = sys.spawn(retry::retry_actor_impl, raft, store, clock);
   // The HTTP server binds first (port 0 picks a free one) so external workers
   // can be told where to report; requests before wiring completes get 503.
   std::unique_ptr<gateway::server> http;
@@ -274,8 +268,7 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
         });
     auto port = http->start();
     if (!port) {
-      for (auto a : {caf::actor_cast<caf::actor>(trigger), caf::actor_cast<caf::actor>(retrier),
-                     caf::actor_cast<caf::actor>(raft), caf::actor_cast<caf::actor>(store)})
+      for (auto a : {caf::actor_cast<caf::actor>(raft), caf::actor_cast<caf::actor>(store)})
         caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
       return fail("cannot start HTTP gateway", port.error());
     }
@@ -287,22 +280,20 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
   router::router_options ropts{report_base, http_pool, worker_offline_after_ms, cfg.dispatch_rate,
                                cfg.dispatch_rate * 2};
   ropts.dead_after = cfg.worker_dead_after_ms;
-  ropts.clock = clock;
   if ((*secrets)->enabled())
     ropts.reveal_secrets = [keeper = *secrets](const std::string& tenant,
                                                const std::set<std::string>& names) {
       return keeper->reveal(tenant, names);
     };
-  auto router = sys.spawn(router::router_actor_impl, raft, store, ropts);
-  // Fires go through the router, which decides a broadcast slot's runs (one
-  // per matching worker) and places the runs in the same command. Nothing
-  // goes back: the router does not know the trigger.
-  caf::anon_send(trigger, proto::subscribe_atom::value, proto::fire_proposer_actor{router});
-  backpressure::thresholds limits;
-  limits.max_backlog = cfg.max_backlog;
-  auto pressure = sys.spawn(backpressure::backpressure_actor_impl, store, router, trigger, limits);
-  caf::anon_send(raft, proto::subscribe_atom::value,
-                 caf::actor_cast<proto::commit_listener_actor>(pressure));
+  // Leader-only actors (trigger, retry, router, backpressure), told by raft
+  // whether this node leads and wired to each other (runtime/scheduling.hpp).
+  scheduling_options scheduling{clock, duration_ms{cfg.fire_ahead_ms}, std::move(ropts), {}};
+  scheduling.limits.max_backlog = cfg.max_backlog;
+  auto leading = spawn_scheduling(sys, raft, store, std::move(scheduling));
+  auto trigger = leading.trigger;
+  auto retrier = leading.retrier;
+  auto router = leading.router;
+  auto pressure = leading.pressure;
   // The node's model client (shared by the AI agent and the AI features), and
   // failure analyses: stored here, automatic on the leader when a model is configured.
   auto llm_client = std::make_shared<llm::llm_client>(cfg.llm);
@@ -368,10 +359,6 @@ int run_scheduler_node(const config& cfg, sigset_t& signals) {
                                     {"interval_ms", std::to_string(cfg.backup_interval_ms)},
                                     {"keep", std::to_string(cfg.backup_keep)}});
   }
-  for (auto listener : {caf::actor_cast<proto::commit_listener_actor>(trigger),
-                        caf::actor_cast<proto::commit_listener_actor>(retrier),
-                        caf::actor_cast<proto::commit_listener_actor>(router)})
-    caf::anon_send(raft, proto::subscribe_atom::value, listener);
 
   // The built-in worker (registered with the leader's router once the
   // endpoint below is up: it finds the leader through it).

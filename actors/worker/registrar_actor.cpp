@@ -118,6 +118,14 @@ void reach(self_ptr self, uint64_t gen, const std::string& address, int hops) {
   auto& st = self->state;
   if (st.opts.own_endpoint && address == st.opts.seeds.front())
     return ask(self, gen, st.opts.own_endpoint, address, hops);
+  if (st.opts.resolve_member) {
+    auto ep = st.opts.resolve_member(address);
+    if (!ep) {
+      report_unreachable(self, address, "no member is there");
+      return retry_later(self);
+    }
+    return ask(self, gen, std::move(ep), address, hops);
+  }
   proto::reach_endpoint(self, address, std::chrono::duration_cast<std::chrono::milliseconds>(ask_timeout),
                         [=](caf::expected<endpoint_actor> ep) {
                           if (gen != self->state.generation) return;

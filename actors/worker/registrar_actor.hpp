@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,13 @@ struct registrar_options {
   proto::endpoint_actor own_endpoint;
   proto::worker info;
   proto::worker_actor worker;
+  /// How the member at a cluster address is reached without dialing it: a
+  /// lookup in a directory of endpoints kept beside the actors of one actor
+  /// system (the simulation, tests/sim/scheduler_sim; raft_options::
+  /// resolve_peer's counterpart), answering an invalid handle while no member
+  /// is there (retried like a refused connection). Empty, as in a node: over
+  /// the cluster port (proto::reach_endpoint).
+  std::function<proto::endpoint_actor(const std::string& address)> resolve_member;
 };
 
 struct registrar_state {

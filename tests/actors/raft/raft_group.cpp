@@ -16,8 +16,9 @@
 
 namespace aisched::test {
 
-raft_group::raft_group(size_t size, uint64_t snapshot_every)
+raft_group::raft_group(size_t size, uint64_t snapshot_every, uint64_t seed)
     : snapshot_every_(snapshot_every),
+      seed_(seed),
       directory_(std::make_shared<std::map<std::string, raft::node_actor>>()) {
   for (size_t i = 0; i < size; ++i) {
     member m;
@@ -33,6 +34,7 @@ raft_group::~raft_group() {
   // The fixture's destructor fires every pending timer until none is left;
   // raft actors tick forever, so they must be gone (and their databases closed)
   // before it runs.
+  while (!frozen_.empty()) thaw_actor(frozen_.back());
   for (size_t i = 0; i < members_.size(); ++i)
     if (running(i)) stop(i);
   directory_->clear();
@@ -41,6 +43,8 @@ raft_group::~raft_group() {
     std::filesystem::remove_all(m.dir, ec);
   }
 }
+
+std::string raft_group::address(size_t i) { return "127.0.0.1:" + std::to_string(7401 + i); }
 
 std::string raft_group::make_dir() {
   std::string tmpl = "/tmp/aisched-raft-group-test-XXXXXX";
@@ -79,11 +83,15 @@ raft::raft_options raft_group::options_for(size_t i) const {
   raft::raft_options opts;
   opts.node_id = members_[i].id;
   opts.join = members_[i].joiner;
-  for (auto& m : members_)
-    if (m.id != opts.node_id && !m.joiner && !opts.join) opts.peers.push_back({m.id, "127.0.0.1", 0});
+  opts.cluster_addr = address(i);
+  for (size_t j = 0; j < members_.size(); ++j) {
+    auto& m = members_[j];
+    if (m.id != opts.node_id && !m.joiner && !opts.join)
+      opts.peers.push_back({m.id, "127.0.0.1", static_cast<uint16_t>(7401 + j)});
+  }
   opts.tick = tick.count();
   opts.snapshot_every = snapshot_every_;
-  opts.seed = 1000 + i;  // distinct timeouts, the same in every run
+  opts.seed = seed_ + i;  // distinct timeouts, the same in every run
   // A weak reference: the directory holds the actors' handles.
   std::weak_ptr<std::map<std::string, raft::node_actor>> dir = directory_;
   opts.resolve_peer = [dir](const std::string& id) -> raft::node_actor {
@@ -123,22 +131,43 @@ void raft_group::stop(size_t i) {
 
 void raft_group::freeze(size_t i) {
   auto& m = members_.at(i);
-  // An actor with mail waiting is in the coordinator's job queue exactly once;
-  // taken out, it is never scheduled again (new mail finds it "not blocked")
-  // until put back. Give it mail first so that it is in the queue.
-  caf::anon_send(m.raft, proto::flush_atom::value);
-  auto job = dynamic_cast<caf::resumable*>(caf::actor_cast<caf::abstract_actor*>(m.raft));
-  auto it = std::find(sched.jobs.begin(), sched.jobs.end(), job);
-  if (it == sched.jobs.end()) throw std::runtime_error("freeze: actor not scheduled");
-  sched.jobs.erase(it);
+  caf::anon_send(m.raft, proto::flush_atom::value);  // mail, so that it is in the queue
+  freeze_actor(caf::actor_cast<caf::actor>(m.raft));
   m.frozen = true;
 }
 
 void raft_group::thaw(size_t i) {
   auto& m = members_.at(i);
   if (!m.frozen) return;
-  sched.jobs.push_back(dynamic_cast<caf::resumable*>(caf::actor_cast<caf::abstract_actor*>(m.raft)));
+  thaw_actor(caf::actor_cast<caf::actor>(m.raft));
   m.frozen = false;
+}
+
+namespace {
+
+caf::resumable* job_of(const caf::actor& a) {
+  return dynamic_cast<caf::resumable*>(caf::actor_cast<caf::abstract_actor*>(a));
+}
+
+}  // namespace
+
+void raft_group::freeze_actor(const caf::actor& a) {
+  // An actor with mail waiting is in the coordinator's job queue exactly once;
+  // taken out, it is never scheduled again (new mail finds it "not blocked")
+  // until put back.
+  auto job = job_of(a);
+  auto it = std::find(sched.jobs.begin(), sched.jobs.end(), job);
+  if (job == nullptr || it == sched.jobs.end())
+    throw std::runtime_error("freeze: actor not scheduled");
+  sched.jobs.erase(it);
+  frozen_.push_back(a);
+}
+
+void raft_group::thaw_actor(const caf::actor& a) {
+  auto it = std::find(frozen_.begin(), frozen_.end(), a);
+  if (it == frozen_.end()) return;
+  sched.jobs.push_back(job_of(a));
+  frozen_.erase(it);
 }
 
 void raft_group::run_for(std::chrono::milliseconds total) {

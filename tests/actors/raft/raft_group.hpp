@@ -3,9 +3,12 @@
 // Each member has its own RocksDB in a temporary directory and its own state
 // machine; members reach each other through raft_options::resolve_peer (a
 // directory of handles kept here) instead of the middleman, and dial and greet
-// each other exactly as nodes do. Members can be stopped (the actor is killed
-// and its database closed), restarted from their directory, and frozen (the
-// actor keeps its mailbox but is not run, like a paused process).
+// each other exactly as nodes do. Each has a cluster address of its own
+// (address(i)), never dialed: it is how the members' statuses name each other.
+// Members can be stopped (the actor is killed and its database closed),
+// restarted from their directory, and frozen (the actor keeps its mailbox but
+// is not run, like a paused process); so can any other actor of the system
+// (freeze_actor), e.g. the rest of a simulated node (tests/sim/scheduler_sim).
 #pragma once
 
 #include <chrono>
@@ -42,10 +45,15 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   };
 
   /// `size` members n1..n<size>, each restored from a fresh directory and
-  /// spawned; `snapshot_every` as in raft_options. Throws std::runtime_error
+  /// spawned; `snapshot_every` as in raft_options; member i's election
+  /// timeouts are drawn from seed `seed + i`. Throws std::runtime_error
   /// when the test environment is broken (no temp dir, RocksDB fails).
-  explicit raft_group(size_t size, uint64_t snapshot_every = 10'000);
+  explicit raft_group(size_t size, uint64_t snapshot_every = 10'000, uint64_t seed = 1000);
   ~raft_group();
+
+  /// Member i's cluster address, "127.0.0.1:<7401 + i>" (raft_options::
+  /// cluster_addr, and the peers' addresses the others are given).
+  static std::string address(size_t i);
 
   size_t size() const { return members_.size(); }
   member& at(size_t i) { return members_.at(i); }
@@ -68,6 +76,14 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   /// Stops running member `i`'s actor; messages to it wait in its mailbox.
   void freeze(size_t i);
   void thaw(size_t i);
+
+  /// Stops running actor `a`, any actor of the system: messages to it wait in
+  /// its mailbox until thaw_actor. It must have mail waiting (send it a
+  /// message it ignores first: an actor without mail is not in the job queue);
+  /// throws std::runtime_error otherwise. Thaw a frozen actor before killing it.
+  void freeze_actor(const caf::actor& a);
+  /// Runs `a` again, its waiting mail first; a no-op when it is not frozen.
+  void thaw_actor(const caf::actor& a);
 
   /// Moves virtual time by `total` in steps of one raft tick, delivering every
   /// message after each step.
@@ -109,7 +125,9 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   std::string make_dir();
 
   uint64_t snapshot_every_;
+  uint64_t seed_;
   std::vector<member> members_;
+  std::vector<caf::actor> frozen_;  // taken out of the job queue by freeze_actor
   std::shared_ptr<std::map<std::string, raft::node_actor>> directory_;
   std::map<uint64_t, std::string> leaders_by_term_;
 };

@@ -1,0 +1,165 @@
+// The whole scheduler in one actor system on CAF's deterministic test
+// coordinator (issue 45 item 4, first slice). It owns a raft_group
+// (tests/actors/raft/raft_group: real raft actors over RocksDB in temporary
+// directories) and, beside each member, the actors its node runs, spawned and
+// wired as runtime/scheduler_node.cpp does: the store, the leader's trigger,
+// retry, router and backpressure (runtime::spawn_scheduling), the endpoint,
+// and the built-in worker, here with the simulation's executor
+// (worker::sim_executor: seeded durations and exit codes, no process), kept
+// registered with the leader by its registrar. Every actor reads one
+// simulated wall clock that moves with virtual time (common/clock.hpp).
+// What stands in for the network: the members reach each other's raft actors
+// through raft_options::resolve_peer and each other's endpoints through
+// registrar_options::resolve_member, both lookups in directories kept here.
+//
+// One seed draws everything: the raft timeouts, the workload (@every tasks,
+// one-shots and a bulk enqueue, created through the leader the way the
+// gateway creates them), the runs' durations and exit codes, and the faults
+// (the leader crashed and restarted, a follower crashed and restarted, the
+// leader frozen as by SIGSTOP), each recorded as a window. A recorder
+// subscribed to every member's raft keeps every committed instance change;
+// at the end the checkers (scheduler_sim_checks.hpp) judge that history.
+// Nothing reads the real clock and nothing sleeps: a seed replays exactly.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/worker/sim_executor.hpp"
+#include "common/clock.hpp"
+#include "proto/interfaces.hpp"
+#include "runtime/scheduling.hpp"
+#include "tests/actors/raft/raft_group.hpp"
+#include "tests/sim/scheduler_sim_checks.hpp"
+
+namespace aisched::sim {
+
+struct scheduler_sim_options {
+  uint64_t seed = 1;
+  size_t members = 3;
+  /// Prints the setup, the workload and every fault as it happens (nullptr: quiet).
+  FILE* trace = nullptr;
+};
+
+struct scheduler_sim_result {
+  std::vector<std::string> violations;  // empty: every check passed
+  std::string profile;                  // the workload and faults the seed drew
+  uint64_t fingerprint = 0;  // of the committed history (trace ids aside): equal on a replay
+  size_t commits = 0;        // log indexes that changed runs
+  size_t runs = 0;           // runs in the leader's final state
+  uint64_t last_term = 0;    // the final leader's term
+};
+
+/// Runs the simulation of `opts.seed` (about six simulated minutes).
+scheduler_sim_result run_scheduler_sim(const scheduler_sim_options& opts);
+
+/// How to replay `opts` (scheduler_sim_test's replay test).
+std::string replay_hint(const scheduler_sim_options& opts);
+
+/// The timeline, relative to t0 (a leader agreed and every worker registered
+/// with it): slots are checked from `checked_from`, faults fall in
+/// [faults_from, faults_until], periodic tasks end at `workload_end`, and the
+/// run ends at `length`, after a settle period without faults.
+struct timeline {
+  static constexpr duration_ms checked_from = 20'000;
+  static constexpr duration_ms faults_from = 30'000;
+  static constexpr duration_ms fault_segment = 50'000;  // one fault in each of three
+  static constexpr duration_ms max_fault = 20'000;
+  static constexpr duration_ms faults_until = faults_from + 3 * fault_segment;
+  static constexpr duration_ms workload_end = 240'000;
+  static constexpr duration_ms length = 330'000;
+  /// A run starts at most this long after its slot: the fire-ahead (250 ms)
+  /// places it before the instant and its worker starts it on the instant,
+  /// so this covers the 50 ms steps of virtual time and a slow commit.
+  static constexpr duration_ms eps = 1'000;
+  /// How long after a fault window's end a slot is still excused from eps:
+  /// an election (0.5-1 s), the new leader's rebuild, the workers' new
+  /// registration (retried every 0.5 s, a leadership check every 1 s), a run
+  /// lost with a killed worker found at its restart and retried (2 s).
+  static constexpr duration_ms heal = 15'000;
+};
+
+/// The simulation itself; run_scheduler_sim drives one.
+class scheduler_sim {
+ public:
+  explicit scheduler_sim(scheduler_sim_options opts);
+  ~scheduler_sim();
+  scheduler_sim(const scheduler_sim&) = delete;
+  scheduler_sim& operator=(const scheduler_sim&) = delete;
+
+  /// Setup, workload, faults, settle, checks.
+  scheduler_sim_result run();
+
+  /// The instant now on the simulation's wall clock.
+  unix_ms now() const;
+
+  // -- a member's node ---------------------------------------------------------
+
+  /// Kills every actor of member `i` (its runs end unreported) and closes
+  /// its database: a crashed process.
+  void stop_member(size_t i);
+  /// Restarts member `i` from its directory (raft log, state, worker outbox).
+  void start_member(size_t i);
+  /// Stops running member `i`'s actors (raft, store, leader actors, endpoint,
+  /// worker, registrar): their mail waits, as a SIGSTOPped process's. Runs
+  /// already started go on (a run is a child process, not stopped with its
+  /// node), and so do the router's worker proxies (they reach only the frozen
+  /// raft and the workers).
+  void freeze_member(size_t i);
+  void thaw_member(size_t i);
+
+ private:
+  /// The actors of one member beside its raft actor.
+  struct node {
+    proto::store_actor store;
+    runtime::scheduling_actors leading;
+    proto::endpoint_actor endpoint;
+    proto::worker_actor worker;
+    caf::actor registrar;
+    std::shared_ptr<worker::sim_executor> exec;
+    bool frozen = false;
+    std::vector<caf::actor> actors() const;  // every one of them
+  };
+
+  void spawn_node(size_t i);
+  void trace(const char* fmt, ...) const;
+  std::string at_text(unix_ms t) const;  // "+31.250s" since t0
+
+  /// Moves virtual time to `t` (a multiple of the raft tick after t0).
+  void run_to(unix_ms t);
+  /// Sends `xs` to `to` from a one-shot client actor and runs until it has the
+  /// answer, at most `limit` (moving virtual time only while none came).
+  template <class T, class Handle, class... Ts>
+  caf::expected<T> ask(duration_ms limit, const Handle& to, Ts... xs);
+
+  bool setup();       // a leader, every worker registered with it
+  bool create_workload();
+  void enqueue_bulk(sim_task& t);
+  void inject_faults();
+  scheduler_sim_result finish();
+
+  scheduler_sim_options opts_;
+  uint64_t rng_;  // SplitMix64 state
+  uint64_t draw(uint64_t below);  // uniform in [0, below)
+  int64_t between(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(draw(hi - lo + 1)); }
+
+  test::raft_group group_;
+  wall_clock clock_;
+  unix_ms t0_ = 0;
+  std::vector<node> nodes_;
+  std::vector<proto::commit_listener_actor> recorders_;  // one per member, for the whole run
+  std::shared_ptr<std::map<std::string, proto::endpoint_actor>> endpoints_;  // by cluster address
+  std::shared_ptr<history> history_;
+  std::shared_ptr<std::vector<std::string>> deaths_;  // actors that ended on their own
+  std::vector<sim_task> tasks_;
+  std::vector<fault_window> faults_;
+  std::vector<std::string> violations_;
+  std::string profile_;
+};
+
+}  // namespace aisched::sim
