@@ -1,8 +1,8 @@
 // The leader's scheduling actors of a scheduler node, spawned and wired as a
 // node wires them: trigger, retry, router and backpressure, each subscribed to
 // the raft actor's commits and leadership; the router proposes the trigger's
-// fires (placing their runs in the same command) and tells it the worker
-// census; backpressure tells both the pressure. One function, so that the node
+// fires (deciding a broadcast slot's runs and placing them in the same
+// command); backpressure tells both the pressure. One function, so that the node
 // (runtime/scheduler_node.cpp) and the simulation of the whole scheduler
 // (tests/sim/scheduler_sim) run the same actors wired the same way.
 #pragma once
