@@ -96,7 +96,7 @@ scheduler_sim::scheduler_sim(scheduler_sim_options opts)
       endpoints_(std::make_shared<std::map<std::string, proto::endpoint_actor>>()),
       history_(std::make_shared<history>()),
       deaths_(std::make_shared<std::vector<std::string>>()) {
-  log::set_level(log::level::warn);  // not a line per run
+  log::set_level(log::level::error);  // not a line per run or per failed attempt
   nodes_.resize(opts_.members);
   for (size_t i = 0; i < opts_.members; ++i) {
     recorders_.push_back(group_.sys.spawn(recorder, history_, group_.at(i).id));
