@@ -150,8 +150,31 @@ void scheduler_sim::spawn_node(size_t i) {
                          caf::actor_cast<caf::actor>(m.raft), n.leading.trigger, std::string{},
                          proto::inspector_actor{});
   (*endpoints_)[test::raft_group::address(i)] = n.endpoint;
-  // The built-in worker, its runs simulated; its outbox in the member's
-  // directory, as the node keeps it in its data directory.
+  spawn_worker(i);
+  // Crash-only, as the node's supervision: an actor that ends on its own
+  // leaves a member that answers but cannot schedule. Killed (stop_member,
+  // kill_worker) is a crash of the process, not that.
+  static const char* const names[] = {"store", "trigger", "retry", "router", "backpressure",
+                                      "endpoint"};
+  auto actors = n.actors();
+  for (size_t k = 0; k < std::size(names); ++k) watch(actors[k], m.id + "'s " + names[k]);
+}
+
+void scheduler_sim::watch(const caf::actor& a, std::string what) {
+  a->attach_functor([deaths = deaths_, what = std::move(what)](const caf::error& reason) {
+    if (reason != caf::make_error(caf::exit_reason::kill))
+      deaths->push_back(what + " terminated on its own: " +
+                        (reason ? caf::to_string(reason) : std::string("normal exit")));
+  });
+}
+
+/// Spawns member `i`'s built-in worker and its registrar, the worker's runs
+/// simulated; its outbox in the member's directory, as the node keeps it in
+/// its data directory (a restarted worker finds what it had not reported).
+void scheduler_sim::spawn_worker(size_t i) {
+  auto& sys = group_.sys;
+  auto& m = group_.at(i);
+  auto& n = nodes_.at(i);
   worker::sim_options runs;
   runs.seed = opts_.seed;
   runs.min_duration = 100;
@@ -181,19 +204,19 @@ void scheduler_sim::spawn_node(size_t i) {
     return it == d->end() ? proto::endpoint_actor{} : it->second;
   };
   n.registrar = sys.spawn(worker::registrar_actor_impl, std::move(reg));
-  // Crash-only, as the node's supervision: an actor that ends on its own
-  // leaves a member that answers but cannot schedule. Killed by stop_member
-  // is a crash of the whole member, not that.
-  static const char* const names[] = {"store",    "trigger", "retry",  "router",
-                                      "backpressure", "endpoint", "worker", "registrar"};
-  auto actors = n.actors();
-  for (size_t k = 0; k < actors.size(); ++k)
-    actors[k]->attach_functor([deaths = deaths_, what = m.id + "'s " + names[k]](
-                                  const caf::error& reason) {
-      if (reason != caf::make_error(caf::exit_reason::kill))
-        deaths->push_back(what + " terminated on its own: " +
-                          (reason ? caf::to_string(reason) : std::string("normal exit")));
-    });
+  watch(caf::actor_cast<caf::actor>(n.worker), m.id + "'s worker");
+  watch(n.registrar, m.id + "'s registrar");
+}
+
+void scheduler_sim::kill_worker(size_t i) {
+  auto& n = nodes_.at(i);
+  if (n.exec) n.exec->stop();  // its runs end at their next timer, unreported
+  caf::anon_send_exit(n.registrar, caf::exit_reason::kill);
+  caf::anon_send_exit(n.worker, caf::exit_reason::kill);
+  group_.sched.run();
+  n.registrar = nullptr;
+  n.worker = nullptr;
+  n.exec.reset();
 }
 
 // -- faults --------------------------------------------------------------------
@@ -416,15 +439,20 @@ void scheduler_sim::enqueue_bulk(sim_task& t) {
 
 void scheduler_sim::inject_faults() {
   using namespace std::chrono_literals;
-  std::vector<std::string> kinds{"leader_crash", "follower_crash", "leader_freeze"};
+  // Three of these, in the order the seed draws.
+  std::vector<std::string> kinds{"leader_crash", "follower_crash", "leader_freeze",
+                                 "partition",    "one_way",        "worker_death"};
   for (size_t k = kinds.size() - 1; k > 0; --k) std::swap(kinds[k], kinds[draw(k + 1)]);
+  kinds.resize(3);
+  auto members = nodes_.size();
   for (size_t k = 0; k < kinds.size(); ++k) {
     auto& kind = kinds[k];
     auto start = t0_ + timeline::faults_from +
                  static_cast<duration_ms>(k) * timeline::fault_segment + between(0, 25) * 1'000;
-    auto length = kind == "leader_freeze" ? between(1, 6) * 1'000
-                                          : between(3, timeline::max_fault / 1'000) * 1'000;
-    run_to(start);
+    auto length = kind == "leader_freeze"  ? between(1, 6) * 1'000
+                  : kind == "worker_death" ? between(5, timeline::max_worker_death / 1'000) * 1'000
+                                           : between(3, timeline::max_fault / 1'000) * 1'000;
+    run_to(start);  // a no-op when the previous fault (a long worker death) ended later
     int leader = -1;
     group_.run_until([&] { return (leader = group_.agreed_leader()) >= 0; }, 10s);
     if (leader < 0) {
@@ -432,17 +460,40 @@ void scheduler_sim::inject_faults() {
       continue;
     }
     auto victim = static_cast<size_t>(leader);
+    size_t other = victim;  // one_way: messages from victim to other are lost
     if (kind == "follower_crash")
-      victim = (victim + 1 + draw(nodes_.size() - 1)) % nodes_.size();
+      victim = (victim + 1 + draw(members - 1)) % members;
+    else if (kind == "partition" || kind == "worker_death")
+      victim = draw(members);
+    else if (kind == "one_way") {
+      victim = draw(members);
+      other = (victim + 1 + draw(members - 1)) % members;
+    }
     fault_window w{kind, group_.at(victim).id, now(), 0};
+    if (kind == "one_way") w.member += "->" + group_.at(other).id;
     trace("%s of %s for %s", kind.c_str(), w.member.c_str(), format_duration(length).c_str());
-    if (kind == "leader_freeze")
+    if (kind == "leader_freeze") {
       freeze_member(victim);
-    else
+    } else if (kind == "partition") {
+      for (size_t j = 0; j < members; ++j)
+        if (j != victim) {
+          group_.cut(victim, j);
+          group_.cut(j, victim);
+        }
+    } else if (kind == "one_way") {
+      group_.cut(victim, other);
+    } else if (kind == "worker_death") {
+      kill_worker(victim);
+    } else {
       stop_member(victim);
+    }
     group_.run_for(std::chrono::milliseconds(length));
     if (kind == "leader_freeze")
       thaw_member(victim);
+    else if (kind == "partition" || kind == "one_way")
+      group_.heal_all();
+    else if (kind == "worker_death")
+      spawn_worker(victim);
     else
       start_member(victim);
     w.to = now();

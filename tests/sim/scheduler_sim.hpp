@@ -1,5 +1,5 @@
 // The whole scheduler in one actor system on CAF's deterministic test
-// coordinator (issue 45 item 4, first slice). It owns a raft_group
+// coordinator (issue 45 item 4). It owns a raft_group
 // (tests/actors/raft/raft_group: real raft actors over RocksDB in temporary
 // directories) and, beside each member, the actors its node runs, spawned and
 // wired as runtime/scheduler_node.cpp does: the store, the leader's trigger,
@@ -11,12 +11,21 @@
 // What stands in for the network: the members reach each other's raft actors
 // through raft_options::resolve_peer and each other's endpoints through
 // registrar_options::resolve_member, both lookups in directories kept here.
+// Cuts (raft_group::cut) lose the messages between two members' raft actors;
+// the workers' links to the endpoints (registration, heartbeats, dispatch,
+// reports) are never cut.
 //
 // One seed draws everything: the raft timeouts, the workload (@every tasks,
 // one-shots and a bulk enqueue, created through the leader the way the
 // gateway creates them), the runs' durations and exit codes, and the faults
-// (the leader crashed and restarted, a follower crashed and restarted, the
-// leader frozen as by SIGSTOP), each recorded as a window. A recorder
+// (three of: the leader crashed and restarted, a follower crashed and
+// restarted, the leader frozen as by SIGSTOP, one member partitioned from the
+// others, the messages from one member to another lost (one way), one
+// member's worker process killed and restarted while its member stays up),
+// each recorded as a window. The slot checker excuses lateness in a window
+// and `heal` after it: e.g. a run placed on a killed worker is lost and
+// retried (found at its restart, or when the router declares it dead after
+// dead_after, 45 s, a death of up to 60 s). A recorder
 // subscribed to every member's raft keeps every committed instance change;
 // at the end the checkers (scheduler_sim_checks.hpp) judge that history.
 // Nothing reads the real clock and nothing sleeps: a seed replays exactly.
@@ -70,6 +79,11 @@ struct timeline {
   static constexpr duration_ms faults_from = 30'000;
   static constexpr duration_ms fault_segment = 50'000;  // one fault in each of three
   static constexpr duration_ms max_fault = 20'000;
+  /// A worker death lasts up to this: past dead_after (45 s), so that the
+  /// router's worker_lost path runs. It may push the next fault later (it
+  /// starts when this one ends): three in a row end by 235 s (and the
+  /// waits for an agreed leader), leaving at least a minute to settle.
+  static constexpr duration_ms max_worker_death = 60'000;
   static constexpr duration_ms faults_until = faults_from + 3 * fault_segment;
   static constexpr duration_ms workload_end = 240'000;
   static constexpr duration_ms length = 330'000;
@@ -112,6 +126,11 @@ class scheduler_sim {
   /// raft and the workers).
   void freeze_member(size_t i);
   void thaw_member(size_t i);
+  /// Kills member `i`'s worker and registrar (its runs end unreported), its
+  /// member staying up: a crashed worker process. spawn_worker restarts them,
+  /// with the same id and outbox directory.
+  void kill_worker(size_t i);
+  void spawn_worker(size_t i);
 
  private:
   /// The actors of one member beside its raft actor.
@@ -127,6 +146,8 @@ class scheduler_sim {
   };
 
   void spawn_node(size_t i);
+  /// Records in deaths_ that `a` ended, unless it was killed.
+  void watch(const caf::actor& a, std::string what);
   void trace(const char* fmt, ...) const;
   std::string at_text(unix_ms t) const;  // "+31.250s" since t0
 

@@ -41,8 +41,9 @@ struct sim_task {
 
 /// When a fault was active: [from, to] on the simulated wall clock.
 struct fault_window {
-  std::string kind;    // "leader_crash", "follower_crash", "leader_freeze"
-  std::string member;  // "n2"
+  std::string kind;    // "leader_crash", "follower_crash", "leader_freeze", "partition",
+                       // "one_way", "worker_death"
+  std::string member;  // "n2"; "n1->n3" for one_way (n1's messages to n3 lost)
   unix_ms from = 0;
   unix_ms to = 0;
 };

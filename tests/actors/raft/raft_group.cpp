@@ -16,10 +16,69 @@
 
 namespace aisched::test {
 
+namespace {
+
+/// A raft actor exactly as raft_actor_impl makes it, whose mailbox refuses
+/// what another member's raft actor sends across a cut (raft_group::cut).
+/// Dropping at the receiver, by the sender's identity, leaves every handle
+/// the real one: the members hold each other's actors, current_sender() is
+/// the peer's raft actor, and accept_from's and the hello's checks see what
+/// they see over a real connection. A forwarding actor between the members
+/// would not: the dialer would hold the forwarder while the peer's messages
+/// (sent to the handle the hello carried) come from the peer itself.
+class cuttable_member : public raft_group::member_impl {
+ public:
+  cuttable_member(caf::actor_config& cfg, std::shared_ptr<const raft_group::link_table> links,
+                  size_t index, raft::raft_options opts, std::shared_ptr<storage::rocks> db,
+                  std::shared_ptr<storage::state_machine> sm,
+                  std::shared_ptr<storage::raft_log> log, std::shared_ptr<raft::core> member)
+      : raft_group::member_impl(cfg),
+        links_(std::move(links)),
+        index_(index),
+        opts_(std::move(opts)),
+        db_(std::move(db)),
+        sm_(std::move(sm)),
+        log_(std::move(log)),
+        member_(std::move(member)) {}
+
+  behavior_type make_behavior() override {
+    // Moved into the state: the database closes when the actor terminates
+    // (raft_group::stop), not when its last handle goes.
+    return raft::raft_actor_impl(this, std::move(opts_), std::move(db_), std::move(sm_),
+                                 std::move(log_), std::move(member_));
+  }
+
+  void enqueue(caf::mailbox_element_ptr ptr, caf::execution_unit* eu) override {
+    if (ptr && dropped(*ptr)) return;  // destroyed unanswered: a request times out
+    raft_group::member_impl::enqueue(std::move(ptr), eu);
+  }
+
+ private:
+  bool dropped(const caf::mailbox_element& x) const {
+    if (links_->cut.empty() || !x.sender) return false;
+    auto& content = x.content();
+    if (content.match_elements<caf::down_msg>() || content.match_elements<caf::exit_msg>())
+      return false;
+    auto it = links_->member_of.find(x.sender->id());
+    return it != links_->member_of.end() && links_->cut.count({it->second, index_}) > 0;
+  }
+
+  std::shared_ptr<const raft_group::link_table> links_;
+  size_t index_;
+  raft::raft_options opts_;
+  std::shared_ptr<storage::rocks> db_;
+  std::shared_ptr<storage::state_machine> sm_;
+  std::shared_ptr<storage::raft_log> log_;
+  std::shared_ptr<raft::core> member_;
+};
+
+}  // namespace
+
 raft_group::raft_group(size_t size, uint64_t snapshot_every, uint64_t seed)
     : snapshot_every_(snapshot_every),
       seed_(seed),
-      directory_(std::make_shared<std::map<std::string, raft::node_actor>>()) {
+      directory_(std::make_shared<std::map<std::string, raft::node_actor>>()),
+      links_(std::make_shared<link_table>()) {
   for (size_t i = 0; i < size; ++i) {
     member m;
     m.id = "n" + std::to_string(i + 1);
@@ -113,8 +172,10 @@ void raft_group::start(size_t i) {
   m.sm = std::move(*sm);
   auto parts = raft::open_member(*m.db, *m.sm, options_for(i));
   if (!parts) throw std::runtime_error("raft::open_member: " + sys.render(parts.error()));
-  m.raft = sys.spawn(raft::raft_actor_impl, parts->opts, m.db, m.sm, parts->log, parts->member);
+  m.raft = sys.spawn<cuttable_member>(std::shared_ptr<const link_table>(links_), i, parts->opts,
+                                      m.db, m.sm, parts->log, parts->member);
   m.frozen = false;
+  links_->member_of[m.raft.id()] = i;
   (*directory_)[m.id] = m.raft;
 }
 
@@ -122,12 +183,17 @@ void raft_group::stop(size_t i) {
   auto& m = members_.at(i);
   if (m.frozen) thaw(i);
   directory_->erase(m.id);
+  links_->member_of.erase(m.raft.id());
   caf::anon_send_exit(m.raft, caf::exit_reason::kill);
   sched.run();  // the exit; the actor's state (holding the database) goes with it
   m.raft = nullptr;
   m.sm.reset();
   m.db.reset();
 }
+
+void raft_group::cut(size_t from, size_t to) { links_->cut.insert({from, to}); }
+
+void raft_group::heal_all() { links_->cut.clear(); }
 
 void raft_group::freeze(size_t i) {
   auto& m = members_.at(i);

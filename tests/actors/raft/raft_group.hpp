@@ -9,11 +9,15 @@
 // restarted from their directory, and frozen (the actor keeps its mailbox but
 // is not run, like a paused process); so can any other actor of the system
 // (freeze_actor), e.g. the rest of a simulated node (tests/sim/scheduler_sim).
+// The links between members can be cut one way (cut(from, to)) and healed:
+// each member's raft actor is spawned as a cuttable_member, which drops at its
+// mailbox whatever another member's raft actor sends it across a cut (see cut).
 #pragma once
 
 #include <chrono>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -77,6 +81,23 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   void freeze(size_t i);
   void thaw(size_t i);
 
+  /// From now on every message that member `from`'s raft actor sends member
+  /// `to`'s is dropped on arrival, as by a network that loses it: requests
+  /// (hello, forwarded proposals, snapshot chunks) time out at the requester,
+  /// and answers `from` gives `to` are lost too. Not dropped: down and exit
+  /// messages (a dead peer is still noticed) and messages from actors that are
+  /// no member's raft actor. A partition is cut(a, b) and cut(b, a).
+  void cut(size_t from, size_t to);
+  /// Every cut is healed: messages flow again (the dropped ones stay lost).
+  void heal_all();
+  bool is_cut(size_t from, size_t to) const { return links_->cut.count({from, to}) > 0; }
+
+  /// The cuts, shared with the members' raft actors.
+  struct link_table {
+    std::set<std::pair<size_t, size_t>> cut;   // (from, to) member indexes
+    std::map<caf::actor_id, size_t> member_of;  // running raft actors, by actor id
+  };
+
   /// Stops running actor `a`, any actor of the system: messages to it wait in
   /// its mailbox until thaw_actor. It must have mail waiting (send it a
   /// message it ignores first: an actor without mail is not in the job queue);
@@ -129,6 +150,7 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   std::vector<member> members_;
   std::vector<caf::actor> frozen_;  // taken out of the job queue by freeze_actor
   std::shared_ptr<std::map<std::string, raft::node_actor>> directory_;
+  std::shared_ptr<link_table> links_;
   std::map<uint64_t, std::string> leaders_by_term_;
 };
 
