@@ -5,7 +5,8 @@
 // --peers restarts as before and refuses a --peers naming a group; after a
 // member was added with the membership API the original --peers still start.
 // A data directory carries its cluster id: members of other clusters are
-// refused when they link, and a member that joins learns the id.
+// refused when they link, and a member that joins learns the id. A survivor
+// made a group of one with --recover-quorum takes a new member with --join.
 // Nodes are started by the harness in tests/support/ on temporary dirs and free
 // ports; all waiting is polling with deadlines.
 #include <gtest/gtest.h>
@@ -362,4 +363,80 @@ TEST(membership_guard, recover_quorum_is_refused_while_the_others_answer) {
                                       "--cluster-addr", g.cluster_addr(1)});
   EXPECT_EQ(forced.exit_code, 0) << forced.out << forced.err;
   EXPECT_NE(forced.out.find(old_id), std::string::npos) << forced.out;
+}
+
+namespace {
+
+/// Whether member `port`'s GET /api/v1/cluster lists `id` as a voter.
+bool lists_voter(uint16_t port, const std::string& id) {
+  auto r = http_call(port, "GET", "/api/v1/cluster", "", 2s);
+  if (r.status != 200) return false;
+  boost::system::error_code ec;
+  auto v = boost::json::parse(r.body, ec);
+  if (ec || !v.is_object()) return false;
+  auto* members = v.as_object().if_contains("members");
+  if (!members || !members->is_array()) return false;
+  for (auto& m : members->as_array()) {
+    auto& o = m.as_object();
+    if (str(o, "id") != id) continue;
+    auto* voter = o.if_contains("voter");
+    return voter && voter->is_bool() && voter->get_bool();
+  }
+  return false;
+}
+
+}  // namespace
+
+// Issue 46 item 5: after `--recover-quorum` the survivor "accepts new members" as the
+// README says: a member started empty with --join under an id that sorts after the
+// survivor's and added with the members API catches up (the task written before the
+// loss, the one written after the recovery), becomes a voter, and writes commit in
+// the group of two.
+TEST(membership_guard, a_recovered_survivor_takes_a_new_member) {
+  temp_dir dir;
+  raft_group g(dir.path(), 3, {}, /*spares=*/1);  // n4: the new member, not started
+  ASSERT_TRUE(g.running(0) && g.running(1) && g.running(2)) << g.dump();
+  auto leader = g.await_leader({0, 1, 2});
+  ASSERT_NE(leader, none) << g.dump();
+  auto before = create_task(g.port(leader), R"({"name":"before","kind":"noop"})");
+  ASSERT_NE(before, 0) << g.dump();
+  ASSERT_TRUE(eventually([&] { return has_task(g.port(1), before); }, 10s)) << g.dump();
+  for (size_t i = 0; i < 3; ++i) g.kill(i);
+
+  auto rec = start_expecting_exit({"--recover-quorum", "--node-id", g.id(1), "--data-dir",
+                                   g.data_dir(1), "--cluster-addr", g.cluster_addr(1)});
+  ASSERT_EQ(rec.exit_code, 0) << rec.out << rec.err;
+  node_process survivor(g.data_dir(1), {"--node-id", g.id(1)}, 20s, g.cluster_addr(1));
+  ASSERT_TRUE(survivor.running()) << survivor.log();
+  auto port = survivor.http_port();
+  ASSERT_TRUE(eventually([&] { return view_of(port).role == "leader"; }, 10s))
+      << tail(survivor.log());
+  auto recovered = create_task(port, R"({"name":"recovered","kind":"noop"})");
+  ASSERT_GT(recovered, before) << tail(survivor.log());
+  auto cluster = cluster_id_at(port);
+  ASSERT_EQ(cluster.size(), 32u) << tail(survivor.log());
+
+  // n4 (sorts after n2) starts on an empty data dir with --join and is added.
+  ASSERT_GT(g.id(3), g.id(1));
+  ASSERT_FALSE(std::filesystem::exists(g.data_dir(3)));
+  g.start_joiner(3);
+  ASSERT_TRUE(g.running(3)) << g.dump();
+  auto body = R"({"id":")" + g.id(3) + R"(","cluster_addr":")" + g.cluster_addr(3) +
+              R"(","http_addr":"127.0.0.1:)" + std::to_string(g.port(3)) + R"("})";
+  auto added = http_call(port, "POST", "/api/v1/cluster/members", body, 15s);
+  ASSERT_EQ(added.status, 201u) << added.body << "\n" << tail(survivor.log()) << g.dump();
+  auto caught_up = [&] {
+    return has_task(g.port(3), before) && has_task(g.port(3), recovered) &&
+           lists_voter(port, g.id(3)) && lists_voter(g.port(3), g.id(3));
+  };
+  ASSERT_TRUE(eventually(caught_up, 30s))
+      << "n4 did not catch up and become a voter\n" << tail(survivor.log()) << g.dump();
+  EXPECT_EQ(cluster_id_at(g.port(3)), cluster) << g.dump();
+  EXPECT_EQ(view_of(g.port(3)).leader, g.id(1)) << g.dump();
+
+  // A write commits in the group of two (a quorum of two needs n4) and reaches n4.
+  auto joined = create_task(port, R"({"name":"after-join","kind":"noop"})");
+  ASSERT_GT(joined, recovered) << tail(survivor.log()) << g.dump();
+  EXPECT_TRUE(eventually([&] { return has_task(g.port(3), joined); }, 10s)) << g.dump();
+  EXPECT_EQ(view_of(port).role, "leader") << tail(survivor.log());
 }
