@@ -115,6 +115,10 @@ node_process::node_process(std::string data_dir, std::vector<std::string> extra_
                            std::chrono::milliseconds timeout, std::string cluster_addr)
     : data_dir_(std::move(data_dir)) {
   log_path_ = data_dir_ + ".log";
+  // The log lies beside the data directory: its parent must exist before the
+  // child opens it (the node creates only the data directory itself).
+  std::error_code made;
+  fs::create_directories(fs::path(log_path_).parent_path(), made);
   std::vector<std::string> args{AISCHED_BINARY, "--data-dir",     data_dir_,
                                 "--http-addr",  "127.0.0.1:0",  "--cluster-addr",
                                 std::move(cluster_addr)};
