@@ -4,6 +4,7 @@
 #include <string>
 
 #include <rocksdb/db.h>
+#include <rocksdb/iterator.h>
 #include <rocksdb/write_batch.h>
 
 #include "proto/codec.hpp"
@@ -52,6 +53,20 @@ const std::vector<migration_step>& migration_steps() {
   return steps;
 }
 
+namespace {
+
+/// Whether no column of `db` holds a record (an unreadable one counts as holding).
+bool holds_nothing(rocks& db) {
+  for (size_t c = 0; c < column_count; ++c) {
+    auto it = db.iterate(static_cast<column>(c));
+    it->SeekToFirst();
+    if (it->Valid() || !it->status().ok()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 caf::expected<std::vector<std::string>> migrate_format(rocks& db, const std::string& dir,
                                                        const format_stamp& found,
                                                        const std::string& build) {
@@ -65,8 +80,15 @@ caf::expected<std::vector<std::string>> migrate_format(rocks& db, const std::str
                           " but the database records " +
                           (*in_db ? "format " + std::to_string(**in_db) : "none"));
   // A step records its format in the database before FORMAT is rewritten: the
-  // database is ahead after a crash between the two, never behind.
+  // database is ahead after a crash between the two, never behind. A database
+  // that holds nothing yet (a node's first start) is of the current format.
   uint32_t at = *in_db ? **in_db : found.version;
+  if (!*in_db && found.version == 0 && holds_nothing(db)) {
+    rocksdb::WriteBatch batch;
+    put_stored_format(db, batch, current_format);
+    if (auto err = db.write(batch, true)) return err;
+    at = current_format;
+  }
   if (at > current_format)
     return make_error(errc::invalid_argument, "data_dir",
                       "the database in " + dir + " holds format " + std::to_string(at) +

@@ -210,6 +210,7 @@ TEST_F(migrations_test, a_stamp_ahead_of_its_database_is_corrupted) {
 TEST_F(migrations_test, a_fresh_directory_starts_at_the_current_format) {
   auto ran = migrate();
   ASSERT_TRUE(ran) << view(ran.error()).message;
+  EXPECT_TRUE(ran->empty()) << "a database that holds nothing was \"migrated\": " << (*ran)[0];
   auto stored = stored_format(*db_);
   ASSERT_TRUE(stored && *stored);
   EXPECT_EQ(**stored, current_format);
