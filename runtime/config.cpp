@@ -250,14 +250,8 @@ parse_outcome parse_command_line(int argc, char** argv) {
                  "each environment whose members share ids its own token. Later starts ignore it")
       ->envname("AISCHED_CLUSTER_TOKEN")
       ->capture_default_str();
-  app.add_flag("--recover-quorum", cfg.recover_quorum,
-               "after a majority of the members is lost for good: make this member (--node-id, "
-               "--data-dir, --cluster-addr; its node stopped) the only member of a new group on "
-               "its data, with a new cluster id, and exit. Start it then without --peers and "
-               "add the others back empty with --join. Refused while enough other members answer "
-               "at their cluster addresses to form a quorum with this one");
   app.add_flag("--i-know-the-quorum-is-gone", cfg.quorum_gone,
-               "with --recover-quorum: recover even though other members answer at their "
+               "with `aisched recover --force-new-cluster`: recover even though other members answer at their "
                "cluster addresses (they are being wiped, or answer but will never rejoin)");
   std::string join;
   auto* join_opt =

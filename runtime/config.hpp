@@ -43,10 +43,8 @@ struct config {
   /// --cluster-token: mixed into the cluster id a group derives when it
   /// bootstraps; another token makes another cluster on the same addresses.
   std::string cluster_token = "aisched";
-  /// --recover-quorum: make this member the only member of a new group on its
-  /// (stopped) data and exit, instead of starting (runtime/recover_quorum.cpp).
-  bool recover_quorum = false;
-  /// --i-know-the-quorum-is-gone: recover even though other members answer at
+  /// --i-know-the-quorum-is-gone (`aisched recover --force-new-cluster`,
+  /// runtime/recover_quorum.cpp): recover even though other members answer at
   /// their cluster addresses (by default that refuses: the group can still form
   /// a quorum, and a second group beside it would fire every run twice).
   bool quorum_gone = false;

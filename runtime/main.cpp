@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <csignal>
 #include <filesystem>
 #include <pthread.h>
+#include <vector>
 
 #include <curl/curl.h>
 
@@ -124,12 +126,29 @@ int main(int argc, char** argv) {
   ::umask(077);
   // A one-shot subcommand with flags of its own (runtime/restore.cpp).
   if (argc > 1 && std::strcmp(argv[1], "restore") == 0) return runtime::restore_main(argc - 1, argv + 1);
-  auto parsed = runtime::parse_command_line(argc, argv);
+  // `aisched recover --force-new-cluster ...`: the node's flags, then the recovery
+  // instead of a start (runtime/recover_quorum.cpp).
+  std::vector<char*> args(argv, argv + argc);
+  bool recover = argc > 1 && std::strcmp(argv[1], "recover") == 0;
+  if (recover) {
+    args.erase(args.begin() + 1);
+    auto force = std::find_if(args.begin(), args.end(),
+                              [](char* a) { return std::strcmp(a, "--force-new-cluster") == 0; });
+    if (force == args.end()) {
+      std::fprintf(stderr,
+                   "aisched recover: --force-new-cluster is required: it makes this member the "
+                   "only member of a new group on its data (README \"Recovering from a lost "
+                   "quorum\")\n");
+      return 2;
+    }
+    args.erase(force);
+  }
+  auto parsed = runtime::parse_command_line(static_cast<int>(args.size()), args.data());
   if (!parsed.run) return parsed.exit_code;
   log::level lvl = log::level::info;
   log::parse_level(parsed.cfg.log_level, lvl);
   log::init(parsed.cfg.node_id, lvl);
-  if (parsed.cfg.recover_quorum) return runtime::recover_quorum(parsed.cfg);
+  if (recover) return runtime::recover_quorum(parsed.cfg);
   if (!harden(parsed.cfg)) return 2;
   // Block the signals before any thread starts (CAF's and Asio's threads
   // inherit the mask); the main thread waits for them with sigwait.

@@ -18,7 +18,7 @@ namespace aisched::runtime {
 /// the HTTP gateway (role gateway) and a built-in worker (role worker).
 int run_scheduler_node(const config& cfg, sigset_t& signals);
 
-/// `aisched --recover-quorum`: makes this member (--node-id, --cluster-addr)
+/// `aisched recover --force-new-cluster`: makes this member (--node-id, --cluster-addr)
 /// the only member of a new group on its stopped data directory and exits:
 /// 0 done, 2 nothing to recover or bad flags, 1 a storage error.
 int recover_quorum(const config& cfg);

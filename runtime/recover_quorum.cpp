@@ -1,4 +1,4 @@
-// `aisched --recover-quorum`: the explicit recovery from a lost quorum
+// `aisched recover --force-new-cluster`: the explicit recovery from a lost quorum
 // (actors/raft/quorum_recovery.hpp), run on a stopped member's data directory.
 #include <fcntl.h>
 #include <netdb.h>
@@ -76,7 +76,7 @@ std::vector<std::string> quorum_still_there(const proto::membership& m, const st
 int recover_quorum(const config& cfg) {
   auto fail = [](const char* what, const caf::error& err, int code = 1) {
     log::error(what, {{"error", view(err).message}});
-    std::fprintf(stderr, "aisched --recover-quorum: %s: %s\n", what, view(err).message.c_str());
+    std::fprintf(stderr, "aisched recover: %s: %s\n", what, view(err).message.c_str());
     return code;
   };
   // Nothing is created: a directory without RocksDB's files holds no group.
@@ -110,7 +110,7 @@ int recover_quorum(const config& cfg) {
         std::string names;
         for (auto& u : up) names += (names.empty() ? "" : ", ") + u;
         return fail("refusing to recover",
-                    make_error(errc::invalid_argument, "recover-quorum",
+                    make_error(errc::invalid_argument, "force-new-cluster",
                                "members " + names +
                                    " answer at their cluster addresses: with this member they "
                                    "are a quorum of the group, so restart this node as it was "
@@ -140,14 +140,14 @@ int recover_quorum(const config& cfg) {
       "received are lost.\n"
       "Next:\n"
       "  1. start this node without --peers:  aisched --node-id %s --data-dir %s --cluster-addr %s\n"
-      "  2. for each other member: wipe its data directory, start it with --join and an id that\n"
-      "     sorts after %s (a member dials those after it), and add it with\n"
-      "     POST /api/v1/cluster/members (aischedctl cluster add).\n",
+      "  2. for each other member: wipe its data directory, start it with --join (under its old\n"
+      "     id or a new one), and add it with POST /api/v1/cluster/members\n"
+      "     (aischedctl cluster add-member).\n",
       cfg.node_id.c_str(), done->members_before.c_str(),
       static_cast<unsigned long long>(done->last_index),
       static_cast<unsigned long long>(done->term), done->cluster_before.c_str(),
       done->cluster_after.c_str(), cfg.node_id.c_str(), cfg.data_dir.c_str(),
-      done->cluster_addr.c_str(), cfg.node_id.c_str());
+      done->cluster_addr.c_str());
   return 0;
 }
 

@@ -1,7 +1,7 @@
 // `aisched restore --from FILE --data-dir DIR --node-id ID [--peers ...]
 // [--cluster-addr ADDR] [--secrets-key-file K]`: seeds a new cluster's data
 // directory from a backup (storage/backup_restore.hpp) and exits. A one-shot
-// subcommand like --recover-quorum (runtime/recover_quorum.cpp), with flags of
+// subcommand like `recover` (runtime/recover_quorum.cpp), with flags of
 // its own. Each member of the new cluster is restored from the same file with
 // the same --peers, so all record the same membership and the same new cluster
 // id, which no member of the old cluster has.

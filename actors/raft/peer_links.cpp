@@ -123,14 +123,21 @@ void say_hello(self_ptr self, const std::string& id, uint64_t gen, node_actor ra
 
 }  // namespace
 
-bool dials(const std::string& self_id, const std::string& peer_id) { return self_id < peer_id; }
+bool dials(const proto::membership& members, const std::string& self_id,
+           const std::string& peer_id) {
+  auto* self = proto::find_member(members, self_id);
+  auto* peer = proto::find_member(members, peer_id);
+  if (!self || !peer) return false;
+  if (self->voter != peer->voter) return self->voter;
+  return self_id < peer_id;
+}
 
 std::string address_of(const peer_address& a) { return a.host + ":" + std::to_string(a.port); }
 
 void connect(self_ptr self, const std::string& id) {
   auto& st = self->state;
   auto it = st.peers.find(id);
-  if (it == st.peers.end() || !dials(st.opts.node_id, id)) return;
+  if (it == st.peers.end() || !dials(st.member->membership(), st.opts.node_id, id)) return;
   auto gen = ++it->second.generation;
   auto addr = it->second.addr;
   auto retry = [=] {
@@ -171,7 +178,7 @@ caf::expected<std::string> accept_hello(self_ptr self, const std::string& id,
                                         const std::string& cluster, uint32_t format,
                                         const caf::actor& raft, const caf::actor& endpoint) {
   auto& st = self->state;
-  if (!raft || dials(st.opts.node_id, id))
+  if (!raft || dials(st.member->membership(), st.opts.node_id, id))
     return make_error(errc::invalid_argument, "id", "member " + id + " does not dial " +
                                                         st.opts.node_id);
   if (format != storage::current_format) {
@@ -232,7 +239,7 @@ bool accept_from(self_ptr self, const std::string& id, const caf::strong_actor_p
   if (!sender) return p->second.refused.empty();
   if (p->second.handle) return p->second.handle.address() == sender->address();
   if (!p->second.refused.empty()) return false;
-  if (dials(st.opts.node_id, id)) return true;
+  if (dials(st.member->membership(), st.opts.node_id, id)) return true;
   p->second.handle = caf::actor_cast<node_actor>(sender);
   self->monitor(p->second.handle);
   std::fprintf(stderr, "raft %s: %s reachable again\n", st.opts.node_id.c_str(), id.c_str());

@@ -1,6 +1,7 @@
 // How a raft actor reaches the other members (part of raft_actor.cpp, split
-// out by concern): the member with the smaller id dials the other (over the
-// cluster port, or through raft_options::resolve_peer) and says hello; the other
+// out by concern): one member of each pair dials the other (a voter a learner,
+// else the smaller id; see dials()) over the cluster port, or through
+// raft_options::resolve_peer, and says hello; the other
 // accepts the hello. Both record the other node's endpoint with
 // proto::remember_member so that nobody dials a second connection; see dials().
 #pragma once

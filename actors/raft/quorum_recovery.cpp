@@ -25,7 +25,7 @@ std::string describe(const proto::membership& m) {
 caf::expected<recovery_report> recover_quorum(storage::rocks& db, const raft_options& opts) {
   if (opts.join)
     return make_error(errc::invalid_argument, "join",
-                      "--recover-quorum makes this member a group of its own: no --join");
+                      "recover --force-new-cluster makes this member a group of its own: no --join");
   auto stored = stored_membership(db);
   if (!stored) return stored.error();
   auto log = storage::raft_log::open(db);

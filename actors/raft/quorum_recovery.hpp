@@ -1,6 +1,6 @@
 // Recovery from a lost quorum, the explicit way (issue 41): when a majority of
 // a group's members is gone for good, an operator makes one survivor the only
-// member of a new group on its data, with `aisched --recover-quorum`, never by
+// member of a new group on its data, with `aisched recover --force-new-cluster`, never by
 // editing --peers (which the membership guard refuses). The survivor's log gets
 // a `set_membership` naming it alone, its recorded bootstrap membership says the
 // same, and its data gets a new cluster id, so members of the old group that

@@ -76,8 +76,12 @@ using node_actor = proto::raft_actor::extend<
     caf::replies_to<hello_atom, std::string, std::string, uint32_t, caf::actor,
                     caf::actor>::with<std::string>>;
 
-/// Which member of a pair opens the connection between them: the one with the
-/// smaller id. It reaches the other's raft actor and introduces itself with
+/// Which member of a pair opens the connection between them, by `members` (the
+/// membership this member holds): a voter dials a learner (one that joins knows
+/// nobody's address and cannot dial, whatever its id), else the one with the
+/// smaller id; a member that is not in `members`, or a peer that is not, is
+/// never dialed by it (a member that joins waits for the group). The dialer
+/// reaches the other's raft actor and introduces itself with
 /// hello (its id, its cluster id, the data format it speaks, its raft actor and
 /// its node's endpoint); the other never dials it, waits for that hello and
 /// answers with its cluster id, or refuses a member of another cluster or format. Both record the other's endpoint in
@@ -86,8 +90,12 @@ using node_actor = proto::raft_actor::extend<
 /// "redundant", and when each side closes the one the other kept, both lose
 /// the route and every proxy of the other node (basp/instance.cpp,
 /// server_handshake; routing_table::erase_direct). Slow TLS handshakes made
-/// that the rule on every reconnect, so a group over TLS never elected.
-bool dials(const std::string& self_id, const std::string& peer_id);
+/// that the rule on every reconnect, so a group over TLS never elected. The two
+/// sides read the rule from memberships that can differ for a moment (a
+/// learner's promotion applied on one side first); a link already up stays up,
+/// and a dial refused meanwhile is retried.
+bool dials(const proto::membership& members, const std::string& self_id,
+           const std::string& peer_id);
 
 /// Another member: its id and cluster address (where its endpoint is published).
 struct peer_address {

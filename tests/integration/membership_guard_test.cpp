@@ -6,7 +6,8 @@
 // member was added with the membership API the original --peers still start.
 // A data directory carries its cluster id: members of other clusters are
 // refused when they link, and a member that joins learns the id. A survivor
-// made a group of one with --recover-quorum takes a new member with --join.
+// made a group of one with `aisched recover --force-new-cluster` takes its lost
+// members back wiped with --join, whatever their ids.
 // Nodes are started by the harness in tests/support/ on temporary dirs and free
 // ports; all waiting is polling with deadlines.
 #include <gtest/gtest.h>
@@ -248,7 +249,7 @@ TEST(membership_guard, members_agree_on_the_cluster_id_and_a_joiner_learns_it) {
 }
 
 // Issue 41: recovery from a lost quorum is an explicit command, not a flag
-// edit. Two of three members are gone; `aisched --recover-quorum` makes the
+// edit. Two of three members are gone; `aisched recover --force-new-cluster` makes the
 // survivor a group of its own on its data, with a new cluster id: it leads at
 // once with every committed task, and a member of the old group that comes
 // back with its old data is refused by the survivor.
@@ -265,23 +266,29 @@ TEST(membership_guard, recover_quorum_makes_a_survivor_a_group_and_fences_the_ol
   auto old_id = cluster_id_at(g.port(1));
   for (size_t i = 0; i < 3; ++i) g.kill(i);
 
-  // Refused on an empty directory, and with --join.
+  // Refused without --force-new-cluster (the one flag that says what it does), on an
+  // empty directory, and with --join.
+  auto unforced = start_expecting_exit({"recover", "--node-id", g.id(1), "--data-dir",
+                                        g.data_dir(1), "--cluster-addr", g.cluster_addr(1)});
+  EXPECT_EQ(unforced.exit_code, 2) << unforced.err;
+  EXPECT_NE(unforced.err.find("--force-new-cluster is required"), std::string::npos)
+      << unforced.err;
   temp_dir empty;
-  auto none_there = start_expecting_exit({"--recover-quorum", "--node-id", "n2", "--data-dir",
+  auto none_there = start_expecting_exit({"recover", "--force-new-cluster", "--node-id", "n2", "--data-dir",
                                           empty.path() + "/data"});
   EXPECT_EQ(none_there.exit_code, 2) << none_there.err;
   EXPECT_NE((none_there.out + none_there.err).find("holds no data"), std::string::npos)
       << none_there.err;
   EXPECT_FALSE(std::filesystem::exists(empty.path() + "/data/CURRENT"));
-  auto joined = start_expecting_exit({"--recover-quorum", "--join", "--node-id", g.id(1),
+  auto joined = start_expecting_exit({"recover", "--force-new-cluster", "--join", "--node-id", g.id(1),
                                       "--data-dir", g.data_dir(1)});
   EXPECT_EQ(joined.exit_code, 2) << joined.err;
-  auto stranger = start_expecting_exit({"--recover-quorum", "--node-id", "n9", "--data-dir",
+  auto stranger = start_expecting_exit({"recover", "--force-new-cluster", "--node-id", "n9", "--data-dir",
                                         g.data_dir(1)});
   EXPECT_EQ(stranger.exit_code, 2) << stranger.err;
   EXPECT_NE((stranger.out + stranger.err).find("not a voter"), std::string::npos)
       << stranger.err;
-  auto rec = start_expecting_exit({"--recover-quorum", "--node-id", g.id(1), "--data-dir",
+  auto rec = start_expecting_exit({"recover", "--force-new-cluster", "--node-id", g.id(1), "--data-dir",
                                    g.data_dir(1), "--cluster-addr", g.cluster_addr(1)});
   ASSERT_EQ(rec.exit_code, 0) << rec.out << rec.err;
   EXPECT_NE(rec.out.find("{n1,n2,n3}"), std::string::npos) << rec.out;
@@ -337,7 +344,7 @@ TEST(membership_guard, recover_quorum_is_refused_while_the_others_answer) {
   auto old_id = cluster_id_at(g.port(1));
   g.kill(1);
 
-  auto refused = start_expecting_exit({"--recover-quorum", "--node-id", g.id(1), "--data-dir",
+  auto refused = start_expecting_exit({"recover", "--force-new-cluster", "--node-id", g.id(1), "--data-dir",
                                        g.data_dir(1), "--cluster-addr", g.cluster_addr(1)});
   EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
   auto said = refused.out + refused.err;
@@ -358,7 +365,7 @@ TEST(membership_guard, recover_quorum_is_refused_while_the_others_answer) {
 
   // An operator who knows better (the others are being wiped) may insist.
   g.kill(1);
-  auto forced = start_expecting_exit({"--recover-quorum", "--i-know-the-quorum-is-gone",
+  auto forced = start_expecting_exit({"recover", "--force-new-cluster", "--i-know-the-quorum-is-gone",
                                       "--node-id", g.id(1), "--data-dir", g.data_dir(1),
                                       "--cluster-addr", g.cluster_addr(1)});
   EXPECT_EQ(forced.exit_code, 0) << forced.out << forced.err;
@@ -387,15 +394,17 @@ bool lists_voter(uint16_t port, const std::string& id) {
 
 }  // namespace
 
-// Issue 46 item 5: after `--recover-quorum` the survivor "accepts new members" as the
-// README says: a member started empty with --join under an id that sorts after the
-// survivor's and added with the members API catches up (the task written before the
-// loss, the one written after the recovery), becomes a voter, and writes commit in
-// the group of two.
-TEST(membership_guard, a_recovered_survivor_takes_a_new_member) {
+// Issue 46 item 5: after `aisched recover --force-new-cluster` the survivor "accepts
+// new members" as the README says: each lost member, wiped, started with --join under
+// its old id and added with the members API catches up (the task written before the
+// loss, the ones written after the recovery), becomes a voter, and writes commit with
+// it. n1 sorts before the survivor n2 (issue 41: a member that joins dials nobody, so
+// the group must dial it whatever its id); n3 after. The two then go on without the
+// survivor.
+TEST(membership_guard, a_recovered_survivor_takes_its_lost_members_back_wiped) {
   temp_dir dir;
-  raft_group g(dir.path(), 3, {}, /*spares=*/1);  // n4: the new member, not started
-  ASSERT_TRUE(g.running(0) && g.running(1) && g.running(2)) << g.dump();
+  raft_group g(dir.path(), 3);
+  ASSERT_TRUE(g.all_running()) << g.dump();
   auto leader = g.await_leader({0, 1, 2});
   ASSERT_NE(leader, none) << g.dump();
   auto before = create_task(g.port(leader), R"({"name":"before","kind":"noop"})");
@@ -403,7 +412,7 @@ TEST(membership_guard, a_recovered_survivor_takes_a_new_member) {
   ASSERT_TRUE(eventually([&] { return has_task(g.port(1), before); }, 10s)) << g.dump();
   for (size_t i = 0; i < 3; ++i) g.kill(i);
 
-  auto rec = start_expecting_exit({"--recover-quorum", "--node-id", g.id(1), "--data-dir",
+  auto rec = start_expecting_exit({"recover", "--force-new-cluster", "--node-id", g.id(1), "--data-dir",
                                    g.data_dir(1), "--cluster-addr", g.cluster_addr(1)});
   ASSERT_EQ(rec.exit_code, 0) << rec.out << rec.err;
   node_process survivor(g.data_dir(1), {"--node-id", g.id(1)}, 20s, g.cluster_addr(1));
@@ -416,27 +425,42 @@ TEST(membership_guard, a_recovered_survivor_takes_a_new_member) {
   auto cluster = cluster_id_at(port);
   ASSERT_EQ(cluster.size(), 32u) << tail(survivor.log());
 
-  // n4 (sorts after n2) starts on an empty data dir with --join and is added.
-  ASSERT_GT(g.id(3), g.id(1));
-  ASSERT_FALSE(std::filesystem::exists(g.data_dir(3)));
-  g.start_joiner(3);
-  ASSERT_TRUE(g.running(3)) << g.dump();
-  auto body = R"({"id":")" + g.id(3) + R"(","cluster_addr":")" + g.cluster_addr(3) +
-              R"(","http_addr":"127.0.0.1:)" + std::to_string(g.port(3)) + R"("})";
-  auto added = http_call(port, "POST", "/api/v1/cluster/members", body, 15s);
-  ASSERT_EQ(added.status, 201u) << added.body << "\n" << tail(survivor.log()) << g.dump();
-  auto caught_up = [&] {
-    return has_task(g.port(3), before) && has_task(g.port(3), recovered) &&
-           lists_voter(port, g.id(3)) && lists_voter(g.port(3), g.id(3));
-  };
-  ASSERT_TRUE(eventually(caught_up, 30s))
-      << "n4 did not catch up and become a voter\n" << tail(survivor.log()) << g.dump();
-  EXPECT_EQ(cluster_id_at(g.port(3)), cluster) << g.dump();
-  EXPECT_EQ(view_of(g.port(3)).leader, g.id(1)) << g.dump();
-
-  // A write commits in the group of two (a quorum of two needs n4) and reaches n4.
-  auto joined = create_task(port, R"({"name":"after-join","kind":"noop"})");
-  ASSERT_GT(joined, recovered) << tail(survivor.log()) << g.dump();
-  EXPECT_TRUE(eventually([&] { return has_task(g.port(3), joined); }, 10s)) << g.dump();
+  // The lost members come back under their old ids, wiped, with --join, and are
+  // added: n1 sorts before the survivor n2 (the leader dials a member that joins,
+  // whatever its id), n3 after it.
+  int64_t last = recovered;
+  for (size_t i : {size_t{0}, size_t{2}}) {
+    SCOPED_TRACE(g.id(i));
+    std::filesystem::remove_all(g.data_dir(i));
+    g.start_joiner(i);
+    ASSERT_TRUE(g.running(i)) << g.dump();
+    auto body = R"({"id":")" + g.id(i) + R"(","cluster_addr":")" + g.cluster_addr(i) +
+                R"(","http_addr":"127.0.0.1:)" + std::to_string(g.port(i)) + R"("})";
+    auto added = http_call(port, "POST", "/api/v1/cluster/members", body, 15s);
+    ASSERT_EQ(added.status, 201u) << added.body << "\n" << tail(survivor.log()) << g.dump();
+    auto caught_up = [&] {
+      return has_task(g.port(i), before) && has_task(g.port(i), last) &&
+             lists_voter(port, g.id(i)) && lists_voter(g.port(i), g.id(i));
+    };
+    ASSERT_TRUE(eventually(caught_up, 30s))
+        << g.id(i) << " did not catch up and become a voter\n" << tail(survivor.log()) << g.dump();
+    EXPECT_EQ(cluster_id_at(g.port(i)), cluster) << g.dump();
+    EXPECT_EQ(view_of(g.port(i)).leader, g.id(1)) << g.dump();
+    // A write commits (it needs the new member: a quorum of two of two, then of
+    // two of three) and reaches it.
+    auto joined = create_task(port, R"({"name":"after-join","kind":"noop"})");
+    ASSERT_GT(joined, last) << tail(survivor.log()) << g.dump();
+    EXPECT_TRUE(eventually([&] { return has_task(g.port(i), joined); }, 10s)) << g.dump();
+    last = joined;
+  }
   EXPECT_EQ(view_of(port).role, "leader") << tail(survivor.log());
+  // The group of three again: the two that came back hold every write, and they
+  // elect one of them once the survivor is SIGKILLed.
+  survivor.stop(SIGKILL);
+  auto next = g.await_leader({0, 2}, 20s);
+  ASSERT_NE(next, none) << g.dump();
+  auto after = create_task(g.port(next), R"({"name":"after-survivor","kind":"noop"})");
+  ASSERT_GT(after, last) << g.dump();
+  for (size_t i : {size_t{0}, size_t{2}})
+    EXPECT_TRUE(eventually([&] { return has_task(g.port(i), after); }, 10s)) << g.id(i);
 }
