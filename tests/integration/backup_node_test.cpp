@@ -19,7 +19,6 @@ using namespace aisched::test::backup;
 
 namespace {
 
-
 TEST_F(backup_node, saved_state_restores_into_a_new_cluster) {
   auto key = write_key(path("secrets.key"));
   auto sleep_arg = unique_sleep_arg(60);
@@ -357,5 +356,4 @@ TEST_F(backup_node, a_save_cut_by_a_leader_kill_leaves_no_file_and_the_next_save
       << status.out;
 }
 
-/// Whether the member at `port` names a leader other than itself, reachable, with the
 }  // namespace

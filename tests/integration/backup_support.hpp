@@ -1,6 +1,7 @@
 // What the backup tests on real nodes share (backup_node_test, backup_group_test):
 // the cluster key, reading tasks, runs, metrics and backup files through the API
 // and aischedctl, filling a node with held runs, and the fixture's temporary directory.
+// The readers take optional headers (auth::bearer(token)) for nodes started with --auth.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "proto/time.hpp"
+#include "support/auth_client.hpp"
 #include "support/node_process.hpp"
 #include "support/raft_group_process.hpp"
 #include "support/test_helpers.hpp"
@@ -45,15 +47,15 @@ inline std::string read_all(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-inline std::string cluster_id_at(uint16_t port) {
-  auto r = http_call(port, "GET", "/api/v1/cluster");
+inline std::string cluster_id_at(uint16_t port, const auth::headers& h = {}) {
+  auto r = http_call(port, "GET", "/api/v1/cluster", "", 10s, h);
   return r.status == 200 ? str(parse(r).as_object(), "cluster_id") : "";
 }
 
 /// The fields of each task that a restore must keep, by id (the id first).
-inline std::vector<std::string> task_rows(uint16_t port) {
+inline std::vector<std::string> task_rows(uint16_t port, const auth::headers& h = {}) {
   std::vector<std::string> out;
-  auto r = http_call(port, "GET", "/api/v1/tasks?limit=1000");
+  auto r = http_call(port, "GET", "/api/v1/tasks?limit=1000", "", 10s, h);
   EXPECT_EQ(r.status, 200u) << r.body;
   auto doc = parse(r);
   for (auto& t : doc.at("items").as_array()) {
@@ -66,19 +68,27 @@ inline std::vector<std::string> task_rows(uint16_t port) {
   return out;
 }
 
-inline bool has_task(uint16_t port, int64_t id) {
-  return http_call(port, "GET", "/api/v1/tasks/" + std::to_string(id)).status == 200;
+inline bool has_task(uint16_t port, int64_t id, const auth::headers& h = {}) {
+  return http_call(port, "GET", "/api/v1/tasks/" + std::to_string(id), "", 10s, h).status == 200;
+}
+
+/// Task `task`'s runs on the node at `port`, from one listing (one read of its state);
+/// none if it did not answer.
+inline json::array runs_of(uint16_t port, int64_t task, const auth::headers& h = {}) {
+  auto r = http_call(port, "GET", "/api/v1/instances?limit=1000&task_id=" + std::to_string(task),
+                     "", 10s, h);
+  if (r.status != 200) return {};
+  auto doc = parse(r);
+  auto* items = doc.is_object() ? doc.as_object().if_contains("items") : nullptr;
+  return items && items->is_array() ? items->as_array() : json::array{};
 }
 
 /// The ids of task `task`'s runs on the node at `port` whose slot is at or after
 /// `since_ms` and, unless `state` is "", that are in `state`.
 inline std::vector<std::string> run_ids(uint16_t port, int64_t task, int64_t since_ms,
-                                 const std::string& state = "") {
+                                 const std::string& state = "", const auth::headers& h = {}) {
   std::vector<std::string> out;
-  auto r = http_call(port, "GET", "/api/v1/instances?limit=1000&task_id=" + std::to_string(task));
-  if (r.status != 200) return out;
-  auto doc = parse(r);
-  for (auto& x : doc.at("items").as_array()) {
+  for (auto& x : runs_of(port, task, h)) {
     auto& o = x.as_object();
     if (time_ms(o.at("slot")) >= since_ms && (state.empty() || str(o, "state") == state))
       out.push_back(str(o, "id"));
@@ -86,15 +96,16 @@ inline std::vector<std::string> run_ids(uint16_t port, int64_t task, int64_t sin
   return out;
 }
 
-inline json::object instance_at(uint16_t port, const std::string& id) {
-  auto r = http_call(port, "GET", "/api/v1/instances/" + id);
+inline json::object instance_at(uint16_t port, const std::string& id,
+                                const auth::headers& h = {}) {
+  auto r = http_call(port, "GET", "/api/v1/instances/" + id, "", 10s, h);
   EXPECT_EQ(r.status, 200u) << id << ": " << r.body;
   return r.status == 200 ? parse(r).as_object() : json::object{};
 }
 
 /// Triggers task `id`; the id of its run.
-inline std::string trigger(uint16_t port, int64_t id) {
-  auto r = http_call(port, "POST", "/api/v1/tasks/" + std::to_string(id) + "/trigger");
+inline std::string trigger(uint16_t port, int64_t id, const auth::headers& h = {}) {
+  auto r = http_call(port, "POST", "/api/v1/tasks/" + std::to_string(id) + "/trigger", "", 10s, h);
   EXPECT_EQ(r.status, 201u) << r.body;
   if (r.status != 201) return "";
   return str(parse(r).at("instances").as_array().at(0).as_object(), "id");
@@ -102,11 +113,11 @@ inline std::string trigger(uint16_t port, int64_t id) {
 
 /// Waits for run `id` to reach `state`; its last view.
 inline json::object await_state(uint16_t port, const std::string& id, const std::string& state,
-                         std::chrono::milliseconds timeout = 20s) {
+                         std::chrono::milliseconds timeout = 20s, const auth::headers& h = {}) {
   json::object last;
   eventually(
       [&] {
-        last = instance_at(port, id);
+        last = instance_at(port, id, h);
         return str(last, "state") == state;
       },
       timeout);

@@ -11,6 +11,7 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -30,10 +31,12 @@ struct member_view {
   uint64_t term = 0, commit = 0, applied = 0;
 };
 
-inline member_view view_of(uint16_t port) {
+/// `headers` go with the request (a bearer token: a member started with --auth
+/// answers only a caller).
+inline member_view view_of(uint16_t port, const std::map<std::string, std::string>& headers = {}) {
   member_view out;
   if (port == 0) return out;
-  auto r = http_call(port, "GET", "/api/v1/cluster", "", std::chrono::seconds(2));
+  auto r = http_call(port, "GET", "/api/v1/cluster", "", std::chrono::seconds(2), headers);
   if (r.status != 200) return out;
   boost::system::error_code ec;
   auto v = boost::json::parse(r.body, ec);
@@ -113,6 +116,10 @@ class raft_group {
   /// The members' `--peers` value: ID=127.0.0.1:PORT,...
   const std::string& peers() const { return peers_; }
   pid_t pid(size_t i) const { return running(i) ? procs_[i]->pid() : -1; }
+  /// Headers of the group's own requests (its views, agreed_leader, dump): a bearer
+  /// token once the members run with --auth, which answer GET /api/v1/cluster with
+  /// 401 without one.
+  void set_headers(std::map<std::string, std::string> headers) { headers_ = std::move(headers); }
 
   /// (Re)starts member `i` on its data dir and cluster port; waits until it serves HTTP.
   void start(size_t i) {
@@ -153,13 +160,13 @@ class raft_group {
   size_t agreed_leader(const std::vector<size_t>& members) const {
     std::string leader;
     for (auto m : members) {
-      auto v = view_of(port(m));
+      auto v = view_of(port(m), headers_);
       if (!v.ok || v.leader.empty() || (!leader.empty() && v.leader != leader)) return none;
       leader = v.leader;
     }
     auto l = index_of(leader);
     if (l == none || std::find(members.begin(), members.end(), l) == members.end()) return none;
-    auto v = view_of(port(l));
+    auto v = view_of(port(l), headers_);
     return v.ok && v.role == "leader" && v.leader == leader ? l : none;
   }
 
@@ -176,7 +183,10 @@ class raft_group {
     std::string out;
     for (size_t i = 0; i < size(); ++i) {
       out += "--- " + ids_[i] + (running(i) ? "" : " (not running)") + "\n";
-      if (running(i)) out += http_call(port(i), "GET", "/api/v1/cluster", "", std::chrono::seconds(2)).body + "\n";
+      if (running(i))
+        out += http_call(port(i), "GET", "/api/v1/cluster", "", std::chrono::seconds(2), headers_)
+                   .body +
+               "\n";
       if (procs_[i]) out += tail(procs_[i]->log(), log_chars) + "\n";
     }
     return out;
@@ -189,6 +199,7 @@ class raft_group {
   std::vector<std::unique_ptr<node_process>> procs_;    // current incarnation of each member
   std::vector<bool> joiner_;                            // started with --join
   std::vector<std::string> extra_args_;                 // for every member
+  std::map<std::string, std::string> headers_;          // of the group's own requests
   std::vector<std::unique_ptr<node_process>> retired_;  // earlier (stopped) incarnations
 };
 
