@@ -41,10 +41,17 @@ constexpr duration_ms default_limit = 3'600'000;
 
 /// One run: started at once, done after its duration (or at its timeout),
 /// killed by a cancel seen at a poll, silent once the executor stopped.
+/// `observer` (may be empty) is told its start and its end.
 caf::behavior sim_run(caf::event_based_actor* self, run_launch run, sim_outcome outcome,
-                      duration_ms poll, std::shared_ptr<const std::atomic<bool>> stopped) {
+                      duration_ms poll, std::shared_ptr<const std::atomic<bool>> stopped,
+                      std::function<void(const sim_run_event&)> observer) {
   const auto& req = run.req;
   auto started = run.clock.now(self->clock());
+  auto tell = [=](sim_run_event::kind what, unix_ms at) {
+    if (observer)
+      observer(sim_run_event{self->id(), run.req.instance_id, run.req.attempt, what, at});
+  };
+  tell(sim_run_event::kind::started, started);
   caf::anon_send(run.worker, started_atom::value, req.instance_id, req.attempt, started);
   auto output = "simulated run: " + format_duration(outcome.duration) + ", exit " +
                 std::to_string(outcome.exit_code) + "\n";
@@ -64,17 +71,22 @@ caf::behavior sim_run(caf::event_based_actor* self, run_launch run, sim_outcome 
     r.output = output;
     r.started_at = started;
     r.finished_at = run.clock.now(self->clock());
+    tell(sim_run_event::kind::ended, r.finished_at);
     caf::anon_send(run.worker, done_atom::value, std::move(r), run.req.attempt);
+    self->quit();
+  };
+  auto silent = [=] {
+    tell(sim_run_event::kind::stopped, run.clock.now(self->clock()));
     self->quit();
   };
   return {
       [=](caf::tick_atom) {
-        if (stopped->load()) return self->quit();
+        if (stopped->load()) return silent();
         if (run.cancelled->load()) return finish(instance_state::failed, killed, "cancelled");
         self->delayed_send(self, std::chrono::milliseconds(poll), caf::tick_atom::value);
       },
       [=](done_atom) {
-        if (stopped->load()) return self->quit();
+        if (stopped->load()) return silent();
         if (run.cancelled->load()) return finish(instance_state::failed, killed, "cancelled");
         if (outcome.duration > limit)
           return finish(instance_state::timed_out, killed,
@@ -108,7 +120,7 @@ bool sim_executor::launch(run_launch run) {
   auto outcome = outcome_of(run.req.instance_id, run.req.attempt);
   auto& sys = run.worker.home_system();
   sys.spawn(sim_run, std::move(run), outcome, opts_.poll,
-            std::shared_ptr<const std::atomic<bool>>(stopped_));
+            std::shared_ptr<const std::atomic<bool>>(stopped_), opts_.observer);
   return true;
 }
 

@@ -8,15 +8,33 @@
 // success, is killed by a cancel (seen within `poll`, failed "cancelled", exit
 // 137) and by its timeout (timed_out, exit 137; -1 for both with HTTP runs).
 // Unlike the real one it has no slots: every run it is given runs at once.
+// An observer may be told of each run's start and end (the scheduler
+// simulation records what really executed, tests/sim/scheduler_sim).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "actors/worker/run_executor.hpp"
 
 namespace aisched::worker {
+
+/// One step of one execution, as sim_options::observer is told it.
+struct sim_run_event {
+  enum class kind : uint8_t {
+    started,  // it began (the executor tells its worker `started` at the same instant)
+    ended,    // it ended and told its worker `done` (success, failed, cancelled, timed out)
+    stopped,  // it ended silently: its executor was stopped (the worker killed)
+  };
+  uint64_t run = 0;  // the run's actor id: the same in its start and its end, unique in the system
+  std::string instance_id;
+  uint32_t attempt = 0;
+  kind what = kind::started;
+  unix_ms at = 0;  // on the run's wall clock
+};
 
 struct sim_options {
   uint64_t seed = 1;
@@ -25,6 +43,9 @@ struct sim_options {
   uint32_t failure_permille = 100;    // runs that exit non-zero, per thousand...
   int32_t max_exit_code = 3;          // ...with an exit code in [1, max_exit_code]
   duration_ms poll = 50;              // how often a run sees its cancel flag (as the real one)
+  /// Told each run's start and end, on the run's actor (so in the thread of
+  /// the actor system that runs it). Empty: nobody is told.
+  std::function<void(const sim_run_event&)> observer;
 };
 
 /// What one run does if nothing stops it.

@@ -35,18 +35,6 @@ constexpr duration_ms worker_offline_after = 30'000;
 constexpr duration_ms worker_dead_after = 45'000;
 constexpr uint32_t worker_slots = 16;
 
-// Every task of the workload retries a failed run twice, 2 s apart.
-constexpr uint32_t max_attempts = 3;
-constexpr duration_ms retry_interval = 2'000;
-
-/// SplitMix64's step: a well-mixed 64-bit value of `x`.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 /// A commit listener that hands every committed change of one member to the history.
 proto::commit_listener_actor::behavior_type recorder(proto::commit_listener_actor::pointer,
                                                      std::shared_ptr<history> h,
@@ -86,16 +74,33 @@ uint64_t fingerprint(const history& h) {
 
 }  // namespace
 
+void execution_log::record(const std::string& worker_id, const worker::sim_run_event& e) {
+  using kind = worker::sim_run_event::kind;
+  if (e.what == kind::started) {
+    open[e.run] = items.size();
+    items.push_back(execution{worker_id, e.instance_id, e.attempt, e.at, 0, false});
+    return;
+  }
+  auto i = open.find(e.run);
+  if (i == open.end()) return;  // started before the observer was set: none is
+  auto& x = items[i->second];
+  x.ended = e.at;
+  x.reported = e.what == kind::ended;
+  open.erase(i);
+}
+
 // -- setup and teardown ----------------------------------------------------------
 
 scheduler_sim::scheduler_sim(scheduler_sim_options opts)
     : opts_(opts),
-      rng_(mix(opts.seed)),
+      rng_(opts.seed),
+      more_(~opts.seed),
       group_(opts.members, 10'000, 1 + opts.seed * 16),  // raft seeds: never 0 (random)
       clock_(wall_clock::simulated(start_unix, group_.sched.clock().now())),
       endpoints_(std::make_shared<std::map<std::string, proto::endpoint_actor>>()),
       history_(std::make_shared<history>()),
-      deaths_(std::make_shared<std::vector<std::string>>()) {
+      deaths_(std::make_shared<std::vector<std::string>>()),
+      executions_(std::make_shared<execution_log>()) {
   log::set_level(log::level::error);  // not a line per run or per failed attempt
   nodes_.resize(opts_.members);
   for (size_t i = 0; i < opts_.members; ++i) {
@@ -180,6 +185,9 @@ void scheduler_sim::spawn_worker(size_t i) {
   runs.min_duration = 100;
   runs.max_duration = 4'000;
   runs.failure_permille = 100;
+  runs.observer = [log = executions_, id = m.id](const worker::sim_run_event& e) {
+    log->record(id, e);
+  };
   n.exec = std::make_shared<worker::sim_executor>(runs);
   worker::worker_config wcfg;
   wcfg.id = m.id;
@@ -271,11 +279,6 @@ void scheduler_sim::thaw_member(size_t i) {
 
 unix_ms scheduler_sim::now() const { return clock_.now(group_.sched.clock()); }
 
-uint64_t scheduler_sim::draw(uint64_t below) {
-  rng_ = mix(rng_);
-  return below == 0 ? 0 : rng_ % below;
-}
-
 std::string scheduler_sim::at_text(unix_ms t) const {
   auto d = t - (t0_ != 0 ? t0_ : start_unix);
   char buf[32];
@@ -296,6 +299,16 @@ void scheduler_sim::trace(const char* fmt, ...) const {
 
 void scheduler_sim::run_to(unix_ms t) {
   if (auto left = t - now(); left > 0) group_.run_for(std::chrono::milliseconds(left));
+}
+
+void scheduler_sim::advance_to(unix_ms t) {
+  while (!actions_.empty() && actions_.front().at <= t) {
+    auto a = std::move(actions_.front());
+    actions_.erase(actions_.begin());
+    run_to(a.at);
+    a.run();
+  }
+  run_to(t);
 }
 
 template <class T, class Handle, class... Ts>
@@ -343,89 +356,111 @@ bool scheduler_sim::setup() {
 // -- workload ------------------------------------------------------------------
 
 bool scheduler_sim::create_workload() {
-  auto leader = group_.agreed_leader();
-  if (leader < 0) {
-    violations_.push_back("workload: no agreed leader");
-    return false;
+  auto plan = plan_workload(rng_, more_, t0_, t0_ + timeline::workload_end);
+  for (auto& p : plan.tasks) {
+    // The pool just before its first task (the tasks of the first draws are
+    // created as they were before pools came).
+    if (!p.def.pool.empty() && pools_.count(p.def.pool) == 0 && !put_pool(plan.pool)) return false;
+    if (!create_task(std::move(p))) return false;
   }
-  auto raft = caf::actor_cast<proto::raft_actor>(group_.at(leader).raft);
-  // As the gateway creates a task (gateway/task_routes.cpp): its times set
-  // to now, validated, proposed as create_task to the leader's raft.
-  auto make = [&](std::string name) {
-    proto::task t;
-    t.name = std::move(name);
-    t.kind = proto::task_kind::shell;
-    t.command = "simulated";  // never run: the worker's executor is sim_executor
-    t.retry.kind = proto::retry_kind::fixed;
-    t.retry.max_attempts = max_attempts;
-    t.retry.interval = retry_interval;
-    t.timeout = 60'000;
-    // Every missed slot fires when a new leader catches up, so that every
-    // slot must have its run.
-    t.misfire = proto::misfire_policy::fire_all;
-    return t;
-  };
-  auto create = [&](proto::task t, sim_task s) {
-    t.created_at = t.updated_at = now();
-    if (auto err = proto::validate_task(t)) {
-      violations_.push_back("workload: task " + t.name + " invalid: " + group_.sys.render(err));
-      return false;
-    }
-    auto a = ask<proto::applied>(5'000, raft, proto::propose_atom::value,
-                                 proto::command{proto::create_task{t, ""}});
-    if (!a || a->tasks.size() != 1) {
-      violations_.push_back("workload: task " + t.name + " not created: " +
-                            (a ? std::string("no task in the answer") : group_.sys.render(a.error())));
-      return false;
-    }
-    s.id = a->tasks[0].id;
-    s.name = t.name;
-    s.max_attempts = t.retry.max_attempts;
-    tasks_.push_back(std::move(s));
-    return true;
-  };
-  static constexpr duration_ms intervals[] = {5'000, 10'000, 15'000, 20'000, 30'000};
-  auto periodic = between(3, 5);
-  for (int64_t k = 0; k < periodic; ++k) {
-    auto t = make("every-" + std::to_string(k + 1));
-    sim_task s;
-    s.every = intervals[draw(std::size(intervals))];
-    s.end_at = t0_ + timeline::workload_end;
-    t.schedule = "@every " + format_duration(s.every);
-    t.end_at = s.end_at;
-    if (!create(std::move(t), s)) return false;
-    profile_ += "task " + tasks_.back().name + " " + format_duration(s.every) + "; ";
+  // The bulk enqueue of the queue task, at an instant before the faults, and
+  // the cancel of one of its runs.
+  run_to(plan.bulk_at);
+  auto& bulk = tasks_.at(plan.bulk);
+  enqueue_bulk(bulk, plan.payloads);
+  if (!bulk.enqueued.empty()) {
+    run_to(now() + plan.cancel_after);
+    cancel_run(bulk, bulk.enqueued[plan.cancel_pick % bulk.enqueued.size()]);
   }
-  auto once = between(1, 3);
-  for (int64_t k = 0; k < once; ++k) {
-    auto t = make("once-" + std::to_string(k + 1));
-    sim_task s;
-    s.at = t0_ + between(25, 220) * 1'000;
-    t.at = s.at;
-    if (!create(std::move(t), s)) return false;
-    profile_ += "one-shot " + tasks_.back().name + " at " + at_text(s.at) + "; ";
-  }
-  // A bulk enqueue of a manual task, at an instant before the faults.
-  if (!create(make("bulk"), sim_task{})) return false;
-  auto bulk_at = t0_ + between(5, 25) * 1'000;
-  run_to(bulk_at);
-  enqueue_bulk(tasks_.back());
+  // The pause and resume come due during the faults (advance_to).
+  auto k = plan.paused;
+  actions_.push_back({plan.pause_at, [this, k] { set_paused(k, true); }});
+  actions_.push_back({plan.resume_at, [this, k] { set_paused(k, false); }});
   return true;
 }
 
-void scheduler_sim::enqueue_bulk(sim_task& t) {
+int scheduler_sim::proposer() {
+  int best = -1;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (!group_.running(i) || group_.at(i).frozen) continue;
+    auto& core = *group_.state(i).member;
+    if (core.current_role() != raft::role::leader) continue;
+    if (best < 0 || core.term() > group_.state(static_cast<size_t>(best)).member->term())
+      best = static_cast<int>(i);
+  }
+  return best;
+}
+
+caf::expected<proto::applied> scheduler_sim::propose_to_leader(const proto::command& cmd,
+                                                               int tries) {
+  using namespace std::chrono_literals;
+  caf::error last = caf::make_error(caf::sec::request_timeout);
+  for (int k = 0; k < tries; ++k) {
+    int leader = -1;
+    group_.run_until([&] { return (leader = proposer()) >= 0; }, 10s);
+    if (leader < 0) continue;  // `last` says why
+    auto raft = caf::actor_cast<proto::raft_actor>(group_.at(leader).raft);
+    auto a = ask<proto::applied>(5'000, raft, proto::propose_atom::value, cmd);
+    if (a) return a;
+    last = std::move(a.error());
+  }
+  return last;
+}
+
+/// As the gateway puts a pool (PUT /api/v1/pools/{name}: gateway/control_routes.cpp).
+bool scheduler_sim::put_pool(proto::pool p) {
+  p.updated_at = now();
+  auto a = propose_to_leader(proto::command{proto::put_pool{p}}, 1);
+  if (!a) {
+    violations_.push_back("workload: pool " + p.name +
+                          " not created: " + group_.sys.render(a.error()));
+    return false;
+  }
+  pools_[p.name] = p.size;
+  profile_ += "pool " + p.name + " of " + std::to_string(p.size) + "; ";
+  return true;
+}
+
+/// As the gateway creates a task (gateway/task_routes.cpp): its times set to
+/// now, validated, proposed as create_task to the leader's raft (once: a
+/// create repeated without an idempotency key could make two).
+bool scheduler_sim::create_task(planned_task p) {
+  auto& t = p.def;
+  t.created_at = t.updated_at = now();
+  if (auto err = proto::validate_task(t)) {
+    violations_.push_back("workload: task " + t.name + " invalid: " + group_.sys.render(err));
+    return false;
+  }
+  auto a = propose_to_leader(proto::command{proto::create_task{t, ""}}, 1);
+  if (!a || a->tasks.size() != 1) {
+    violations_.push_back(
+        "workload: task " + t.name + " not created: " +
+        (a ? std::string("no task in the answer") : group_.sys.render(a.error())));
+    return false;
+  }
+  auto& s = p.expect;
+  s.id = a->tasks[0].id;
+  if (s.every > 0)
+    profile_ += "task " + s.name + " " + format_duration(s.every) +
+                (s.pool.empty() ? "" : " in " + s.pool) +
+                (s.max_concurrency == 0 ? "" : " max " + std::to_string(s.max_concurrency)) + "; ";
+  else if (s.at > 0)
+    profile_ += "one-shot " + s.name + " at " + at_text(s.at) + "; ";
+  tasks_.push_back(std::move(s));
+  return true;
+}
+
+void scheduler_sim::enqueue_bulk(sim_task& t, const std::vector<std::string>& payloads) {
   auto leader = group_.agreed_leader();
   if (leader < 0) {
     violations_.push_back("bulk enqueue at " + at_text(now()) + ": no agreed leader");
     return;
   }
-  std::vector<std::string> payloads;
-  auto count = between(3, 8);
-  for (int64_t k = 0; k < count; ++k) payloads.push_back("{\"item\":" + std::to_string(k) + "}");
   // As the gateway does (POST /api/v1/tasks/{id}/runs): asked of the leader's trigger.
   auto a = ask<proto::applied>(5'000, nodes_.at(leader).leading.trigger,
                                proto::enqueue_atom::value, std::string("default"), t.id, payloads);
   if (!a) {
+    t.unacknowledged += 1;  // it may have committed all the same
     violations_.push_back("bulk enqueue at " + at_text(now()) + " refused: " +
                           group_.sys.render(a.error()));
     return;
@@ -433,6 +468,47 @@ void scheduler_sim::enqueue_bulk(sim_task& t) {
   for (auto& x : a->instances) t.enqueued.push_back(x.id);
   profile_ += "bulk " + std::to_string(t.enqueued.size()) + " runs at " + at_text(now()) + "; ";
   trace("bulk enqueue: %zu runs acknowledged", t.enqueued.size());
+}
+
+/// As the gateway cancels a run (POST /api/v1/instances/{id}/cancel: gateway/api.cpp).
+void scheduler_sim::cancel_run(sim_task& t, const std::string& id) {
+  auto asked = now();
+  proto::cancel c{"default", id, asked, "cancelled by request"};
+  auto a = propose_to_leader(proto::command{c}, 1);
+  bool done =
+      a && !a->instances.empty() && a->instances[0].state == proto::instance_state::cancelled;
+  // Refused (the run ended first) or unanswered (it may have committed): the
+  // run may end cancelled, or as it would have.
+  t.cancels[id] = done;
+  std::string outcome = done ? "acknowledged"
+                        : a  ? "answered without the cancel"
+                             : "refused (" + group_.sys.render(a.error()) + ")";
+  profile_ += "cancel of " + id + " at " + at_text(asked) + " " + outcome + "; ";
+  trace("cancel of %s: %s", id.c_str(), done ? "acknowledged" : "not acknowledged");
+}
+
+/// As the gateway pauses or resumes a task (POST /api/v1/tasks/{id}/pause,
+/// /resume: gateway/task_routes.cpp), asked until acknowledged (set_paused
+/// is idempotent), at most six times: the window starts at the first ask.
+void scheduler_sim::set_paused(size_t k, bool paused) {
+  auto& t = tasks_.at(k);
+  auto asked = now();
+  proto::set_paused cmd{"default", t.id, paused, asked};
+  auto a = propose_to_leader(proto::command{cmd}, 6);
+  auto acked = a ? now() : 0;
+  if (paused) {
+    t.paused.push_back(pause_window{asked, acked, 0, 0});
+  } else if (!t.paused.empty()) {
+    t.paused.back().resume = asked;
+    t.paused.back().to = acked;
+  }
+  const char* what = paused ? "pause" : "resume";
+  if (!a)
+    violations_.push_back(std::string("workload: ") + what + " of task " + t.name + " asked at " +
+                          at_text(asked) + " not acknowledged: " + group_.sys.render(a.error()));
+  profile_ += std::string(what) + " " + t.name + " [" + at_text(asked) + ", " +
+              (a ? at_text(acked) : std::string("never")) + "]; ";
+  trace("%s of task %s %s", what, t.name.c_str(), a ? "acknowledged" : "not acknowledged");
 }
 
 // -- faults --------------------------------------------------------------------
@@ -452,7 +528,7 @@ void scheduler_sim::inject_faults() {
     auto length = kind == "leader_freeze"  ? between(1, 6) * 1'000
                   : kind == "worker_death" ? between(5, timeline::max_worker_death / 1'000) * 1'000
                                            : between(3, timeline::max_fault / 1'000) * 1'000;
-    run_to(start);  // a no-op when the previous fault (a long worker death) ended later
+    advance_to(start);  // a no-op when the previous fault (a long worker death) ended later
     int leader = -1;
     group_.run_until([&] { return (leader = group_.agreed_leader()) >= 0; }, 10s);
     if (leader < 0) {
@@ -487,7 +563,7 @@ void scheduler_sim::inject_faults() {
     } else {
       stop_member(victim);
     }
-    group_.run_for(std::chrono::milliseconds(length));
+    advance_to(now() + length);
     if (kind == "leader_freeze")
       thaw_member(victim);
     else if (kind == "partition" || kind == "one_way")
@@ -508,7 +584,7 @@ void scheduler_sim::inject_faults() {
 scheduler_sim_result scheduler_sim::run() {
   if (setup() && create_workload()) {
     inject_faults();
-    run_to(t0_ + timeline::length);  // the settle period: no fault since faults_until
+    advance_to(t0_ + timeline::length);  // the settle period: no fault since faults_until
   }
   return finish();
 }
@@ -540,14 +616,24 @@ scheduler_sim_result scheduler_sim::finish() {
   }
   auto runs = runs_of(*history_);
   if (t0_ != 0) {
-    check_bounds b{t0_ + timeline::checked_from, t0_ + timeline::workload_end - 1, timeline::eps,
-                   timeline::heal};
+    slot_bounds b{t0_ + timeline::checked_from, t0_ + timeline::workload_end - 1, timeline::eps,
+                  timeline::heal, timeline::pause_margin};
     auto add = [&](const std::vector<std::string>& found) {
       violations_.insert(violations_.end(), found.begin(), found.end());
     };
     add(check_slots(tasks_, faults_, runs, b));
+    add(check_total_queue(tasks_, runs));
+    add(check_attempts(tasks_, faults_, timeline::heal, runs, executions_->items));
+    add(check_bounds(tasks_, pools_, runs));
     add(check_settled(final_state));
     add(check_history(*history_, runs, final_state));
+    // The liveness bound holds only with its settle period.
+    unix_ms last_fault = 0;
+    for (auto& w : faults_) last_fault = std::max(last_fault, w.to);
+    if (last_fault != 0 && t0_ + timeline::length - last_fault < timeline::min_settle)
+      violations_.push_back("the last fault ended at " + at_text(last_fault) + ", less than " +
+                            format_duration(timeline::min_settle) +
+                            " before the end: liveness not judged within its bound");
   }
   violations_.insert(violations_.end(), deaths_->begin(), deaths_->end());
   r.violations = violations_;

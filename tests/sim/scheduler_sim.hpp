@@ -15,9 +15,12 @@
 // the workers' links to the endpoints (registration, heartbeats, dispatch,
 // reports) are never cut.
 //
-// One seed draws everything: the raft timeouts, the workload (@every tasks,
-// one-shots and a bulk enqueue, created through the leader the way the
-// gateway creates them), the runs' durations and exit codes, and the faults
+// One seed draws everything: the raft timeouts, the workload
+// (tests/sim/sim_workload: @every tasks, one-shots, a bulk enqueue and the
+// cancel of one of its runs, tasks sharing a pool, a task of max_concurrency
+// 1, the pause and resume of one @every task; created and done through the
+// leader the way the gateway does them), the runs' durations and exit codes
+// (every execution recorded as the executors made it), and the faults
 // (three of: the leader crashed and restarted, a follower crashed and
 // restarted, the leader frozen as by SIGSTOP, one member partitioned from the
 // others, the messages from one member to another lost (one way), one
@@ -27,12 +30,14 @@
 // retried (found at its restart, or when the router declares it dead after
 // dead_after, 45 s, a death of up to 60 s). A recorder
 // subscribed to every member's raft keeps every committed instance change;
-// at the end the checkers (scheduler_sim_checks.hpp) judge that history.
+// at the end the checkers (scheduler_sim_checks.hpp) judge that history and
+// the executions.
 // Nothing reads the real clock and nothing sleeps: a seed replays exactly.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -45,6 +50,7 @@
 #include "runtime/scheduling.hpp"
 #include "tests/actors/raft/raft_group.hpp"
 #include "tests/sim/scheduler_sim_checks.hpp"
+#include "tests/sim/sim_workload.hpp"
 
 namespace aisched::sim {
 
@@ -96,6 +102,23 @@ struct timeline {
   /// registration (retried every 0.5 s, a leadership check every 1 s), a run
   /// lost with a killed worker found at its restart and retried (2 s).
   static constexpr duration_ms heal = 15'000;
+  /// A slot this close to a pause's or a resume's asking or acknowledgement
+  /// may fire or not (slot_bounds::pause_margin): the fire-ahead (250 ms),
+  /// the withdrawal's margin (50 ms), a commit that lands between two steps.
+  static constexpr duration_ms pause_margin = 2'000;
+  /// The liveness bound (check_settled): the last fault window ends at least
+  /// this long before `length`, or the run is a violation of its own.
+  static constexpr duration_ms min_settle = 60'000;
+};
+
+/// The executions the workers' executors made, as their observers tell them
+/// (worker::sim_options::observer).
+struct execution_log {
+  std::vector<execution> items;
+  std::map<uint64_t, size_t> open;  // a run's actor id -> its entry in items, until it ends
+
+  /// Records step `e` of an execution on the worker `worker_id`.
+  void record(const std::string& worker_id, const worker::sim_run_event& e);
 };
 
 /// The simulation itself; run_scheduler_sim drives one.
@@ -158,16 +181,40 @@ class scheduler_sim {
   template <class T, class Handle, class... Ts>
   caf::expected<T> ask(duration_ms limit, const Handle& to, Ts... xs);
 
+  /// Moves virtual time to `t`, carrying out on the way the workload's
+  /// actions that come due (each at its instant).
+  void advance_to(unix_ms t);
+
   bool setup();       // a leader, every worker registered with it
+  /// Carries out the seed's plan (sim_workload.hpp) up to its enqueue and
+  /// cancel, and schedules its pause and resume as actions.
   bool create_workload();
-  void enqueue_bulk(sim_task& t);
+  /// The member to propose through while faults go on: of the running,
+  /// unfrozen members that lead, the one of the highest term (a partitioned
+  /// old leader still believes it leads, in an older term); -1 while none
+  /// does. Not agreed_leader(), which a partitioned member denies for as long
+  /// as the partition lasts (and the partition ends only after the proposal).
+  int proposer();
+  /// Proposes `cmd` to the proposer()'s raft (waiting up to 10 s for one) as
+  /// the gateway proposes to its node's, at most `tries` times, 5 s each. A
+  /// proposal that times out may still commit, but only before a later one:
+  /// an old leader cut off commits nothing, and a frozen member is never asked.
+  /// Only an idempotent command may be tried more than once.
+  caf::expected<proto::applied> propose_to_leader(const proto::command& cmd, int tries);
+  bool put_pool(proto::pool p);
+  bool create_task(planned_task p);
+  void enqueue_bulk(sim_task& t, const std::vector<std::string>& payloads);
+  void cancel_run(sim_task& t, const std::string& id);
+  /// Pauses or resumes task tasks_[k], recording the pause_window.
+  void set_paused(size_t k, bool paused);
   void inject_faults();
   scheduler_sim_result finish();
 
   scheduler_sim_options opts_;
-  uint64_t rng_;  // SplitMix64 state
-  uint64_t draw(uint64_t below);  // uniform in [0, below)
-  int64_t between(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(draw(hi - lo + 1)); }
+  seed_stream rng_;   // the first draws: workload, then faults (keep their order)
+  seed_stream more_;  // the workload's draws added since (sim_workload.hpp)
+  uint64_t draw(uint64_t below) { return rng_.draw(below); }  // uniform in [0, below)
+  int64_t between(int64_t lo, int64_t hi) { return rng_.between(lo, hi); }
 
   test::raft_group group_;
   wall_clock clock_;
@@ -177,7 +224,15 @@ class scheduler_sim {
   std::shared_ptr<std::map<std::string, proto::endpoint_actor>> endpoints_;  // by cluster address
   std::shared_ptr<history> history_;
   std::shared_ptr<std::vector<std::string>> deaths_;  // actors that ended on their own
+  std::shared_ptr<execution_log> executions_;
   std::vector<sim_task> tasks_;
+  std::map<std::string, uint32_t> pools_;  // the pools created, by name: their sizes
+  /// The workload's steps due during the faults (pause, resume), by instant.
+  struct timed_action {
+    unix_ms at = 0;
+    std::function<void()> run;
+  };
+  std::vector<timed_action> actions_;
   std::vector<fault_window> faults_;
   std::vector<std::string> violations_;
   std::string profile_;

@@ -2,7 +2,9 @@
 #include "tests/sim/scheduler_sim_checks.hpp"
 
 #include <algorithm>
-#include <set>
+#include <limits>
+#include <tuple>
+#include <utility>
 
 #include "proto/time.hpp"
 
@@ -10,6 +12,36 @@ namespace aisched::sim {
 
 using proto::instance;
 using proto::instance_state;
+
+namespace {
+
+constexpr unix_ms forever = std::numeric_limits<unix_ms>::max();
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+/// Whether a commit that leaves a run in state `s` ends the attempt it shows.
+bool ends_attempt(instance_state s) {
+  return proto::is_terminal(s) || s == instance_state::retry_waiting;
+}
+
+/// Whether `x`, a commit that ended its attempt, was the leader's decision
+/// rather than its worker's report (the errors of router::lost_report and of
+/// the retry actor's deadline).
+bool ended_by_leader(const instance& x) {
+  return starts_with(x.error, "worker_lost") ||
+         x.error.find("before the run's deadline") != std::string::npos;
+}
+
+std::string describe(const instance& x) {
+  return x.id + " (" + std::string(proto::name_of(x.state)) + ", attempt " +
+         std::to_string(x.attempt) + (x.error.empty() ? "" : ", \"" + x.error + "\"") + ")";
+}
+
+std::string at_or_never(unix_ms t) { return t == forever ? "never" : format_rfc3339(t); }
+
+}  // namespace
 
 void history::record(const std::string& member, const proto::applied& a) {
   auto [it, fresh] = commits.emplace(a.index, a.instances);
@@ -24,10 +56,27 @@ std::map<std::string, run_view> runs_of(const history& h) {
   std::map<std::string, run_view> out;
   for (auto& [index, changes] : h.commits)
     for (auto& x : changes) {
-      auto& v = out[x.id];
+      auto [it, fresh] = out.try_emplace(x.id);
+      auto& v = it->second;
+      bool was_final = !fresh && proto::is_terminal(v.last.state);
+      if (proto::is_terminal(x.state) && !was_final) v.finals += 1;
       v.last = x;
       if (x.started_at > 0 && (v.first_start == 0 || x.started_at < v.first_start))
         v.first_start = x.started_at;
+      if (v.attempts.empty() || v.attempts.back().attempt != x.attempt) {
+        attempt_view a;
+        a.attempt = x.attempt;
+        v.attempts.push_back(std::move(a));
+      }
+      auto& a = v.attempts.back();
+      if (!x.worker_id.empty()) a.workers.insert(x.worker_id);
+      if (x.started_at != 0 && a.started == 0) a.started = x.started_at;
+      if (!a.ended && ends_attempt(x.state)) {
+        a.ended = true;
+        a.finished = x.finished_at;
+        a.end = x.state;
+        a.by_leader = ended_by_leader(x);
+      }
     }
   return out;
 }
@@ -37,37 +86,69 @@ bool covered(const std::vector<fault_window>& faults, duration_ms heal, unix_ms 
                      [&](const fault_window& w) { return w.from <= t && t <= w.to + heal; });
 }
 
-bool ended_allowed(const instance& x, uint32_t max_attempts) {
+bool cut_off(const std::vector<fault_window>& faults, duration_ms heal, const std::string& worker,
+             unix_ms t) {
+  return std::any_of(faults.begin(), faults.end(), [&](const fault_window& w) {
+    bool its = w.member == worker || starts_with(w.member, worker + "->");
+    return its && w.from <= t && t <= w.to + heal;
+  });
+}
+
+bool ended_allowed(const instance& x, uint32_t max_attempts, bool may_cancel) {
   if (x.state == instance_state::success) return true;
+  if (x.state == instance_state::cancelled) return may_cancel;
   bool failed = x.state == instance_state::failed || x.state == instance_state::timed_out;
   return failed && x.attempt >= max_attempts;
 }
 
+// -- slots ---------------------------------------------------------------------
+
 namespace {
 
-std::string describe(const instance& x) {
-  return x.id + " (" + std::string(proto::name_of(x.state)) + ", attempt " +
-         std::to_string(x.attempt) + (x.error.empty() ? "" : ", \"" + x.error + "\"") + ")";
-}
+/// How check_run judges one slot's run.
+struct run_rules {
+  bool timely = true;       // starts at most eps after its slot (unless a fault covers it)
+  bool may_cancel = false;  // may end cancelled
+};
 
-/// The checks of one expected slot's run `v` of task `t`.
-void check_run(const sim_task& t, unix_ms slot, const run_view& v,
-               const std::vector<fault_window>& faults, const check_bounds& b,
+/// The checks of one slot's run `v` of task `t`.
+void check_run(const sim_task& t, unix_ms slot, const run_view& v, run_rules rules,
+               const std::vector<fault_window>& faults, const slot_bounds& b,
                std::vector<std::string>& out) {
   auto where = "task " + t.name + " slot " + format_rfc3339(slot) + ": ";
+  bool cancelled = rules.may_cancel && v.last.state == instance_state::cancelled;
   if (v.first_start == 0) {
-    out.push_back(where + "its run never started: " + describe(v.last));
+    if (!cancelled) out.push_back(where + "its run never started: " + describe(v.last));
   } else if (v.first_start < slot) {
     out.push_back(where + "started " + format_duration(slot - v.first_start) +
                   " before its slot: " + describe(v.last));
-  } else if (v.first_start > slot + b.eps && !covered(faults, b.heal, slot)) {
+  } else if (rules.timely && v.first_start > slot + b.eps && !covered(faults, b.heal, slot)) {
     out.push_back(where + "started " + format_duration(v.first_start - slot) +
-                  " after its slot (eps " + format_duration(b.eps) + ", no fault window): " +
-                  describe(v.last));
+                  " after its slot (eps " + format_duration(b.eps) +
+                  ", no fault window): " + describe(v.last));
   }
-  if (!ended_allowed(v.last, t.max_attempts))
+  if (!ended_allowed(v.last, t.max_attempts, rules.may_cancel))
     out.push_back(where + "did not end success (max_attempts " + std::to_string(t.max_attempts) +
                   "): " + describe(v.last));
+  if (v.finals > 1)
+    out.push_back(where + "its run reached a final state " + std::to_string(v.finals) +
+                  " times: " + describe(v.last));
+}
+
+/// Where slot `s` of `t` stands against the task's pauses (check_slots' rule).
+enum class paused_status { no, edge, yes };
+
+paused_status paused_status_of(const sim_task& t, unix_ms s, duration_ms m) {
+  auto status = paused_status::no;
+  for (auto& p : t.paused) {
+    unix_ms paused_until = p.paused != 0 ? p.paused + m : forever;  // the pause's edge ends
+    unix_ms resume_from = p.resume != 0 ? p.resume - m : forever;   // the resume's edge begins
+    unix_ms resume_until = p.to != 0 ? p.to + m : forever;
+    if ((p.from - m <= s && s <= paused_until) || (resume_from <= s && s <= resume_until))
+      return paused_status::edge;
+    if (paused_until < s && s < resume_from) status = paused_status::yes;
+  }
+  return status;
 }
 
 }  // namespace
@@ -75,21 +156,10 @@ void check_run(const sim_task& t, unix_ms slot, const run_view& v,
 std::vector<std::string> check_slots(const std::vector<sim_task>& tasks,
                                      const std::vector<fault_window>& faults,
                                      const std::map<std::string, run_view>& runs,
-                                     const check_bounds& b) {
+                                     const slot_bounds& b) {
   std::vector<std::string> out;
   for (auto& t : tasks) {
-    if (t.every == 0 && t.at == 0) {  // a bulk enqueue's task: its runs end as allowed
-      for (auto& id : t.enqueued) {
-        auto r = runs.find(id);
-        if (r == runs.end())
-          out.push_back("task " + t.name + ": acknowledged enqueued run " + id +
-                        " is not in the history");
-        else if (!ended_allowed(r->second.last, t.max_attempts))
-          out.push_back("task " + t.name + ": enqueued run did not end success: " +
-                        describe(r->second.last));
-      }
-      continue;
-    }
+    if (t.every == 0 && t.at == 0) continue;  // a queue: check_total_queue
     // Its runs by slot (shard 0 only: these tasks have one shard).
     std::map<unix_ms, std::vector<const run_view*>> by_slot;
     for (auto& [id, v] : runs)
@@ -103,33 +173,289 @@ std::vector<std::string> check_slots(const std::vector<sim_task>& tasks,
       expected.insert(t.at);
     }
     for (auto& [slot, vs] : by_slot) {
-      bool is_slot = t.every > 0 ? slot % t.every == 0 && (t.end_at == 0 || slot <= t.end_at)
-                                 : slot == t.at;
+      bool is_slot =
+          t.every > 0 ? slot % t.every == 0 && (t.end_at == 0 || slot <= t.end_at) : slot == t.at;
       if (!is_slot)
         out.push_back("task " + t.name + ": a run at " + format_rfc3339(slot) +
                       ", which is no slot of it: " + describe(vs.front()->last));
+      if (paused_status_of(t, slot, b.pause_margin) == paused_status::yes)
+        out.push_back("task " + t.name + " slot " + format_rfc3339(slot) +
+                      ": fired while paused: " + describe(vs.front()->last));
       if (vs.size() != 1 || vs.front()->last.shard != 0)
         out.push_back("task " + t.name + " slot " + format_rfc3339(slot) + ": " +
                       std::to_string(vs.size()) + " runs (exactly one expected), the first " +
                       describe(vs.front()->last));
     }
     for (auto slot : expected) {
+      auto status = paused_status_of(t, slot, b.pause_margin);
+      if (status == paused_status::yes) continue;  // a run there was reported above
       auto it = by_slot.find(slot);
       if (it == by_slot.end()) {
+        if (status == paused_status::edge) continue;  // may or may not have fired
         out.push_back("task " + t.name + " slot " + format_rfc3339(slot) + ": never fired" +
                       (covered(faults, b.heal, slot) ? " (in a fault window)" : ""));
         continue;
       }
-      check_run(t, slot, *it->second.front(), faults, b, out);
+      auto& v = *it->second.front();
+      run_rules rules;
+      rules.timely = !t.limited() && status == paused_status::no;
+      rules.may_cancel = status == paused_status::edge || t.cancels.count(v.last.id) > 0;
+      check_run(t, slot, v, rules, faults, b, out);
     }
   }
   return out;
 }
 
+// -- total queue ---------------------------------------------------------------
+
+std::vector<std::string> check_total_queue(const std::vector<sim_task>& tasks,
+                                           const std::map<std::string, run_view>& runs) {
+  std::vector<std::string> out;
+  for (auto& t : tasks) {
+    if (t.every != 0 || t.at != 0) continue;
+    auto where = "queue task " + t.name + ": ";
+    std::set<std::string> named;
+    for (auto& id : t.enqueued) {
+      if (!named.insert(id).second) {
+        out.push_back(where + "run " + id + " named by two enqueue acknowledgements");
+        continue;
+      }
+      auto r = runs.find(id);
+      if (r == runs.end()) {
+        out.push_back(where + "acknowledged enqueued run " + id + " is not in the history");
+        continue;
+      }
+      auto& v = r->second;
+      auto c = t.cancels.find(id);
+      if (c != t.cancels.end() && c->second && v.last.state != instance_state::cancelled)
+        out.push_back(where + "its cancel was acknowledged, yet the run ended " + describe(v.last));
+      else if (!ended_allowed(v.last, t.max_attempts, c != t.cancels.end()))
+        out.push_back(where + "enqueued run did not end success: " + describe(v.last));
+      if (v.finals > 1)
+        out.push_back(where + "enqueued run reached a final state " + std::to_string(v.finals) +
+                      " times: " + describe(v.last));
+    }
+    if (t.unacknowledged == 0)
+      for (auto& [id, v] : runs)
+        if (v.last.task_id == t.id && named.count(id) == 0)
+          out.push_back(where + "run " + describe(v.last) +
+                        " is in the history, and no enqueue acknowledgement named it");
+  }
+  return out;
+}
+
+// -- attempts ------------------------------------------------------------------
+
+namespace {
+
+/// The committed attempt `attempt` of `v` (the first entry of that number), or nullptr.
+const attempt_view* attempt_of(const run_view* v, uint32_t attempt) {
+  if (!v) return nullptr;
+  for (auto& a : v->attempts)
+    if (a.attempt == attempt) return &a;
+  return nullptr;
+}
+
+/// Whether attempt `older` may still run at `t`, when a newer one of its run
+/// starts: the leader ended it without its worker's report while a fault
+/// window cut one of its workers off.
+bool excused(const attempt_view* older, const std::vector<fault_window>& faults, duration_ms heal,
+             unix_ms t) {
+  if (!older || !older->by_leader) return false;
+  return std::any_of(older->workers.begin(), older->workers.end(),
+                     [&](const std::string& w) { return cut_off(faults, heal, w, t); });
+}
+
+/// The committed side: attempt numbers, max_attempts, overlapping attempts.
+void check_committed_attempts(const std::map<uint64_t, const sim_task*>& task_of,
+                              const std::vector<fault_window>& faults, duration_ms heal,
+                              const std::map<std::string, run_view>& runs,
+                              std::vector<std::string>& out) {
+  for (auto& [id, v] : runs) {
+    auto t = task_of.find(v.last.task_id);
+    for (size_t k = 0; k < v.attempts.size(); ++k) {
+      auto& a = v.attempts[k];
+      uint32_t expected = k == 0 ? 1 : v.attempts[k - 1].attempt + 1;
+      if (a.attempt != expected)
+        out.push_back("run " + id + ": attempt " + std::to_string(a.attempt) + " committed " +
+                      (k == 0 ? std::string("first")
+                              : "after attempt " + std::to_string(v.attempts[k - 1].attempt)) +
+                      " (" + std::to_string(expected) + " expected)");
+      if (t != task_of.end() && a.attempt > t->second->max_attempts)
+        out.push_back("run " + id + ": attempt " + std::to_string(a.attempt) +
+                      " beyond its task's " + "max_attempts " +
+                      std::to_string(t->second->max_attempts));
+      if (k == 0 || a.started == 0) continue;
+      auto& p = v.attempts[k - 1];
+      unix_ms p_end = p.ended ? p.finished : forever;
+      if (a.started < p_end && !excused(&p, faults, heal, a.started))
+        out.push_back("run " + id + ": attempt " + std::to_string(a.attempt) + " started at " +
+                      format_rfc3339(a.started) + ", before attempt " + std::to_string(p.attempt) +
+                      " ended (" + at_or_never(p_end) + ")");
+    }
+  }
+}
+
+/// The executions against the history.
+void check_executions(const std::vector<fault_window>& faults, duration_ms heal,
+                      const std::map<std::string, run_view>& runs,
+                      const std::vector<execution>& executions, std::vector<std::string>& out) {
+  std::map<std::string, std::vector<const execution*>> by_run;
+  for (auto& e : executions) by_run[e.instance_id].push_back(&e);
+  auto end_of = [](const execution* e) { return e->ended == 0 ? forever : e->ended; };
+  auto text = [&](const execution* e) {
+    return "attempt " + std::to_string(e->attempt) + " on " + e->worker + " [" +
+           format_rfc3339(e->started) + ", " + at_or_never(end_of(e)) + "]";
+  };
+  for (auto& [id, es] : by_run) {
+    std::stable_sort(es.begin(), es.end(), [](const execution* a, const execution* b) {
+      return a->started < b->started;
+    });
+    auto r = runs.find(id);
+    const run_view* v = r == runs.end() ? nullptr : &r->second;
+    const execution* longest = nullptr;           // of those before, the one that ends last
+    std::map<uint32_t, const execution*> latest;  // by attempt
+    for (auto* e : es) {
+      auto* a = attempt_of(v, e->attempt);
+      if (!a || a->workers.count(e->worker) == 0)
+        out.push_back("run " + id + ": " + text(e) + " executed, which the history never " +
+                      "committed to that worker");
+      if (auto p = latest.find(e->attempt); p != latest.end() && p->second->reported)
+        out.push_back("run " + id + ": attempt " + std::to_string(e->attempt) +
+                      " executed again after it was reported: " + text(p->second) + ", then " +
+                      text(e));
+      latest[e->attempt] = e;
+      if (longest && e->started < end_of(longest) &&
+          !excused(attempt_of(v, longest->attempt), faults, heal, e->started))
+        out.push_back("run " + id + ": two executions at once: " + text(longest) + " and " +
+                      text(e));
+      if (!longest || end_of(e) > end_of(longest)) longest = e;
+    }
+  }
+  for (auto& [id, v] : runs) {
+    auto es = by_run.find(id);
+    for (auto& a : v.attempts) {
+      if (a.started == 0) continue;
+      bool ran = es != by_run.end() &&
+                 std::any_of(es->second.begin(), es->second.end(), [&](const execution* e) {
+                   return e->attempt == a.attempt && a.workers.count(e->worker) > 0;
+                 });
+      if (!ran)
+        out.push_back("run " + id + ": attempt " + std::to_string(a.attempt) +
+                      " committed as started at " + format_rfc3339(a.started) +
+                      ", and no executor of a worker it was committed to ran it");
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> check_attempts(const std::vector<sim_task>& tasks,
+                                        const std::vector<fault_window>& faults, duration_ms heal,
+                                        const std::map<std::string, run_view>& runs,
+                                        const std::vector<execution>& executions) {
+  std::vector<std::string> out;
+  std::map<uint64_t, const sim_task*> task_of;
+  for (auto& t : tasks) task_of[t.id] = &t;
+  check_committed_attempts(task_of, faults, heal, runs, out);
+  check_executions(faults, heal, runs, executions, out);
+  return out;
+}
+
+// -- bounds --------------------------------------------------------------------
+
+namespace {
+
+/// One attempt's running interval [from, to) (to: forever when never ended).
+struct span {
+  unix_ms from = 0;
+  unix_ms to = 0;
+  std::string what;  // "<run id> attempt <n>"
+};
+
+/// Reports each episode in which more than `size` of `spans` run at once,
+/// at the instant it begins, with the attempts running then.
+void sweep(const std::string& limit, uint32_t size, const std::vector<span>& spans,
+           std::vector<std::string>& out) {
+  // (instant, +1 start / -1 end, span): ends before starts at one instant.
+  std::vector<std::tuple<unix_ms, int, size_t>> events;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    events.emplace_back(spans[i].from, 1, i);
+    if (spans[i].to != forever) events.emplace_back(spans[i].to, -1, i);
+  }
+  std::sort(events.begin(), events.end());
+  std::set<size_t> running;
+  bool over = false;
+  for (auto& [t, delta, i] : events) {
+    if (delta < 0) {
+      running.erase(i);
+    } else {
+      running.insert(i);
+    }
+    if (running.size() <= size) {
+      over = false;
+    } else if (!over) {
+      over = true;
+      std::string names;
+      for (auto k : running) names += (names.empty() ? "" : ", ") + spans[k].what;
+      out.push_back(limit + ": " + std::to_string(running.size()) + " attempts running at " +
+                    format_rfc3339(t) + ": " + names);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> check_bounds(const std::vector<sim_task>& tasks,
+                                      const std::map<std::string, uint32_t>& pools,
+                                      const std::map<std::string, run_view>& runs) {
+  std::vector<std::string> out;
+  struct limit {
+    uint32_t size = 0;
+    std::vector<span> spans;
+  };
+  std::map<std::string, limit> limits;                     // by its name in a violation
+  std::map<uint64_t, std::vector<std::string>> limits_of;  // task id -> its limits' names
+  for (auto& t : tasks) {
+    if (!t.pool.empty()) {
+      auto p = pools.find(t.pool);
+      if (p == pools.end()) {
+        out.push_back("task " + t.name + ": its pool " + t.pool + " was never created");
+      } else {
+        auto name = "pool " + t.pool + " (size " + std::to_string(p->second) + ")";
+        limits[name].size = p->second;
+        limits_of[t.id].push_back(name);
+      }
+    }
+    if (t.max_concurrency != 0) {
+      auto name = "task " + t.name + " (max_concurrency " + std::to_string(t.max_concurrency) + ")";
+      limits[name].size = t.max_concurrency;
+      limits_of[t.id].push_back(name);
+    }
+  }
+  for (auto& [id, v] : runs) {
+    auto l = limits_of.find(v.last.task_id);
+    if (l == limits_of.end()) continue;
+    for (auto& a : v.attempts) {
+      if (a.started == 0) continue;
+      // A run cancelled before its start was reported may show a start after its end.
+      span s{a.started, a.ended ? std::max(a.finished, a.started) : forever,
+             id + " attempt " + std::to_string(a.attempt)};
+      if (s.to == s.from) continue;  // ran no instant
+      for (auto& name : l->second) limits[name].spans.push_back(s);
+    }
+  }
+  for (auto& [name, l] : limits) sweep(name, l.size, l.spans, out);
+  return out;
+}
+
+// -- liveness and agreement ----------------------------------------------------
+
 std::vector<std::string> check_settled(const std::map<std::string, instance>& final_state) {
   std::vector<std::string> out;
   for (auto& [id, x] : final_state)
-    if (!proto::is_terminal(x.state)) out.push_back("stuck after the settle period: " + describe(x));
+    if (!proto::is_terminal(x.state))
+      out.push_back("stuck after the settle period: " + describe(x));
   return out;
 }
 

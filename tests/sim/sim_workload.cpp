@@ -1,0 +1,133 @@
+// The seed's workload; see sim_workload.hpp.
+#include "tests/sim/sim_workload.hpp"
+
+#include <string>
+#include <utility>
+
+#include "proto/time.hpp"
+
+namespace aisched::sim {
+
+uint64_t seed_stream::mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t seed_stream::draw(uint64_t below) {
+  state_ = mix(state_);
+  return below == 0 ? 0 : state_ % below;
+}
+
+namespace {
+
+/// A task as the gateway would take it: a shell run (never run: the workers'
+/// executor is worker::sim_executor), retried per the workload's policy.
+/// Every missed slot fires when a new leader catches up (misfire fire_all),
+/// so that every slot must have its run.
+planned_task make_task(std::string name) {
+  planned_task p;
+  auto& t = p.def;
+  t.name = std::move(name);
+  t.kind = proto::task_kind::shell;
+  t.command = "simulated";
+  t.retry.kind = proto::retry_kind::fixed;
+  t.retry.max_attempts = workload_max_attempts;
+  t.retry.interval = workload_retry_interval;
+  t.timeout = 60'000;
+  t.misfire = proto::misfire_policy::fire_all;
+  p.expect.name = t.name;
+  p.expect.max_attempts = t.retry.max_attempts;
+  return p;
+}
+
+planned_task every_task(std::string name, duration_ms every, unix_ms end_at) {
+  auto p = make_task(std::move(name));
+  p.def.schedule = "@every " + format_duration(every);
+  p.def.end_at = end_at;
+  p.expect.every = every;
+  p.expect.end_at = end_at;
+  return p;
+}
+
+/// A task of the draws added since: its catch-up bound is raised from the
+/// default 10 so that every slot a 3 s task missed in an outage still fires
+/// (10 of them are only 30 s).
+planned_task fast_task(std::string name, duration_ms every, unix_ms end_at) {
+  auto p = every_task(std::move(name), every, end_at);
+  p.def.misfire_limit = 100;
+  return p;
+}
+
+/// One of `xs`, drawn from `s`.
+template <size_t N>
+duration_ms one_of(seed_stream& s, const duration_ms (&xs)[N]) {
+  return xs[s.draw(N)];
+}
+
+}  // namespace
+
+workload_plan plan_workload(seed_stream& first, seed_stream& more, unix_ms t0, unix_ms end_at) {
+  workload_plan w;
+  // -- the first draws: three to five @every tasks, one to three one-shots,
+  // a bulk enqueue of three to eight runs five to 25 s in (before the faults).
+  static constexpr duration_ms intervals[] = {5'000, 10'000, 15'000, 20'000, 30'000};
+  auto periodic = first.between(3, 5);
+  for (int64_t k = 0; k < periodic; ++k)
+    w.tasks.push_back(
+        every_task("every-" + std::to_string(k + 1), one_of(first, intervals), end_at));
+  auto once = first.between(1, 3);
+  for (int64_t k = 0; k < once; ++k) {
+    auto p = make_task("once-" + std::to_string(k + 1));
+    p.def.at = p.expect.at = t0 + first.between(25, 220) * 1'000;
+    w.tasks.push_back(std::move(p));
+  }
+  w.bulk = w.tasks.size();
+  w.tasks.push_back(make_task("bulk"));
+  w.bulk_at = t0 + first.between(5, 25) * 1'000;
+  auto count = first.between(3, 8);
+  for (int64_t k = 0; k < count; ++k) w.payloads.push_back("{\"item\":" + std::to_string(k) + "}");
+
+  // -- the draws added since, from `more` ------------------------------------
+  // A pool of one or two runs, shared by one task more than it holds, so that
+  // the tasks' slots that coincide wait for it. A run takes 0.1-4 s (2.05 s
+  // on average, 2.3 s with its retries: scheduler_sim's sim_options), so the
+  // pool is busy at most 0.57 (size 1: two tasks of 8 s or more) or 0.61
+  // of the time (size 2: one task of 3-4 s, whose runs sometimes outlast
+  // its interval, and two of 10 s or more): a backlog the faults build up
+  // (a run lost with its worker holds its place until the loss is committed,
+  // up to dead_after) drains within the settle period.
+  w.pool.name = "sim-pool";
+  w.pool.size = static_cast<uint32_t>(more.between(1, 2));
+  static constexpr duration_ms slow_for_one[] = {8'000, 10'000, 12'000};
+  static constexpr duration_ms fast[] = {3'000, 4'000};
+  static constexpr duration_ms slow_for_two[] = {10'000, 12'000, 15'000};
+  for (uint32_t k = 0; k <= w.pool.size; ++k) {
+    auto every = w.pool.size == 1 ? one_of(more, slow_for_one)
+                 : k == 0         ? one_of(more, fast)
+                                  : one_of(more, slow_for_two);
+    auto p = fast_task("pooled-" + std::to_string(k + 1), every, end_at);
+    p.def.pool = p.expect.pool = w.pool.name;
+    w.tasks.push_back(std::move(p));
+  }
+  // A task of max_concurrency 1 (overlap `allow`: every slot runs, one at a
+  // time) at 3-5 s: busy at most 0.77 of the time, its runs often waiting for
+  // the one before.
+  static constexpr duration_ms serial[] = {3'000, 4'000, 5'000};
+  auto s = fast_task("serial", one_of(more, serial), end_at);
+  s.def.max_concurrency = s.expect.max_concurrency = 1;
+  w.tasks.push_back(std::move(s));
+  // One @every task paused 35-150 s in and resumed 15-60 s later (so before
+  // end_at), across whatever faults come then.
+  w.paused = static_cast<size_t>(more.draw(static_cast<uint64_t>(periodic)));
+  w.pause_at = t0 + more.between(35'000, 150'000);
+  w.resume_at = w.pause_at + more.between(15'000, 60'000);
+  // One enqueued run cancelled 0-3 s after the enqueue: pending, dispatched,
+  // running or (refused) finished by then, as it happens.
+  w.cancel_pick = static_cast<size_t>(more.draw(8));
+  w.cancel_after = more.between(0, 3'000);
+  return w;
+}
+
+}  // namespace aisched::sim

@@ -1,0 +1,78 @@
+// The workload a seed draws for the scheduler simulation (issue 45 item 4):
+// the tasks it creates (@every tasks, one-shots, a queue task fed by a bulk
+// enqueue, tasks sharing a pool, a task of max_concurrency 1), the pool, the
+// bulk enqueue, the cancel of one enqueued run, and the pause and resume of
+// one @every task, at instants drawn from the seed. Pure: no actor, no clock.
+// scheduler_sim carries the plan out through the leader as the gateway would;
+// each task's sim_task says what the checkers (scheduler_sim_checks) expect.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "proto/controls.hpp"
+#include "proto/types.hpp"
+#include "tests/sim/scheduler_sim_checks.hpp"
+
+namespace aisched::sim {
+
+/// SplitMix64: a stream of well-mixed draws from one seed.
+class seed_stream {
+ public:
+  explicit seed_stream(uint64_t seed) : state_(mix(seed)) {}
+
+  /// SplitMix64's step: a well-mixed 64-bit value of `x`.
+  static uint64_t mix(uint64_t x);
+
+  /// Uniform in [0, below); 0 when `below` is 0.
+  uint64_t draw(uint64_t below);
+  /// Uniform in [lo, hi], both included (lo <= hi).
+  int64_t between(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(draw(static_cast<uint64_t>(hi - lo + 1)));
+  }
+
+ private:
+  uint64_t state_;
+};
+
+/// Every task of the workload retries a failed run twice, 2 s apart.
+constexpr uint32_t workload_max_attempts = 3;
+constexpr duration_ms workload_retry_interval = 2'000;
+
+/// A task to create: its definition as the gateway would propose it (its
+/// created_at and updated_at set when it is created), and what the checkers
+/// expect of it (its id set once created).
+struct planned_task {
+  proto::task def;
+  sim_task expect;
+};
+
+struct workload_plan {
+  /// Put before any task is created (size 0: no pool).
+  proto::pool pool;
+  /// Created in this order: @every tasks every-1.., one-shots once-1..,
+  /// the queue task `bulk`, then the tasks of the pool (pooled-1..) and the
+  /// task of max_concurrency 1 (serial).
+  std::vector<planned_task> tasks;
+  size_t bulk = 0;  // the queue task: an index into `tasks`
+  unix_ms bulk_at = 0;
+  std::vector<std::string> payloads;  // its enqueue's: one run each
+  /// One acknowledged run of the enqueue is cancelled `cancel_after` after
+  /// it: the `cancel_pick`-th, modulo how many were acknowledged.
+  duration_ms cancel_after = 0;
+  size_t cancel_pick = 0;
+  /// The @every task paused at `pause_at` and resumed at `resume_at` (an index into `tasks`).
+  size_t paused = 0;
+  unix_ms pause_at = 0;
+  unix_ms resume_at = 0;
+};
+
+/// The workload of a run that begins at `t0`, its periodic tasks firing
+/// until `end_at`. `first` draws what the workload's first version drew, in
+/// the same order (the @every tasks, the one-shots, the enqueue); `more`
+/// draws the rest, so that every seed's first draws, and the faults drawn
+/// after them, keep their meaning.
+workload_plan plan_workload(seed_stream& first, seed_stream& more, unix_ms t0, unix_ms end_at);
+
+}  // namespace aisched::sim
