@@ -94,6 +94,7 @@ scheduler_sim::scheduler_sim(scheduler_sim_options opts)
     : opts_(opts),
       rng_(opts.seed),
       more_(~opts.seed),
+      fault_rng_(opts.seed ^ 0x6661756c7473ULL),  // "faults"
       group_(opts.members, 10'000, 1 + opts.seed * 16),  // raft seeds: never 0 (random)
       clock_(wall_clock::simulated(start_unix, group_.sched.clock().now())),
       endpoints_(std::make_shared<std::map<std::string, proto::endpoint_actor>>()),

@@ -11,9 +11,10 @@
 // What stands in for the network: the members reach each other's raft actors
 // through raft_options::resolve_peer and each other's endpoints through
 // registrar_options::resolve_member, both lookups in directories kept here.
-// Cuts (raft_group::cut) lose the messages between two members' raft actors;
-// the workers' links to the endpoints (registration, heartbeats, dispatch,
-// reports) are never cut.
+// Cuts (raft_group::cut) lose the messages between two members' raft actors,
+// delays (raft_group::delay) make each of them late by a seeded draw of its
+// own, so they reorder; the workers' links to the endpoints (registration,
+// heartbeats, dispatch, reports) are never cut nor delayed.
 //
 // One seed draws everything: the raft timeouts, the workload
 // (tests/sim/sim_workload: @every tasks, one-shots, a bulk enqueue and the
@@ -24,8 +25,10 @@
 // (three of: the leader crashed and restarted, a follower crashed and
 // restarted, the leader frozen as by SIGSTOP, one member partitioned from the
 // others, the messages from one member to another lost (one way), one
-// member's worker process killed and restarted while its member stays up),
-// each recorded as a window. The slot checker excuses lateness in a window
+// member's worker process killed and restarted while its member stays up;
+// or, one time in three, a kind added since: the messages between two
+// members' raft actors delayed 10-400 ms each, one way or both), each
+// recorded as a window. The slot checker excuses lateness in a window
 // and `heal` after it: e.g. a run placed on a killed worker is lost and
 // retried (found at its restart, or when the router declares it dead after
 // dead_after, 45 s, a death of up to 60 s). A recorder
@@ -213,6 +216,9 @@ class scheduler_sim {
   scheduler_sim_options opts_;
   seed_stream rng_;   // the first draws: workload, then faults (keep their order)
   seed_stream more_;  // the workload's draws added since (sim_workload.hpp)
+  /// The fault kinds added since the first six, and what they draw
+  /// (inject_faults): the first six's draws from rng_ keep their order.
+  seed_stream fault_rng_;
   uint64_t draw(uint64_t below) { return rng_.draw(below); }  // uniform in [0, below)
   int64_t between(int64_t lo, int64_t hi) { return rng_.between(lo, hi); }
 

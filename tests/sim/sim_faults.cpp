@@ -1,10 +1,13 @@
 // The faults of the scheduler simulation (scheduler_sim.hpp): a member's
 // node crashed, restarted, frozen; a worker killed and restarted; and the
 // seed's choice of three faults, each carried out over its window
-// (inject_faults).
+// (inject_faults): crashes, a freeze, cuts and delays of the cluster link.
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <stdexcept>
+#include <string>
+#include <vector>
 #include <utility>
 
 #include <caf/send.hpp>
@@ -12,6 +15,19 @@
 #include "tests/sim/scheduler_sim.hpp"
 
 namespace aisched::sim {
+
+namespace {
+
+// A delayed link's messages arrive each this much late, uniform between the
+// two: up to 8 raft ticks (50 ms), so that messages sent ticks apart
+// (appends, acks, votes, forwarded proposals) arrive out of order and commits
+// come late. Kept below the shortest election timeout (10 ticks): a leader
+// sends a heartbeat every tick, so no gap between arrivals at a follower
+// reaches it and a delay alone deposes no one (a cut does that).
+constexpr std::chrono::milliseconds min_delay{10};
+constexpr std::chrono::milliseconds max_delay{400};
+
+}  // namespace
 
 // -- a member's node ------------------------------------------------------------
 
@@ -76,11 +92,17 @@ void scheduler_sim::thaw_member(size_t i) {
 
 void scheduler_sim::inject_faults() {
   using namespace std::chrono_literals;
-  // Three of these, in the order the seed draws.
+  // Three of the first six kinds, in the order the seed draws (rng_)...
   std::vector<std::string> kinds{"leader_crash", "follower_crash", "leader_freeze",
                                  "partition",    "one_way",        "worker_death"};
   for (size_t k = kinds.size() - 1; k > 0; --k) std::swap(kinds[k], kinds[draw(k + 1)]);
   kinds.resize(3);
+  // ...each replaced, one time in three, by a kind added since, drawn (with
+  // whatever such a kind draws) from a stream of their own, fault_rng_: a
+  // seed none of whose three is replaced draws the faults it drew before.
+  static const char* const added[] = {"delay"};
+  for (auto& kind : kinds)
+    if (fault_rng_.draw(3) == 0) kind = added[fault_rng_.draw(std::size(added))];
   auto members = nodes_.size();
   for (size_t k = 0; k < kinds.size(); ++k) {
     auto& kind = kinds[k];
@@ -97,17 +119,24 @@ void scheduler_sim::inject_faults() {
       continue;
     }
     auto victim = static_cast<size_t>(leader);
-    size_t other = victim;  // one_way: messages from victim to other are lost
-    if (kind == "follower_crash")
+    size_t other = victim;   // one_way, delay: messages from victim to other are lost, or late
+    bool both_ways = false;  // delay: and those from other to victim
+    if (kind == "follower_crash") {
       victim = (victim + 1 + draw(members - 1)) % members;
-    else if (kind == "partition" || kind == "worker_death")
+    } else if (kind == "partition" || kind == "worker_death") {
       victim = draw(members);
-    else if (kind == "one_way") {
+    } else if (kind == "one_way") {
       victim = draw(members);
       other = (victim + 1 + draw(members - 1)) % members;
+    } else if (kind == "delay") {
+      victim = fault_rng_.draw(members);
+      other = (victim + 1 + fault_rng_.draw(members - 1)) % members;
+      both_ways = fault_rng_.draw(2) == 0;
     }
     fault_window w{kind, group_.at(victim).id, now(), 0};
     if (kind == "one_way") w.member += "->" + group_.at(other).id;
+    // "~", not "-": a delay loses nothing, so it cuts no worker off (cut_off).
+    if (kind == "delay") w.member += (both_ways ? "<~>" : "~>") + group_.at(other).id;
     trace("%s of %s for %s", kind.c_str(), w.member.c_str(), format_duration(length).c_str());
     if (kind == "leader_freeze") {
       freeze_member(victim);
@@ -119,15 +148,18 @@ void scheduler_sim::inject_faults() {
         }
     } else if (kind == "one_way") {
       group_.cut(victim, other);
+    } else if (kind == "delay") {
+      group_.delay(victim, other, min_delay, max_delay);
+      if (both_ways) group_.delay(other, victim, min_delay, max_delay);
     } else if (kind == "worker_death") {
       kill_worker(victim);
-    } else {
+    } else {  // leader_crash, follower_crash
       stop_member(victim);
     }
     advance_to(now() + length);
     if (kind == "leader_freeze")
       thaw_member(victim);
-    else if (kind == "partition" || kind == "one_way")
+    else if (kind == "partition" || kind == "one_way" || kind == "delay")
       group_.heal_all();
     else if (kind == "worker_death")
       spawn_worker(victim);

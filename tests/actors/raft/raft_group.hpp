@@ -9,9 +9,12 @@
 // restarted from their directory, and frozen (the actor keeps its mailbox but
 // is not run, like a paused process); so can any other actor of the system
 // (freeze_actor), e.g. the rest of a simulated node (tests/sim/scheduler_sim).
-// The links between members can be cut one way (cut(from, to)) and healed:
-// each member's raft actor is spawned as a cuttable_member, which drops at its
-// mailbox whatever another member's raft actor sends it across a cut (see cut).
+// The links between members can be cut one way (cut(from, to)), or slowed one
+// way (delay(from, to, lo, hi): each message late by its own seeded draw, so
+// they reorder), and healed: each member's raft actor is spawned as a
+// cuttable_member, which at its mailbox drops whatever another member's raft
+// actor sends it across a cut, and holds back what comes over a delayed link
+// (see cut, delay).
 #pragma once
 
 #include <chrono>
@@ -88,13 +91,32 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   /// messages (a dead peer is still noticed) and messages from actors that are
   /// no member's raft actor. A partition is cut(a, b) and cut(b, a).
   void cut(size_t from, size_t to);
-  /// Every cut is healed: messages flow again (the dropped ones stay lost).
+  /// From now on every message that member `from`'s raft actor sends member
+  /// `to`'s arrives late, by a delay drawn for it alone, uniform in [lo, hi]
+  /// (from the group's seed: a seed replays the same delays), so messages
+  /// sent close together can arrive in another order. Exempt as from cut.
+  /// Each is held back at `to`'s mailbox and put in it on the actor clock
+  /// (virtual time: it arrives with the first tick at or past its instant),
+  /// the message itself with its sender and request id, so the checks of
+  /// the sender (accept_from, the hello) and the answers to requests see what
+  /// they would over a real connection. One whose sender has stopped by then
+  /// is dropped: a connection's messages go with its process. A both-ways
+  /// delay is delay(a, b, ...) and delay(b, a, ...).
+  void delay(size_t from, size_t to, std::chrono::milliseconds lo, std::chrono::milliseconds hi);
+  /// Every cut and delay is healed: messages flow again (the dropped ones
+  /// stay lost; the held ones still arrive at their instant).
   void heal_all();
   bool is_cut(size_t from, size_t to) const { return links_->cut.count({from, to}) > 0; }
+  bool is_delayed(size_t from, size_t to) const { return links_->delayed.count({from, to}) > 0; }
 
-  /// The cuts, shared with the members' raft actors.
+  /// The cuts and delays, shared with the members' raft actors.
   struct link_table {
     std::set<std::pair<size_t, size_t>> cut;   // (from, to) member indexes
+    /// (from, to) -> the delay's bounds, both included.
+    std::map<std::pair<size_t, size_t>, std::pair<std::chrono::milliseconds,
+                                                   std::chrono::milliseconds>>
+        delayed;
+    uint64_t delay_draws = 0;  // SplitMix64 state of the delays' draws (from the seed)
     std::map<caf::actor_id, size_t> member_of;  // running raft actors, by actor id
   };
 
