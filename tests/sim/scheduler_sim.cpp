@@ -95,7 +95,10 @@ scheduler_sim::scheduler_sim(scheduler_sim_options opts)
       rng_(opts.seed),
       more_(~opts.seed),
       fault_rng_(opts.seed ^ 0x6661756c7473ULL),  // "faults"
-      group_(opts.members, 10'000, 1 + opts.seed * 16),  // raft seeds: never 0 (random)
+      // Value-initialised: every disk works (fault_kind::none).
+      disk_faults_(std::make_shared<std::vector<std::atomic<storage::fault_kind>>>(opts.members)),
+      group_(opts.members, 10'000, 1 + opts.seed * 16,  // raft seeds: never 0 (random)
+             [faults = disk_faults_](size_t i) { return faults->at(i).load(); }),
       clock_(wall_clock::simulated(start_unix, group_.sched.clock().now())),
       endpoints_(std::make_shared<std::map<std::string, proto::endpoint_actor>>()),
       history_(std::make_shared<history>()),
@@ -114,7 +117,7 @@ scheduler_sim::~scheduler_sim() {
   // The coordinator fixture's destructor fires every pending timer until none
   // is left: every actor that ticks must be gone first.
   for (size_t i = 0; i < nodes_.size(); ++i)
-    if (group_.running(i)) stop_member(i);
+    if (group_.at(i).raft) stop_member(i);  // one whose raft ended too
   for (auto& r : recorders_) caf::anon_send_exit(r, caf::exit_reason::kill);
   group_.sched.run();
 }
@@ -508,6 +511,12 @@ scheduler_sim_result scheduler_sim::finish() {
                             format_duration(timeline::min_settle) +
                             " before the end: liveness not judged within its bound");
   }
+  // A raft actor that ended on its own ends its node (fail_disk restarts the
+  // one whose disk it failed).
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (auto why = group_.ended(i))
+      violations_.push_back(group_.at(i).id + "'s raft terminated on its own: " +
+                            (*why ? group_.sys.render(*why) : std::string("normal exit")));
   violations_.insert(violations_.end(), deaths_->begin(), deaths_->end());
   r.violations = violations_;
   r.profile = profile_;

@@ -27,8 +27,10 @@
 // others, the messages from one member to another lost (one way), one
 // member's worker process killed and restarted while its member stays up;
 // or, one time in three, a kind added since: the messages between two
-// members' raft actors delayed 10-400 ms each, one way or both), each
-// recorded as a window. The slot checker excuses lateness in a window
+// members' raft actors delayed 10-400 ms each, one way or both; one member's
+// disk failing every write (EIO) or every fsync for a while, its node
+// crashing when its raft actor gives up and restarted once the disk works:
+// fail_disk), each recorded as a window. The slot checker excuses lateness in a window
 // and `heal` after it: e.g. a run placed on a killed worker is lost and
 // retried (found at its restart, or when the router declares it dead after
 // dead_after, 45 s, a death of up to 60 s). A recorder
@@ -38,6 +40,7 @@
 // Nothing reads the real clock and nothing sleeps: a seed replays exactly.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -51,6 +54,7 @@
 #include "common/clock.hpp"
 #include "proto/interfaces.hpp"
 #include "runtime/scheduling.hpp"
+#include "storage/rocks.hpp"
 #include "tests/actors/raft/raft_group.hpp"
 #include "tests/sim/scheduler_sim_checks.hpp"
 #include "tests/sim/sim_workload.hpp"
@@ -211,6 +215,9 @@ class scheduler_sim {
   /// Pauses or resumes task tasks_[k], recording the pause_window.
   void set_paused(size_t k, bool paused);
   void inject_faults();
+  /// Member `i`'s disk fails (`k`: every write with EIO, or only its fsyncs)
+  /// for `length`; what its node does meanwhile and after (sim_faults.cpp).
+  void fail_disk(size_t i, storage::fault_kind k, duration_ms length);
   scheduler_sim_result finish();
 
   scheduler_sim_options opts_;
@@ -219,6 +226,10 @@ class scheduler_sim {
   /// The fault kinds added since the first six, and what they draw
   /// (inject_faults): the first six's draws from rng_ keep their order.
   seed_stream fault_rng_;
+  /// How each member's disk fails now (none: it works), asked by its RocksDB
+  /// before every file write (raft_group's disk_fault hook), from RocksDB's
+  /// threads too: atomic. Before group_, which opens the databases.
+  std::shared_ptr<std::vector<std::atomic<storage::fault_kind>>> disk_faults_;
   uint64_t draw(uint64_t below) { return rng_.draw(below); }  // uniform in [0, below)
   int64_t between(int64_t lo, int64_t hi) { return rng_.between(lo, hi); }
 

@@ -1,7 +1,8 @@
 // The faults of the scheduler simulation (scheduler_sim.hpp): a member's
 // node crashed, restarted, frozen; a worker killed and restarted; and the
 // seed's choice of three faults, each carried out over its window
-// (inject_faults): crashes, a freeze, cuts and delays of the cluster link.
+// (inject_faults): crashes, a freeze, cuts and delays of the cluster link, a
+// member's disk failing (fail_disk).
 #include <algorithm>
 #include <chrono>
 #include <iterator>
@@ -26,6 +27,22 @@ namespace {
 // reaches it and a delay alone deposes no one (a cut does that).
 constexpr std::chrono::milliseconds min_delay{10};
 constexpr std::chrono::milliseconds max_delay{400};
+
+/// How long after its disk works again a member whose raft actor fenced
+/// itself may take to recover in place or end: it probes the disk at most
+/// 2 s apart (raft_actor.cpp, max_retry).
+constexpr duration_ms disk_settle = 5'000;
+
+/// aisched --fault-file's word for `k` (storage::fault_while_file_exists).
+const char* name_of(storage::fault_kind k) {
+  switch (k) {
+    case storage::fault_kind::none: return "none";
+    case storage::fault_kind::no_space: return "enospc";
+    case storage::fault_kind::io_error: return "eio";
+    case storage::fault_kind::sync_error: return "esync";
+  }
+  return "?";
+}
 
 }  // namespace
 
@@ -88,6 +105,54 @@ void scheduler_sim::thaw_member(size_t i) {
   n.frozen = false;
 }
 
+// -- a member's disk -------------------------------------------------------------
+
+/// What a node does when its disk fails (actors/raft/raft_actor.cpp): the
+/// first write that fails fences its raft actor (no votes, no acks, no
+/// proposals; the leader-only actors told it does not lead), which probes
+/// the disk with backoff. RocksDB marks an EIO on its log fatal, and an fsync
+/// that fails under a synced write (the probe's) too: no Resume() mends it,
+/// so the probe says `internal` and the actor ends, and with it the node
+/// (runtime/scheduler_node.cpp: an essential actor ended; crash-only). So
+/// here: the tick its raft actor ends, the member crashes (stop_member: every
+/// actor of it killed, its runs unreported, its database closed); its
+/// supervisor starts it again once the disk works (started while it still
+/// failed, it would not open and exit again). A member whose raft actor
+/// outlives the window must recover in place (a probe write succeeds) or end
+/// within disk_settle; one still fenced then is a violation.
+void scheduler_sim::fail_disk(size_t i, storage::fault_kind k, duration_ms length) {
+  const auto tick = test::raft_group::tick.count();
+  bool crashed = false;
+  auto crash_if_ended = [&] {
+    if (crashed) return;
+    auto why = group_.ended(i);
+    if (!why) return;
+    trace("%s's raft ended (%s): its node exits", group_.at(i).id.c_str(),
+          (*why ? group_.sys.render(*why) : std::string("normal exit")).c_str());
+    stop_member(i);
+    crashed = true;
+  };
+  disk_faults_->at(i).store(k);
+  for (auto until = now() + length; now() < until;) {
+    advance_to(std::min(until, now() + tick));
+    crash_if_ended();
+  }
+  disk_faults_->at(i).store(storage::fault_kind::none);
+  for (auto until = now() + disk_settle;;) {
+    crash_if_ended();
+    if (crashed || !group_.state(i).fault || now() >= until) break;
+    advance_to(now() + tick);
+  }
+  if (crashed) {
+    start_member(i);
+    return;
+  }
+  if (auto& fault = group_.state(i).fault)
+    violations_.push_back(group_.at(i).id + " still fenced " + format_duration(disk_settle) +
+                          " after its disk works again (" + name_of(k) +
+                          " fault): " + group_.sys.render(fault));
+}
+
 // -- the seed's faults ---------------------------------------------------------
 
 void scheduler_sim::inject_faults() {
@@ -100,7 +165,7 @@ void scheduler_sim::inject_faults() {
   // ...each replaced, one time in three, by a kind added since, drawn (with
   // whatever such a kind draws) from a stream of their own, fault_rng_: a
   // seed none of whose three is replaced draws the faults it drew before.
-  static const char* const added[] = {"delay"};
+  static const char* const added[] = {"delay", "disk_fault"};
   for (auto& kind : kinds)
     if (fault_rng_.draw(3) == 0) kind = added[fault_rng_.draw(std::size(added))];
   auto members = nodes_.size();
@@ -121,6 +186,7 @@ void scheduler_sim::inject_faults() {
     auto victim = static_cast<size_t>(leader);
     size_t other = victim;   // one_way, delay: messages from victim to other are lost, or late
     bool both_ways = false;  // delay: and those from other to victim
+    auto disk = storage::fault_kind::none;  // disk_fault: how victim's disk fails
     if (kind == "follower_crash") {
       victim = (victim + 1 + draw(members - 1)) % members;
     } else if (kind == "partition" || kind == "worker_death") {
@@ -132,12 +198,19 @@ void scheduler_sim::inject_faults() {
       victim = fault_rng_.draw(members);
       other = (victim + 1 + fault_rng_.draw(members - 1)) % members;
       both_ways = fault_rng_.draw(2) == 0;
+    } else if (kind == "disk_fault") {
+      victim = fault_rng_.draw(members);
+      disk = fault_rng_.draw(2) == 0 ? storage::fault_kind::io_error
+                                     : storage::fault_kind::sync_error;
     }
     fault_window w{kind, group_.at(victim).id, now(), 0};
     if (kind == "one_way") w.member += "->" + group_.at(other).id;
     // "~", not "-": a delay loses nothing, so it cuts no worker off (cut_off).
     if (kind == "delay") w.member += (both_ways ? "<~>" : "~>") + group_.at(other).id;
-    trace("%s of %s for %s", kind.c_str(), w.member.c_str(), format_duration(length).c_str());
+    // What the window's kind does not say (profile and trace).
+    auto how = kind == "disk_fault" ? std::string(" (") + name_of(disk) + ")" : std::string();
+    trace("%s%s of %s for %s", kind.c_str(), how.c_str(), w.member.c_str(),
+          format_duration(length).c_str());
     if (kind == "leader_freeze") {
       freeze_member(victim);
     } else if (kind == "partition") {
@@ -153,21 +226,25 @@ void scheduler_sim::inject_faults() {
       if (both_ways) group_.delay(other, victim, min_delay, max_delay);
     } else if (kind == "worker_death") {
       kill_worker(victim);
-    } else {  // leader_crash, follower_crash
+    } else if (kind == "leader_crash" || kind == "follower_crash") {
       stop_member(victim);
     }
-    advance_to(now() + length);
+    if (kind == "disk_fault")
+      fail_disk(victim, disk, length);  // its whole window, the restart included
+    else
+      advance_to(now() + length);
     if (kind == "leader_freeze")
       thaw_member(victim);
     else if (kind == "partition" || kind == "one_way" || kind == "delay")
       group_.heal_all();
     else if (kind == "worker_death")
       spawn_worker(victim);
-    else
+    else if (kind == "leader_crash" || kind == "follower_crash")
       start_member(victim);
     w.to = now();
     trace("%s of %s over", kind.c_str(), w.member.c_str());
-    profile_ += kind + " " + w.member + " [" + at_text(w.from) + ", " + at_text(w.to) + "]; ";
+    profile_ += kind + how + " " + w.member + " [" + at_text(w.from) + ", " + at_text(w.to) +
+                "]; ";
     faults_.push_back(std::move(w));
   }
 }

@@ -5,10 +5,12 @@
 // leader elects another within the timeout bound; a restarted member catches
 // up (from the log, or from a snapshot when the log was compacted meanwhile);
 // a deposed leader's proposal and a decision of an older term are rejected;
-// messages delayed and reordered on every link still commit everywhere.
+// messages delayed and reordered on every link still commit everywhere; a
+// member whose disk fails ends, and catches up once restarted.
 #define CAF_GTEST_DSL_IMPL
 #include "raft_group.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -300,6 +302,34 @@ TEST(raft_actor_links, messages_late_and_reordered_on_every_link_still_commit_ev
   for (size_t i = 0; i < g.size(); ++i)
     for (auto id : *ids)
       EXPECT_TRUE(g.at(i).sm->get_task("default", id)) << g.at(i).id << " lacks " << id;
+}
+
+// A member's disk that fails every write (raft_group's disk_fault hook, EIO):
+// its raft actor fences itself at the first write that fails and, RocksDB
+// marking an EIO on its log fatal, ends at its first probe of the disk
+// (errc::internal: only a reopen mends it), as a node's does before its node
+// exits. The others go on; restarted with a working disk, it catches up.
+// (scheduler_sim's disk_fault models a node on exactly this.)
+TEST(raft_actor_disk, a_member_whose_disk_fails_ends_and_catches_up_once_restarted) {
+  auto disks = std::make_shared<std::vector<std::atomic<storage::fault_kind>>>(3);
+  raft_group g(3, 10'000, 1000, [disks](size_t i) { return disks->at(i).load(); });
+  auto leader = elect(g, 3s);
+  ASSERT_GE(leader, 0);
+  auto victim = other_than(g, leader);
+  disks->at(victim).store(storage::fault_kind::io_error);
+  ASSERT_NE(g.create_task(static_cast<size_t>(leader), "while-it-fails"), 0u);
+  ASSERT_GE(g.run_until([&] { return g.ended(victim).has_value(); }, 3s).count(), 0)
+      << "the member went on without its disk";
+  EXPECT_FALSE(g.running(victim));
+  EXPECT_EQ(view(*g.ended(victim)).code, errc::internal) << g.sys.render(*g.ended(victim));
+  auto id = g.create_task(static_cast<size_t>(leader), "without-it");
+  ASSERT_NE(id, 0u);
+  disks->at(victim).store(storage::fault_kind::none);
+  g.stop(victim);
+  g.start(victim);
+  ASSERT_GE(g.run_until([&] { return caught_up_with(g, static_cast<size_t>(leader)); }, 3s).count(),
+            0);
+  EXPECT_TRUE(g.at(victim).sm->get_task("default", id));
 }
 
 // Members exchange log entries and snapshots in their data format's encoding:

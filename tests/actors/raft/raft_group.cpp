@@ -135,9 +135,11 @@ class cuttable_member : public raft_group::member_impl {
 
 }  // namespace
 
-raft_group::raft_group(size_t size, uint64_t snapshot_every, uint64_t seed)
+raft_group::raft_group(size_t size, uint64_t snapshot_every, uint64_t seed,
+                       disk_fault_fn disk_fault)
     : snapshot_every_(snapshot_every),
       seed_(seed),
+      disk_fault_(std::move(disk_fault)),
       directory_(std::make_shared<std::map<std::string, raft::node_actor>>()),
       links_(std::make_shared<link_table>()) {
   links_->delay_draws = seed;
@@ -157,7 +159,7 @@ raft_group::~raft_group() {
   // before it runs.
   while (!frozen_.empty()) thaw_actor(frozen_.back());
   for (size_t i = 0; i < members_.size(); ++i)
-    if (running(i)) stop(i);
+    if (members_[i].raft) stop(i);  // ended ones too: their databases close
   directory_->clear();
   for (auto& m : members_) {
     std::error_code ec;
@@ -224,9 +226,17 @@ raft::raft_options raft_group::options_for(size_t i) const {
   return opts;
 }
 
+std::optional<caf::error> raft_group::ended(size_t i) const {
+  auto& m = members_.at(i);
+  if (!m.raft || !m.ended) return std::nullopt;
+  return *m.ended;
+}
+
 void raft_group::start(size_t i) {
   auto& m = members_.at(i);
-  auto db = storage::rocks::open(m.dir);
+  storage::open_options db_opts;
+  if (disk_fault_) db_opts.fault = [f = disk_fault_, i] { return f(i); };
+  auto db = storage::rocks::open(m.dir, std::move(db_opts));
   if (!db) throw std::runtime_error("rocks::open: " + sys.render(db.error()));
   m.db = std::move(*db);
   auto sm = storage::state_machine::open(*m.db);
@@ -237,6 +247,10 @@ void raft_group::start(size_t i) {
   m.raft = sys.spawn<cuttable_member>(links_, i, parts->opts, m.db, m.sm, parts->log,
                                       parts->member);
   m.frozen = false;
+  m.ended = std::make_shared<std::optional<caf::error>>();
+  caf::actor_cast<caf::actor>(m.raft)->attach_functor([ended = m.ended](const caf::error& why) {
+    if (why != caf::make_error(caf::exit_reason::kill)) *ended = why;  // not by stop()
+  });
   links_->member_of[m.raft.id()] = i;
   (*directory_)[m.id] = m.raft;
 }
@@ -249,6 +263,7 @@ void raft_group::stop(size_t i) {
   caf::anon_send_exit(m.raft, caf::exit_reason::kill);
   sched.run();  // the exit; the actor's state (holding the database) goes with it
   m.raft = nullptr;
+  m.ended.reset();
   m.sm.reset();
   m.db.reset();
 }

@@ -14,12 +14,16 @@
 // they reorder), and healed: each member's raft actor is spawned as a
 // cuttable_member, which at its mailbox drops whatever another member's raft
 // actor sends it across a cut, and holds back what comes over a delayed link
-// (see cut, delay).
+// (see cut, delay). A member's disk can fail (the disk_fault hook): a raft
+// actor that then ends, as a node's does on a write RocksDB will not resume
+// from, is a crashed node's (ended, running).
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,6 +33,7 @@
 
 #include "actors/raft/raft_actor.hpp"
 #include "proto/registry.hpp"
+#include "storage/rocks.hpp"
 #include "support/caf_gtest_dsl.hpp"
 
 namespace aisched::test {
@@ -49,13 +54,27 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
     raft::node_actor raft;  // invalid while stopped
     bool frozen = false;
     bool joiner = false;  // started empty (aisched --join), added by a membership change
+    /// Why its raft actor ended on its own (killed by stop() is not that),
+    /// once it did: an error it does not go on after, as a node's raft actor
+    /// quits on a write RocksDB will not resume from (raft_actor.cpp,
+    /// retry_storage). New at each start.
+    std::shared_ptr<std::optional<caf::error>> ended;
   };
+
+  /// Test hook: how member i's disk fails right now (storage::fault_kind::none
+  /// while it works), asked by its RocksDB before every file write, from
+  /// RocksDB's background threads too (rocks::open_options::fault).
+  using disk_fault_fn = std::function<storage::fault_kind(size_t i)>;
 
   /// `size` members n1..n<size>, each restored from a fresh directory and
   /// spawned; `snapshot_every` as in raft_options; member i's election
-  /// timeouts are drawn from seed `seed + i`. Throws std::runtime_error
-  /// when the test environment is broken (no temp dir, RocksDB fails).
-  explicit raft_group(size_t size, uint64_t snapshot_every = 10'000, uint64_t seed = 1000);
+  /// timeouts are drawn from seed `seed + i`, and the delays (delay()) from
+  /// `seed`. With `disk_fault`, every member's database is opened with it
+  /// (at each start); without, no write ever fails. Throws
+  /// std::runtime_error when the test environment is broken (no temp dir,
+  /// RocksDB fails).
+  explicit raft_group(size_t size, uint64_t snapshot_every = 10'000, uint64_t seed = 1000,
+                      disk_fault_fn disk_fault = {});
   ~raft_group();
 
   /// Member i's cluster address, "127.0.0.1:<7401 + i>" (raft_options::
@@ -64,8 +83,17 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
 
   size_t size() const { return members_.size(); }
   member& at(size_t i) { return members_.at(i); }
+  /// Member i's raft state; requires running(i) (an ended actor's state is gone).
   raft::raft_state& state(size_t i) { return deref<member_impl>(members_.at(i).raft).state; }
-  bool running(size_t i) const { return static_cast<bool>(members_.at(i).raft); }
+  /// Whether member i's raft actor runs: started, not stopped, not ended on its own.
+  bool running(size_t i) const {
+    auto& m = members_.at(i);
+    return m.raft && !(m.ended && m.ended->has_value());
+  }
+  /// Why member i's raft actor ended on its own, until stop(i) (nullopt while
+  /// it runs, and once stopped): a crashed node's. Nothing of the group asks
+  /// it anything from then on; stop(i) closes its database, start(i) restarts it.
+  std::optional<caf::error> ended(size_t i) const;
 
   /// Adds and starts a member that joins the running group (aisched --join):
   /// a fresh directory, no peers, no membership until the leader adds it.
@@ -76,7 +104,8 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   /// timers) until it answers.
   caf::expected<proto::applied> change_members(size_t i, proto::membership_change change);
 
-  /// Kills member `i`'s actor and closes its database; its directory stays.
+  /// Kills member `i`'s actor (if it still runs) and closes its database;
+  /// its directory stays.
   void stop(size_t i);
   /// Restores member `i` from its directory and spawns it again.
   void start(size_t i);
@@ -169,6 +198,7 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
 
   uint64_t snapshot_every_;
   uint64_t seed_;
+  disk_fault_fn disk_fault_;
   std::vector<member> members_;
   std::vector<caf::actor> frozen_;  // taken out of the job queue by freeze_actor
   std::shared_ptr<std::map<std::string, raft::node_actor>> directory_;
