@@ -97,6 +97,7 @@ scheduler_sim::scheduler_sim(scheduler_sim_options opts)
       fault_rng_(opts.seed ^ 0x6661756c7473ULL),  // "faults"
       // Value-initialised: every disk works (fault_kind::none).
       disk_faults_(std::make_shared<std::vector<std::atomic<storage::fault_kind>>>(opts.members)),
+      outbox_faults_(std::make_shared<std::vector<bool>>(opts.members, false)),
       group_(opts.members, 10'000, 1 + opts.seed * 16,  // raft seeds: never 0 (random)
              [faults = disk_faults_](size_t i) { return faults->at(i).load(); }),
       clock_(wall_clock::simulated(start_unix, group_.sched.clock().now())),
@@ -195,6 +196,7 @@ void scheduler_sim::spawn_worker(size_t i) {
   worker::worker_config wcfg;
   wcfg.id = m.id;
   wcfg.outbox_dir = m.dir + "/worker-outbox";
+  wcfg.outbox_opts.fail_writes = [faults = outbox_faults_, i]() -> bool { return faults->at(i); };
   wcfg.clock = clock_;
   n.worker = sys.spawn(worker::worker_actor_impl, wcfg, n.exec);
   worker::registrar_options reg;

@@ -30,7 +30,8 @@
 // members' raft actors delayed 10-400 ms each, one way or both; one member's
 // disk failing every write (EIO) or every fsync for a while, its node
 // crashing when its raft actor gives up and restarted once the disk works:
-// fail_disk), each recorded as a window. The slot checker excuses lateness in a window
+// fail_disk; one member's worker's outbox failing every write for a while,
+// the worker then restarted: fail_outbox), each recorded as a window. The slot checker excuses lateness in a window
 // and `heal` after it: e.g. a run placed on a killed worker is lost and
 // retried (found at its restart, or when the router declares it dead after
 // dead_after, 45 s, a death of up to 60 s). A recorder
@@ -218,6 +219,9 @@ class scheduler_sim {
   /// Member `i`'s disk fails (`k`: every write with EIO, or only its fsyncs)
   /// for `length`; what its node does meanwhile and after (sim_faults.cpp).
   void fail_disk(size_t i, storage::fault_kind k, duration_ms length);
+  /// Member `i`'s worker's outbox fails every write for `length`; then its
+  /// worker is restarted (sim_faults.cpp).
+  void fail_outbox(size_t i, duration_ms length);
   scheduler_sim_result finish();
 
   scheduler_sim_options opts_;
@@ -230,6 +234,9 @@ class scheduler_sim {
   /// before every file write (raft_group's disk_fault hook), from RocksDB's
   /// threads too: atomic. Before group_, which opens the databases.
   std::shared_ptr<std::vector<std::atomic<storage::fault_kind>>> disk_faults_;
+  /// Whether each member's worker's outbox fails its writes now
+  /// (worker::outbox::options::fail_writes; asked on the worker's actor).
+  std::shared_ptr<std::vector<bool>> outbox_faults_;
   uint64_t draw(uint64_t below) { return rng_.draw(below); }  // uniform in [0, below)
   int64_t between(int64_t lo, int64_t hi) { return rng_.between(lo, hi); }
 

@@ -2,7 +2,7 @@
 // node crashed, restarted, frozen; a worker killed and restarted; and the
 // seed's choice of three faults, each carried out over its window
 // (inject_faults): crashes, a freeze, cuts and delays of the cluster link, a
-// member's disk failing (fail_disk).
+// member's disk failing (fail_disk), a worker's outbox failing (fail_outbox).
 #include <algorithm>
 #include <chrono>
 #include <iterator>
@@ -153,6 +153,27 @@ void scheduler_sim::fail_disk(size_t i, storage::fault_kind k, duration_ms lengt
                           " fault): " + group_.sys.render(fault));
 }
 
+// -- a worker's outbox -----------------------------------------------------------
+
+/// What a worker does when its outbox cannot write (actors/worker/
+/// worker_actor.cpp): at the first write that fails it logs why and takes no
+/// new runs from then on, refusing them (storage_error; the leader fails the
+/// attempt, retried per the task's policy), and its registrar registers it
+/// with no capacity at its next heartbeat (at most 5 s later); the reports it
+/// could not write it still sends. It stays so until restarted with a
+/// working outbox: here its operator restarts it when the window ends, as a
+/// crash (kill_worker, spawn_worker), whether a write failed or not. What
+/// its outbox could not keep is lost with it: the leader finds those runs
+/// lost at its registration (worker_lost, retried; placed again when no
+/// start of theirs was committed).
+void scheduler_sim::fail_outbox(size_t i, duration_ms length) {
+  outbox_faults_->at(i) = true;
+  advance_to(now() + length);
+  outbox_faults_->at(i) = false;
+  kill_worker(i);
+  spawn_worker(i);
+}
+
 // -- the seed's faults ---------------------------------------------------------
 
 void scheduler_sim::inject_faults() {
@@ -165,7 +186,7 @@ void scheduler_sim::inject_faults() {
   // ...each replaced, one time in three, by a kind added since, drawn (with
   // whatever such a kind draws) from a stream of their own, fault_rng_: a
   // seed none of whose three is replaced draws the faults it drew before.
-  static const char* const added[] = {"delay", "disk_fault"};
+  static const char* const added[] = {"delay", "disk_fault", "outbox_fault"};
   for (auto& kind : kinds)
     if (fault_rng_.draw(3) == 0) kind = added[fault_rng_.draw(std::size(added))];
   auto members = nodes_.size();
@@ -191,6 +212,8 @@ void scheduler_sim::inject_faults() {
       victim = (victim + 1 + draw(members - 1)) % members;
     } else if (kind == "partition" || kind == "worker_death") {
       victim = draw(members);
+    } else if (kind == "outbox_fault") {
+      victim = fault_rng_.draw(members);
     } else if (kind == "one_way") {
       victim = draw(members);
       other = (victim + 1 + draw(members - 1)) % members;
@@ -231,6 +254,8 @@ void scheduler_sim::inject_faults() {
     }
     if (kind == "disk_fault")
       fail_disk(victim, disk, length);  // its whole window, the restart included
+    else if (kind == "outbox_fault")
+      fail_outbox(victim, length);  // the worker's restart included
     else
       advance_to(now() + length);
     if (kind == "leader_freeze")
