@@ -332,6 +332,14 @@ using trigger_actor = commit_listener_actor::extend<
     caf::replies_to<enqueue_atom, std::string, uint64_t, std::vector<std::string>>::with<applied>,
     caf::reacts_to<wake_atom, uint64_t>, inspect_signature>;
 
+/// `not_taken`: the runs a native worker refused to take, each as the refusal
+/// its proxy would have reported (instance, worker, attempt, why). They never
+/// started there, so the router places each again as the same attempt
+/// (issue 41 item 3). A proxy sends them to its router (not_taken_sink).
+using not_taken_atom = caf::atom_constant<caf::atom("nottaken")>;
+using not_taken_sink =
+    caf::typed_actor<caf::reacts_to<not_taken_atom, std::vector<run_result>>>;
+
 /// worker_proxy (actors/worker_proxy): the leader's handle on one worker, and
 /// the one proposer of that worker's reports. The router hands it `execute` and
 /// `cancel_run`; a native worker sends it `report`s, which it batches into
@@ -417,8 +425,10 @@ typename Inspector::result_type inspect(Inspector& f, worker_list& x) {
 /// native worker here). `propose` with a fire commits it, first deciding how
 /// many runs each slot of a broadcast task creates (one per matching online
 /// worker, fire_slot::fanout), and places the runs it creates when workers are
-/// free and no run waits (fire_proposer_actor). `tick` is internal.
+/// free and no run waits (fire_proposer_actor). `not_taken` (from its worker
+/// proxies) places again runs a worker refused. `tick` is internal.
 using router_actor = commit_listener_actor::extend<
+    caf::reacts_to<not_taken_atom, std::vector<run_result>>,
     caf::reacts_to<pressure_atom, pressure>,
     caf::replies_to<propose_atom, fire>::with<applied>,
     caf::reacts_to<register_atom, worker, worker_actor>,

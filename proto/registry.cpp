@@ -31,6 +31,7 @@ void register_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<log_entry>("aisched.log_entry");
   cfg.add_message_type<applied>("aisched.applied");
   cfg.add_message_type<run_result>("aisched.run_result");
+  cfg.add_message_type<std::vector<run_result>>("aisched.run_results");
   cfg.add_message_type<raft_status>("aisched.raft_status");
   cfg.add_message_type<leadership>("aisched.leadership");
   cfg.add_message_type<pressure>("aisched.pressure");

@@ -266,6 +266,9 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         explain_waiting(self, scan_limit);
         self->delayed_send(self, std::chrono::seconds(1), caf::tick_atom::value);
       },
+      [=](not_taken_atom, const std::vector<run_result>& refused) {
+        place_refused(self, refused);
+      },
       [=](report_atom, run_result& r) {
         // A native worker re-sending a report it never got acknowledged: its
         // proxy commits it. (External workers report with their credential.)

@@ -155,6 +155,26 @@ void settle(self_ptr self, const std::string& worker_id, bool all) {
   report_lost(self, std::move(h.lost), obs::get().attempts_lost_restarted);
 }
 
+void place_refused(self_ptr self, const std::vector<run_result>& refused) {
+  auto& st = self->state;
+  if (!st.lead.leading || refused.empty()) return;
+  std::vector<instance> runs;
+  for (auto& r : refused) {
+    auto i = st.term.in_flight.find(r.instance_id);
+    if (i == st.term.in_flight.end() || i->second.worker_id != r.worker_id ||
+        i->second.attempt != r.attempt || i->second.state != instance_state::dispatched)
+      continue;  // it has moved on meanwhile (cancelled, ended, placed elsewhere)
+    log::warn("worker refused a run: placed again as the same attempt",
+              {{"actor", "router"}, {"instance_id", r.instance_id}, {"worker_id", r.worker_id},
+               {"attempt", std::to_string(r.attempt)}, {"reason", r.error}});
+    runs.push_back(i->second);
+  }
+  if (runs.empty()) return;
+  // Its next registration reopens it (the heartbeat, every registrar period).
+  if (auto* w = find_worker(st, refused.front().worker_id)) w->c.max_load = 0;
+  place_again(self, runs);
+}
+
 size_t end_removed(self_ptr self, const std::string& worker_id) {
   auto& st = self->state;
   if (!st.lead.leading) return 0;

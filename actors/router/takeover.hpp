@@ -25,6 +25,13 @@ void adopt_orphans(self_ptr self, const std::string& worker_id);
 /// have restarted); otherwise only the orphans that wait for it.
 void settle(self_ptr self, const std::string& worker_id, bool all);
 
+/// Places again, as the same attempts, the runs a native worker refused to
+/// take (its proxy's `not_taken`: they never started there), while each is
+/// still that attempt, dispatched to that worker and not started. The worker
+/// is closed to placement until its next registration says what it takes
+/// (e.g. max_load 0: its outbox failed), so it is not handed them again at once.
+void place_refused(self_ptr self, const std::vector<proto::run_result>& refused);
+
 /// Ends the attempts in flight on worker `worker_id` (an operator removed it)
 /// as lost with it, "worker_lost: worker <id> was removed", retried per their
 /// task's policy; each is cancelled on the worker first, through its proxy.

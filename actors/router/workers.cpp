@@ -36,7 +36,8 @@ void start_proxies(self_ptr self) {
                                          st.raft, st.lead.term, st.clock);
     else
       w.proxy = self->spawn<caf::linked>(worker_proxy::worker_proxy_impl, w.info.id, w.handle,
-                                         st.raft, st.lead.term, st.clock);
+                                         caf::actor_cast<not_taken_sink>(self), st.raft,
+                                         st.lead.term, st.clock);
   }
 }
 

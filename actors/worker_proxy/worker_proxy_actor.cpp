@@ -143,7 +143,9 @@ void post_execute(self_ptr self, const std::shared_ptr<worker::run_pool>& pool,
 }
 
 /// Sends a native worker the runs handed over since the last send, in one
-/// request; a run it does not take becomes a failed attempt.
+/// request. A run it refuses never started there: it goes back to the router
+/// to be placed again. A run it gives no answer for, or all of them when the
+/// request fails, may have been taken: each becomes a failed attempt.
 void send_runs(self_ptr self) {
   auto& st = self->state;
   if (st.to_send.empty()) return;
@@ -151,19 +153,33 @@ void send_runs(self_ptr self) {
   st.to_send.clear();
   st.to_send.reserve(reqs.size());  // the next burst is likely as large: no regrowth, no moves
   std::vector<std::string> ids;
+  std::vector<uint32_t> attempts;
   ids.reserve(reqs.size());
-  for (auto& r : reqs) ids.push_back(r.instance_id);
+  attempts.reserve(reqs.size());
+  for (auto& r : reqs) {
+    ids.push_back(r.instance_id);
+    attempts.push_back(r.attempt);
+  }
   worker_proxy_actor me = self;
   self->request(st.worker, request_timeout, execute_atom::value, std::move(reqs), me)
       .then(
           [=](std::vector<std::string>& refusals) {
             auto& wid = self->state.worker_id;
+            std::vector<run_result> not_taken;
             for (size_t i = 0; i < ids.size(); ++i) {
-              auto why = i < refusals.size() ? refusals[i] : "no answer for it";
-              if (!why.empty())
+              if (i >= refusals.size()) {
                 queue_report(self, refused(ids[i], wid,
-                                           "dispatch to worker " + wid + " failed: " + why));
+                                           "dispatch to worker " + wid +
+                                               " failed: no answer for it"));
+                continue;
+              }
+              if (refusals[i].empty()) continue;  // taken
+              auto r = refused(ids[i], wid, "worker " + wid + " refused it: " + refusals[i]);
+              r.attempt = attempts[i];
+              not_taken.push_back(std::move(r));
             }
+            if (!not_taken.empty())
+              self->send(self->state.router, not_taken_atom::value, std::move(not_taken));
           },
           [=](caf::error& err) {
             auto& wid = self->state.worker_id;
@@ -232,11 +248,13 @@ worker_proxy_actor::behavior_type http_worker_proxy_impl(
 }
 
 worker_proxy_actor::behavior_type worker_proxy_impl(self_ptr self, std::string worker_id,
-                                                    worker_actor worker, raft_actor raft,
+                                                    worker_actor worker,
+                                                    not_taken_sink router, raft_actor raft,
                                                     uint64_t term, wall_clock clock) {
   auto& st = self->state;
   st.worker_id = std::move(worker_id);
   st.worker = std::move(worker);
+  st.router = std::move(router);
   st.raft = std::move(raft);
   st.term = term;
   st.clock = clock;

@@ -5,7 +5,10 @@
 // a run's start folded into its result when both are queued (report_batch.hpp).
 // It is the one proposer of its worker's reports: an external worker's report
 // (REST, verified by the router) reaches raft through it too, on its own.
-// A delivery the worker does not accept becomes a failed attempt at once.
+// A run a native worker refuses to take never started there: it goes back to
+// the router (not_taken), which places it again as the same attempt. A run
+// the worker may have taken (no answer for it, a failed request) and an
+// external worker's failed post become failed attempts at once.
 // Runs handed over in one burst go to a native worker in one request; a
 // cancel of a run not sent yet drops it there.
 #pragma once
@@ -24,6 +27,7 @@ namespace aisched::worker_proxy {
 struct proxy_state {
   std::string worker_id;
   proto::worker_actor worker;
+  proto::not_taken_sink router;  // native workers only: where refused runs go back
   proto::raft_actor raft;
   uint64_t term = 0;
   wall_clock clock;  // its router's: the time of its reports and of held runs' instants
@@ -52,9 +56,11 @@ proto::worker_proxy_actor::behavior_type http_worker_proxy_impl(
     std::string callback_url, std::string report_base, std::shared_ptr<worker::run_pool> pool,
     proto::raft_actor raft, uint64_t term, wall_clock clock);
 
-/// A proxy for a native worker (a CAF actor); `clock` as above.
+/// A proxy for a native worker (a CAF actor); the runs it refuses go back to
+/// `router`; `clock` as above.
 proto::worker_proxy_actor::behavior_type worker_proxy_impl(
     proto::worker_proxy_actor::stateful_pointer<proxy_state> self, std::string worker_id,
-    proto::worker_actor worker, proto::raft_actor raft, uint64_t term, wall_clock clock);
+    proto::worker_actor worker, proto::not_taken_sink router, proto::raft_actor raft,
+    uint64_t term, wall_clock clock);
 
 }  // namespace aisched::worker_proxy

@@ -3,9 +3,11 @@
 // runs complete inside it, without a thread) and the proxy between them, as the
 // router wires them. Checks that a report is committed and only then
 // acknowledged to the worker, that a run's start queued with its result is
-// folded into it (one transition, its start time kept), that a refused run fails at once with the
-// worker's reason (a worker whose outbox failed), that runs handed over in one
-// burst (one request to the worker) each end as the worker says, and one
+// folded into it (one transition, its start time kept), that a run the worker
+// refuses (its outbox failed) goes back to the router with the worker's reason
+// and stays dispatched (never a failed attempt: it did not start), that runs
+// handed over in one burst (one request to the worker) each end as the worker
+// says, and one
 // cancelled before its burst went out never reaches it, that runs a lying
 // worker does not answer for fail at once, that a proxy of another
 // term commits nothing and acknowledges nothing, and that an external worker's
@@ -73,7 +75,15 @@ class worker_proxy_actor_test : public test_coordinator_fixture<test::actor_test
   }
 
   proto::worker_proxy_actor spawn_proxy(const proto::worker_actor& w, uint64_t term) {
-    auto p = sys.spawn(worker_proxy_impl, std::string("w1"), w, node_.raft, term, wall_clock{});
+    auto sink = sys.spawn([got = not_taken_](proto::not_taken_sink::pointer)
+                              -> proto::not_taken_sink::behavior_type {
+      return {[got](proto::not_taken_atom, const std::vector<proto::run_result>& runs) {
+        got->insert(got->end(), runs.begin(), runs.end());
+      }};
+    });
+    keep(sink);
+    auto p = sys.spawn(worker_proxy_impl, std::string("w1"), w, sink, node_.raft, term,
+                       wall_clock{});
     keep(p);
     return p;
   }
@@ -100,6 +110,9 @@ class worker_proxy_actor_test : public test_coordinator_fixture<test::actor_test
 
   std::shared_ptr<worker::run_pool> pool_;
   fs::path box_file_;
+  /// What the proxies sent their router as not taken (the router's part).
+  std::shared_ptr<std::vector<proto::run_result>> not_taken_ =
+      std::make_shared<std::vector<proto::run_result>>();
 };
 
 TEST_F(worker_proxy_actor_test, a_report_is_committed_then_acknowledged_to_the_worker) {
@@ -154,7 +167,7 @@ TEST_F(worker_proxy_actor_test, a_start_queued_with_its_result_is_folded_into_it
   EXPECT_EQ(now.finished_at, x.dispatched_at + 9);
 }
 
-TEST_F(worker_proxy_actor_test, a_run_the_worker_refuses_fails_at_once_with_its_reason) {
+TEST_F(worker_proxy_actor_test, a_run_the_worker_refuses_goes_back_to_the_router_with_its_reason) {
   // A worker whose outbox will not open (a file where its directory goes).
   box_file_ = fs::temp_directory_path() / ("aisched-proxy-box-" + std::to_string(::getpid()));
   std::ofstream(box_file_) << "not a directory\n";
@@ -165,10 +178,14 @@ TEST_F(worker_proxy_actor_test, a_run_the_worker_refuses_fails_at_once_with_its_
   caf::anon_send(proxy, proto::execute_atom::value, execute_of(x));
   sched.run();
 
-  auto now = instance_of(x.id);
-  EXPECT_EQ(now.state, instance_state::failed)
-      << "a worker that cannot keep its reports took the run";
-  EXPECT_NE(now.error.find("outbox"), std::string::npos) << now.error;
+  EXPECT_EQ(instance_of(x.id).state, instance_state::dispatched)
+      << "a run that never started was ended (a failed attempt it never made)";
+  ASSERT_EQ(not_taken_->size(), 1u) << "the refused run did not go back to the router";
+  auto& back = not_taken_->front();
+  EXPECT_EQ(back.instance_id, x.id);
+  EXPECT_EQ(back.attempt, x.attempt);
+  EXPECT_EQ(back.worker_id, "w1");
+  EXPECT_NE(back.error.find("outbox"), std::string::npos) << back.error;
 }
 
 TEST_F(worker_proxy_actor_test, runs_handed_over_in_one_burst_each_end_as_the_worker_says) {
@@ -189,9 +206,12 @@ TEST_F(worker_proxy_actor_test, runs_handed_over_in_one_burst_each_end_as_the_wo
 
   EXPECT_EQ(instance_of(a.id).state, instance_state::success);
   EXPECT_EQ(instance_of(b.id).state, instance_state::success);
-  auto refused = instance_of(far.id);
-  EXPECT_EQ(refused.state, instance_state::failed) << "the refusal was lost in the batch";
-  EXPECT_NE(refused.error.find("holds a run"), std::string::npos) << refused.error;
+  EXPECT_EQ(instance_of(far.id).state, instance_state::dispatched)
+      << "the refused run was ended instead of going back to the router";
+  ASSERT_EQ(not_taken_->size(), 1u) << "the refusal was lost in the batch";
+  EXPECT_EQ(not_taken_->front().instance_id, far.id);
+  EXPECT_NE(not_taken_->front().error.find("holds a run"), std::string::npos)
+      << not_taken_->front().error;
   EXPECT_TRUE(held(w).empty()) << "committed reports stay unacknowledged";
 }
 
