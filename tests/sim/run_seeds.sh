@@ -32,7 +32,7 @@ for p in $pids; do
   pid=${p%%:*} rest=${p#*:}
   if wait "$pid"; then verdict=passed; else verdict=FAILED; status=1; fi
   echo "seeds ${rest#*:}: $verdict"
-  grep -E "^\[ scheduler_sim \]|violation|replay:" "$logs/${rest%%:*}" | head -40
+  grep -E "^\[ scheduler_sim \]|violation|^    |replay:" "$logs/${rest%%:*}" | head -40
 done
 echo "$count seeds in $(( $(date +%s) - started )) s wall with $jobs processes"
 exit $status
