@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 
-.PHONY: all build run test fuzz bootstrap clean
+.PHONY: all build run test fuzz sim bootstrap clean
 
 all: build
 
@@ -31,6 +31,14 @@ fuzz: bootstrap
 	  -DCMAKE_CXX_COMPILER=clang++-14 -DAISCHED_FUZZ=ON -DAISCHED_FUZZ_SECONDS=$(FUZZ_SECONDS)
 	cmake --build $(FUZZ_DIR) --target fuzz_targets -j $(JOBS)
 	cd $(FUZZ_DIR) && ctest --output-on-failure --timeout 300 -j $(JOBS)
+
+# More seeds of the scheduler simulation than ctest runs (tests/sim/run_seeds.sh):
+# `make sim SEEDS=100000` runs seeds FIRST..FIRST+SEEDS-1 in JOBS processes.
+SEEDS ?= 1000
+FIRST ?= 1
+sim: bootstrap $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) --target scheduler_sim_test -j $(JOBS)
+	tests/sim/run_seeds.sh $(BUILD_DIR) $(FIRST) $$(( $(FIRST) + $(SEEDS) - 1 )) $(JOBS)
 
 clean:
 	rm -rf $(BUILD_DIR) $(FUZZ_DIR)

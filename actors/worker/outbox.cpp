@@ -65,6 +65,14 @@ void add_record(std::string& out, uint8_t kind, std::string_view key, std::strin
   std::memcpy(out.data() + body_at - 4, &sum, 4);
 }
 
+/// Whether the test hook fails the next write (options::fail_writes); sets
+/// errno as the failed system call would.
+bool injected_failure(const outbox::options& opts) {
+  if (!opts.fail_writes || !opts.fail_writes()) return false;
+  errno = EIO;
+  return true;
+}
+
 caf::error sys_error(const std::string& what) {
   return make_error(errc::storage_error, "outbox: " + what + ": " + std::strerror(errno));
 }
@@ -288,7 +296,9 @@ void outbox::forget(const std::string& key) {
 
 caf::error outbox::start_segment() {
   auto seq = segs_.empty() ? 1 : segs_.back().seq + 1;
-  int fd = ::open(path_of(seq).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+  int fd = -1;
+  if (!injected_failure(opts_))
+    fd = ::open(path_of(seq).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return sys_error("cannot create " + path_of(seq));
   if (fd_ >= 0) ::close(fd_);
   fd_ = fd;
@@ -300,7 +310,8 @@ caf::error outbox::start_segment() {
 caf::error outbox::append(const std::string& records, uint64_t puts) {
   size_t done = 0;
   while (done < records.size()) {
-    auto n = ::write(fd_, records.data() + done, records.size() - done);
+    ssize_t n = -1;
+    if (!injected_failure(opts_)) n = ::write(fd_, records.data() + done, records.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       auto err = sys_error("write to " + path_of(segs_.back().seq) + " failed");

@@ -35,6 +35,7 @@
 #include <caf/expected.hpp>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -49,6 +50,11 @@ class outbox {
  public:
   struct options {
     uint64_t segment_bytes = 8u << 20;  // a new segment starts past this size
+    /// Test hook, off (empty) in every normal start: asked before each write
+    /// to the outbox's files (an append, a new segment); while it answers
+    /// true, that write fails with EIO as on a failing disk, and nothing of
+    /// it reaches the file (tests/sim/scheduler_sim).
+    std::function<bool()> fail_writes;
   };
 
   /// Opens (creating) the outbox in `dir` and reads what it holds. An error

@@ -84,7 +84,7 @@ void outbox_failed(worker_actor::stateful_pointer<worker_state> self, std::strin
 void open_outbox(worker_actor::stateful_pointer<worker_state> self) {
   auto& st = self->state;
   if (st.cfg.outbox_dir.empty()) return;  // reports in memory only, by configuration
-  auto box = outbox::open(st.cfg.outbox_dir);
+  auto box = outbox::open(st.cfg.outbox_dir, st.cfg.outbox_opts);
   if (!box) return outbox_failed(self, "open", box.error());
   st.box = std::move(*box);
   // Their runs count as done here, so a new leader that hands one of them

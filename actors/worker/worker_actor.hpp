@@ -64,6 +64,7 @@ struct worker_config {
   duration_ms dedup_ttl = 5 * 60'000;  // a settled attempt is forgotten after this...
   size_t dedup_cap = 100'000;           // ...or once this many newer ones settled
   std::string outbox_dir;           // "" keeps unacknowledged reports in memory only
+  outbox::options outbox_opts;      // how it is opened (tests: its fault hook)
   size_t live_cap = 64 * 1024;      // bytes of live output a new follower is sent first
   duration_ms resend_after = 3'000;  // an unacknowledged report is sent again after this
   wall_clock clock{};                // the worker's (common/clock.hpp): the system's

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstdarg>
 #include <iterator>
-#include <stdexcept>
 #include <utility>
 
 #include <caf/actor_cast.hpp>
@@ -101,7 +100,12 @@ scheduler_sim::scheduler_sim(scheduler_sim_options opts)
     : opts_(opts),
       rng_(opts.seed),
       more_(~opts.seed),
-      group_(opts.members, 10'000, 1 + opts.seed * 16),  // raft seeds: never 0 (random)
+      fault_rng_(opts.seed ^ 0x6661756c7473ULL),  // "faults"
+      // Value-initialised: every disk works (fault_kind::none).
+      disk_faults_(std::make_shared<std::vector<std::atomic<storage::fault_kind>>>(opts.members)),
+      outbox_faults_(std::make_shared<std::vector<bool>>(opts.members, false)),
+      group_(opts.members, 10'000, 1 + opts.seed * 16,  // raft seeds: never 0 (random)
+             [faults = disk_faults_](size_t i) { return faults->at(i).load(); }),
       clock_(wall_clock::simulated(start_unix, group_.sched.clock().now())),
       endpoints_(std::make_shared<std::map<std::string, proto::endpoint_actor>>()),
       history_(std::make_shared<history>()),
@@ -121,7 +125,7 @@ scheduler_sim::~scheduler_sim() {
   // The coordinator fixture's destructor fires every pending timer until none
   // is left: every actor that ticks must be gone first.
   for (size_t i = 0; i < nodes_.size(); ++i)
-    if (group_.running(i)) stop_member(i);
+    if (group_.at(i).raft) stop_member(i);  // one whose raft ended too
   for (auto& r : recorders_) caf::anon_send_exit(r, caf::exit_reason::kill);
   group_.sched.run();
 }
@@ -204,6 +208,7 @@ void scheduler_sim::spawn_worker(size_t i) {
   worker::worker_config wcfg;
   wcfg.id = m.id;
   wcfg.outbox_dir = m.dir + "/worker-outbox";
+  wcfg.outbox_opts.fail_writes = [faults = outbox_faults_, i]() -> bool { return faults->at(i); };
   wcfg.clock = clock_;
   n.worker = sys.spawn(worker::worker_actor_impl, wcfg, n.exec);
   worker::registrar_options reg;
@@ -226,65 +231,6 @@ void scheduler_sim::spawn_worker(size_t i) {
   n.registrar = sys.spawn(worker::registrar_actor_impl, std::move(reg));
   watch(caf::actor_cast<caf::actor>(n.worker), m.id + "'s worker");
   watch(n.registrar, m.id + "'s registrar");
-}
-
-void scheduler_sim::kill_worker(size_t i) {
-  auto& n = nodes_.at(i);
-  if (n.exec) n.exec->stop();  // its runs end at their next timer, unreported
-  caf::anon_send_exit(n.registrar, caf::exit_reason::kill);
-  caf::anon_send_exit(n.worker, caf::exit_reason::kill);
-  group_.sched.run();
-  n.registrar = nullptr;
-  n.worker = nullptr;
-  n.exec.reset();
-}
-
-// -- faults --------------------------------------------------------------------
-
-void scheduler_sim::stop_member(size_t i) {
-  auto& n = nodes_.at(i);
-  if (n.frozen) thaw_member(i);
-  if (n.exec) n.exec->stop();  // its runs end at their next timer, unreported
-  endpoints_->erase(test::raft_group::address(i));
-  for (auto& a : n.actors())
-    if (a) caf::anon_send_exit(a, caf::exit_reason::kill);
-  group_.sched.run();  // the store lets go of the database before raft closes it
-  n = node{};
-  group_.stop(i);
-}
-
-void scheduler_sim::start_member(size_t i) {
-  group_.start(i);
-  spawn_node(i);
-}
-
-void scheduler_sim::freeze_member(size_t i) {
-  auto& n = nodes_.at(i);
-  if (n.frozen) return;
-  group_.freeze(i);
-  // Each needs mail to be in the job queue: one it answers without effect
-  // (inspect, answered to nobody), or for the registrar (untyped, no
-  // inspect) a down message of an actor it does not watch.
-  for (auto& a : n.actors()) {
-    if (a == n.registrar)
-      caf::anon_send(a, caf::down_msg{});
-    else
-      caf::anon_send(a, proto::inspect_atom::value);
-    try {
-      group_.freeze_actor(a);
-    } catch (const std::runtime_error& e) {  // it terminated: deaths_ says why
-      violations_.push_back("freeze of " + group_.at(i).id + ": " + e.what());
-    }
-  }
-  n.frozen = true;
-}
-
-void scheduler_sim::thaw_member(size_t i) {
-  auto& n = nodes_.at(i);
-  if (!n.frozen) return;
-  group_.thaw(i);
-  for (auto& a : n.actors()) group_.thaw_actor(a);
-  n.frozen = false;
 }
 
 // -- driving -------------------------------------------------------------------
@@ -546,74 +492,6 @@ void scheduler_sim::set_paused(size_t k, bool paused) {
   trace("%s of task %s %s", what, t.name.c_str(), a ? "acknowledged" : "not acknowledged");
 }
 
-// -- faults --------------------------------------------------------------------
-
-void scheduler_sim::inject_faults() {
-  using namespace std::chrono_literals;
-  // Three of these, in the order the seed draws.
-  std::vector<std::string> kinds{"leader_crash", "follower_crash", "leader_freeze",
-                                 "partition",    "one_way",        "worker_death"};
-  for (size_t k = kinds.size() - 1; k > 0; --k) std::swap(kinds[k], kinds[draw(k + 1)]);
-  kinds.resize(3);
-  auto members = nodes_.size();
-  for (size_t k = 0; k < kinds.size(); ++k) {
-    auto& kind = kinds[k];
-    auto start = t0_ + timeline::faults_from +
-                 static_cast<duration_ms>(k) * timeline::fault_segment + between(0, 25) * 1'000;
-    auto length = kind == "leader_freeze"  ? between(1, 6) * 1'000
-                  : kind == "worker_death" ? between(5, timeline::max_worker_death / 1'000) * 1'000
-                                           : between(3, timeline::max_fault / 1'000) * 1'000;
-    advance_to(start);  // a no-op when the previous fault (a long worker death) ended later
-    int leader = -1;
-    group_.run_until([&] { return (leader = group_.agreed_leader()) >= 0; }, 10s);
-    if (leader < 0) {
-      violations_.push_back("no agreed leader at " + at_text(now()) + " (before " + kind + ")");
-      continue;
-    }
-    auto victim = static_cast<size_t>(leader);
-    size_t other = victim;  // one_way: messages from victim to other are lost
-    if (kind == "follower_crash")
-      victim = (victim + 1 + draw(members - 1)) % members;
-    else if (kind == "partition" || kind == "worker_death")
-      victim = draw(members);
-    else if (kind == "one_way") {
-      victim = draw(members);
-      other = (victim + 1 + draw(members - 1)) % members;
-    }
-    fault_window w{kind, group_.at(victim).id, now(), 0};
-    if (kind == "one_way") w.member += "->" + group_.at(other).id;
-    trace("%s of %s for %s", kind.c_str(), w.member.c_str(), format_duration(length).c_str());
-    if (kind == "leader_freeze") {
-      freeze_member(victim);
-    } else if (kind == "partition") {
-      for (size_t j = 0; j < members; ++j)
-        if (j != victim) {
-          group_.cut(victim, j);
-          group_.cut(j, victim);
-        }
-    } else if (kind == "one_way") {
-      group_.cut(victim, other);
-    } else if (kind == "worker_death") {
-      kill_worker(victim);
-    } else {
-      stop_member(victim);
-    }
-    advance_to(now() + length);
-    if (kind == "leader_freeze")
-      thaw_member(victim);
-    else if (kind == "partition" || kind == "one_way")
-      group_.heal_all();
-    else if (kind == "worker_death")
-      spawn_worker(victim);
-    else
-      start_member(victim);
-    w.to = now();
-    trace("%s of %s over", kind.c_str(), w.member.c_str());
-    profile_ += kind + " " + w.member + " [" + at_text(w.from) + ", " + at_text(w.to) + "]; ";
-    faults_.push_back(std::move(w));
-  }
-}
-
 // -- the run -------------------------------------------------------------------
 
 scheduler_sim_result scheduler_sim::run() {
@@ -671,6 +549,12 @@ scheduler_sim_result scheduler_sim::finish() {
                             format_duration(timeline::min_settle) +
                             " before the end: liveness not judged within its bound");
   }
+  // A raft actor that ended on its own ends its node (fail_disk restarts the
+  // one whose disk it failed).
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (auto why = group_.ended(i))
+      violations_.push_back(group_.at(i).id + "'s raft terminated on its own: " +
+                            (*why ? group_.sys.render(*why) : std::string("normal exit")));
   violations_.insert(violations_.end(), deaths_->begin(), deaths_->end());
   r.violations = violations_;
   r.profile = profile_;

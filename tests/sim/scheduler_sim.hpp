@@ -11,9 +11,10 @@
 // What stands in for the network: the members reach each other's raft actors
 // through raft_options::resolve_peer and each other's endpoints through
 // registrar_options::resolve_member, both lookups in directories kept here.
-// Cuts (raft_group::cut) lose the messages between two members' raft actors;
-// the workers' links to the endpoints (registration, heartbeats, dispatch,
-// reports) are never cut.
+// Cuts (raft_group::cut) lose the messages between two members' raft actors,
+// delays (raft_group::delay) make each of them late by a seeded draw of its
+// own, so they reorder; the workers' links to the endpoints (registration,
+// heartbeats, dispatch, reports) are never cut nor delayed.
 //
 // One seed draws everything: the raft timeouts, the workload
 // (tests/sim/sim_workload: @every tasks, one-shots, a bulk enqueue and the
@@ -24,22 +25,36 @@
 // buffer_one; created and done through the leader the way the gateway does
 // them), the runs' durations and exit codes (those two tasks' runs take a
 // range of their own: worker::sim_options::durations_of; every execution
-// recorded as the executors made it), and the faults
-// (three of: the leader crashed and restarted, a follower crashed and
-// restarted, the leader frozen as by SIGSTOP, one member partitioned from the
-// others, the messages from one member to another lost (one way), one
-// member's worker process killed and restarted while its member stays up),
-// each recorded as a window. The slot checker excuses a run's lateness when
-// a window, extended by `heal` after it, meets the second the run was due
-// in: e.g. a run placed on a killed worker is lost and
-// retried (found at its restart, or when the router declares it dead after
-// dead_after, 45 s, a death of up to 60 s). A recorder
-// subscribed to every member's raft keeps every committed instance change
-// and when it was first applied; at the end the checkers
+// recorded as the executors made it), and three faults, each recorded as a
+// window (sim_faults.cpp, inject_faults), of these kinds:
+// - leader_crash, follower_crash: the member's node crashed, restarted later;
+// - leader_freeze: the leader's node stopped as by SIGSTOP, then resumed;
+// - partition: one member cut off from the others, both ways;
+// - one_way: the messages from one member's raft actor to another's lost;
+// - worker_death: one member's worker process killed, restarted later, its
+//   member staying up;
+// - delay: the messages between two members' raft actors late by 10-400 ms
+//   each, one way or both, so they reorder;
+// - disk_fault: one member's disk failing every write (EIO) or every fsync;
+//   its raft actor fences itself and, RocksDB not resuming, ends: its node
+//   crashes then and restarts once the disk works (fail_disk);
+// - outbox_fault: one member's worker's outbox failing every write; the
+//   worker takes no new runs meanwhile and is restarted after (fail_outbox).
+// The first six are drawn as they always were; each of the three is replaced,
+// one time in three, by one of the last three (drawn from a stream of their
+// own, so a seed none of whose faults is replaced replays as before). The
+// slot checker excuses a run's lateness when a window, extended by `heal`
+// after it, meets the second the run was due in: e.g. a run placed on a
+// killed worker is lost and retried (found at its restart, or when the
+// router declares it dead after dead_after, 45 s, a death of up to 60 s). A
+// raft actor that ends on its own outside a disk fault is a violation. A
+// recorder subscribed to every member's raft keeps every committed instance
+// change and when it was first applied; at the end the checkers
 // (scheduler_sim_checks.hpp) judge that history and the executions.
 // Nothing reads the real clock and nothing sleeps: a seed replays exactly.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -53,6 +68,7 @@
 #include "common/clock.hpp"
 #include "proto/interfaces.hpp"
 #include "runtime/scheduling.hpp"
+#include "storage/rocks.hpp"
 #include "tests/actors/raft/raft_group.hpp"
 #include "tests/sim/scheduler_sim_checks.hpp"
 #include "tests/sim/sim_workload.hpp"
@@ -93,7 +109,8 @@ struct timeline {
   /// A worker death lasts up to this: past dead_after (45 s), so that the
   /// router's worker_lost path runs. It may push the next fault later (it
   /// starts when this one ends): three in a row end by 235 s (and the
-  /// waits for an agreed leader), leaving at least a minute to settle.
+  /// waits for an agreed leader), leaving at least a minute to settle. (A
+  /// disk fault may outlast max_fault by its settle, 5 s: well under this.)
   static constexpr duration_ms max_worker_death = 60'000;
   static constexpr duration_ms faults_until = faults_from + 3 * fault_segment;
   static constexpr duration_ms workload_end = 240'000;
@@ -218,6 +235,12 @@ class scheduler_sim {
   /// Pauses or resumes task tasks_[k], recording the pause_window.
   void set_paused(size_t k, bool paused);
   void inject_faults();
+  /// Member `i`'s disk fails (`k`: every write with EIO, or only its fsyncs)
+  /// for `length`; what its node does meanwhile and after (sim_faults.cpp).
+  void fail_disk(size_t i, storage::fault_kind k, duration_ms length);
+  /// Member `i`'s worker's outbox fails every write for `length`; then its
+  /// worker is restarted (sim_faults.cpp).
+  void fail_outbox(size_t i, duration_ms length);
   scheduler_sim_result finish();
 
   scheduler_sim_options opts_;
@@ -225,6 +248,16 @@ class scheduler_sim {
   seed_stream more_;  // the workload's draws added since (sim_workload.hpp)
   uint64_t draw(uint64_t below) { return rng_.draw(below); }  // uniform in [0, below)
   int64_t between(int64_t lo, int64_t hi) { return rng_.between(lo, hi); }
+  /// The fault kinds added since the first six, and what they draw
+  /// (inject_faults): the first six's draws from rng_ keep their order.
+  seed_stream fault_rng_;
+  /// How each member's disk fails now (none: it works), asked by its RocksDB
+  /// before every file write (raft_group's disk_fault hook), from RocksDB's
+  /// threads too: atomic. Before group_, which opens the databases.
+  std::shared_ptr<std::vector<std::atomic<storage::fault_kind>>> disk_faults_;
+  /// Whether each member's worker's outbox fails its writes now
+  /// (worker::outbox::options::fail_writes; asked on the worker's actor).
+  std::shared_ptr<std::vector<bool>> outbox_faults_;
 
   test::raft_group group_;
   wall_clock clock_;

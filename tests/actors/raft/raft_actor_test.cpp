@@ -4,12 +4,19 @@
 // timeout; proposals commit and are applied on every member; killing the
 // leader elects another within the timeout bound; a restarted member catches
 // up (from the log, or from a snapshot when the log was compacted meanwhile);
-// a deposed leader's proposal and a decision of an older term are rejected.
+// a deposed leader's proposal and a decision of an older term are rejected;
+// messages delayed and reordered on every link still commit everywhere; a
+// member whose disk fails ends, and catches up once restarted.
 #define CAF_GTEST_DSL_IMPL
 #include "raft_group.hpp"
 
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include <caf/event_based_actor.hpp>
 
 #include "proto/errors.hpp"
 #include "storage/format_version.hpp"
@@ -248,6 +255,81 @@ TEST(raft_actor_links, a_link_lost_on_the_waiting_side_only_comes_back_from_the_
   ASSERT_NE(id, 0u);
   ASSERT_GE(g.run_until([&] { return g.at(0).sm->get_task("default", id) &&
                                      g.at(1).sm->get_task("default", id); }, 2s).count(), 0);
+}
+
+// raft_group::delay holds every message between members back by a delay of
+// its own (10-400 ms here, on every link both ways), so they arrive late and
+// out of order: appends after later appends, acks after later acks. The
+// group still commits what is proposed through any member (a follower
+// forwards), and once healed every member has applied it. (Heartbeats go
+// every tick: no gap between arrivals reaches the shortest election
+// timeout, so the leader stays.)
+TEST(raft_actor_links, messages_late_and_reordered_on_every_link_still_commit_everywhere) {
+  raft_group g(3);
+  ASSERT_GE(elect(g, 3s), 0);
+  for (size_t from = 0; from < g.size(); ++from)
+    for (size_t to = 0; to < g.size(); ++to)
+      if (from != to) g.delay(from, to, 10ms, 400ms);
+  ASSERT_TRUE(g.is_delayed(2, 0));
+  // From client actors while virtual time runs: the answers come late.
+  constexpr size_t asked = 9;
+  auto ids = std::make_shared<std::vector<uint64_t>>();
+  auto failures = std::make_shared<std::vector<std::string>>();
+  for (size_t k = 0; k < asked; ++k) {
+    proto::task t;
+    t.kind = proto::task_kind::noop;
+    t.name = "late-" + std::to_string(k);
+    auto raft = caf::actor_cast<proto::raft_actor>(g.at(k % g.size()).raft);
+    g.sys.spawn([=](caf::event_based_actor* self) {
+      self->request(raft, 20s, proto::propose_atom::value, proto::command{proto::create_task{t, ""}})
+          .then(
+              [=](proto::applied& a) {
+                if (a.tasks.size() == 1) ids->push_back(a.tasks[0].id);
+                else failures->push_back("no task in the answer");
+              },
+              [=](caf::error& e) { failures->push_back(caf::to_string(e)); });
+    });
+  }
+  auto all_answered = [&] { return ids->size() + failures->size() == asked; };
+  ASSERT_GE(g.run_until(all_answered, 30s).count(), 0) << "proposals unanswered";
+  EXPECT_TRUE(failures->empty()) << failures->size() << " failed, the first: " << failures->front();
+  g.heal_all();
+  EXPECT_FALSE(g.is_delayed(2, 0));
+  auto leader = elect(g, 3s);
+  ASSERT_GE(leader, 0);
+  ASSERT_GE(g.run_until([&] { return caught_up_with(g, static_cast<size_t>(leader)); }, 3s).count(),
+            0);
+  for (size_t i = 0; i < g.size(); ++i)
+    for (auto id : *ids)
+      EXPECT_TRUE(g.at(i).sm->get_task("default", id)) << g.at(i).id << " lacks " << id;
+}
+
+// A member's disk that fails every write (raft_group's disk_fault hook, EIO):
+// its raft actor fences itself at the first write that fails and, RocksDB
+// marking an EIO on its log fatal, ends at its first probe of the disk
+// (errc::internal: only a reopen mends it), as a node's does before its node
+// exits. The others go on; restarted with a working disk, it catches up.
+// (scheduler_sim's disk_fault models a node on exactly this.)
+TEST(raft_actor_disk, a_member_whose_disk_fails_ends_and_catches_up_once_restarted) {
+  auto disks = std::make_shared<std::vector<std::atomic<storage::fault_kind>>>(3);
+  raft_group g(3, 10'000, 1000, [disks](size_t i) { return disks->at(i).load(); });
+  auto leader = elect(g, 3s);
+  ASSERT_GE(leader, 0);
+  auto victim = other_than(g, leader);
+  disks->at(victim).store(storage::fault_kind::io_error);
+  ASSERT_NE(g.create_task(static_cast<size_t>(leader), "while-it-fails"), 0u);
+  ASSERT_GE(g.run_until([&] { return g.ended(victim).has_value(); }, 3s).count(), 0)
+      << "the member went on without its disk";
+  EXPECT_FALSE(g.running(victim));
+  EXPECT_EQ(view(*g.ended(victim)).code, errc::internal) << g.sys.render(*g.ended(victim));
+  auto id = g.create_task(static_cast<size_t>(leader), "without-it");
+  ASSERT_NE(id, 0u);
+  disks->at(victim).store(storage::fault_kind::none);
+  g.stop(victim);
+  g.start(victim);
+  ASSERT_GE(g.run_until([&] { return caught_up_with(g, static_cast<size_t>(leader)); }, 3s).count(),
+            0);
+  EXPECT_TRUE(g.at(victim).sm->get_task("default", id));
 }
 
 // Members exchange log entries and snapshots in their data format's encoding:

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <stdexcept>
 
+#include <caf/actor_clock.hpp>
 #include <caf/send.hpp>
 
 #include "proto/errors.hpp"
@@ -18,17 +21,31 @@ namespace aisched::test {
 
 namespace {
 
+/// SplitMix64's step on `state`: uniform in [0, below) (0 when below is 0).
+uint64_t draw(uint64_t& state, uint64_t below) {
+  state += 0x9e3779b97f4a7c15ULL;
+  uint64_t z = state;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return below == 0 ? 0 : z % below;
+}
+
 /// A raft actor exactly as raft_actor_impl makes it, whose mailbox refuses
-/// what another member's raft actor sends across a cut (raft_group::cut).
-/// Dropping at the receiver, by the sender's identity, leaves every handle
-/// the real one: the members hold each other's actors, current_sender() is
-/// the peer's raft actor, and accept_from's and the hello's checks see what
-/// they see over a real connection. A forwarding actor between the members
-/// would not: the dialer would hold the forwarder while the peer's messages
-/// (sent to the handle the hello carried) come from the peer itself.
+/// what another member's raft actor sends across a cut (raft_group::cut) and
+/// holds back what it sends over a delayed link (raft_group::delay).
+/// Dropping or holding at the receiver, by the sender's identity, leaves
+/// every handle the real one: the members hold each other's actors,
+/// current_sender() is the peer's raft actor, and accept_from's and the
+/// hello's checks see what they see over a real connection. A forwarding
+/// actor between the members would not: the dialer would hold the forwarder
+/// while the peer's messages (sent to the handle the hello carried) come from
+/// the peer itself. For the same reason a held message goes back into this
+/// mailbox as the very element that arrived (sender, request id and all), on
+/// the actor clock (actor_clock::schedule_message), not re-sent by anyone.
 class cuttable_member : public raft_group::member_impl {
  public:
-  cuttable_member(caf::actor_config& cfg, std::shared_ptr<const raft_group::link_table> links,
+  cuttable_member(caf::actor_config& cfg, std::shared_ptr<raft_group::link_table> links,
                   size_t index, raft::raft_options opts, std::shared_ptr<storage::rocks> db,
                   std::shared_ptr<storage::state_machine> sm,
                   std::shared_ptr<storage::raft_log> log, std::shared_ptr<raft::core> member)
@@ -49,21 +66,65 @@ class cuttable_member : public raft_group::member_impl {
   }
 
   void enqueue(caf::mailbox_element_ptr ptr, caf::execution_unit* eu) override {
-    if (ptr && dropped(*ptr)) return;  // destroyed unanswered: a request times out
+    if (ptr) {
+      if (auto back = held_.find(ptr.get()); back != held_.end()) {
+        // Back from its delay: judged when it arrived, delivered now unless
+        // its sender's process is gone (destroyed: a request times out).
+        held_.erase(back);
+        if (links_->member_of.count(ptr->sender->id()) == 0) return;
+      } else if (dropped(*ptr)) {
+        return;  // destroyed unanswered: a request times out
+      } else if (auto d = delay_of(*ptr); d.count() > 0) {
+        hold(std::move(ptr), d);
+        return;
+      }
+    }
     raft_group::member_impl::enqueue(std::move(ptr), eu);
   }
 
  private:
-  bool dropped(const caf::mailbox_element& x) const {
-    if (links_->cut.empty() || !x.sender) return false;
+  /// The member whose raft actor sent `x`, unless `x` is a down or exit
+  /// message (a dead peer is still noticed) or came from no member's raft.
+  std::optional<size_t> peer_of(const caf::mailbox_element& x) const {
+    if (!x.sender) return std::nullopt;
     auto& content = x.content();
     if (content.match_elements<caf::down_msg>() || content.match_elements<caf::exit_msg>())
-      return false;
+      return std::nullopt;
     auto it = links_->member_of.find(x.sender->id());
-    return it != links_->member_of.end() && links_->cut.count({it->second, index_}) > 0;
+    if (it == links_->member_of.end()) return std::nullopt;
+    return it->second;
   }
 
-  std::shared_ptr<const raft_group::link_table> links_;
+  bool dropped(const caf::mailbox_element& x) const {
+    if (links_->cut.empty()) return false;
+    auto from = peer_of(x);
+    return from && links_->cut.count({*from, index_}) > 0;
+  }
+
+  /// How long `x` is held back: 0 unless it comes over a delayed link; else a
+  /// draw of its own, in the order messages arrive (deterministic on the
+  /// test coordinator).
+  std::chrono::milliseconds delay_of(const caf::mailbox_element& x) {
+    if (links_->delayed.empty()) return std::chrono::milliseconds(0);
+    auto from = peer_of(x);
+    if (!from) return std::chrono::milliseconds(0);
+    auto d = links_->delayed.find({*from, index_});
+    if (d == links_->delayed.end()) return std::chrono::milliseconds(0);
+    auto [lo, hi] = d->second;
+    auto span = static_cast<uint64_t>((hi - lo).count()) + 1;
+    return lo + std::chrono::milliseconds(draw(links_->delay_draws, span));
+  }
+
+  /// Puts `x` back into this mailbox `d` from now, on the actor clock; the
+  /// clock holds this actor meanwhile (a member stopped by then bounces it).
+  void hold(caf::mailbox_element_ptr x, std::chrono::milliseconds d) {
+    held_.insert(x.get());
+    auto& c = clock();
+    c.schedule_message(c.now() + d, caf::strong_actor_ptr{ctrl()}, std::move(x));
+  }
+
+  std::shared_ptr<raft_group::link_table> links_;
+  std::set<const caf::mailbox_element*> held_;  // the elements out on a delay
   size_t index_;
   raft::raft_options opts_;
   std::shared_ptr<storage::rocks> db_;
@@ -74,11 +135,14 @@ class cuttable_member : public raft_group::member_impl {
 
 }  // namespace
 
-raft_group::raft_group(size_t size, uint64_t snapshot_every, uint64_t seed)
+raft_group::raft_group(size_t size, uint64_t snapshot_every, uint64_t seed,
+                       disk_fault_fn disk_fault)
     : snapshot_every_(snapshot_every),
       seed_(seed),
+      disk_fault_(std::move(disk_fault)),
       directory_(std::make_shared<std::map<std::string, raft::node_actor>>()),
       links_(std::make_shared<link_table>()) {
+  links_->delay_draws = seed;
   for (size_t i = 0; i < size; ++i) {
     member m;
     m.id = "n" + std::to_string(i + 1);
@@ -95,7 +159,7 @@ raft_group::~raft_group() {
   // before it runs.
   while (!frozen_.empty()) thaw_actor(frozen_.back());
   for (size_t i = 0; i < members_.size(); ++i)
-    if (running(i)) stop(i);
+    if (members_[i].raft) stop(i);  // ended ones too: their databases close
   directory_->clear();
   for (auto& m : members_) {
     std::error_code ec;
@@ -162,9 +226,17 @@ raft::raft_options raft_group::options_for(size_t i) const {
   return opts;
 }
 
+std::optional<caf::error> raft_group::ended(size_t i) const {
+  auto& m = members_.at(i);
+  if (!m.raft || !m.ended) return std::nullopt;
+  return *m.ended;
+}
+
 void raft_group::start(size_t i) {
   auto& m = members_.at(i);
-  auto db = storage::rocks::open(m.dir);
+  storage::open_options db_opts;
+  if (disk_fault_) db_opts.fault = [f = disk_fault_, i] { return f(i); };
+  auto db = storage::rocks::open(m.dir, std::move(db_opts));
   if (!db) throw std::runtime_error("rocks::open: " + sys.render(db.error()));
   m.db = std::move(*db);
   auto sm = storage::state_machine::open(*m.db);
@@ -172,9 +244,13 @@ void raft_group::start(size_t i) {
   m.sm = std::move(*sm);
   auto parts = raft::open_member(*m.db, *m.sm, options_for(i));
   if (!parts) throw std::runtime_error("raft::open_member: " + sys.render(parts.error()));
-  m.raft = sys.spawn<cuttable_member>(std::shared_ptr<const link_table>(links_), i, parts->opts,
-                                      m.db, m.sm, parts->log, parts->member);
+  m.raft = sys.spawn<cuttable_member>(links_, i, parts->opts, m.db, m.sm, parts->log,
+                                      parts->member);
   m.frozen = false;
+  m.ended = std::make_shared<std::optional<caf::error>>();
+  caf::actor_cast<caf::actor>(m.raft)->attach_functor([ended = m.ended](const caf::error& why) {
+    if (why != caf::make_error(caf::exit_reason::kill)) *ended = why;  // not by stop()
+  });
   links_->member_of[m.raft.id()] = i;
   (*directory_)[m.id] = m.raft;
 }
@@ -187,13 +263,22 @@ void raft_group::stop(size_t i) {
   caf::anon_send_exit(m.raft, caf::exit_reason::kill);
   sched.run();  // the exit; the actor's state (holding the database) goes with it
   m.raft = nullptr;
+  m.ended.reset();
   m.sm.reset();
   m.db.reset();
 }
 
 void raft_group::cut(size_t from, size_t to) { links_->cut.insert({from, to}); }
 
-void raft_group::heal_all() { links_->cut.clear(); }
+void raft_group::delay(size_t from, size_t to, std::chrono::milliseconds lo,
+                       std::chrono::milliseconds hi) {
+  links_->delayed[{from, to}] = {lo, std::max(lo, hi)};
+}
+
+void raft_group::heal_all() {
+  links_->cut.clear();
+  links_->delayed.clear();
+}
 
 void raft_group::freeze(size_t i) {
   auto& m = members_.at(i);

@@ -9,14 +9,21 @@
 // restarted from their directory, and frozen (the actor keeps its mailbox but
 // is not run, like a paused process); so can any other actor of the system
 // (freeze_actor), e.g. the rest of a simulated node (tests/sim/scheduler_sim).
-// The links between members can be cut one way (cut(from, to)) and healed:
-// each member's raft actor is spawned as a cuttable_member, which drops at its
-// mailbox whatever another member's raft actor sends it across a cut (see cut).
+// The links between members can be cut one way (cut(from, to)), or slowed one
+// way (delay(from, to, lo, hi): each message late by its own seeded draw, so
+// they reorder), and healed: each member's raft actor is spawned as a
+// cuttable_member, which at its mailbox drops whatever another member's raft
+// actor sends it across a cut, and holds back what comes over a delayed link
+// (see cut, delay). A member's disk can fail (the disk_fault hook): a raft
+// actor that then ends, as a node's does on a write RocksDB will not resume
+// from, is a crashed node's (ended, running).
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -26,6 +33,7 @@
 
 #include "actors/raft/raft_actor.hpp"
 #include "proto/registry.hpp"
+#include "storage/rocks.hpp"
 #include "support/caf_gtest_dsl.hpp"
 
 namespace aisched::test {
@@ -46,13 +54,27 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
     raft::node_actor raft;  // invalid while stopped
     bool frozen = false;
     bool joiner = false;  // started empty (aisched --join), added by a membership change
+    /// Why its raft actor ended on its own (killed by stop() is not that),
+    /// once it did: an error it does not go on after, as a node's raft actor
+    /// quits on a write RocksDB will not resume from (raft_actor.cpp,
+    /// retry_storage). New at each start.
+    std::shared_ptr<std::optional<caf::error>> ended;
   };
+
+  /// Test hook: how member i's disk fails right now (storage::fault_kind::none
+  /// while it works), asked by its RocksDB before every file write, from
+  /// RocksDB's background threads too (rocks::open_options::fault).
+  using disk_fault_fn = std::function<storage::fault_kind(size_t i)>;
 
   /// `size` members n1..n<size>, each restored from a fresh directory and
   /// spawned; `snapshot_every` as in raft_options; member i's election
-  /// timeouts are drawn from seed `seed + i`. Throws std::runtime_error
-  /// when the test environment is broken (no temp dir, RocksDB fails).
-  explicit raft_group(size_t size, uint64_t snapshot_every = 10'000, uint64_t seed = 1000);
+  /// timeouts are drawn from seed `seed + i`, and the delays (delay()) from
+  /// `seed`. With `disk_fault`, every member's database is opened with it
+  /// (at each start); without, no write ever fails. Throws
+  /// std::runtime_error when the test environment is broken (no temp dir,
+  /// RocksDB fails).
+  explicit raft_group(size_t size, uint64_t snapshot_every = 10'000, uint64_t seed = 1000,
+                      disk_fault_fn disk_fault = {});
   ~raft_group();
 
   /// Member i's cluster address, "127.0.0.1:<7401 + i>" (raft_options::
@@ -61,8 +83,17 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
 
   size_t size() const { return members_.size(); }
   member& at(size_t i) { return members_.at(i); }
+  /// Member i's raft state; requires running(i) (an ended actor's state is gone).
   raft::raft_state& state(size_t i) { return deref<member_impl>(members_.at(i).raft).state; }
-  bool running(size_t i) const { return static_cast<bool>(members_.at(i).raft); }
+  /// Whether member i's raft actor runs: started, not stopped, not ended on its own.
+  bool running(size_t i) const {
+    auto& m = members_.at(i);
+    return m.raft && !(m.ended && m.ended->has_value());
+  }
+  /// Why member i's raft actor ended on its own, until stop(i) (nullopt while
+  /// it runs, and once stopped): a crashed node's. Nothing of the group asks
+  /// it anything from then on; stop(i) closes its database, start(i) restarts it.
+  std::optional<caf::error> ended(size_t i) const;
 
   /// Adds and starts a member that joins the running group (aisched --join):
   /// a fresh directory, no peers, no membership until the leader adds it.
@@ -73,7 +104,8 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   /// timers) until it answers.
   caf::expected<proto::applied> change_members(size_t i, proto::membership_change change);
 
-  /// Kills member `i`'s actor and closes its database; its directory stays.
+  /// Kills member `i`'s actor (if it still runs) and closes its database;
+  /// its directory stays.
   void stop(size_t i);
   /// Restores member `i` from its directory and spawns it again.
   void start(size_t i);
@@ -88,13 +120,32 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   /// messages (a dead peer is still noticed) and messages from actors that are
   /// no member's raft actor. A partition is cut(a, b) and cut(b, a).
   void cut(size_t from, size_t to);
-  /// Every cut is healed: messages flow again (the dropped ones stay lost).
+  /// From now on every message that member `from`'s raft actor sends member
+  /// `to`'s arrives late, by a delay drawn for it alone, uniform in [lo, hi]
+  /// (from the group's seed: a seed replays the same delays), so messages
+  /// sent close together can arrive in another order. Exempt as from cut.
+  /// Each is held back at `to`'s mailbox and put in it on the actor clock
+  /// (virtual time: it arrives with the first tick at or past its instant),
+  /// the message itself with its sender and request id, so the checks of
+  /// the sender (accept_from, the hello) and the answers to requests see what
+  /// they would over a real connection. One whose sender has stopped by then
+  /// is dropped: a connection's messages go with its process. A both-ways
+  /// delay is delay(a, b, ...) and delay(b, a, ...).
+  void delay(size_t from, size_t to, std::chrono::milliseconds lo, std::chrono::milliseconds hi);
+  /// Every cut and delay is healed: messages flow again (the dropped ones
+  /// stay lost; the held ones still arrive at their instant).
   void heal_all();
   bool is_cut(size_t from, size_t to) const { return links_->cut.count({from, to}) > 0; }
+  bool is_delayed(size_t from, size_t to) const { return links_->delayed.count({from, to}) > 0; }
 
-  /// The cuts, shared with the members' raft actors.
+  /// The cuts and delays, shared with the members' raft actors.
   struct link_table {
     std::set<std::pair<size_t, size_t>> cut;   // (from, to) member indexes
+    /// (from, to) -> the delay's bounds, both included.
+    std::map<std::pair<size_t, size_t>, std::pair<std::chrono::milliseconds,
+                                                   std::chrono::milliseconds>>
+        delayed;
+    uint64_t delay_draws = 0;  // SplitMix64 state of the delays' draws (from the seed)
     std::map<caf::actor_id, size_t> member_of;  // running raft actors, by actor id
   };
 
@@ -147,6 +198,7 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
 
   uint64_t snapshot_every_;
   uint64_t seed_;
+  disk_fault_fn disk_fault_;
   std::vector<member> members_;
   std::vector<caf::actor> frozen_;  // taken out of the job queue by freeze_actor
   std::shared_ptr<std::map<std::string, raft::node_actor>> directory_;

@@ -3,7 +3,7 @@
 // a time; a record cut short by a killed process dropped, and a tail of
 // zeros a lost machine left, a flipped byte an error; a full disk leaves the reports written before it readable; segments
 // reclaimed even with one report never acknowledged; an outbox RocksDB wrote
-// (the former format) read and moved over.
+// (the former format) read and moved over; the fault hook fails writes.
 #include "actors/worker/outbox.hpp"
 
 #include <gtest/gtest.h>
@@ -11,9 +11,12 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -200,6 +203,37 @@ TEST_F(outbox_test, a_full_disk_fails_the_write_and_keeps_what_was_written_befor
   auto got = load(**again);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_TRUE(got.count("1-1-0#1"));
+}
+
+// options::fail_writes, the test hook of a failing disk (tests/sim/scheduler_sim):
+// while it says so, puts and erases fail with EIO and change nothing on disk;
+// once it no longer does, the outbox writes again.
+TEST_F(outbox_test, the_fault_hook_fails_writes_with_eio_while_it_says_so) {
+  auto failing = std::make_shared<bool>(false);
+  outbox::options opts;
+  opts.fail_writes = [failing] { return *failing; };
+  auto box = outbox::open(dir_, opts);
+  ASSERT_TRUE(box) << view(box.error()).message;
+  ASSERT_FALSE(put(**box, {report("1-1-0")}));
+  auto seg = segment_files(dir_).back();
+  auto size = fs::file_size(seg);
+  *failing = true;
+  auto err = put(**box, {report("1-2-0")});
+  ASSERT_TRUE(err) << "a report not kept must be said so";
+  EXPECT_EQ(view(err).code, errc::storage_error);
+  EXPECT_NE(view(err).message.find(std::strerror(EIO)), std::string::npos) << view(err).message;
+  EXPECT_TRUE((*box)->erase({"1-1-0#1"})) << "an erase not written must be said so";
+  EXPECT_EQ(fs::file_size(seg), size);
+  *failing = false;
+  ASSERT_FALSE(put(**box, {report("1-3-0")}));
+  box->reset();
+  auto again = outbox::open(dir_);
+  ASSERT_TRUE(again) << view(again.error()).message;
+  auto got = load(**again);
+  EXPECT_EQ(got.size(), 2u);
+  EXPECT_TRUE(got.count("1-1-0#1")) << "its erase failed: it is still there";
+  EXPECT_FALSE(got.count("1-2-0#1"));
+  EXPECT_TRUE(got.count("1-3-0#1"));
 }
 
 TEST_F(outbox_test, segments_are_reclaimed_even_behind_a_report_never_acknowledged) {
