@@ -29,6 +29,9 @@ struct run_rules {
   unix_ms due = 0;              // ...and at most eps after this (forever: no bound)...
   std::string due_what;
   bool timely = true;       // ...when this holds and no fault window is near
+  /// A fault window any time from `due` to its start excuses it too, not only
+  /// one near `due` (overlap tasks: check_slots' known gap).
+  bool late_until_start = false;
   bool may_cancel = false;  // it may end cancelled
 };
 
@@ -43,7 +46,8 @@ void check_run(const sim_task& t, const run_view& v, const run_rules& r,
     out.push_back(r.where + "started " + format_duration(r.not_before - v.first_start) +
                   " before " + r.not_before_what + ": " + describe(v.last));
   } else if (r.timely && r.due != forever && v.first_start > r.due + b.eps &&
-             !fault_near(faults, b.heal, r.due, r.due + b.eps)) {
+             !fault_near(faults, b.heal, r.due,
+                         r.late_until_start ? v.first_start : r.due + b.eps)) {
     out.push_back(r.where + "started " + format_duration(v.first_start - r.due) + " after " +
                   r.due_what + " (eps " + format_duration(b.eps) +
                   ", no fault window): " + describe(v.last));
@@ -191,6 +195,7 @@ std::vector<std::string> check_slots(const std::vector<sim_task>& tasks,
         }
       }
       r.timely = !t.limited() && status == paused_status::no;
+      r.late_until_start = t.overlap != overlap_policy::allow;
       r.may_cancel = status == paused_status::edge || t.cancels.count(v.last.id) > 0;
       check_run(t, v, r, faults, b, out);
     }
