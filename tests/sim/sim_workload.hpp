@@ -9,7 +9,7 @@
 // - an @every task of max_concurrency 1 (overlap allow: its runs wait);
 // - a six-field cron task (seconds first) in a zone drawn among UTC and three
 //   of a fractional offset (Kathmandu +05:45, Eucla +08:45, St John's -03:30);
-// - an @every 15 s task with a jitter of 1-8 s;
+// - an @every 15 s task with a jitter of 5-14 s;
 // - a task without a schedule of its own that depends on the cron task (a
 //   DAG: it fires on each success of the cron task's latest run);
 // - two @every 5 s tasks whose runs take 6-12 s, one of overlap skip and one
