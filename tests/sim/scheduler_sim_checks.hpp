@@ -224,7 +224,7 @@ bool ended_allowed(const proto::instance& x, uint32_t max_attempts, bool may_can
 /// Known gap (the trigger's, not the policy's): a new leader catches a task
 /// up from the last slot that fired (planner::upsert, rt.last_slot), so it
 /// fires, late, the slots its predecessor skipped or dropped after it (seeds
-/// 2, 8 and 11 of 1-12 when the skip task came). Until the
+/// 2 and 11 of 1-12 show it when this excuse is taken out). Until the
 /// planner knows them, a late run of a task whose overlap is not `allow` is
 /// excused when a fault window extended by `heal` meets [d, its start] (a
 /// leader change came between), not only [d, d + eps].
