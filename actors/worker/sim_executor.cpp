@@ -103,11 +103,15 @@ caf::behavior sim_run(caf::event_based_actor* self, run_launch run, sim_outcome 
 sim_executor::sim_executor(sim_options opts)
     : opts_(opts), stopped_(std::make_shared<std::atomic<bool>>(false)) {}
 
-sim_outcome sim_executor::outcome_of(const std::string& instance_id, uint32_t attempt) const {
+sim_outcome sim_executor::outcome_of(const std::string& instance_id, uint32_t attempt,
+                                     uint64_t task_id) const {
   auto h = mix(opts_.seed ^ mix(fnv1a(instance_id) ^ (uint64_t{attempt} << 32)));
   sim_outcome o;
-  auto lo = std::max<duration_ms>(opts_.min_duration, 0);
-  auto span = static_cast<uint64_t>(std::max<duration_ms>(opts_.max_duration - lo, 0)) + 1;
+  duration_range range{opts_.min_duration, opts_.max_duration};
+  if (opts_.durations_of)
+    if (auto own = opts_.durations_of(task_id)) range = *own;
+  auto lo = std::max<duration_ms>(range.min, 0);
+  auto span = static_cast<uint64_t>(std::max<duration_ms>(range.max - lo, 0)) + 1;
   o.duration = lo + static_cast<duration_ms>(h % span);
   h = mix(h);
   if (opts_.max_exit_code > 0 && h % 1000 < opts_.failure_permille)
@@ -117,7 +121,7 @@ sim_outcome sim_executor::outcome_of(const std::string& instance_id, uint32_t at
 
 bool sim_executor::launch(run_launch run) {
   if (stopped_->load()) return false;
-  auto outcome = outcome_of(run.req.instance_id, run.req.attempt);
+  auto outcome = outcome_of(run.req.instance_id, run.req.attempt, run.req.task_id);
   auto& sys = run.worker.home_system();
   sys.spawn(sim_run, std::move(run), outcome, opts_.poll,
             std::shared_ptr<const std::atomic<bool>>(stopped_), opts_.observer);

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "actors/worker/run_executor.hpp"
@@ -36,10 +37,21 @@ struct sim_run_event {
   unix_ms at = 0;  // on the run's wall clock
 };
 
+/// How long the runs of one task take: between `min` and `max`, both included.
+struct duration_range {
+  duration_ms min = 0;
+  duration_ms max = 0;
+};
+
 struct sim_options {
   uint64_t seed = 1;
-  duration_ms min_duration = 100;     // a run takes between these two, both included
+  duration_ms min_duration = 100;     // a run takes between these two, both included...
   duration_ms max_duration = 10'000;
+  /// ...unless its task has a range of its own here (e.g. a task whose runs
+  /// outlast its period: tests/sim/sim_workload). Asked at each launch, so it
+  /// may learn of tasks created after the executor. Empty, or nullopt for a
+  /// task: the range above.
+  std::function<std::optional<duration_range>(uint64_t task_id)> durations_of;
   uint32_t failure_permille = 100;    // runs that exit non-zero, per thousand...
   int32_t max_exit_code = 3;          // ...with an exit code in [1, max_exit_code]
   duration_ms poll = 50;              // how often a run sees its cancel flag (as the real one)
@@ -58,9 +70,11 @@ class sim_executor final : public run_executor {
  public:
   explicit sim_executor(sim_options opts);
 
-  /// The outcome of attempt `attempt` of `instance_id`: a function of the
-  /// seed and the run alone (not of when or where it runs).
-  sim_outcome outcome_of(const std::string& instance_id, uint32_t attempt) const;
+  /// The outcome of attempt `attempt` of `instance_id`, a run of task
+  /// `task_id`: a function of the seed, the run and its task's duration range
+  /// alone (not of when or where it runs).
+  sim_outcome outcome_of(const std::string& instance_id, uint32_t attempt,
+                         uint64_t task_id = 0) const;
 
   bool launch(run_launch run) override;
   size_t slots() const override { return 0; }

@@ -34,13 +34,19 @@ constexpr duration_ms worker_offline_after = 30'000;
 constexpr duration_ms worker_dead_after = 45'000;
 constexpr uint32_t worker_slots = 16;
 
-/// A commit listener that hands every committed change of one member to the history.
-proto::commit_listener_actor::behavior_type recorder(proto::commit_listener_actor::pointer,
+// The overlap checks look at the runs active from decided_ahead before a slot.
+static_assert(fire_ahead < timeline::decided_ahead);
+
+/// A commit listener that hands every committed change of one member to the
+/// history, with the instant the member applied it.
+proto::commit_listener_actor::behavior_type recorder(proto::commit_listener_actor::pointer self,
                                                      std::shared_ptr<history> h,
-                                                     std::string member) {
+                                                     std::string member, wall_clock clock) {
   return {
       [](proto::leader_atom, const proto::leadership&) {},
-      [=](proto::committed_atom, const proto::applied& a) { h->record(member, a); },
+      [=](proto::committed_atom, const proto::applied& a) {
+        h->record(member, a, clock.now(self->clock()));
+      },
   };
 }
 
@@ -104,11 +110,12 @@ scheduler_sim::scheduler_sim(scheduler_sim_options opts)
       endpoints_(std::make_shared<std::map<std::string, proto::endpoint_actor>>()),
       history_(std::make_shared<history>()),
       deaths_(std::make_shared<std::vector<std::string>>()),
-      executions_(std::make_shared<execution_log>()) {
+      executions_(std::make_shared<execution_log>()),
+      durations_(std::make_shared<std::map<uint64_t, worker::duration_range>>()) {
   log::set_level(log::level::error);  // not a line per run or per failed attempt
   nodes_.resize(opts_.members);
   for (size_t i = 0; i < opts_.members; ++i) {
-    recorders_.push_back(group_.sys.spawn(recorder, history_, group_.at(i).id));
+    recorders_.push_back(group_.sys.spawn(recorder, history_, group_.at(i).id, clock_));
     spawn_node(i);
   }
   group_.sched.run();
@@ -191,6 +198,11 @@ void scheduler_sim::spawn_worker(size_t i) {
   runs.failure_permille = 100;
   runs.observer = [log = executions_, id = m.id](const worker::sim_run_event& e) {
     log->record(id, e);
+  };
+  runs.durations_of = [d = durations_](uint64_t task) -> std::optional<worker::duration_range> {
+    auto it = d->find(task);
+    if (it == d->end()) return std::nullopt;
+    return it->second;
   };
   n.exec = std::make_shared<worker::sim_executor>(runs);
   worker::worker_config wcfg;
@@ -372,6 +384,15 @@ bool scheduler_sim::put_pool(proto::pool p) {
 /// create repeated without an idempotency key could make two).
 bool scheduler_sim::create_task(planned_task p) {
   auto& t = p.def;
+  for (auto k : p.upstreams) {
+    if (k >= tasks_.size()) {
+      violations_.push_back("workload: task " + t.name + " depends on the plan's task " +
+                            std::to_string(k) + ", not created before it");
+      return false;
+    }
+    t.depends_on.push_back(tasks_[k].id);
+  }
+  p.expect.depends_on = t.depends_on;
   t.created_at = t.updated_at = now();
   if (auto err = proto::validate_task(t)) {
     violations_.push_back("workload: task " + t.name + " invalid: " + group_.sys.render(err));
@@ -386,12 +407,26 @@ bool scheduler_sim::create_task(planned_task p) {
   }
   auto& s = p.expect;
   s.id = a->tasks[0].id;
+  // Known before its first run starts, unless that run is placed within the
+  // create's commit (then it takes the common range: any duration is valid).
+  if (p.max_duration > 0) (*durations_)[s.id] = {p.min_duration, p.max_duration};
+  std::string what;
   if (s.every > 0)
-    profile_ += "task " + s.name + " " + format_duration(s.every) +
-                (s.pool.empty() ? "" : " in " + s.pool) +
-                (s.max_concurrency == 0 ? "" : " max " + std::to_string(s.max_concurrency)) + "; ";
+    what = "task " + s.name + " " + format_duration(s.every);
+  else if (!s.cron.empty())
+    what = "task " + s.name + " '" + s.cron + "' in " + s.timezone;
   else if (s.at > 0)
-    profile_ += "one-shot " + s.name + " at " + at_text(s.at) + "; ";
+    what = "one-shot " + s.name + " at " + at_text(s.at);
+  else if (!p.upstreams.empty())
+    what = "task " + s.name + " after " + tasks_[p.upstreams.front()].name;
+  if (!what.empty())
+    profile_ += what + (s.pool.empty() ? "" : " in " + s.pool) +
+                (s.max_concurrency == 0 ? "" : " max " + std::to_string(s.max_concurrency)) +
+                (s.jitter == 0 ? "" : " jitter " + format_duration(s.jitter)) +
+                (s.overlap == proto::overlap_policy::allow
+                     ? ""
+                     : " overlap " + std::string(proto::name_of(s.overlap))) +
+                "; ";
   tasks_.push_back(std::move(s));
   return true;
 }
@@ -495,11 +530,12 @@ scheduler_sim_result scheduler_sim::finish() {
   auto runs = runs_of(*history_);
   if (t0_ != 0) {
     slot_bounds b{t0_ + timeline::checked_from, t0_ + timeline::workload_end - 1, timeline::eps,
-                  timeline::heal, timeline::pause_margin};
+                  timeline::heal, timeline::pause_margin, timeline::decided_ahead};
     auto add = [&](const std::vector<std::string>& found) {
       violations_.insert(violations_.end(), found.begin(), found.end());
     };
     add(check_slots(tasks_, faults_, runs, b));
+    add(check_chains(tasks_, faults_, runs, b));
     add(check_total_queue(tasks_, runs));
     add(check_attempts(tasks_, faults_, timeline::heal, runs, executions_->items));
     add(check_bounds(tasks_, pools_, runs));

@@ -19,10 +19,14 @@
 // One seed draws everything: the raft timeouts, the workload
 // (tests/sim/sim_workload: @every tasks, one-shots, a bulk enqueue and the
 // cancel of one of its runs, tasks sharing a pool, a task of max_concurrency
-// 1, the pause and resume of one @every task; created and done through the
-// leader the way the gateway does them), the runs' durations and exit codes
-// (every execution recorded as the executors made it), and three faults,
-// each recorded as a window (sim_faults.cpp, inject_faults), of these kinds:
+// 1, the pause and resume of one @every task, a six-field cron task in a
+// zone, an @every task with jitter, a task that depends on the cron task (a
+// DAG), and two tasks whose runs outlast their period, of overlap skip and
+// buffer_one; created and done through the leader the way the gateway does
+// them), the runs' durations and exit codes (those two tasks' runs take a
+// range of their own: worker::sim_options::durations_of; every execution
+// recorded as the executors made it), and three faults, each recorded as a
+// window (sim_faults.cpp, inject_faults), of these kinds:
 // - leader_crash, follower_crash: the member's node crashed, restarted later;
 // - leader_freeze: the leader's node stopped as by SIGSTOP, then resumed;
 // - partition: one member cut off from the others, both ways;
@@ -39,12 +43,13 @@
 // The first six are drawn as they always were; each of the three is replaced,
 // one time in three, by one of the last three (drawn from a stream of their
 // own, so a seed none of whose faults is replaced replays as before). The
-// slot checker excuses lateness in a window and `heal` after it: e.g. a run
-// placed on a killed worker is lost and retried (found at its restart, or
-// when the router declares it dead after dead_after, 45 s, a death of up to
-// 60 s). A raft actor that ends on its own outside a disk fault is a
-// violation. A recorder subscribed to every member's raft keeps every
-// committed instance change; at the end the checkers
+// slot checker excuses a run's lateness when a window, extended by `heal`
+// after it, meets the second the run was due in: e.g. a run placed on a
+// killed worker is lost and retried (found at its restart, or when the
+// router declares it dead after dead_after, 45 s, a death of up to 60 s). A
+// raft actor that ends on its own outside a disk fault is a violation. A
+// recorder subscribed to every member's raft keeps every committed instance
+// change and when it was first applied; at the end the checkers
 // (scheduler_sim_checks.hpp) judge that history and the executions.
 // Nothing reads the real clock and nothing sleeps: a seed replays exactly.
 #pragma once
@@ -123,6 +128,11 @@ struct timeline {
   /// may fire or not (slot_bounds::pause_margin): the fire-ahead (250 ms),
   /// the withdrawal's margin (50 ms), a commit that lands between two steps.
   static constexpr duration_ms pause_margin = 2'000;
+  /// The trigger decides a slot at most this long before its instant: the
+  /// fire-ahead (250 ms) and a burst's lead (0.1 ms a slot that fires ahead
+  /// within 1 s of it). The overlap checks (slot_bounds::decided_ahead) count
+  /// the runs active from then on.
+  static constexpr duration_ms decided_ahead = 500;
   /// The liveness bound (check_settled): the last fault window ends at least
   /// this long before `length`, or the run is a violation of its own.
   static constexpr duration_ms min_settle = 60'000;
@@ -258,6 +268,9 @@ class scheduler_sim {
   std::shared_ptr<history> history_;
   std::shared_ptr<std::vector<std::string>> deaths_;  // actors that ended on their own
   std::shared_ptr<execution_log> executions_;
+  /// Task id -> its runs' duration range, for the tasks that have their own
+  /// (planned_task::min_duration): every worker's executor asks it.
+  std::shared_ptr<std::map<uint64_t, worker::duration_range>> durations_;
   std::vector<sim_task> tasks_;
   std::map<std::string, uint32_t> pools_;  // the pools created, by name: their sizes
   /// The workload's steps due during the faults (pause, resume), by instant.

@@ -2,7 +2,6 @@
 #include "tests/sim/scheduler_sim_checks.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <tuple>
 #include <utility>
 
@@ -14,8 +13,6 @@ using proto::instance;
 using proto::instance_state;
 
 namespace {
-
-constexpr unix_ms forever = std::numeric_limits<unix_ms>::max();
 
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
@@ -34,16 +31,17 @@ bool ended_by_leader(const instance& x) {
          x.error.find("before the run's deadline") != std::string::npos;
 }
 
+std::string at_or_never(unix_ms t) { return t == forever ? "never" : format_rfc3339(t); }
+
+}  // namespace
+
 std::string describe(const instance& x) {
   return x.id + " (" + std::string(proto::name_of(x.state)) + ", attempt " +
          std::to_string(x.attempt) + (x.error.empty() ? "" : ", \"" + x.error + "\"") + ")";
 }
 
-std::string at_or_never(unix_ms t) { return t == forever ? "never" : format_rfc3339(t); }
-
-}  // namespace
-
-void history::record(const std::string& member, const proto::applied& a) {
+void history::record(const std::string& member, const proto::applied& a, unix_ms at) {
+  applied_at.emplace(a.index, at);  // the first member to apply it: the earliest
   auto [it, fresh] = commits.emplace(a.index, a.instances);
   if (!fresh && it->second != a.instances)
     disagreements.push_back("index " + std::to_string(a.index) + ": " + member + " applied " +
@@ -54,12 +52,24 @@ void history::record(const std::string& member, const proto::applied& a) {
 
 std::map<std::string, run_view> runs_of(const history& h) {
   std::map<std::string, run_view> out;
-  for (auto& [index, changes] : h.commits)
+  for (auto& [index, changes] : h.commits) {
+    auto t = h.applied_at.find(index);
+    unix_ms at = t == h.applied_at.end() ? 0 : t->second;
     for (auto& x : changes) {
       auto [it, fresh] = out.try_emplace(x.id);
       auto& v = it->second;
+      if (fresh) {
+        v.created_index = index;
+        v.created = at;
+      }
       bool was_final = !fresh && proto::is_terminal(v.last.state);
-      if (proto::is_terminal(x.state) && !was_final) v.finals += 1;
+      if (proto::is_terminal(x.state) && !was_final) {
+        v.finals += 1;
+        if (v.final_index == 0) {
+          v.final_index = index;
+          v.finalized = at;
+        }
+      }
       v.last = x;
       if (x.started_at > 0 && (v.first_start == 0 || x.started_at < v.first_start))
         v.first_start = x.started_at;
@@ -78,12 +88,19 @@ std::map<std::string, run_view> runs_of(const history& h) {
         a.by_leader = ended_by_leader(x);
       }
     }
+  }
   return out;
 }
 
 bool covered(const std::vector<fault_window>& faults, duration_ms heal, unix_ms t) {
   return std::any_of(faults.begin(), faults.end(),
                      [&](const fault_window& w) { return w.from <= t && t <= w.to + heal; });
+}
+
+bool fault_near(const std::vector<fault_window>& faults, duration_ms heal, unix_ms from,
+                unix_ms to) {
+  return std::any_of(faults.begin(), faults.end(),
+                     [&](const fault_window& w) { return w.from <= to && from <= w.to + heal; });
 }
 
 bool cut_off(const std::vector<fault_window>& faults, duration_ms heal, const std::string& worker,
@@ -101,118 +118,13 @@ bool ended_allowed(const instance& x, uint32_t max_attempts, bool may_cancel) {
   return failed && x.attempt >= max_attempts;
 }
 
-// -- slots ---------------------------------------------------------------------
-
-namespace {
-
-/// How check_run judges one slot's run.
-struct run_rules {
-  bool timely = true;       // starts at most eps after its slot (unless a fault covers it)
-  bool may_cancel = false;  // may end cancelled
-};
-
-/// The checks of one slot's run `v` of task `t`.
-void check_run(const sim_task& t, unix_ms slot, const run_view& v, run_rules rules,
-               const std::vector<fault_window>& faults, const slot_bounds& b,
-               std::vector<std::string>& out) {
-  auto where = "task " + t.name + " slot " + format_rfc3339(slot) + ": ";
-  bool cancelled = rules.may_cancel && v.last.state == instance_state::cancelled;
-  if (v.first_start == 0) {
-    if (!cancelled) out.push_back(where + "its run never started: " + describe(v.last));
-  } else if (v.first_start < slot) {
-    out.push_back(where + "started " + format_duration(slot - v.first_start) +
-                  " before its slot: " + describe(v.last));
-  } else if (rules.timely && v.first_start > slot + b.eps && !covered(faults, b.heal, slot)) {
-    out.push_back(where + "started " + format_duration(v.first_start - slot) +
-                  " after its slot (eps " + format_duration(b.eps) +
-                  ", no fault window): " + describe(v.last));
-  }
-  if (!ended_allowed(v.last, t.max_attempts, rules.may_cancel))
-    out.push_back(where + "did not end success (max_attempts " + std::to_string(t.max_attempts) +
-                  "): " + describe(v.last));
-  if (v.finals > 1)
-    out.push_back(where + "its run reached a final state " + std::to_string(v.finals) +
-                  " times: " + describe(v.last));
-}
-
-/// Where slot `s` of `t` stands against the task's pauses (check_slots' rule).
-enum class paused_status { no, edge, yes };
-
-paused_status paused_status_of(const sim_task& t, unix_ms s, duration_ms m) {
-  auto status = paused_status::no;
-  for (auto& p : t.paused) {
-    unix_ms paused_until = p.paused != 0 ? p.paused + m : forever;  // the pause's edge ends
-    unix_ms resume_from = p.resume != 0 ? p.resume - m : forever;   // the resume's edge begins
-    unix_ms resume_until = p.to != 0 ? p.to + m : forever;
-    if ((p.from - m <= s && s <= paused_until) || (resume_from <= s && s <= resume_until))
-      return paused_status::edge;
-    if (paused_until < s && s < resume_from) status = paused_status::yes;
-  }
-  return status;
-}
-
-}  // namespace
-
-std::vector<std::string> check_slots(const std::vector<sim_task>& tasks,
-                                     const std::vector<fault_window>& faults,
-                                     const std::map<std::string, run_view>& runs,
-                                     const slot_bounds& b) {
-  std::vector<std::string> out;
-  for (auto& t : tasks) {
-    if (t.every == 0 && t.at == 0) continue;  // a queue: check_total_queue
-    // Its runs by slot (shard 0 only: these tasks have one shard).
-    std::map<unix_ms, std::vector<const run_view*>> by_slot;
-    for (auto& [id, v] : runs)
-      if (v.last.task_id == t.id) by_slot[v.last.slot].push_back(&v);
-    std::set<unix_ms> expected;
-    if (t.every > 0) {
-      auto first = (b.checked_from + t.every - 1) / t.every * t.every;
-      for (auto s = first; s <= b.checked_until && (t.end_at == 0 || s <= t.end_at); s += t.every)
-        expected.insert(s);
-    } else if (b.checked_from <= t.at && t.at <= b.checked_until) {
-      expected.insert(t.at);
-    }
-    for (auto& [slot, vs] : by_slot) {
-      bool is_slot =
-          t.every > 0 ? slot % t.every == 0 && (t.end_at == 0 || slot <= t.end_at) : slot == t.at;
-      if (!is_slot)
-        out.push_back("task " + t.name + ": a run at " + format_rfc3339(slot) +
-                      ", which is no slot of it: " + describe(vs.front()->last));
-      if (paused_status_of(t, slot, b.pause_margin) == paused_status::yes)
-        out.push_back("task " + t.name + " slot " + format_rfc3339(slot) +
-                      ": fired while paused: " + describe(vs.front()->last));
-      if (vs.size() != 1 || vs.front()->last.shard != 0)
-        out.push_back("task " + t.name + " slot " + format_rfc3339(slot) + ": " +
-                      std::to_string(vs.size()) + " runs (exactly one expected), the first " +
-                      describe(vs.front()->last));
-    }
-    for (auto slot : expected) {
-      auto status = paused_status_of(t, slot, b.pause_margin);
-      if (status == paused_status::yes) continue;  // a run there was reported above
-      auto it = by_slot.find(slot);
-      if (it == by_slot.end()) {
-        if (status == paused_status::edge) continue;  // may or may not have fired
-        out.push_back("task " + t.name + " slot " + format_rfc3339(slot) + ": never fired" +
-                      (covered(faults, b.heal, slot) ? " (in a fault window)" : ""));
-        continue;
-      }
-      auto& v = *it->second.front();
-      run_rules rules;
-      rules.timely = !t.limited() && status == paused_status::no;
-      rules.may_cancel = status == paused_status::edge || t.cancels.count(v.last.id) > 0;
-      check_run(t, slot, v, rules, faults, b, out);
-    }
-  }
-  return out;
-}
-
 // -- total queue ---------------------------------------------------------------
 
 std::vector<std::string> check_total_queue(const std::vector<sim_task>& tasks,
                                            const std::map<std::string, run_view>& runs) {
   std::vector<std::string> out;
   for (auto& t : tasks) {
-    if (t.every != 0 || t.at != 0) continue;
+    if (!t.queue()) continue;
     auto where = "queue task " + t.name + ": ";
     std::set<std::string> named;
     for (auto& id : t.enqueued) {
@@ -430,6 +342,12 @@ std::vector<std::string> check_bounds(const std::vector<sim_task>& tasks,
     if (t.max_concurrency != 0) {
       auto name = "task " + t.name + " (max_concurrency " + std::to_string(t.max_concurrency) + ")";
       limits[name].size = t.max_concurrency;
+      limits_of[t.id].push_back(name);
+    }
+    if (t.overlap == proto::overlap_policy::skip || t.overlap == proto::overlap_policy::buffer_one ||
+        t.overlap == proto::overlap_policy::buffer_all) {
+      auto name = "task " + t.name + " (overlap " + std::string(proto::name_of(t.overlap)) + ")";
+      limits[name].size = 1;
       limits_of[t.id].push_back(name);
     }
   }

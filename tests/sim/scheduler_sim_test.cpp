@@ -38,7 +38,9 @@ void expect_clean(const scheduler_sim_options& opts, const scheduler_sim_result&
 
 // Each seed: about six simulated minutes, three to five @every tasks, one to
 // three one-shots, a bulk enqueue and a cancel, two or three tasks in a pool
-// of one or two, a task of max_concurrency 1, a pause and a resume, and three
+// of one or two, a task of max_concurrency 1, a pause and a resume, a cron
+// task in a zone, a jittered task, a DAG downstream of the cron task, tasks
+// of overlap skip and buffer_one whose runs outlast their period, and three
 // faults in an order and at instants the seed draws (sim_workload.hpp,
 // scheduler_sim.hpp). Seeds 1-5, or the range AISCHED_SIM_SEEDS names
 // ("FIRST-LAST": ctest's scheduler_sim_soak_* run seeds 6-500).

@@ -60,9 +60,23 @@ planned_task fast_task(std::string name, duration_ms every, unix_ms end_at) {
   return p;
 }
 
+/// A cron task of the draws added since, its slots read in zone `tz`, with
+/// the catch-up bound of fast_task.
+planned_task cron_task(std::string name, std::string expr, std::string tz, unix_ms end_at) {
+  auto p = make_task(std::move(name));
+  p.def.schedule = p.expect.cron = std::move(expr);
+  p.def.timezone = p.expect.timezone = std::move(tz);
+  p.def.end_at = p.expect.end_at = end_at;
+  p.def.misfire_limit = 100;
+  return p;
+}
+
+/// The overlap tasks' last slot, after t0 (plan_workload).
+constexpr duration_ms overlap_until = 150'000;
+
 /// One of `xs`, drawn from `s`.
-template <size_t N>
-duration_ms one_of(seed_stream& s, const duration_ms (&xs)[N]) {
+template <class T, size_t N>
+T one_of(seed_stream& s, const T (&xs)[N]) {
   return xs[s.draw(N)];
 }
 
@@ -127,6 +141,44 @@ workload_plan plan_workload(seed_stream& first, seed_stream& more, unix_ms t0, u
   // running or (refused) finished by then, as it happens.
   w.cancel_pick = static_cast<size_t>(more.draw(8));
   w.cancel_after = more.between(0, 3'000);
+  // A cron task of six fields in a zone: its slots are the trigger's own
+  // reading of the expression in that zone (check_slots asks
+  // trigger::schedule), e.g. "*/10 */2" fires in the odd UTC minutes in Eucla
+  // and Kathmandu (+08:45, +05:45). 6-16 runs.
+  static constexpr const char* crons[] = {"*/15 * * * * *", "0,20,45 * * * * *",
+                                          "*/10 */2 * * * *", "5/20 1-59/2 * * * *"};
+  static constexpr const char* zones[] = {"UTC", "Asia/Kathmandu", "Australia/Eucla",
+                                          "America/St_Johns"};
+  auto expr = one_of(more, crons);
+  auto cron = w.tasks.size();
+  w.tasks.push_back(cron_task("cron", expr, one_of(more, zones), end_at));
+  // An @every 15 s task whose slots fire at their jittered instants, 5-14 s
+  // after them: its runs start there, never a millisecond before. A new
+  // leader elected inside a slot's jitter must wait for it (a4b2b7c): the
+  // jitter is most of the period, so most leader changes come inside one.
+  // 16 runs.
+  auto j = fast_task("jittered", 15'000, end_at);
+  j.def.jitter = j.expect.jitter = more.between(5'000, 14'000);
+  w.tasks.push_back(std::move(j));
+  // A DAG: a task without a schedule that depends on the cron task, so it
+  // fires on each success of the cron task's latest run (its overlap is
+  // `allow`: a success fires it even while its run before goes on).
+  auto chained = make_task("chained");
+  chained.upstreams.push_back(cron);
+  w.tasks.push_back(std::move(chained));
+  // Two @every 5 s tasks whose runs take 6-12 s, so each outlasts its period:
+  // `skip` drops the slots due while one runs; `buffer_one` keeps one to fire
+  // when the run ends and drops the next ones while it waits. Until 150 s in
+  // (through two of the three faults' segments: about 14 and 17 runs, not
+  // twice that); their last runs end long before the settle period does.
+  for (auto [name, overlap] : {std::pair{"skip", proto::overlap_policy::skip},
+                               std::pair{"buffered", proto::overlap_policy::buffer_one}}) {
+    auto p = fast_task(name, 5'000, t0 + overlap_until);
+    p.def.overlap = p.expect.overlap = overlap;
+    p.min_duration = 6'000;
+    p.max_duration = 12'000;
+    w.tasks.push_back(std::move(p));
+  }
   return w;
 }
 

@@ -1,8 +1,20 @@
 // The workload a seed draws for the scheduler simulation (issue 45 item 4):
-// the tasks it creates (@every tasks, one-shots, a queue task fed by a bulk
-// enqueue, tasks sharing a pool, a task of max_concurrency 1), the pool, the
-// bulk enqueue, the cancel of one enqueued run, and the pause and resume of
-// one @every task, at instants drawn from the seed. Pure: no actor, no clock.
+// the tasks it creates, the pool, the bulk enqueue, the cancel of one
+// enqueued run, and the pause and resume of one @every task, at instants
+// drawn from the seed. The tasks:
+// - three to five @every tasks (5-30 s), one of them paused and resumed;
+// - one to three one-shots;
+// - a queue task fed by one bulk enqueue of three to eight runs;
+// - two or three @every tasks sharing a pool of one or two;
+// - an @every task of max_concurrency 1 (overlap allow: its runs wait);
+// - a six-field cron task (seconds first) in a zone drawn among UTC and three
+//   of a fractional offset (Kathmandu +05:45, Eucla +08:45, St John's -03:30);
+// - an @every 15 s task with a jitter of 5-14 s;
+// - a task without a schedule of its own that depends on the cron task (a
+//   DAG: it fires on each success of the cron task's latest run);
+// - two @every 5 s tasks whose runs take 6-12 s, one of overlap skip and one
+//   of buffer_one, until 150 s in.
+// Every task retries a failed run twice. Pure: no actor, no clock.
 // scheduler_sim carries the plan out through the leader as the gateway would;
 // each task's sim_task says what the checkers (scheduler_sim_checks) expect.
 #pragma once
@@ -46,14 +58,23 @@ constexpr duration_ms workload_retry_interval = 2'000;
 struct planned_task {
   proto::task def;
   sim_task expect;
+  /// Its upstreams, as indexes into workload_plan::tasks (each created before
+  /// it): their ids become its depends_on when it is created.
+  std::vector<size_t> upstreams;
+  /// How long its runs take in the simulated executor, when not the common
+  /// range (0, 0: the common range; worker::sim_options::durations_of).
+  duration_ms min_duration = 0;
+  duration_ms max_duration = 0;
 };
 
 struct workload_plan {
   /// Put before any task is created (size 0: no pool).
   proto::pool pool;
   /// Created in this order: @every tasks every-1.., one-shots once-1..,
-  /// the queue task `bulk`, then the tasks of the pool (pooled-1..) and the
-  /// task of max_concurrency 1 (serial).
+  /// the queue task `bulk`, then the tasks of the pool (pooled-1..), the
+  /// task of max_concurrency 1 (serial), the cron task (cron), the jittered
+  /// task (jittered), the task that depends on the cron task (chained), and
+  /// the tasks of overlap skip (skip) and buffer_one (buffered).
   std::vector<planned_task> tasks;
   size_t bulk = 0;  // the queue task: an index into `tasks`
   unix_ms bulk_at = 0;
