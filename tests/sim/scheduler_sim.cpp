@@ -361,6 +361,9 @@ caf::expected<proto::applied> scheduler_sim::propose_to_leader(const proto::comm
     auto a = ask<proto::applied>(5'000, raft, proto::propose_atom::value, cmd);
     if (a) return a;
     last = std::move(a.error());
+    // As a client backs off after a 503 (a leader whose disk fails answers at
+    // once): 1, 2, 4, 8, 16 s, so that six tries outlast a fault window.
+    if (k + 1 < tries) group_.run_for(std::chrono::milliseconds(1'000 << k));
   }
   return last;
 }

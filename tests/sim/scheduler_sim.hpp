@@ -223,7 +223,8 @@ class scheduler_sim {
   /// as the partition lasts (and the partition ends only after the proposal).
   int proposer();
   /// Proposes `cmd` to the proposer()'s raft (waiting up to 10 s for one) as
-  /// the gateway proposes to its node's, at most `tries` times, 5 s each. A
+  /// the gateway proposes to its node's, at most `tries` times, 5 s each,
+  /// backing off 1, 2, 4 ... s after each failure as a client would. A
   /// proposal that times out may still commit, but only before a later one:
   /// an old leader cut off commits nothing, and a frozen member is never asked.
   /// Only an idempotent command may be tried more than once.

@@ -252,6 +252,13 @@ void scheduler_sim::inject_faults() {
     } else if (kind == "leader_crash" || kind == "follower_crash") {
       stop_member(victim);
     }
+    if (kind == "leader_crash" || kind == "leader_freeze") {
+      // A one-shot created as the leader is lost, its instant 0.2-1.5 s
+      // away (drawn from `more_`, which nothing draws from after the plan):
+      // its create waits for the next leader and commits after its instant.
+      auto name = "late-" + std::to_string(k + 1);
+      create_task(late_one_shot(name, now() + more_.between(200, 1'500)));
+    }
     if (kind == "disk_fault")
       fail_disk(victim, disk, length);  // its whole window, the restart included
     else if (kind == "outbox_fault")

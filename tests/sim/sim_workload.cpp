@@ -82,6 +82,12 @@ T one_of(seed_stream& s, const T (&xs)[N]) {
 
 }  // namespace
 
+planned_task late_one_shot(std::string name, unix_ms at) {
+  auto p = make_task(std::move(name));
+  p.def.at = p.expect.at = at;
+  return p;
+}
+
 workload_plan plan_workload(seed_stream& first, seed_stream& more, unix_ms t0, unix_ms end_at) {
   workload_plan w;
   // -- the first draws: three to five @every tasks, one to three one-shots,
