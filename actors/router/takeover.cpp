@@ -164,12 +164,14 @@ void place_refused(self_ptr self, const std::vector<run_result>& refused) {
     if (i == st.term.in_flight.end() || i->second.worker_id != r.worker_id ||
         i->second.attempt != r.attempt || i->second.state != instance_state::dispatched)
       continue;  // it has moved on meanwhile (cancelled, ended, placed elsewhere)
-    log::warn("worker refused a run: placed again as the same attempt",
-              {{"actor", "router"}, {"instance_id", r.instance_id}, {"worker_id", r.worker_id},
-               {"attempt", std::to_string(r.attempt)}, {"reason", r.error}});
     runs.push_back(i->second);
   }
   if (runs.empty()) return;
+  // One line for the batch (a burst may bring thousands), naming the first.
+  log::warn("worker refused runs: placed again as the same attempts",
+            {{"actor", "router"}, {"worker_id", refused.front().worker_id},
+             {"runs", std::to_string(runs.size())}, {"instance_id", runs.front().id},
+             {"reason", refused.front().error}});
   // Its next registration reopens it (the heartbeat, every registrar period).
   if (auto* w = find_worker(st, refused.front().worker_id)) w->c.max_load = 0;
   place_again(self, runs);

@@ -12,10 +12,16 @@
 // when it had started, and placed again as the same attempt when it had not.
 // A broadcast task's fire gets one run per matching online worker, decided by
 // the router as it proposes the fire, also for a task it has not seen yet.
+// A run a worker refuses (its outbox failed, before its registration says so)
+// is placed again as the same attempt, never a failed one.
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
 #include "support/node_fixture.hpp"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -417,6 +423,40 @@ TEST_F(router_actor_test,
   ASSERT_EQ(attempts->items.size(), 1u);
   EXPECT_EQ(attempts->items.front().state, instance_state::success)
       << attempts->items.front().error;
+}
+
+TEST_F(router_actor_test, a_run_a_worker_refuses_is_placed_again_as_the_same_attempt) {
+  // Worker "broken" cannot open its outbox (a file where its directory goes),
+  // but registers with capacity, as it does until its next registration says
+  // max_load 0: it refuses the run. The run never started, so it must wait
+  // for another worker as attempt 1, not end failed.
+  namespace fs = std::filesystem;
+  auto box = fs::temp_directory_path() / ("aisched-router-box-" + std::to_string(::getpid()));
+  std::ofstream(box) << "not a directory\n";
+  worker::worker_config cfg;
+  cfg.id = "broken";
+  cfg.outbox_dir = box.string();
+  auto broken = sys.spawn(worker::worker_actor_impl, cfg,
+                          std::make_shared<worker::process_executor>(pool_, worker::exec_options{}));
+  keep(broken);
+  proto::worker info;
+  info.id = "broken";
+  caf::anon_send(router_, proto::register_atom::value, info, broken);
+  sched.run();
+
+  auto id = fire(add_task({}), slot_);
+  auto x = instance_of(id);
+  EXPECT_NE(x.state, instance_state::failed) << "a refused run was ended: " << x.error;
+  EXPECT_EQ(x.attempt, 1u);
+
+  add_worker("ok", {});
+  sched.run();
+  x = instance_of(id);
+  EXPECT_EQ(x.state, instance_state::success) << x.error;
+  EXPECT_EQ(x.worker_id, "ok");
+  EXPECT_EQ(x.attempt, 1u) << "the refusal counted as an attempt";
+  std::error_code ec;
+  fs::remove(box, ec);
 }
 
 }  // namespace
