@@ -10,6 +10,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
 
+#include "common/splitmix.hpp"
 #include "proto/time.hpp"
 
 namespace aisched::worker {
@@ -17,14 +18,6 @@ namespace aisched::worker {
 using namespace proto;
 
 namespace {
-
-/// SplitMix64's step: a well-mixed 64-bit value of `x`.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 /// FNV-1a of `s`: the same on every platform and build (std::hash is not).
 uint64_t fnv1a(const std::string& s) {
@@ -105,7 +98,7 @@ sim_executor::sim_executor(sim_options opts)
 
 sim_outcome sim_executor::outcome_of(const std::string& instance_id, uint32_t attempt,
                                      uint64_t task_id) const {
-  auto h = mix(opts_.seed ^ mix(fnv1a(instance_id) ^ (uint64_t{attempt} << 32)));
+  auto h = splitmix64(opts_.seed ^ splitmix64(fnv1a(instance_id) ^ (uint64_t{attempt} << 32)));
   sim_outcome o;
   duration_range range{opts_.min_duration, opts_.max_duration};
   if (opts_.durations_of)
@@ -113,9 +106,9 @@ sim_outcome sim_executor::outcome_of(const std::string& instance_id, uint32_t at
   auto lo = std::max<duration_ms>(range.min, 0);
   auto span = static_cast<uint64_t>(std::max<duration_ms>(range.max - lo, 0)) + 1;
   o.duration = lo + static_cast<duration_ms>(h % span);
-  h = mix(h);
+  h = splitmix64(h);
   if (opts_.max_exit_code > 0 && h % 1000 < opts_.failure_permille)
-    o.exit_code = 1 + static_cast<int32_t>(mix(h) % static_cast<uint64_t>(opts_.max_exit_code));
+    o.exit_code = 1 + static_cast<int32_t>(splitmix64(h) % static_cast<uint64_t>(opts_.max_exit_code));
   return o;
 }
 

@@ -4,19 +4,13 @@
 #include <string>
 #include <utility>
 
+#include "common/splitmix.hpp"
 #include "proto/time.hpp"
 
 namespace aisched::sim {
 
-uint64_t seed_stream::mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 uint64_t seed_stream::draw(uint64_t below) {
-  state_ = mix(state_);
+  state_ = splitmix64(state_);
   return below == 0 ? 0 : state_ % below;
 }
 

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "common/splitmix.hpp"
 #include "proto/controls.hpp"
 #include "proto/types.hpp"
 #include "tests/sim/scheduler_sim_checks.hpp"
@@ -32,10 +33,7 @@ namespace aisched::sim {
 /// SplitMix64: a stream of well-mixed draws from one seed.
 class seed_stream {
  public:
-  explicit seed_stream(uint64_t seed) : state_(mix(seed)) {}
-
-  /// SplitMix64's step: a well-mixed 64-bit value of `x`.
-  static uint64_t mix(uint64_t x);
+  explicit seed_stream(uint64_t seed) : state_(splitmix64(seed)) {}
 
   /// Uniform in [0, below); 0 when `below` is 0.
   uint64_t draw(uint64_t below);

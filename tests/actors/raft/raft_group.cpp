@@ -12,6 +12,7 @@
 #include <caf/actor_clock.hpp>
 #include <caf/send.hpp>
 
+#include "common/splitmix.hpp"
 #include "proto/errors.hpp"
 #include "storage/rocks.hpp"
 #include "storage/state_machine.hpp"
@@ -23,11 +24,8 @@ namespace {
 
 /// SplitMix64's step on `state`: uniform in [0, below) (0 when below is 0).
 uint64_t draw(uint64_t& state, uint64_t below) {
-  state += 0x9e3779b97f4a7c15ULL;
-  uint64_t z = state;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
+  auto z = splitmix64(state);
+  state += 0x9e3779b97f4a7c15ULL;  // the generator's counter
   return below == 0 ? 0 : z % below;
 }
 

@@ -66,12 +66,14 @@ class router_actor_test : public test_coordinator_fixture<test::actor_test_confi
     return add_worker_to(router_, id, std::move(labels), std::move(held));
   }
 
-  /// The same, registered with `router`.
+  /// The same, registered with `router`, its outbox in `outbox_dir` ("": in memory).
   proto::worker_actor add_worker_to(const proto::router_actor& router, const std::string& id,
                                     std::map<std::string, std::string> labels,
-                                    std::vector<proto::held_run> held = {}) {
+                                    std::vector<proto::held_run> held = {},
+                                    std::string outbox_dir = "") {
     worker::worker_config cfg;
     cfg.id = id;
+    cfg.outbox_dir = std::move(outbox_dir);
     auto w = sys.spawn(worker::worker_actor_impl, cfg,
                        std::make_shared<worker::process_executor>(pool_, worker::exec_options{}));
     keep(w);
@@ -338,15 +340,7 @@ TEST_F(router_actor_test, a_run_whose_dispatch_did_not_commit_is_sent_on_the_nex
   auto id = fire(add_task({}), slot_);
   EXPECT_EQ(instance_of(id).state, instance_state::pending) << "no worker yet";
 
-  worker::worker_config cfg;
-  cfg.id = "w-1";
-  auto w = sys.spawn(worker::worker_actor_impl, cfg,
-                     std::make_shared<worker::process_executor>(pool_, worker::exec_options{}));
-  keep(w);
-  proto::worker info;
-  info.id = "w-1";
-  caf::anon_send(router, proto::register_atom::value, info, w);
-  sched.run();
+  add_worker_to(router, "w-1", {});
   ASSERT_EQ(*left, 0) << "the router never proposed a dispatch";
   for (int i = 0; i < 20 && instance_of(id).state != instance_state::success; ++i) {
     advance_time(std::chrono::milliseconds(100));
@@ -433,16 +427,7 @@ TEST_F(router_actor_test, a_run_a_worker_refuses_is_placed_again_as_the_same_att
   namespace fs = std::filesystem;
   auto box = fs::temp_directory_path() / ("aisched-router-box-" + std::to_string(::getpid()));
   std::ofstream(box) << "not a directory\n";
-  worker::worker_config cfg;
-  cfg.id = "broken";
-  cfg.outbox_dir = box.string();
-  auto broken = sys.spawn(worker::worker_actor_impl, cfg,
-                          std::make_shared<worker::process_executor>(pool_, worker::exec_options{}));
-  keep(broken);
-  proto::worker info;
-  info.id = "broken";
-  caf::anon_send(router_, proto::register_atom::value, info, broken);
-  sched.run();
+  add_worker_to(router_, "broken", {}, {}, box.string());
 
   auto id = fire(add_task({}), slot_);
   auto x = instance_of(id);
