@@ -159,9 +159,11 @@ void deliver_finals(worker_actor::stateful_pointer<worker_state> self,
 /// completes here (added to `finished`, for the caller to report with the
 /// others once it is done with the message), anything else goes to the
 /// executor. False (the entry gone) when the executor takes no more runs (the
-/// node stops).
-bool start(worker_actor::stateful_pointer<worker_state> self, const std::string& key,
-           worker_state::run& entry, const execute_request& req, finished_runs& finished) {
+/// node stops); an error (the entry gone, the run not started) when the
+/// outbox cannot record that it may run.
+caf::expected<bool> start(worker_actor::stateful_pointer<worker_state> self, const std::string& key,
+                          worker_state::run& entry, const execute_request& req,
+                          finished_runs& finished) {
   auto& st = self->state;
   auto now = now_of(self);
   bool logging = log::enabled(log::level::info);  // per run: no strings built when off
@@ -185,6 +187,8 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
   // that report in its stead: the attempt ends worker_lost (retried per
   // policy), never re-placed as the same attempt. So a run a restarted worker
   // neither holds nor reports never started (the router places it again).
+  // Unrecorded, it does not start: a crash would leave no trace of it, and
+  // the attempt could run a second time elsewhere.
   if (st.box) {
     run_result maybe_ran;
     maybe_ran.instance_id = req.instance_id;
@@ -195,7 +199,13 @@ bool start(worker_actor::stateful_pointer<worker_state> self, const std::string&
     maybe_ran.error = "worker_lost: worker " + st.cfg.id +
                       " restarted while the attempt may have been running";
     maybe_ran.started_at = maybe_ran.finished_at = now;
-    if (auto err = st.box->put({{key, &maybe_ran}})) outbox_failed(self, "write", err);
+    if (auto err = st.box->put({{key, &maybe_ran}})) {
+      outbox_failed(self, "write", err);
+      st.runs.erase(key);
+      return make_error(errc::storage_error, "outbox",
+                        "worker " + st.cfg.id + " did not start the run: its outbox failed (" +
+                            st.outbox_fault + ")");
+    }
   }
   if (logging) log_started(st, req.task_id, req.instance_id, req.trace_id, req.attempt);
   if (!entry.cancelled) entry.cancelled = std::make_shared<std::atomic<bool>>(false);
@@ -377,14 +387,18 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
             auto req = std::move(*i->second.waiting);
             i->second.waiting.reset();
             auto reply_to = i->second.reply_to;
-            if (start(self, key, i->second, req, finished)) continue;
-            run_result r;  // the node stops: the run cannot start
+            auto started = start(self, key, i->second, req, finished);
+            if (started && *started) continue;
+            // The node stops, or its outbox failed: the run never started. It
+            // was taken, so it ends as a failed attempt, retried per policy.
+            run_result r;
             r.instance_id = req.instance_id;
             r.worker_id = st.cfg.id;
             r.attempt = req.attempt;
             r.state = instance_state::failed;
             r.exit_code = -1;
-            r.error = "worker " + st.cfg.id + " stopped before the run's instant";
+            r.error = started ? "worker " + st.cfg.id + " stopped before the run's instant"
+                              : std::string(view(started.error()).message);
             r.started_at = r.finished_at = now_of(self);
             auto& run = st.runs[key];
             run.reply_to = reply_to;

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "proto/time.hpp"
+#include "tools/chaos/rest.hpp"
 
 namespace aisched::chaos {
 
@@ -18,8 +19,11 @@ using steady = std::chrono::steady_clock;
 
 namespace {
 
-bool final_state(const std::string& s) {
-  return s == "success" || s == "failed" || s == "timed_out" || s == "cancelled";
+/// Whether run `x` is at rest on `m`: ended, or held by its task's pause (rest.hpp).
+bool at_rest(const member_snapshot& m, const json::object& x) {
+  if (final_state(str(x, "state"))) return true;
+  auto t = m.tasks.find(static_cast<uint64_t>(num(x, "task_id")));
+  return held_by_pause(x, t == m.tasks.end() ? nullptr : &t->second);
 }
 
 member_snapshot read_member(const std::string& id, const std::string& port) {
@@ -88,8 +92,7 @@ std::string disagreement(const std::vector<member_snapshot>& s) {
 std::string unsettled_runs(const member_snapshot& leader, const std::vector<acked_task>& acked) {
   std::set<uint64_t> fired;
   for (auto& [id, x] : leader.instances) {
-    if (!final_state(str(x, "state")))
-      return "run " + id + " is " + str(x, "state");
+    if (!at_rest(leader, x)) return "run " + id + " is " + str(x, "state");
     fired.insert(static_cast<uint64_t>(num(x, "task_id")));
   }
   for (auto& t : acked)
@@ -269,8 +272,9 @@ std::vector<std::string> check_history(const settle_outcome& s, const std::vecto
     if (state == "success" && !executions.count({id, attempt}))
       v.push_back("run " + id + " succeeded at attempt " + std::to_string(attempt) +
                   " that left no side effect");
-    // 5. Nothing is left in flight.
-    if (!final_state(state))
+    // 5. Nothing is left in flight (a run its task's pause holds is counted apart).
+    if (state == "pending" && at_rest(*leader, x)) ++summary.held_by_pause;
+    else if (!final_state(state))
       v.push_back("run " + id + " stuck " + state + " (attempt " + std::to_string(attempt) +
                   ", worker " + str(x, "worker_id") + ")");
     if (attempt > 1)

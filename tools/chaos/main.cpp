@@ -452,6 +452,8 @@ void print_report(const chaos_run& run, const std::string& error) {
     << " manual)\n";
   r << "runs: " << run.runs.instances;
   for (auto& [state, n] : run.runs.by_state) r << ", " << state << " " << n;
+  if (run.runs.held_by_pause)
+    r << " (" << run.runs.held_by_pause << " of them held by their task's pause)";
   r << "; executions (side-effect lines) " << run.runs.effect_lines << ", runs retried "
     << run.runs.retried_runs << ", attempts lost with their worker " << run.runs.lost_attempts
     << "\n";

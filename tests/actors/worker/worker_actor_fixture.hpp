@@ -97,6 +97,7 @@ class worker_actor_test : public ::testing::Test {
     pool_->stop();  // kills what still runs and joins the run threads
     caf::anon_send_exit(worker_, caf::exit_reason::user_shutdown);
     for (auto& p : proxies_) caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
+    for (auto& w : workers_) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
@@ -107,6 +108,14 @@ class worker_actor_test : public ::testing::Test {
     exec.scratch_root = (dir_ / "scratch").string();
     exec.supervisor = AISCHED_SUPERVISOR_PATH;
     return std::make_shared<process_executor>(pool_, std::move(exec));
+  }
+
+  /// A worker of `wcfg` on the real executor, stopped at teardown (a failed
+  /// assertion that returns early leaves none running).
+  proto::worker_actor spawn_worker(worker_config wcfg) {
+    auto w = sys_.spawn(worker_actor_impl, std::move(wcfg), processes());
+    workers_.push_back(w);
+    return w;
   }
 
   proto::worker_proxy_actor spawn_proxy(std::string name) {
@@ -212,6 +221,7 @@ class worker_actor_test : public ::testing::Test {
   proto::worker_actor worker_;
   proto::worker_proxy_actor proxy_;
   std::vector<proto::worker_proxy_actor> proxies_;
+  std::vector<proto::worker_actor> workers_;  // spawn_worker's
   std::string last_from_;
 };
 

@@ -7,6 +7,8 @@
 // a dedup cache bounded once the leader acknowledged the results, and runs placed
 // ahead of their instant (held until it, dropped by a cancel, replaced by a new delivery).
 #include "worker_actor_fixture.hpp"
+
+#include <atomic>
 #include "common/clock.hpp"
 
 namespace aisched::worker {
@@ -269,6 +271,66 @@ TEST_F(worker_actor_test, a_worker_whose_outbox_will_not_open_refuses_runs_and_s
   expect_no_report();
   EXPECT_FALSE(fs::exists(count)) << "the refused run ran";
   caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(worker_actor_test, a_run_whose_start_the_outbox_cannot_record_is_refused_unstarted) {
+  // The disk fails between the outbox's open and the run: the record that the run may
+  // have run cannot be written. Launched anyway, a crash would leave no trace of it, and
+  // the leader would place the same attempt again elsewhere: twice.
+  auto failing = std::make_shared<std::atomic<bool>>(false);
+  auto count = dir_ / "count";
+  worker_config wcfg;
+  wcfg.id = "w-failing";
+  wcfg.outbox_dir = (dir_ / "outbox").string();
+  wcfg.outbox_opts.fail_writes = [failing] { return failing->load(); };
+  auto w = spawn_worker(wcfg);
+  std::string fault;
+  held(w, &fault);  // opened, and working
+  ASSERT_EQ(fault, "");
+  failing->store(true);
+
+  std::optional<caf::error> refused;
+  self_->request(w, 5s, proto::execute_atom::value,
+                 shell("7-9100-0", "echo run >> '" + count.string() + "'"), proxy_)
+      .receive([&](bool) { ADD_FAILURE() << "the worker took a run it could not record"; },
+               [&](caf::error& e) { refused = e; });
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(view(*refused).code, errc::storage_error);
+  EXPECT_EQ(view(*refused).field, "outbox");
+  EXPECT_TRUE(held(w, &fault).empty()) << "a run that never started is not held";
+  EXPECT_NE(fault.find("write"), std::string::npos) << fault;
+  expect_no_report();
+  EXPECT_FALSE(fs::exists(count)) << "the unrecorded run ran";
+}
+
+TEST_F(worker_actor_test, a_held_run_whose_start_the_outbox_cannot_record_fails_unstarted) {
+  // Taken ahead of its instant while the outbox worked, the run reaches its instant after
+  // the disk failed: it does not start, and its attempt ends failed, saying why.
+  auto failing = std::make_shared<std::atomic<bool>>(false);
+  auto count = dir_ / "count";
+  worker_config wcfg;
+  wcfg.id = "w-failing";
+  wcfg.outbox_dir = (dir_ / "outbox").string();
+  wcfg.outbox_opts.fail_writes = [failing] { return failing->load(); };
+  auto w = spawn_worker(wcfg);
+  auto req = shell("7-9200-0", "echo run >> '" + count.string() + "'");
+  req.hold_ms = 600;
+  req.not_before = system_now_ms() + req.hold_ms;
+  std::optional<bool> accepted;
+  self_->request(w, 5s, proto::execute_atom::value, req, proxy_)
+      .receive([&](bool ok) { accepted = ok; },
+               [&](caf::error& e) { ADD_FAILURE() << sys_.render(e); });
+  ASSERT_EQ(accepted, true);
+  failing->store(true);
+
+  auto r = next_report();
+  ASSERT_TRUE(r) << "a held run that could not start was never reported";
+  EXPECT_EQ(r->instance_id, req.instance_id);
+  EXPECT_EQ(r->state, instance_state::failed);
+  EXPECT_NE(r->error.find("did not start the run: its outbox failed"), std::string::npos)
+      << r->error;
+  expect_no_report();
+  EXPECT_FALSE(fs::exists(count)) << "the unrecorded run ran";
 }
 
 TEST_F(worker_actor_test, acknowledged_attempts_are_kept_compact_and_at_most_dedup_cap) {
