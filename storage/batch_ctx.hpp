@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -35,6 +36,12 @@ struct batch_effects {
   std::array<int64_t, std::tuple_size_v<state_machine::state_counts>> instances{};  // per-state delta
   uint64_t created = 0, updated = 0, deleted = 0, paused = 0, resumed = 0, pruned = 0;
 };
+
+/// Whether a command naming tenant `want` may touch a record of tenant `have`
+/// ("" matches every tenant); a record of another tenant is "not found".
+inline bool tenant_matches(std::string_view want, const std::string& have) {
+  return want.empty() || want == have;
+}
 
 
 /// The writes of one apply() call, with an overlay so later entries of the same
