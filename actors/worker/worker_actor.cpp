@@ -399,7 +399,7 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
             r.exit_code = -1;
             r.error = started ? "worker " + st.cfg.id + " stopped before the run's instant"
                               : std::string(view(started.error()).message);
-            r.started_at = r.finished_at = now_of(self);
+            r.finished_at = now_of(self);  // no started_at: it never started
             auto& run = st.runs[key];
             run.reply_to = reply_to;
             run.done = true;

@@ -113,6 +113,7 @@ scheduler_sim::scheduler_sim(scheduler_sim_options opts)
       executions_(std::make_shared<execution_log>()),
       durations_(std::make_shared<std::map<uint64_t, worker::duration_range>>()) {
   log::set_level(log::level::error);  // not a line per run or per failed attempt
+  group_.set_latency(std::chrono::milliseconds(timeline::link_latency));
   nodes_.resize(opts_.members);
   for (size_t i = 0; i < opts_.members; ++i) {
     recorders_.push_back(group_.sys.spawn(recorder, history_, group_.at(i).id, clock_));

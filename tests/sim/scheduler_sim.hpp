@@ -11,10 +11,15 @@
 // What stands in for the network: the members reach each other's raft actors
 // through raft_options::resolve_peer and each other's endpoints through
 // registrar_options::resolve_member, both lookups in directories kept here.
-// Cuts (raft_group::cut) lose the messages between two members' raft actors,
-// delays (raft_group::delay) make each of them late by a seeded draw of its
-// own, so they reorder; the workers' links to the endpoints (registration,
-// heartbeats, dispatch, reports) are never cut nor delayed.
+// Every message between two members' raft actors takes 10 ms
+// (timeline::link_latency, raft_group::set_latency), so a commit takes its
+// round trips and the leader's actors go on meanwhile: a router placing a run
+// while a note about it is being committed (the race of ec39c14) happens
+// about once a seed. Cuts (raft_group::cut) lose the messages between two
+// members' raft actors, delays (raft_group::delay) make each of them late by
+// a seeded draw of its own, so they reorder; the workers' links to the
+// endpoints (registration, heartbeats, dispatch, reports) are never cut nor
+// delayed.
 //
 // One seed draws everything: the raft timeouts, the workload
 // (tests/sim/sim_workload: @every tasks, one-shots, a bulk enqueue and the
@@ -115,6 +120,12 @@ struct timeline {
   static constexpr duration_ms faults_until = faults_from + 3 * fault_segment;
   static constexpr duration_ms workload_end = 240'000;
   static constexpr duration_ms length = 330'000;
+  /// Every message between two members' raft actors takes this long
+  /// (raft_group::set_latency), so a commit takes its round trips: what the
+  /// leader's actors do between a proposal and its commit is simulated. A
+  /// real commit takes a round trip and an fsync (1-10 ms on a disk), which
+  /// the simulated disk does not take: 10 ms each way stands for both.
+  static constexpr duration_ms link_latency = 10;
   /// A run starts at most this long after its slot: the fire-ahead (250 ms)
   /// places it before the instant and its worker starts it on the instant,
   /// so this covers the 50 ms steps of virtual time and a slow commit.

@@ -103,11 +103,12 @@ class cuttable_member : public raft_group::member_impl {
   /// draw of its own, in the order messages arrive (deterministic on the
   /// test coordinator).
   std::chrono::milliseconds delay_of(const caf::mailbox_element& x) {
-    if (links_->delayed.empty()) return std::chrono::milliseconds(0);
+    if (links_->delayed.empty() && links_->latency.count() == 0)
+      return std::chrono::milliseconds(0);
     auto from = peer_of(x);
-    if (!from) return std::chrono::milliseconds(0);
+    if (!from || *from == index_) return std::chrono::milliseconds(0);  // its own: no link
     auto d = links_->delayed.find({*from, index_});
-    if (d == links_->delayed.end()) return std::chrono::milliseconds(0);
+    if (d == links_->delayed.end()) return links_->latency;
     auto [lo, hi] = d->second;
     auto span = static_cast<uint64_t>((hi - lo).count()) + 1;
     return lo + std::chrono::milliseconds(draw(links_->delay_draws, span));
@@ -271,6 +272,17 @@ void raft_group::cut(size_t from, size_t to) { links_->cut.insert({from, to}); }
 void raft_group::delay(size_t from, size_t to, std::chrono::milliseconds lo,
                        std::chrono::milliseconds hi) {
   links_->delayed[{from, to}] = {lo, std::max(lo, hi)};
+}
+
+void raft_group::set_latency(std::chrono::milliseconds d) { links_->latency = d; }
+
+std::chrono::milliseconds raft_group::next_step() {
+  if (links_->latency.count() == 0) return tick;
+  auto& due = sched.clock().schedule();
+  if (due.empty()) return tick;
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(due.begin()->first -
+                                                           sched.clock().now());
+  return std::clamp(left, std::chrono::milliseconds(1), tick);
 }
 
 void raft_group::heal_all() {

@@ -11,10 +11,12 @@
 // (freeze_actor), e.g. the rest of a simulated node (tests/sim/scheduler_sim).
 // The links between members can be cut one way (cut(from, to)), or slowed one
 // way (delay(from, to, lo, hi): each message late by its own seeded draw, so
-// they reorder), and healed: each member's raft actor is spawned as a
-// cuttable_member, which at its mailbox drops whatever another member's raft
-// actor sends it across a cut, and holds back what comes over a delayed link
-// (see cut, delay). A member's disk can fail (the disk_fault hook): a raft
+// they reorder), and healed; every link can also take a fixed latency
+// (set_latency; time then moves to each message's arrival). Each member's
+// raft actor is spawned as a cuttable_member, which at its mailbox drops
+// whatever another member's raft actor sends it across a cut, and holds back
+// what comes over a delayed link or with the latency (see cut, delay,
+// set_latency). A member's disk can fail (the disk_fault hook): a raft
 // actor that then ends, as a node's does on a write RocksDB will not resume
 // from, is a crashed node's (ended, running).
 #pragma once
@@ -133,8 +135,15 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   /// delay is delay(a, b, ...) and delay(b, a, ...).
   void delay(size_t from, size_t to, std::chrono::milliseconds lo, std::chrono::milliseconds hi);
   /// Every cut and delay is healed: messages flow again (the dropped ones
-  /// stay lost; the held ones still arrive at their instant).
+  /// stay lost; the held ones still arrive at their instant). The latency
+  /// (set_latency) stays.
   void heal_all();
+  /// From now on every message between members' raft actors that no delay()
+  /// holds back arrives `d` late, the same `d` for each message, so each link
+  /// keeps its order as a connection does (exempt as from cut); run_until
+  /// then moves time to each message's arrival instead of by whole ticks, so
+  /// a commit takes its round trips and no more. 0 (the default): none.
+  void set_latency(std::chrono::milliseconds d);
   bool is_cut(size_t from, size_t to) const { return links_->cut.count({from, to}) > 0; }
   bool is_delayed(size_t from, size_t to) const { return links_->delayed.count({from, to}) > 0; }
 
@@ -146,6 +155,7 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
                                                    std::chrono::milliseconds>>
         delayed;
     uint64_t delay_draws = 0;  // SplitMix64 state of the delays' draws (from the seed)
+    std::chrono::milliseconds latency{0};  // of every link no delay holds back (set_latency)
     std::map<caf::actor_id, size_t> member_of;  // running raft actors, by actor id
   };
 
@@ -157,8 +167,8 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   /// Runs `a` again, its waiting mail first; a no-op when it is not frozen.
   void thaw_actor(const caf::actor& a);
 
-  /// Moves virtual time by `total` in steps of one raft tick, delivering every
-  /// message after each step.
+  /// Moves virtual time by `total` in steps of one raft tick (with a latency,
+  /// to each timer due sooner: next_step), delivering every message after each step.
   void run_for(std::chrono::milliseconds total);
   /// Runs as run_for until `pred` holds, at most `limit`; returns the virtual
   /// time it took, or -1 ms when `pred` never held.
@@ -169,10 +179,11 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
     auto spent = std::chrono::milliseconds(0);
     while (!pred()) {
       if (spent >= limit) return std::chrono::milliseconds(-1);
-      advance_time(tick);
+      auto step = next_step();
+      advance_time(step);
       sched.run();
       observe();
-      spent += tick;
+      spent += step;
     }
     return spent;
   }
@@ -190,6 +201,10 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   static constexpr std::chrono::milliseconds tick{50};  // raft_options' default
 
  private:
+  /// How far run_until moves time next: a tick, or, with a latency, to the
+  /// first timer due sooner (a message arriving, or any actor's timer), at
+  /// least 1 ms.
+  std::chrono::milliseconds next_step();
   raft::raft_options options_for(size_t i) const;
   /// Election safety over every step seen: at most one leader per term.
   void observe();

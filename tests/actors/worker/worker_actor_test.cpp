@@ -329,6 +329,7 @@ TEST_F(worker_actor_test, a_held_run_whose_start_the_outbox_cannot_record_fails_
   EXPECT_EQ(r->state, instance_state::failed);
   EXPECT_NE(r->error.find("did not start the run: its outbox failed"), std::string::npos)
       << r->error;
+  EXPECT_EQ(r->started_at, 0) << "reported as started";
   expect_no_report();
   EXPECT_FALSE(fs::exists(count)) << "the unrecorded run ran";
 }
