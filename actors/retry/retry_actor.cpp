@@ -25,16 +25,16 @@ void rearm(self_ptr self) {
   auto& st = self->state;
   if (!st.lead.leading || !st.lead.ready) return;
   // Drop stale heap tops so the timer aims at a live deadline.
-  while (!st.heap.empty()) {
-    auto& [at, id] = st.heap.top();
-    auto w = st.watching.find(id);
-    if (w != st.watching.end() && w->second.at == at) break;
-    st.heap.pop();
+  while (!st.term.heap.empty()) {
+    auto& [at, id] = st.term.heap.top();
+    auto w = st.term.watching.find(id);
+    if (w != st.term.watching.end() && w->second.at == at) break;
+    st.term.heap.pop();
   }
-  if (st.heap.empty()) return;
-  auto due = st.heap.top().first;
-  if (st.armed_for != 0 && st.armed_for <= due) return;
-  st.armed_for = due;
+  if (st.term.heap.empty()) return;
+  auto due = st.term.heap.top().first;
+  if (st.term.armed_for != 0 && st.term.armed_for <= due) return;
+  st.term.armed_for = due;
   auto now = now_of(self);
   auto gen = ++st.timer_gen;
   if (due <= now) self->send(self, wake_atom::value, gen);
@@ -46,24 +46,24 @@ void rearm(self_ptr self) {
 /// outnumber them: a run that keeps running for its hour-long deadline would
 /// otherwise hold one stale item behind it for every run finished meanwhile.
 /// Linear in the heap, at most once per as many pushes: amortized constant.
-void compact(retry_state& st) {
-  if (st.heap.size() <= 2 * st.watching.size() + retry_state::heap_slack) return;
-  std::vector<retry_state::item> live;
-  live.reserve(st.watching.size());
-  for (auto& [id, w] : st.watching) live.emplace_back(w.at, id);
-  st.heap = decltype(st.heap)(std::greater<retry_state::item>{}, std::move(live));
+void compact(term_state& t) {
+  if (t.heap.size() <= 2 * t.watching.size() + term_state::heap_slack) return;
+  std::vector<term_state::item> live;
+  live.reserve(t.watching.size());
+  for (auto& [id, w] : t.watching) live.emplace_back(w.at, id);
+  t.heap = decltype(t.heap)(std::greater<term_state::item>{}, std::move(live));
 }
 
-void observe(retry_state& st, const instance& x) {
+void observe(term_state& t, const instance& x) {
   if (x.state == instance_state::retry_waiting && x.next_attempt_at != 0) {
-    st.watching[x.id] = {retry_state::kind::retry, x.next_attempt_at, x.attempt};
-    st.heap.emplace(x.next_attempt_at, x.id);
+    t.watching[x.id] = {term_state::kind::retry, x.next_attempt_at, x.attempt};
+    t.heap.emplace(x.next_attempt_at, x.id);
   } else if ((x.state == instance_state::dispatched || x.state == instance_state::running) &&
              x.deadline != 0) {
-    st.watching[x.id] = {retry_state::kind::deadline, x.deadline, x.attempt};
-    st.heap.emplace(x.deadline, x.id);
+    t.watching[x.id] = {term_state::kind::deadline, x.deadline, x.attempt};
+    t.heap.emplace(x.deadline, x.id);
   } else {
-    st.watching.erase(x.id);
+    t.watching.erase(x.id);
   }
 }
 
@@ -73,12 +73,12 @@ void wake(self_ptr self) {
   auto now = now_of(self);
   proto::retry retry_cmd{st.lead.term, now, {}};
   report_results expired{st.lead.term, now, {}};
-  while (!st.heap.empty() && st.heap.top().first <= now) {
-    auto [at, id] = st.heap.top();
-    st.heap.pop();
-    auto w = st.watching.find(id);
-    if (w == st.watching.end() || w->second.at != at) continue;  // stale
-    if (w->second.what == retry_state::kind::retry) {
+  while (!st.term.heap.empty() && st.term.heap.top().first <= now) {
+    auto [at, id] = st.term.heap.top();
+    st.term.heap.pop();
+    auto w = st.term.watching.find(id);
+    if (w == st.term.watching.end() || w->second.at != at) continue;  // stale
+    if (w->second.what == term_state::kind::retry) {
       retry_cmd.instance_ids.push_back(id);
     } else {
       run_result r;
@@ -89,7 +89,7 @@ void wake(self_ptr self) {
       r.error = "no report from the worker before the run's deadline";
       expired.results.push_back(std::move(r));
     }
-    st.watching.erase(w);
+    st.term.watching.erase(w);
   }
   auto epoch = st.lead.epoch;
   auto on_error = [=](caf::error&) {
@@ -105,8 +105,8 @@ void wake(self_ptr self) {
                 auto& st = self->state;
                 if (!st.lead.current(epoch)) return;
                 for (auto& id : ids) {
-                  st.watching[id] = {retry_state::kind::retry, now + 500, 0};
-                  st.heap.emplace(now + 500, id);
+                  st.term.watching[id] = {term_state::kind::retry, now + 500, 0};
+                  st.term.heap.emplace(now + 500, id);
                 }
                 on_error(e);
               });
@@ -122,7 +122,7 @@ void rebuild(self_ptr self, uint64_t epoch) {
   storage::scan_active(
       self, self->state.store, "", [=] { return self->state.lead.current(epoch); },
       [=](schedule_page& page) {
-        for (auto& x : page.active) observe(self->state, x);
+        for (auto& x : page.active) observe(self->state.term, x);
       },
       [=] {
         if (self->state.lead.rebuilt(epoch)) wake(self);
@@ -134,15 +134,15 @@ void rebuild(self_ptr self, uint64_t epoch) {
 std::map<std::string, std::string> details_of(self_ptr self) {
   auto& st = self->state;
   size_t waiting = 0;
-  for (auto& [id, w] : st.watching) waiting += w.what == retry_state::kind::retry ? 1 : 0;
+  for (auto& [id, w] : st.term.watching) waiting += w.what == term_state::kind::retry ? 1 : 0;
   return {{"leading", inspector::text(st.lead.leading)},
           {"ready", inspector::text(st.lead.ready)},
           {"term", std::to_string(st.lead.term)},
           {"retry_waiting", std::to_string(waiting)},
-          {"deadlines", std::to_string(st.watching.size() - waiting)},
-          {"heap_items", std::to_string(st.heap.size())},
-          {"next_due", st.heap.empty() ? "-" : inspector::instant(st.heap.top().first)},
-          {"timer_at", inspector::instant(st.armed_for)}};
+          {"deadlines", std::to_string(st.term.watching.size() - waiting)},
+          {"heap_items", std::to_string(st.term.heap.size())},
+          {"next_due", st.term.heap.empty() ? "-" : inspector::instant(st.term.heap.top().first)},
+          {"timer_at", inspector::instant(st.term.armed_for)}};
 }
 
 }  // namespace
@@ -157,23 +157,21 @@ retry_actor::behavior_type retry_actor_impl(self_ptr self, raft_actor raft, stor
       [=](inspect_atom) { return inspector::summary_of(self, details_of(self)); },
       [=](leader_atom, const leadership& l) {
         auto& st = self->state;
-        ++st.timer_gen;
-        st.armed_for = 0;
-        st.watching.clear();
-        st.heap = {};
+        ++st.timer_gen;          // a timer the last term armed wakes stale
+        st.term = term_state{};  // the last term's watched runs and timer go whole
         if (st.lead.change(l.leading, l.term)) rebuild(self, st.lead.epoch);
       },
       [=](committed_atom, const applied& a) {
         auto& st = self->state;
         if (!st.lead.leading) return;
-        for (auto& x : a.instances) observe(st, x);
-        compact(st);
+        for (auto& x : a.instances) observe(st.term, x);
+        compact(st.term);
         rearm(self);
       },
       [=](wake_atom, uint64_t gen) {
         auto& st = self->state;
         if (gen != 0 && gen != st.timer_gen) return;
-        if (gen != 0) st.armed_for = 0;
+        if (gen != 0) st.term.armed_for = 0;
         wake(self);
       },
   });

@@ -3,13 +3,13 @@
 // next_attempt_at; for dispatched or running runs it proposes a timed_out
 // result when their deadline passes without a report (the state machine then
 // decides whether another attempt follows). One CAF timer, generation-tagged.
+// This file holds the state (what lives one leadership term only is
+// term_state.hpp's); retry_actor.cpp the messages.
 #pragma once
 
-#include <queue>
-#include <string>
-#include <unordered_map>
-#include <vector>
+#include <cstdint>
 
+#include "actors/retry/term_state.hpp"
 #include "common/activity.hpp"
 #include "common/clock.hpp"
 #include "common/leader_epoch.hpp"
@@ -17,25 +17,16 @@
 
 namespace aisched::retry {
 
+/// The retry actor's state. `term` is what one leadership term knows and is
+/// replaced whole on each `leader` message; the rest outlives terms: the
+/// handles, the clock, the leader_epoch, and the timer generation (timers
+/// cannot be cancelled, so a wake armed in an earlier term must stay stale).
 struct retry_state {
-  enum class kind : uint8_t { retry, deadline };
-  struct watch {
-    kind what;
-    unix_ms at;
-    uint32_t attempt;
-  };
-  using item = std::pair<unix_ms, std::string>;  // (due, run id)
-  /// Stale items the heap may hold beyond twice the live ones before it is rebuilt.
-  static constexpr size_t heap_slack = 1024;
   proto::raft_actor raft;
   proto::store_actor store;
   leader_epoch lead;  // leading, term, and the epoch that drops stale replies
-  std::unordered_map<std::string, watch> watching;  // the live entry per run
-  /// May hold stale items (a run finished, or its due moved), at most twice
-  /// the live ones plus heap_slack (compact() in retry_actor.cpp).
-  std::priority_queue<item, std::vector<item>, std::greater<item>> heap;
+  term_state term;    // this term's watched runs: new on each leader message, dropped with the term
   uint64_t timer_gen = 0;
-  unix_ms armed_for = 0;
   wall_clock clock;  // when retries and deadlines are due (common/clock.hpp)
   inspector::activity activity;
   static inline const char* name = "retry";

@@ -28,33 +28,33 @@ constexpr duration_ms retry_fire_after = 200;
 void rearm(self_ptr self) {
   auto& st = self->state;
   if (!st.lead.leading || !st.lead.ready || st.load.level == pressure_level::red) return;
-  auto due = st.plan->next_due();
+  auto due = st.term.plan->next_due();
   if (!due) return;
   auto now = now_of(self);
   auto at = std::max(*due, now);
   if (st.load.level == pressure_level::yellow) at += st.load.delay;
-  if (st.armed_for != 0 && st.armed_for <= at) return;  // an earlier timer is armed
-  st.armed_for = at;
+  if (st.term.armed_for != 0 && st.term.armed_for <= at) return;  // an earlier timer is armed
+  st.term.armed_for = at;
   auto gen = ++st.timer_gen;
   if (at <= now) self->send(self, wake_atom::value, gen);
   else self->delayed_send(self, std::chrono::milliseconds(at - now), wake_atom::value, gen);
 }
 
 /// Adds what the planner counted since the last call to scheduler_slots_total
-/// (a new planner, i.e. a new leadership, counts from zero again). Fired slots
+/// (each term's planner counts from zero, and so does its `reported`). Fired slots
 /// are counted at commit instead (count_committed): a proposal that fails is
 /// decided again, and the planner would count it twice.
 void publish_slot_stats(trigger_state& st) {
-  if (!st.plan) return;
+  if (!st.term.plan) return;
   auto& m = obs::get();
   auto add = [](const obs::counter& c, uint64_t now, uint64_t& seen) {
     if (now > seen) c.inc(static_cast<double>(now - seen));
     seen = now;
   };
-  const auto& counted = st.plan->stats();
-  add(m.slots_skipped, counted.skipped, st.reported.skipped);
-  add(m.slots_missed, counted.missed, st.reported.missed);
-  add(m.slots_buffered, counted.buffered, st.reported.buffered);
+  const auto& counted = st.term.plan->stats();
+  add(m.slots_skipped, counted.skipped, st.term.reported.skipped);
+  add(m.slots_missed, counted.missed, st.term.reported.missed);
+  add(m.slots_buffered, counted.buffered, st.term.reported.buffered);
 }
 
 /// Counts the slots of a committed fire: fired when it created instances,
@@ -91,11 +91,11 @@ auto propose_fire(self_ptr self, fire f) {
 
 void on_fire_failed(self_ptr self, const fire& f, uint64_t epoch) {
   auto& st = self->state;
-  if (!st.lead.current(epoch) || !st.plan) return;
+  if (!st.lead.current(epoch) || !st.term.plan) return;
   for (auto& s : f.slots) {
-    st.plan->settle(s);
+    st.term.plan->settle(s);
     // Decide the same slot again shortly (a repeated fire is a no-op in storage).
-    if (st.lead.leading) st.plan->requeue(s);
+    if (st.lead.leading) st.term.plan->requeue(s);
   }
   if (st.lead.leading)
     self->delayed_send(self, std::chrono::milliseconds(retry_fire_after), wake_atom::value,
@@ -118,8 +118,8 @@ void propose_decisions(self_ptr self, decisions d, unix_ms now) {
           [=](applied& a) {
             count_committed(copy.slots.size(), a, now_of(self), true);
             auto& st = self->state;
-            if (!st.lead.current(epoch) || !st.plan) return;
-            for (auto& s : copy.slots) st.plan->settle(s);
+            if (!st.lead.current(epoch) || !st.term.plan) return;
+            for (auto& s : copy.slots) st.term.plan->settle(s);
             rearm(self);
           },
           [=](caf::error&) { on_fire_failed(self, copy, epoch); });
@@ -154,8 +154,8 @@ void commit_now(self_ptr self, decisions d, unix_ms now, applied_promise rp) {
   auto epoch = st.lead.epoch;
   auto settle = [=] {
     auto& st = self->state;
-    if (st.lead.current(epoch) && st.plan)
-      for (auto& s : slots) st.plan->settle(s);
+    if (st.lead.current(epoch) && st.term.plan)
+      for (auto& s : slots) st.term.plan->settle(s);
   };
   propose_fire(self, fire{st.lead.term, now, std::move(d.fires)})
       .then(
@@ -187,7 +187,7 @@ void wake(self_ptr self) {
   auto& st = self->state;
   if (!st.lead.leading || !st.lead.ready || st.load.level == pressure_level::red) return;
   auto now = now_of(self);
-  auto d = st.plan->collect(now);
+  auto d = st.term.plan->collect(now);
   publish_slot_stats(st);
   if (!d.empty()) propose_decisions(self, std::move(d), now);
   rearm(self);
@@ -203,8 +203,8 @@ void load_calendars(self_ptr self, uint64_t epoch, int tries, Next next) {
       .then(
           [=](controls& c) {
             auto& st = self->state;
-            if (!st.lead.current(epoch) || !st.plan) return;
-            for (auto& cal : c.calendars) st.plan->put_calendar(cal, now_of(self));
+            if (!st.lead.current(epoch) || !st.term.plan) return;
+            for (auto& cal : c.calendars) st.term.plan->put_calendar(cal, now_of(self));
             next();
           },
           [=](caf::error& err) {
@@ -224,10 +224,10 @@ void rebuild(self_ptr self, uint64_t epoch) {
     auto& st = self->state;
     auto now = now_of(self);
     for (size_t i = 0; i < page.tasks.size(); ++i)
-      st.plan->upsert(page.tasks[i], page.runtimes[i], now, true);
+      st.term.plan->upsert(page.tasks[i], page.runtimes[i], now, true);
   };
   auto on_active = [=](schedule_page& page) {
-    for (auto& x : page.active) self->state.plan->observe(x);
+    for (auto& x : page.active) self->state.term.plan->observe(x);
   };
   auto done = [=] {
     auto& st = self->state;
@@ -235,7 +235,7 @@ void rebuild(self_ptr self, uint64_t epoch) {
     auto deferred = std::move(st.deferred);
     st.deferred.clear();
     for (auto& [fn, rp] : deferred) fn(rp);
-    st.plan->resume_chains();  // a success the previous leader did not chain yet
+    st.term.plan->resume_chains();  // a success the previous leader did not chain yet
     wake(self);
   };
   load_calendars(self, epoch, 3, [=] {
@@ -267,14 +267,14 @@ void log_stopped_chain(const planner& plan, const instance& x) {
 std::map<std::string, std::string> details_of(self_ptr self) {
   auto& st = self->state;
   std::optional<unix_ms> due;
-  if (st.plan) due = st.plan->next_due();
+  if (st.term.plan) due = st.term.plan->next_due();
   return {{"leading", inspector::text(st.lead.leading)},
           {"ready", inspector::text(st.lead.ready)},
           {"term", std::to_string(st.lead.term)},
-          {"tasks", std::to_string(st.plan ? st.plan->task_count() : 0)},
-          {"armed", std::to_string(st.plan ? st.plan->armed_count() : 0)},
+          {"tasks", std::to_string(st.term.plan ? st.term.plan->task_count() : 0)},
+          {"armed", std::to_string(st.term.plan ? st.term.plan->armed_count() : 0)},
           {"next_due", due ? inspector::instant(*due) : "-"},
-          {"timer_at", inspector::instant(st.armed_for)},
+          {"timer_at", inspector::instant(st.term.armed_for)},
           {"pressure", inspector::text(st.load.level)},
           {"deferred", std::to_string(st.deferred.size())}};
 }
@@ -294,33 +294,34 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft, 
         auto& st = self->state;
         st.lead.change(l.leading, l.term);
         st.leader_id = l.leader_id;
-        st.armed_for = 0;
-        ++st.timer_gen;
-        publish_slot_stats(st);
-        st.plan.reset();
-        st.reported = {};
+        ++st.timer_gen;          // a timer the last term armed wakes stale
+        publish_slot_stats(st);  // the last term's counts not yet in the metrics
+        // The last term's planner, counts and timer go whole; a leader's term
+        // gets an empty planner, rebuilt below.
+        st.term = l.leading ? term_state{now_of(self), st.fire_ahead} : term_state{};
         if (!l.leading) {
           // Requests that waited for a rebuild that will not happen now.
           auto deferred = std::move(st.deferred);
           st.deferred.clear();
           for (auto& [fn, rp] : deferred) rp.deliver(not_leading(st));
+          return;
         }
-        if (!l.leading) return;
         // Rebuild from committed state; misfire policies decide what the outage missed.
-        st.plan = std::make_unique<planner>(now_of(self), st.fire_ahead);
+        // Requests still deferred (from the last term, if this node led it too)
+        // are answered when this rebuild is done.
         rebuild(self, st.lead.epoch);
       },
       [=](committed_atom, const applied& a) {
         auto& st = self->state;
-        if (!st.plan) return;
+        if (!st.term.plan) return;
         auto now = now_of(self);
-        for (auto& c : a.calendars) st.plan->put_calendar(c, now);
-        for (auto& c : a.deleted_calendars) st.plan->remove_calendar(c.tenant, c.name, now);
-        for (auto& t : a.tasks) st.plan->upsert(t, task_runtime{t.id, 0, {}, {}}, now, false);
-        for (auto id : a.deleted_tasks) st.plan->remove(id);
+        for (auto& c : a.calendars) st.term.plan->put_calendar(c, now);
+        for (auto& c : a.deleted_calendars) st.term.plan->remove_calendar(c.tenant, c.name, now);
+        for (auto& t : a.tasks) st.term.plan->upsert(t, task_runtime{t.id, 0, {}, {}}, now, false);
+        for (auto id : a.deleted_tasks) st.term.plan->remove(id);
         for (auto& x : a.instances) {
-          st.plan->observe(x);
-          log_stopped_chain(*st.plan, x);
+          st.term.plan->observe(x);
+          log_stopped_chain(*st.term.plan, x);
         }
         if (st.lead.ready) rearm(self);
       },
@@ -330,22 +331,22 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft, 
       [=](pressure_atom, const pressure& p) {
         auto& st = self->state;
         bool eased = p.level < st.load.level;
-        if (eased && st.load.level == pressure_level::red && st.plan) {
+        if (eased && st.load.level == pressure_level::red && st.term.plan) {
           // The slots red held back: the misfire policy decides which fire now,
           // late; all of them count as scheduler_slots_total{outcome="deferred"}.
-          auto held = st.plan->release_held(now_of(self));
+          auto held = st.term.plan->release_held(now_of(self));
           if (held > 0) obs::get().slots_deferred.inc(static_cast<double>(held));
         }
         st.load = p;
         if (eased) {
-          st.armed_for = 0;  // re-arm now: deferred slots may fire
+          st.term.armed_for = 0;  // re-arm now: deferred slots may fire
           rearm(self);
         }
       },
       [=](wake_atom, uint64_t gen) {
         auto& st = self->state;
         if (gen != 0 && gen != st.timer_gen) return;  // a stale timer
-        if (gen != 0) st.armed_for = 0;
+        if (gen != 0) st.term.armed_for = 0;
         wake(self);
       },
       [=](trigger_now_atom, const std::string& tenant,
@@ -353,7 +354,7 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft, 
         return when_ready(self, [=](applied_promise rp) {
           auto& st = self->state;
           auto now = now_of(self);
-          auto d = st.plan->trigger_now(tenant, task_id, now);
+          auto d = st.term.plan->trigger_now(tenant, task_id, now);
           if (!d) {
             rp.deliver(d.error());
             return;
@@ -366,7 +367,7 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft, 
         return when_ready(self, [=](applied_promise rp) {
           auto& st = self->state;
           auto now = now_of(self);
-          commit_now(self, st.plan->fire_event(tenant, name, payload, now), now, rp);
+          commit_now(self, st.term.plan->fire_event(tenant, name, payload, now), now, rp);
         });
       },
       [=](enqueue_atom, const std::string& tenant, uint64_t task_id,
@@ -374,7 +375,7 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft, 
         return when_ready(self, [=](applied_promise rp) {
           auto& st = self->state;
           auto now = now_of(self);
-          auto d = st.plan->enqueue(tenant, task_id, payloads, now);
+          auto d = st.term.plan->enqueue(tenant, task_id, payloads, now);
           if (!d) {
             rp.deliver(d.error());
             return;
@@ -386,7 +387,7 @@ trigger_actor::behavior_type trigger_actor_impl(self_ptr self, raft_actor raft, 
           unix_ms to) -> caf::result<applied> {
         return when_ready(self, [=](applied_promise rp) {
           auto& st = self->state;
-          auto d = st.plan->backfill(tenant, task_id, from, to);
+          auto d = st.term.plan->backfill(tenant, task_id, from, to);
           if (!d) {
             rp.deliver(d.error());
             return;

@@ -296,7 +296,7 @@ TEST_F(retry_actor_test, stale_deadlines_do_not_pile_up_behind_a_run_that_keeps_
   // One run keeps running towards its deadline, a minute away, while thousands
   // dispatched after it finish: each leaves its deadline stale behind the
   // live one on top. The heap holds at most twice the live items plus
-  // retry_state::heap_slack, not one item per run finished; and the run that
+  // term_state::heap_slack, not one item per run finished; and the run that
   // keeps running still times out at its deadline.
   auto id = create(fixed(1'000, 1), 30'000);
   ASSERT_NE(id, 0u);
@@ -334,7 +334,7 @@ TEST_F(retry_actor_test, stale_deadlines_do_not_pile_up_behind_a_run_that_keeps_
                 caf::after(std::chrono::seconds(0)) >> [] { ADD_FAILURE() << "no summary"; });
   EXPECT_EQ(details["deadlines"], "1");
   ASSERT_FALSE(details["heap_items"].empty());
-  EXPECT_LE(std::stoul(details["heap_items"]), 2 + retry_state::heap_slack)
+  EXPECT_LE(std::stoul(details["heap_items"]), 2 + term_state::heap_slack)
       << "stale deadlines piled up behind the running one";
   advance_to(deadline - 1);
   EXPECT_EQ(instance_of(stuck).state, instance_state::dispatched);

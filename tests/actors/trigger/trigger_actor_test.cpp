@@ -103,8 +103,8 @@ class trigger_actor_test : public test_coordinator_fixture<test::actor_test_conf
 
   const slot_stats& stats() {
     auto& st = deref<trigger_impl>(trigger_).state;
-    if (!st.plan) throw std::runtime_error("the trigger has no planner (not leading)");
-    return st.plan->stats();
+    if (!st.term.plan) throw std::runtime_error("the trigger has no planner (not leading)");
+    return st.term.plan->stats();
   }
 
   proto::trigger_actor trigger_;
