@@ -38,6 +38,7 @@ class backup_restore_test : public state_machine_test {
     std::error_code ec;
     fs::remove(file_, ec);
     fs::remove_all(target_, ec);
+    fs::remove_all(target_ + "-second", ec);  // members_restored_from_one_file_...'s
     state_machine_test::TearDown();
   }
 

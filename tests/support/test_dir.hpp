@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -23,8 +24,11 @@ inline std::filesystem::path make_test_dir(const std::string& prefix) {
   namespace fs = std::filesystem;
   static std::atomic<int> counter{0};
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const auto name = prefix + (info ? info->name() : "setup") + "-" + std::to_string(::getpid()) +
-                    "-" + std::to_string(counter++) + "-" + std::to_string(std::random_device{}());
+  auto name = prefix + (info ? info->name() : "setup") + "-" + std::to_string(::getpid()) + "-" +
+              std::to_string(counter++) + "-" + std::to_string(std::random_device{}());
+  // A parameterised test is named "name/3": one directory, not two (the
+  // caller removes what it was given, and the parent would stay behind).
+  std::replace(name.begin(), name.end(), '/', '_');
   std::vector<fs::path> bases;
   if (!std::getenv("TMPDIR")) bases.emplace_back("/dev/shm");
   bases.push_back(fs::temp_directory_path());

@@ -169,9 +169,15 @@ raft_group::~raft_group() {
 std::string raft_group::address(size_t i) { return "127.0.0.1:" + std::to_string(7401 + i); }
 
 std::string raft_group::make_dir() {
-  std::string tmpl = "/tmp/aisched-raft-group-test-XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  return tmpl;
+  // RocksDB syncs on every commit: on a disk that is most of a simulated
+  // seed's wall time, so tmpfs unless TMPDIR names another place (no test
+  // here loses power; disk faults are injected, fault_fs.hpp).
+  std::string base = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/dev/shm";
+  for (const auto& dir : {base, std::string("/tmp")}) {
+    std::string tmpl = dir + "/aisched-raft-group-test-XXXXXX";
+    if (mkdtemp(tmpl.data()) != nullptr) return tmpl;
+  }
+  throw std::runtime_error("mkdtemp failed under " + base + " and /tmp");
 }
 
 size_t raft_group::add_joiner() {
