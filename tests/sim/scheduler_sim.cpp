@@ -577,6 +577,7 @@ scheduler_sim_result run_scheduler_sim(const scheduler_sim_options& opts) {
 
 std::string replay_hint(const scheduler_sim_options& opts) {
   return "AISCHED_SIM_SEED=" + std::to_string(opts.seed) +
+         (opts.every_fault.empty() ? "" : " AISCHED_SIM_FAULT=" + opts.every_fault) +
          " scheduler_sim_test --gtest_filter=scheduler_sim.replay (AISCHED_SIM_TRACE=1 prints "
          "the workload and faults as they happen)";
 }

@@ -61,6 +61,7 @@ TEST(scheduler_sim, seeds) {
   for (uint64_t seed = first; seed <= last; ++seed) {
     scheduler_sim_options opts;
     opts.seed = seed;
+    if (auto* kind = std::getenv("AISCHED_SIM_FAULT")) opts.every_fault = kind;
     SCOPED_TRACE("seed " + std::to_string(seed) + " (replay: " + replay_hint(opts) + ")");
     auto r = run_scheduler_sim(opts);
     expect_clean(opts, r);
@@ -89,6 +90,7 @@ TEST(scheduler_sim, a_seed_replays_the_same_history) {
 
 // Replays one seed from the environment, e.g.
 //   AISCHED_SIM_SEED=3 AISCHED_SIM_TRACE=1 scheduler_sim_test --gtest_filter=scheduler_sim.replay
+// (AISCHED_SIM_FAULT=worker_freeze: its three faults of that kind).
 TEST(scheduler_sim, replay) {
   auto* seed = std::getenv("AISCHED_SIM_SEED");
   if (seed == nullptr)
@@ -98,6 +100,7 @@ TEST(scheduler_sim, replay) {
   opts.seed = std::strtoull(seed, nullptr, 10);
   if (auto* x = std::getenv("AISCHED_SIM_TRACE"); x != nullptr && std::string{x} != "0")
     opts.trace = stderr;
+  if (auto* kind = std::getenv("AISCHED_SIM_FAULT")) opts.every_fault = kind;
   auto r = run_scheduler_sim(opts);
   std::printf("profile: %s\nruns %zu, commits %zu, last term %llu\n", r.profile.c_str(), r.runs,
               r.commits, static_cast<unsigned long long>(r.last_term));

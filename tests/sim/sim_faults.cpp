@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iterator>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -57,6 +58,22 @@ void scheduler_sim::kill_worker(size_t i) {
   n.registrar = nullptr;
   n.worker = nullptr;
   n.exec.reset();
+}
+
+void scheduler_sim::freeze_worker(size_t i, bool frozen) {
+  auto& n = nodes_.at(i);
+  for (auto a : {caf::actor_cast<caf::actor>(n.worker), caf::actor_cast<caf::actor>(n.registrar)}) {
+    if (!frozen) {
+      group_.thaw_actor(a);
+      continue;
+    }
+    // Mail first, so that it is in the job queue (freeze_member says why).
+    if (a == n.registrar)
+      caf::anon_send(a, caf::down_msg{});
+    else
+      caf::anon_send(a, proto::inspect_atom::value);
+    group_.freeze_actor(a);
+  }
 }
 
 void scheduler_sim::stop_member(size_t i) {
@@ -189,14 +206,25 @@ void scheduler_sim::inject_faults() {
   static const char* const added[] = {"delay", "disk_fault", "outbox_fault"};
   for (auto& kind : kinds)
     if (fault_rng_.draw(3) == 0) kind = added[fault_rng_.draw(std::size(added))];
+  if (!opts_.every_fault.empty()) {
+    static const std::set<std::string> known{
+        "leader_crash", "follower_crash", "leader_freeze", "partition",    "one_way",
+        "worker_death", "delay",          "disk_fault",    "outbox_fault", "worker_freeze"};
+    if (!known.count(opts_.every_fault)) {
+      violations_.push_back("no fault kind '" + opts_.every_fault + "'");
+      return;
+    }
+    for (auto& kind : kinds) kind = opts_.every_fault;
+  }
   auto members = nodes_.size();
   for (size_t k = 0; k < kinds.size(); ++k) {
     auto& kind = kinds[k];
     auto start = t0_ + timeline::faults_from +
                  static_cast<duration_ms>(k) * timeline::fault_segment + between(0, 25) * 1'000;
-    auto length = kind == "leader_freeze"  ? between(1, 6) * 1'000
-                  : kind == "worker_death" ? between(5, timeline::max_worker_death / 1'000) * 1'000
-                                           : between(3, timeline::max_fault / 1'000) * 1'000;
+    bool worker_down = kind == "worker_death" || kind == "worker_freeze";
+    auto length = kind == "leader_freeze" ? between(1, 6) * 1'000
+                  : worker_down           ? between(5, timeline::max_worker_death / 1'000) * 1'000
+                                          : between(3, timeline::max_fault / 1'000) * 1'000;
     advance_to(start);  // a no-op when the previous fault (a long worker death) ended later
     int leader = -1;
     group_.run_until([&] { return (leader = group_.agreed_leader()) >= 0; }, 10s);
@@ -210,7 +238,7 @@ void scheduler_sim::inject_faults() {
     auto disk = storage::fault_kind::none;  // disk_fault: how victim's disk fails
     if (kind == "follower_crash") {
       victim = (victim + 1 + draw(members - 1)) % members;
-    } else if (kind == "partition" || kind == "worker_death") {
+    } else if (kind == "partition" || worker_down) {
       victim = draw(members);
     } else if (kind == "outbox_fault") {
       victim = fault_rng_.draw(members);
@@ -249,6 +277,8 @@ void scheduler_sim::inject_faults() {
       if (both_ways) group_.delay(other, victim, min_delay, max_delay);
     } else if (kind == "worker_death") {
       kill_worker(victim);
+    } else if (kind == "worker_freeze") {
+      freeze_worker(victim, true);
     } else if (kind == "leader_crash" || kind == "follower_crash") {
       stop_member(victim);
     }
@@ -271,6 +301,8 @@ void scheduler_sim::inject_faults() {
       group_.heal_all();
     else if (kind == "worker_death")
       spawn_worker(victim);
+    else if (kind == "worker_freeze")
+      freeze_worker(victim, false);
     else if (kind == "leader_crash" || kind == "follower_crash")
       start_member(victim);
     w.to = now();
