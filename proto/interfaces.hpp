@@ -175,13 +175,19 @@ struct execute_request {
   /// attempt the successor placed again elsewhere. 0: not fenced (a request
   /// made outside a leader's router).
   uint64_t leader_term = 0;
+  /// The instant (the sender's clock) past which the proxy that sent it no
+  /// longer waits for the answer: it then counts the attempt failed, and the
+  /// leader retries it. A worker that reaches the request later than that
+  /// (it was stopped: SIGSTOP, a paused VM) refuses it unstarted, so the
+  /// attempt it gave up does not run beside the next one. 0: no limit.
+  unix_ms answer_by = 0;
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, execute_request& x) {
   return f(caf::meta::type_name("aisched.execute_request"), x.instance_id, x.task_id, x.kind,
            x.command, x.http, x.image, x.attempt, x.shard, x.shards, x.idempotency_key,
            x.trace_id, x.timeout, x.memory_mb, x.env, x.tenant, x.secret_env, x.redact,
-           x.not_before, x.hold_ms, x.leader_term);
+           x.not_before, x.hold_ms, x.leader_term, x.answer_by);
 }
 
 /// A page of tasks with their runtime facts, for a new leader's rebuild.

@@ -266,6 +266,16 @@ caf::expected<bool> take_run(worker_actor::stateful_pointer<worker_state> self,
     self->send(reply_to, report_atom::value, result_of(st, key, *o));
     return true;
   }
+  if (req.answer_by != 0 && now + max_skew > req.answer_by) {
+    // Its sender has counted it a failed attempt by now (or will have before
+    // it hears back, its clock ahead of ours by up to max_skew), and the
+    // leader retries it: started here, it could run beside the next attempt.
+    not_taken();
+    return make_error(errc::unavailable, "answer_by",
+                      "worker " + st.cfg.id + " reached the request " +
+                          std::to_string(now - req.answer_by) +
+                          " ms after the instant its sender stops waiting: not started");
+  }
   if (!st.outbox_fault.empty()) {
     not_taken();
     return make_error(errc::storage_error, "outbox",
@@ -387,10 +397,20 @@ worker_actor::behavior_type worker_actor_impl(worker_actor::stateful_pointer<wor
             auto req = std::move(*i->second.waiting);
             i->second.waiting.reset();
             auto reply_to = i->second.reply_to;
-            auto started = start(self, key, i->second, req, finished);
+            // Reached long after its instant (this worker was stopped): the
+            // leader may have placed its next attempt meanwhile.
+            auto late = now - due->first;
+            auto started =
+                late > max_late_start
+                    ? caf::expected<bool>{make_error(
+                          errc::unavailable, "not_before",
+                          "worker " + st.cfg.id + " reached the run's instant " +
+                              std::to_string(late) + " ms late (it was stopped): not started")}
+                    : start(self, key, i->second, req, finished);
             if (started && *started) continue;
-            // The node stops, or its outbox failed: the run never started. It
-            // was taken, so it ends as a failed attempt, retried per policy.
+            // The node stops, its outbox failed, or it came too late: the run
+            // never started. It was taken, so it ends as a failed attempt,
+            // retried per policy.
             run_result r;
             r.instance_id = req.instance_id;
             r.worker_id = st.cfg.id;

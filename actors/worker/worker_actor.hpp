@@ -58,6 +58,11 @@ constexpr duration_ms max_hold = 15'000;
 /// How much longer than the leader asked (execute_request::hold_ms) a worker
 /// whose clock is behind the leader's holds a run for its instant.
 constexpr duration_ms max_skew = 1'000;
+/// A held run whose wake-up comes this much past its instant is not started:
+/// the worker was stopped (SIGSTOP, a paused VM), and the leader may have
+/// given its attempt up meanwhile (the worker silent) and placed the next one.
+/// Its attempt ends failed, saying so. The 10 s its proxy waits for an answer.
+constexpr duration_ms max_late_start = 10'000;
 
 struct worker_config {
   std::string id = "local";

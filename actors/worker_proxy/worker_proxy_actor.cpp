@@ -156,7 +156,12 @@ void send_runs(self_ptr self) {
   std::vector<uint32_t> attempts;
   ids.reserve(reqs.size());
   attempts.reserve(reqs.size());
+  // Past this the answer is not awaited and each run counts as a failed
+  // attempt: a worker reaching the request later refuses it unstarted.
+  auto answer_by =
+      now_of(self) + std::chrono::duration_cast<std::chrono::milliseconds>(request_timeout).count();
   for (auto& r : reqs) {
+    r.answer_by = answer_by;
     ids.push_back(r.instance_id);
     attempts.push_back(r.attempt);
   }

@@ -47,9 +47,10 @@
 //   worker takes no new runs meanwhile and is restarted after (fail_outbox).
 // Not drawn yet, only asked for (scheduler_sim_options::every_fault):
 // - worker_freeze: one member's worker and registrar stopped for 5-60 s as by
-//   SIGSTOP, then resumed with what queued meanwhile. It finds runs executed
-//   twice at once (README, "The whole scheduler, simulated"): to be drawn once
-//   that is fixed.
+//   SIGSTOP, then resumed with what queued meanwhile. It found attempts run
+//   twice at once, mostly fixed (execute_request::answer_by, the worker's
+//   max_late_start); what remains (README, "The whole scheduler, simulated")
+//   needs the checker's excuse for a dead worker's late start first.
 // The first six are drawn as they always were; each of the three is replaced,
 // one time in three, by one of the last three (drawn from a stream of their
 // own, so a seed none of whose faults is replaced replays as before). The

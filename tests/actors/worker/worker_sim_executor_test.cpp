@@ -210,6 +210,73 @@ TEST_F(worker_sim_executor_test, runs_end_with_their_seeded_exit_codes_after_the
   EXPECT_EQ(w.reports->size(), seen) << "a run reported twice";
 }
 
+// -- a worker that was stopped (SIGSTOP, a paused VM) and resumes ------------------
+// Its proxy stops waiting for an execute's answer after 10 s and counts the
+// attempt failed; the leader then places the next attempt. What the stopped
+// worker finds waiting when it resumes must not start beside that one
+// (tests/sim: AISCHED_SIM_FAULT=worker_freeze).
+
+/// Stops the world's clock-driven part for `d`, as a stopped process sees it:
+/// time passes, and the timers due meanwhile are handled only after.
+void stop_for(caf::scheduler::test_coordinator& sched, std::chrono::milliseconds d) {
+  sched.clock().current_time += d;
+  sched.trigger_timeouts();
+  sched.run();
+}
+
+TEST_F(worker_sim_executor_test, a_request_reached_after_its_sender_stopped_waiting_never_starts) {
+  sim_options opts;
+  auto started = std::make_shared<std::vector<std::string>>();
+  opts.observer = [started](const sim_run_event& e) {
+    if (e.what == sim_run_event::kind::started) started->push_back(e.instance_id);
+  };
+  auto& w = spawn(opts);
+  auto stale = request("7-6000-0");
+  stale.answer_by = now() + max_skew - 1;  // its sender may have stopped waiting already
+  auto fresh = request("7-6001-0");
+  fresh.answer_by = now() + 10'000;
+  caf::anon_send(w.worker, proto::execute_atom::value, std::vector<execute_request>{stale, fresh},
+                 w.proxy);
+  sched.run();
+  EXPECT_EQ(*started, std::vector<std::string>{"7-6001-0"})
+      << "a request its sender had given up on started";
+  for (auto& r : *w.reports) EXPECT_NE(r.instance_id, "7-6000-0") << proto::name_of(r.state);
+}
+
+TEST_F(worker_sim_executor_test, a_held_run_reached_long_past_its_instant_ends_failed_unstarted) {
+  sim_options opts;
+  auto started = std::make_shared<std::vector<std::string>>();
+  opts.observer = [started](const sim_run_event& e) {
+    if (e.what == sim_run_event::kind::started) started->push_back(e.instance_id);
+  };
+  auto& w = spawn(opts);
+  auto late = request("7-7000-0"), on_time = request("7-7001-0");
+  for (auto* r : {&late, &on_time}) {
+    r->hold_ms = 500;
+    r->not_before = now() + r->hold_ms;
+  }
+  caf::anon_send(w.worker, proto::execute_atom::value, std::vector<execute_request>{late},
+                 w.proxy);
+  sched.run();
+  // Stopped 12 s: it reaches the instant 11.5 s late, past max_late_start.
+  stop_for(sched, std::chrono::milliseconds(max_late_start + 2'000));
+  EXPECT_TRUE(started->empty()) << "a run reached 11.5 s past its instant started";
+  ASSERT_EQ(w.reports->size(), 1u);
+  auto& r = w.reports->front();
+  EXPECT_EQ(r.instance_id, "7-7000-0");
+  EXPECT_EQ(r.state, instance_state::failed);
+  EXPECT_EQ(r.started_at, 0) << "reported as started";
+  EXPECT_NE(r.error.find("late (it was stopped): not started"), std::string::npos) << r.error;
+
+  // Stopped 3 s only: the leader still waits for it; it starts, late.
+  on_time.not_before = now() + on_time.hold_ms;
+  caf::anon_send(w.worker, proto::execute_atom::value, std::vector<execute_request>{on_time},
+                 w.proxy);
+  sched.run();
+  stop_for(sched, std::chrono::milliseconds(3'000));
+  EXPECT_EQ(*started, std::vector<std::string>{"7-7001-0"});
+}
+
 TEST_F(worker_sim_executor_test, the_same_seed_gives_the_same_results) {
   std::vector<std::string> ids;
   for (int i = 0; i < 8; ++i) ids.push_back("7-" + std::to_string(2000 + i) + "-0");
