@@ -245,12 +245,14 @@ TEST_F(worker_proxy_actor_test, a_proxy_of_another_term_commits_and_acknowledges
 }
 
 /// A worker that says it took a burst but answers for none of its runs (an
-/// empty list), and does nothing else.
-proto::worker_actor::behavior_type silent_worker() {
+/// empty list), and does nothing else; `got` (if any) keeps the requests.
+proto::worker_actor::behavior_type silent_worker(
+    std::shared_ptr<std::vector<proto::execute_request>> got) {
   using namespace proto;
   return {
       [](execute_atom, const execute_request&, const worker_proxy_actor&) { return true; },
-      [](execute_atom, const std::vector<execute_request>&, const worker_proxy_actor&) {
+      [got](execute_atom, const std::vector<execute_request>& reqs, const worker_proxy_actor&) {
+        if (got) got->insert(got->end(), reqs.begin(), reqs.end());
         return std::vector<std::string>{};
       },
       [](cancel_run_atom, const std::string&) {},
@@ -274,7 +276,7 @@ TEST_F(worker_proxy_actor_test, runs_a_lying_worker_does_not_answer_for_fail_at_
   // ends failed, saying so.
   auto a = dispatched_run(1'796'022'000'000);
   auto b = dispatched_run(1'796'022'060'000);
-  auto w = sys.spawn(silent_worker);
+  auto w = sys.spawn(silent_worker, std::shared_ptr<std::vector<proto::execute_request>>{});
   keep(w);
   auto proxy = spawn_proxy(w, node_.term);
 
@@ -287,6 +289,24 @@ TEST_F(worker_proxy_actor_test, runs_a_lying_worker_does_not_answer_for_fail_at_
     EXPECT_EQ(x.state, instance_state::failed) << id;
     EXPECT_NE(x.error.find("no answer"), std::string::npos) << x.error;
   }
+}
+
+TEST_F(worker_proxy_actor_test, a_burst_carries_the_instant_its_proxy_stops_waiting) {
+  // Past it the run counts as a failed attempt and is retried: a worker that
+  // reaches the request later (it was stopped) refuses it unstarted
+  // (worker_sim_executor_test), so the two attempts never run at once.
+  auto got = std::make_shared<std::vector<proto::execute_request>>();
+  auto a = dispatched_run(1'796'023'000'000);
+  auto w = sys.spawn(silent_worker, got);
+  keep(w);
+  auto proxy = spawn_proxy(w, node_.term);
+  auto before = system_now_ms();
+  caf::anon_send(proxy, proto::execute_atom::value, execute_of(a));
+  sched.run();
+  auto after = system_now_ms();
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_GE(got->front().answer_by, before + 10'000);
+  EXPECT_LE(got->front().answer_by, after + 10'000);
 }
 
 /// An external worker's report, as the router hands it over once it has checked
