@@ -271,10 +271,14 @@ caf::expected<bool> take_run(worker_actor::stateful_pointer<worker_state> self,
     // it hears back, its clock ahead of ours by up to max_skew), and the
     // leader retries it: started here, it could run beside the next attempt.
     not_taken();
+    auto past = now - req.answer_by;
     return make_error(errc::unavailable, "answer_by",
                       "worker " + st.cfg.id + " reached the request " +
-                          std::to_string(now - req.answer_by) +
-                          " ms after the instant its sender stops waiting: not started");
+                          (past > 0 ? std::to_string(past) + " ms after its sender stopped waiting"
+                                    : std::to_string(-past) + " ms before its sender stops "
+                                                              "waiting, less than the clock skew "
+                                                              "allowed") +
+                          ": not started");
   }
   if (!st.outbox_fault.empty()) {
     not_taken();

@@ -273,17 +273,22 @@ TEST_F(worker_actor_test, a_worker_whose_outbox_will_not_open_refuses_runs_and_s
   caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
 }
 
+/// A worker with an outbox under dir_ whose writes fail while `failing` holds.
+worker_config failing_outbox_in(const fs::path& dir, std::shared_ptr<std::atomic<bool>> failing) {
+  worker_config wcfg;
+  wcfg.id = "w-failing";
+  wcfg.outbox_dir = (dir / "outbox").string();
+  wcfg.outbox_opts.fail_writes = [failing] { return failing->load(); };
+  return wcfg;
+}
+
 TEST_F(worker_actor_test, a_run_whose_start_the_outbox_cannot_record_is_refused_unstarted) {
   // The disk fails between the outbox's open and the run: the record that the run may
   // have run cannot be written. Launched anyway, a crash would leave no trace of it, and
   // the leader would place the same attempt again elsewhere: twice.
   auto failing = std::make_shared<std::atomic<bool>>(false);
   auto count = dir_ / "count";
-  worker_config wcfg;
-  wcfg.id = "w-failing";
-  wcfg.outbox_dir = (dir_ / "outbox").string();
-  wcfg.outbox_opts.fail_writes = [failing] { return failing->load(); };
-  auto w = spawn_worker(wcfg);
+  auto w = spawn_worker(failing_outbox_in(dir_, failing));
   std::string fault;
   held(w, &fault);  // opened, and working
   ASSERT_EQ(fault, "");
@@ -308,11 +313,7 @@ TEST_F(worker_actor_test, a_held_run_whose_start_the_outbox_cannot_record_fails_
   // the disk failed: it does not start, and its attempt ends failed, saying why.
   auto failing = std::make_shared<std::atomic<bool>>(false);
   auto count = dir_ / "count";
-  worker_config wcfg;
-  wcfg.id = "w-failing";
-  wcfg.outbox_dir = (dir_ / "outbox").string();
-  wcfg.outbox_opts.fail_writes = [failing] { return failing->load(); };
-  auto w = spawn_worker(wcfg);
+  auto w = spawn_worker(failing_outbox_in(dir_, failing));
   auto req = shell("7-9200-0", "echo run >> '" + count.string() + "'");
   req.hold_ms = 600;
   req.not_before = system_now_ms() + req.hold_ms;
