@@ -287,7 +287,7 @@ void scheduler_sim::inject_faults() {
       // away (drawn from `more_`, which nothing draws from after the plan):
       // its create waits for the next leader and commits after its instant.
       auto name = "late-" + std::to_string(k + 1);
-      create_task(late_one_shot(name, now() + more_.between(200, 1'500)));
+      create_task(one_shot_task(name, now() + more_.between(200, 1'500)));
     }
     if (kind == "disk_fault")
       fail_disk(victim, disk, length);  // its whole window, the restart included

@@ -76,7 +76,7 @@ T one_of(seed_stream& s, const T (&xs)[N]) {
 
 }  // namespace
 
-planned_task late_one_shot(std::string name, unix_ms at) {
+planned_task one_shot_task(std::string name, unix_ms at) {
   auto p = make_task(std::move(name));
   p.def.at = p.expect.at = at;
   return p;
@@ -93,9 +93,8 @@ workload_plan plan_workload(seed_stream& first, seed_stream& more, unix_ms t0, u
         every_task("every-" + std::to_string(k + 1), one_of(first, intervals), end_at));
   auto once = first.between(1, 3);
   for (int64_t k = 0; k < once; ++k) {
-    auto p = make_task("once-" + std::to_string(k + 1));
-    p.def.at = p.expect.at = t0 + first.between(25, 220) * 1'000;
-    w.tasks.push_back(std::move(p));
+    w.tasks.push_back(
+        one_shot_task("once-" + std::to_string(k + 1), t0 + first.between(25, 220) * 1'000));
   }
   w.bulk = w.tasks.size();
   w.tasks.push_back(make_task("bulk"));

@@ -94,11 +94,12 @@ struct workload_plan {
 /// after them, keep their meaning.
 workload_plan plan_workload(seed_stream& first, seed_stream& more, unix_ms t0, unix_ms end_at);
 
-/// A one-shot at `at` (the workload's retries and misfire policy), created by
-/// scheduler_sim as a leader is lost, `at` a moment away: its create commits
+/// A one-shot at `at` (the workload's retries and misfire policy): the
+/// workload's own, and the ones scheduler_sim creates as a leader is lost,
+/// `at` a moment away, whose create commits
 /// only once a new leader leads, after its instant, and it must still fire
 /// once (a missed slot for the misfire policy). An earlier trigger left such
 /// a one-shot acknowledged and never fired (fixed in 71a8bb2).
-planned_task late_one_shot(std::string name, unix_ms at);
+planned_task one_shot_task(std::string name, unix_ms at);
 
 }  // namespace aisched::sim

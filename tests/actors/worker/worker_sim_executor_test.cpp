@@ -224,12 +224,18 @@ void stop_for(caf::scheduler::test_coordinator& sched, std::chrono::milliseconds
   sched.run();
 }
 
-TEST_F(worker_sim_executor_test, a_request_reached_after_its_sender_stopped_waiting_never_starts) {
-  sim_options opts;
+/// The instance ids of the runs `opts`'s executor starts, in order.
+std::shared_ptr<std::vector<std::string>> record_starts(sim_options& opts) {
   auto started = std::make_shared<std::vector<std::string>>();
   opts.observer = [started](const sim_run_event& e) {
     if (e.what == sim_run_event::kind::started) started->push_back(e.instance_id);
   };
+  return started;
+}
+
+TEST_F(worker_sim_executor_test, a_request_reached_after_its_sender_stopped_waiting_never_starts) {
+  sim_options opts;
+  auto started = record_starts(opts);
   auto& w = spawn(opts);
   auto stale = request("7-6000-0");
   stale.answer_by = now() + max_skew - 1;  // its sender may have stopped waiting already
@@ -245,10 +251,7 @@ TEST_F(worker_sim_executor_test, a_request_reached_after_its_sender_stopped_wait
 
 TEST_F(worker_sim_executor_test, a_held_run_reached_long_past_its_instant_ends_failed_unstarted) {
   sim_options opts;
-  auto started = std::make_shared<std::vector<std::string>>();
-  opts.observer = [started](const sim_run_event& e) {
-    if (e.what == sim_run_event::kind::started) started->push_back(e.instance_id);
-  };
+  auto started = record_starts(opts);
   auto& w = spawn(opts);
   auto late = request("7-7000-0"), on_time = request("7-7001-0");
   for (auto* r : {&late, &on_time}) {
