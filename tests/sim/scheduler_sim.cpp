@@ -322,15 +322,17 @@ bool scheduler_sim::create_workload() {
     if (!p.def.pool.empty() && pools_.count(p.def.pool) == 0 && !put_pool(plan.pool)) return false;
     if (!create_task(std::move(p))) return false;
   }
-  // The bulk enqueue of the queue task, at an instant before the faults, and
-  // the cancel of one of its runs.
-  run_to(plan.bulk_at);
-  auto& bulk = tasks_.at(plan.bulk);
-  enqueue_bulk(bulk, plan.payloads);
+  // The bulk enqueue of the queue task, at an instant before the faults, the
+  // cancel of one of its runs, then the backlog on the pool.
+  run_to(plan.bulk.at);
+  auto& bulk = tasks_.at(plan.bulk.task);
+  enqueue_bulk(bulk, plan.bulk.payloads);
   if (!bulk.enqueued.empty()) {
     run_to(now() + plan.cancel_after);
     cancel_run(bulk, bulk.enqueued[plan.cancel_pick % bulk.enqueued.size()]);
   }
+  run_to(std::max(now(), plan.backlog.at));
+  enqueue_bulk(tasks_.at(plan.backlog.task), plan.backlog.payloads);
   // The pause and resume come due during the faults (advance_to).
   auto k = plan.paused;
   actions_.push_back({plan.pause_at, [this, k] { set_paused(k, true); }});

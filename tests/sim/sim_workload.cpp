@@ -74,6 +74,13 @@ T one_of(seed_stream& s, const T (&xs)[N]) {
   return xs[s.draw(N)];
 }
 
+/// `count` payloads, {"item":0} and on.
+std::vector<std::string> payloads(int64_t count) {
+  std::vector<std::string> out;
+  for (int64_t k = 0; k < count; ++k) out.push_back("{\"item\":" + std::to_string(k) + "}");
+  return out;
+}
+
 }  // namespace
 
 planned_task one_shot_task(std::string name, unix_ms at) {
@@ -96,11 +103,10 @@ workload_plan plan_workload(seed_stream& first, seed_stream& more, unix_ms t0, u
     w.tasks.push_back(
         one_shot_task("once-" + std::to_string(k + 1), t0 + first.between(25, 220) * 1'000));
   }
-  w.bulk = w.tasks.size();
+  w.bulk.task = w.tasks.size();
   w.tasks.push_back(make_task("bulk"));
-  w.bulk_at = t0 + first.between(5, 25) * 1'000;
-  auto count = first.between(3, 8);
-  for (int64_t k = 0; k < count; ++k) w.payloads.push_back("{\"item\":" + std::to_string(k) + "}");
+  w.bulk.at = t0 + first.between(5, 25) * 1'000;
+  w.bulk.payloads = payloads(first.between(3, 8));
 
   // -- the draws added since, from `more` ------------------------------------
   // A pool of one or two runs, shared by one task more than it holds, so that
@@ -178,6 +184,21 @@ workload_plan plan_workload(seed_stream& first, seed_stream& more, unix_ms t0, u
     p.max_duration = 12'000;
     w.tasks.push_back(std::move(p));
   }
+  // A backlog on the pool: 10-20 runs of a queue task in it, enqueued at once
+  // 3.5-5 s after the bulk enqueue (and its cancel), so before the faults.
+  // Each takes 50-300 ms, so a slot of the pool frees every few steps while
+  // the router notes why the rest wait (explain_waiting, every second) and
+  // that note commits two 10 ms hops later: a run placed meanwhile must keep
+  // its slots (ec39c14: it gave them back, and one run more than the pool
+  // holds started; tests/sim/README.md, "Past bugs put back").
+  w.backlog.task = w.tasks.size();
+  auto queue = make_task("pooled-queue");
+  queue.def.pool = queue.expect.pool = w.pool.name;
+  queue.min_duration = 50;
+  queue.max_duration = 300;
+  w.tasks.push_back(std::move(queue));
+  w.backlog.at = w.bulk.at + more.between(3'500, 5'000);
+  w.backlog.payloads = payloads(more.between(10, 20));
   return w;
 }
 

@@ -13,7 +13,9 @@
 // - a task without a schedule of its own that depends on the cron task (a
 //   DAG: it fires on each success of the cron task's latest run);
 // - two @every 5 s tasks whose runs take 6-12 s, one of overlap skip and one
-//   of buffer_one, until 150 s in.
+//   of buffer_one, until 150 s in;
+// - a queue task in the pool fed by one bulk enqueue of 10-20 runs just
+//   before the faults: a backlog on the pool.
 // Every task retries a failed run twice. Pure: no actor, no clock.
 // scheduler_sim carries the plan out through the leader as the gateway would;
 // each task's sim_task says what the checkers (scheduler_sim_checks) expect.
@@ -65,19 +67,29 @@ struct planned_task {
   duration_ms max_duration = 0;
 };
 
+/// A bulk enqueue: its runs, one per payload, of a queue task.
+struct enqueue_plan {
+  size_t task = 0;  // the queue task: an index into workload_plan::tasks
+  unix_ms at = 0;
+  std::vector<std::string> payloads;
+};
+
 struct workload_plan {
   /// Put before any task is created (size 0: no pool).
   proto::pool pool;
   /// Created in this order: @every tasks every-1.., one-shots once-1..,
   /// the queue task `bulk`, then the tasks of the pool (pooled-1..), the
   /// task of max_concurrency 1 (serial), the cron task (cron), the jittered
-  /// task (jittered), the task that depends on the cron task (chained), and
-  /// the tasks of overlap skip (skip) and buffer_one (buffered).
+  /// task (jittered), the task that depends on the cron task (chained), the
+  /// tasks of overlap skip (skip) and buffer_one (buffered), and the queue
+  /// task in the pool (pooled-queue).
   std::vector<planned_task> tasks;
-  size_t bulk = 0;  // the queue task: an index into `tasks`
-  unix_ms bulk_at = 0;
-  std::vector<std::string> payloads;  // its enqueue's: one run each
-  /// One acknowledged run of the enqueue is cancelled `cancel_after` after
+  enqueue_plan bulk;  // of the queue task `bulk`
+  /// Of `pooled-queue`, 3.5-5 s after `bulk`: more runs than the pool holds
+  /// waiting at once, so that a placement often comes while the router's
+  /// note of why they wait is being committed (the race of ec39c14).
+  enqueue_plan backlog;
+  /// One acknowledged run of `bulk` is cancelled `cancel_after` after
   /// it: the `cancel_pick`-th, modulo how many were acknowledged.
   duration_ms cancel_after = 0;
   size_t cancel_pick = 0;
