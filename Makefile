@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 
-.PHONY: all build run test fuzz sim bootstrap clean
+.PHONY: all build run test fuzz sim sim-past-bug bootstrap clean
 
 all: build
 
@@ -39,6 +39,11 @@ FIRST ?= 1
 sim: bootstrap $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) --target scheduler_sim_test -j $(JOBS)
 	tests/sim/run_seeds.sh $(BUILD_DIR) $(FIRST) $$(( $(FIRST) + $(SEEDS) - 1 )) $(JOBS)
+
+# A past bug put back for the simulation to catch (tests/sim/past-bugs/README.md):
+# `make sim-past-bug BUG=pool-ec39c14 SEEDS=100` succeeds when a seed catches it.
+sim-past-bug: bootstrap $(BUILD_DIR)/build.ninja
+	tests/sim/put_back.sh $(BUILD_DIR) $(BUG) $(FIRST) $$(( $(FIRST) + $(SEEDS) - 1 )) $(JOBS)
 
 clean:
 	rm -rf $(BUILD_DIR) $(FUZZ_DIR)
