@@ -343,8 +343,15 @@ using trigger_actor = commit_listener_actor::extend<
 /// started there, so the router places each again as the same attempt
 /// (issue 41 item 3). A proxy sends them to its router (not_taken_sink).
 using not_taken_atom = caf::atom_constant<caf::atom("nottaken")>;
+/// `unanswered`: the worker (its id) left a dispatch unanswered for its
+/// proxy's request timeout: stopped (SIGSTOP, a paused VM), hung, or cut off.
+/// The router places nothing new there until it hears from it again (its
+/// next heartbeat): a stopped worker holds no slot for what it swallowed, and
+/// would otherwise draw each retry of it (issue 45, worker_freeze).
+using unanswered_atom = caf::atom_constant<caf::atom("unanswered")>;
 using not_taken_sink =
-    caf::typed_actor<caf::reacts_to<not_taken_atom, std::vector<run_result>>>;
+    caf::typed_actor<caf::reacts_to<not_taken_atom, std::vector<run_result>>,
+                     caf::reacts_to<unanswered_atom, std::string>>;
 
 /// worker_proxy (actors/worker_proxy): the leader's handle on one worker, and
 /// the one proposer of that worker's reports. The router hands it `execute` and
@@ -432,9 +439,12 @@ typename Inspector::result_type inspect(Inspector& f, worker_list& x) {
 /// many runs each slot of a broadcast task creates (one per matching online
 /// worker, fire_slot::fanout), and places the runs it creates when workers are
 /// free and no run waits (fire_proposer_actor). `not_taken` (from its worker
-/// proxies) places again runs a worker refused. `tick` is internal.
+/// proxies) places again runs a worker refused; `unanswered` (from them too)
+/// takes a worker that left a dispatch unanswered offline until its next
+/// heartbeat. `tick` is internal.
 using router_actor = commit_listener_actor::extend<
     caf::reacts_to<not_taken_atom, std::vector<run_result>>,
+    caf::reacts_to<unanswered_atom, std::string>,
     caf::reacts_to<pressure_atom, pressure>,
     caf::replies_to<propose_atom, fire>::with<applied>,
     caf::reacts_to<register_atom, worker, worker_actor>,

@@ -269,6 +269,18 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
       [=](not_taken_atom, const std::vector<run_result>& refused) {
         place_refused(self, refused);
       },
+      [=](unanswered_atom, const std::string& worker_id) {
+        // From the worker's current proxy only: an old one's request may time
+        // out after the worker registered again.
+        auto* w = find_worker(self->state, worker_id);
+        if (!self->state.lead.leading || !w ||
+            caf::actor_cast<caf::strong_actor_ptr>(w->proxy) != self->current_sender())
+          return;
+        if (w->c.status == worker_status::online)
+          log::warn("worker did not answer a dispatch: nothing new goes there until it is heard from",
+                    {{"actor", "router"}, {"worker_id", worker_id}});
+        set_status(self, *w, worker_status::offline);
+      },
       [=](report_atom, run_result& r) {
         // A native worker re-sending a report it never got acknowledged: its
         // proxy commits it. (External workers report with their credential.)

@@ -188,6 +188,10 @@ void send_runs(self_ptr self) {
           },
           [=](caf::error& err) {
             auto& wid = self->state.worker_id;
+            // Not a refusal (the worker is gone, or answered an error): it
+            // said nothing in time, so the router stops placing there.
+            if (err == caf::sec::request_timeout && self->state.router)
+              self->send(self->state.router, unanswered_atom::value, wid);
             for (auto& id : ids)
               queue_report(self, refused(id, wid,
                                          "dispatch to worker " + wid +

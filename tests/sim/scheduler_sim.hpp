@@ -44,15 +44,14 @@
 //   its raft actor fences itself and, RocksDB not resuming, ends: its node
 //   crashes then and restarts once the disk works (fail_disk);
 // - outbox_fault: one member's worker's outbox failing every write; the
-//   worker takes no new runs meanwhile and is restarted after (fail_outbox).
-// Not drawn yet, only asked for (scheduler_sim_options::every_fault):
+//   worker takes no new runs meanwhile and is restarted after (fail_outbox);
 // - worker_freeze: one member's worker and registrar stopped for 5-60 s as by
 //   SIGSTOP, then resumed with what queued meanwhile. It found attempts run
-//   twice at once, mostly fixed (execute_request::answer_by, the worker's
-//   max_late_start); what remains (README, "The whole scheduler, simulated")
-//   needs the checker's excuse for a dead worker's late start first.
+//   twice at once (execute_request::answer_by, the worker's max_late_start),
+//   and a stopped worker drawing every retry of what it swallowed (the
+//   router's `unanswered`: nothing new goes there until it is heard from).
 // The first six are drawn as they always were; each of the three is replaced,
-// one time in three, by one of the last three (drawn from a stream of their
+// one time in three, by one of the last four (drawn from a stream of their
 // own, so a seed none of whose faults is replaced replays as before). The
 // slot checker excuses a run's lateness when a window, extended by `heal`
 // after it, meets the second the run was due in: e.g. a run placed on a
@@ -93,7 +92,7 @@ struct scheduler_sim_options {
   FILE* trace = nullptr;
   /// "": the seed draws its faults' kinds. Else each of its three faults is
   /// this kind (at the instant and length the seed draws; AISCHED_SIM_FAULT in
-  /// scheduler_sim_test), including kinds no seed draws yet: worker_freeze.
+  /// scheduler_sim_test).
   std::string every_fault;
 };
 

@@ -24,10 +24,11 @@ bool ends_attempt(instance_state s) {
 }
 
 /// Whether `x`, a commit that ended its attempt, was the leader's decision
-/// rather than its worker's report (the errors of router::lost_report and of
-/// the retry actor's deadline).
+/// rather than its worker's report (the errors of router::lost_report, of the
+/// retry actor's deadline, and of a worker proxy that stopped waiting for the
+/// worker's answer to the dispatch).
 bool ended_by_leader(const instance& x) {
-  return starts_with(x.error, "worker_lost") ||
+  return starts_with(x.error, "worker_lost") || starts_with(x.error, "dispatch to worker ") ||
          x.error.find("before the run's deadline") != std::string::npos;
 }
 
@@ -237,8 +238,13 @@ void check_executions(const std::vector<fault_window>& faults, duration_ms heal,
                       " executed again after it was reported: " + text(p->second) + ", then " +
                       text(e));
       latest[e->attempt] = e;
+      // The older attempt is the one excused, at the newer one's start: a
+      // stopped worker may start its attempt only once it resumes, after the
+      // newer one began elsewhere.
+      auto* older = longest && e->attempt < longest->attempt ? e : longest;
+      auto* newer = older == e ? longest : e;
       if (longest && e->started < end_of(longest) &&
-          !excused(attempt_of(v, longest->attempt), faults, heal, e->started))
+          !excused(attempt_of(v, older->attempt), faults, heal, newer->started))
         out.push_back("run " + id + ": two executions at once: " + text(longest) + " and " +
                       text(e));
       if (!longest || end_of(e) > end_of(longest)) longest = e;

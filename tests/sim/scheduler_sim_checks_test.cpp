@@ -560,6 +560,37 @@ TEST(scheduler_sim_checks, attempts_hold_the_executions_to_what_was_committed) {
   EXPECT_EQ(found.size(), 5u) << all(found);
 }
 
+TEST(scheduler_sim_checks, attempts_excuse_a_stopped_workers_attempt_started_after_the_newer) {
+  // A worker stopped (SIGSTOP) while its request was on the way resumes and
+  // starts the older attempt after the leader ended it and the newer one began
+  // elsewhere: the older attempt is the one excused, at the newer one's start.
+  auto t = every(3, "every-100s", 100'000);
+  using s = instance_state;
+  auto r = [](unix_ms slot) { return proto::make_instance_id(3, slot, 0); };
+  auto h = history_of({
+      // Y1: attempt 1 sent to n3, stopped; ended by the leader; attempt 2 on n1.
+      rec(3, 100'000, 1, s::dispatched, "n3"),
+      rec(3, 100'000, 1, s::retry_waiting, "n3", 0, 110'000,
+          "dispatch to worker n3 failed: request_timeout"),
+      rec(3, 100'000, 2, s::running, "n1", 112'000),
+      rec(3, 100'000, 2, s::success, "n1", 112'000, 114'000),
+      // Y2: the same on n2, which no fault stopped.
+      rec(3, 200'000, 1, s::dispatched, "n2"),
+      rec(3, 200'000, 1, s::retry_waiting, "n2", 0, 210'000,
+          "dispatch to worker n2 failed: request_timeout"),
+      rec(3, 200'000, 2, s::running, "n1", 212'000),
+      rec(3, 200'000, 2, s::success, "n1", 212'000, 214'000),
+  });
+  std::vector<execution> executions{
+      ran("n1", r(100'000), 2, 112'000, 114'000), ran("n3", r(100'000), 1, 113'000, 113'050, false),
+      ran("n1", r(200'000), 2, 212'000, 214'000), ran("n2", r(200'000), 1, 213'000, 213'050, false),
+  };
+  std::vector<fault_window> faults{{"worker_freeze", "n3", 101'000, 112'900}};
+  auto found = check_attempts({t}, faults, 15'000, runs_of(h), executions);
+  EXPECT_EQ(mentioning(found, r(100'000)), 0u) << all(found);
+  EXPECT_EQ(mentioning(found, r(200'000) + ": two executions at once"), 1u) << all(found);
+}
+
 TEST(scheduler_sim_checks, cut_off_names_the_member_and_the_sender_of_a_one_way_cut) {
   std::vector<fault_window> faults{{"one_way", "n1->n3", 10'000, 20'000},
                                    {"worker_death", "n2", 50'000, 60'000}};

@@ -203,7 +203,7 @@ void scheduler_sim::inject_faults() {
   // ...each replaced, one time in three, by a kind added since, drawn (with
   // whatever such a kind draws) from a stream of their own, fault_rng_: a
   // seed none of whose three is replaced draws the faults it drew before.
-  static const char* const added[] = {"delay", "disk_fault", "outbox_fault"};
+  static const char* const added[] = {"delay", "disk_fault", "outbox_fault", "worker_freeze"};
   for (auto& kind : kinds)
     if (fault_rng_.draw(3) == 0) kind = added[fault_rng_.draw(std::size(added))];
   if (!opts_.every_fault.empty()) {

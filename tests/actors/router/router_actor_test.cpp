@@ -13,10 +13,13 @@
 // A broadcast task's fire gets one run per matching online worker, decided by
 // the router as it proposes the fire, also for a task it has not seen yet.
 // A run a worker refuses (its outbox failed, before its registration says so)
-// is placed again as the same attempt, never a failed one.
+// is placed again as the same attempt, never a failed one. A worker that
+// leaves a dispatch unanswered (stopped) takes nothing new until it is heard
+// from again.
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
 #include "support/node_fixture.hpp"
+#include "support/silent_worker.hpp"
 
 #include <unistd.h>
 
@@ -442,6 +445,48 @@ TEST_F(router_actor_test, a_run_a_worker_refuses_is_placed_again_as_the_same_att
   EXPECT_EQ(x.attempt, 1u) << "the refusal counted as an attempt";
   std::error_code ec;
   fs::remove(box, ec);
+}
+
+TEST_F(router_actor_test, a_worker_that_leaves_a_dispatch_unanswered_takes_nothing_new_until_heard) {
+  // "stopped" takes a run and says nothing (SIGSTOP, a paused VM). Holding no
+  // slot for what it swallowed, it would draw every later run, retries too;
+  // once its proxy's request times out it takes none until its next heartbeat.
+  auto promises = std::make_shared<test::burst_promises>();
+  auto stopped = sys.spawn(test::silent_worker, std::shared_ptr<std::vector<proto::execute_request>>{},
+                           promises);
+  keep(stopped);
+  proto::worker info;
+  info.id = "stopped";
+  caf::anon_send(router_, proto::register_atom::value, info, stopped);
+  sched.run();
+  auto task = add_task({});
+  auto first = fire(task, slot_);
+  ASSERT_EQ(promises->size(), 1u) << "the run never reached the stopped worker";
+  advance_time(std::chrono::seconds(11));  // the proxy's request timeout
+  sched.run();
+  EXPECT_EQ(instance_of(first).state, instance_state::failed);
+
+  add_worker("ok", {});
+  std::set<std::string> placed_on;
+  for (unix_ms k = 1; k <= 4; ++k) {
+    auto x = instance_of(fire(task, slot_ + k * 60'000));
+    EXPECT_EQ(x.state, instance_state::success) << x.id << ": " << x.error;
+    placed_on.insert(x.worker_id);
+  }
+  EXPECT_EQ(placed_on, std::set<std::string>{"ok"});
+  EXPECT_EQ(promises->size(), 1u) << "a run went to the worker that answers nothing";
+
+  proto::worker_heartbeat hb;  // heard from again: it takes runs again
+  hb.id = "stopped";
+  caf::anon_send(router_, proto::heartbeat_atom::value, hb);
+  sched.run();
+  auto h = self->request(router_, caf::infinite, proto::list_workers_atom::value);
+  sched.run();
+  h.receive(
+      [&](proto::worker_list& l) {
+        for (auto& w : l.items) EXPECT_EQ(w.status, proto::worker_status::online) << w.id;
+      },
+      [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
 }
 
 }  // namespace

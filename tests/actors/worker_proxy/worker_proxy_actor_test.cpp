@@ -15,6 +15,7 @@
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
 #include "support/node_fixture.hpp"
+#include "support/silent_worker.hpp"
 
 #include <unistd.h>
 
@@ -75,11 +76,14 @@ class worker_proxy_actor_test : public test_coordinator_fixture<test::actor_test
   }
 
   proto::worker_proxy_actor spawn_proxy(const proto::worker_actor& w, uint64_t term) {
-    auto sink = sys.spawn([got = not_taken_](proto::not_taken_sink::pointer)
-                              -> proto::not_taken_sink::behavior_type {
+    auto sink = sys.spawn([got = not_taken_, unanswered = unanswered_](
+                              proto::not_taken_sink::pointer) -> proto::not_taken_sink::behavior_type {
       return {[got](proto::not_taken_atom, const std::vector<proto::run_result>& runs) {
-        got->insert(got->end(), runs.begin(), runs.end());
-      }};
+                got->insert(got->end(), runs.begin(), runs.end());
+              },
+              [unanswered](proto::unanswered_atom, const std::string& worker_id) {
+                unanswered->push_back(worker_id);
+              }};
     });
     keep(sink);
     auto p = sys.spawn(worker_proxy_impl, std::string("w1"), w, sink, node_.raft, term,
@@ -113,6 +117,9 @@ class worker_proxy_actor_test : public test_coordinator_fixture<test::actor_test
   /// What the proxies sent their router as not taken (the router's part).
   std::shared_ptr<std::vector<proto::run_result>> not_taken_ =
       std::make_shared<std::vector<proto::run_result>>();
+  /// The workers the proxies told their router left a dispatch unanswered.
+  std::shared_ptr<std::vector<std::string>> unanswered_ =
+      std::make_shared<std::vector<std::string>>();
 };
 
 TEST_F(worker_proxy_actor_test, a_report_is_committed_then_acknowledged_to_the_worker) {
@@ -244,39 +251,13 @@ TEST_F(worker_proxy_actor_test, a_proxy_of_another_term_commits_and_acknowledges
       << "a report that was not committed must stay in the worker's outbox";
 }
 
-/// A worker that says it took a burst but answers for none of its runs (an
-/// empty list), and does nothing else; `got` (if any) keeps the requests.
-proto::worker_actor::behavior_type silent_worker(
-    std::shared_ptr<std::vector<proto::execute_request>> got) {
-  using namespace proto;
-  return {
-      [](execute_atom, const execute_request&, const worker_proxy_actor&) { return true; },
-      [got](execute_atom, const std::vector<execute_request>& reqs, const worker_proxy_actor&) {
-        if (got) got->insert(got->end(), reqs.begin(), reqs.end());
-        return std::vector<std::string>{};
-      },
-      [](cancel_run_atom, const std::string&) {},
-      [](started_atom, const std::string&, uint32_t, unix_ms) {},
-      [](wake_atom, unix_ms) {},
-      [](flush_atom) {},
-      [](done_atom, const run_result&, uint32_t) {},
-      [](ack_atom, const std::vector<std::string>&) {},
-      [](subscribe_atom, const caf::actor&) {},
-      [](output_atom, const std::string&, uint32_t, const std::string&) {},
-      [](output_atom, const std::string&, const caf::actor&) { return false; },
-      [](drain_atom) { return uint32_t{0}; },
-      [](held_atom, uint64_t, const std::string&) { return std::make_tuple(std::vector<held_run>{}, std::string()); },
-      [](caf::tick_atom) {},
-      [](inspect_atom) { return actor_summary{}; },
-  };
-}
-
 TEST_F(worker_proxy_actor_test, runs_a_lying_worker_does_not_answer_for_fail_at_once) {
   // Not left dispatched until their deadline: each run without an answer
   // ends failed, saying so.
   auto a = dispatched_run(1'796'022'000'000);
   auto b = dispatched_run(1'796'022'060'000);
-  auto w = sys.spawn(silent_worker, std::shared_ptr<std::vector<proto::execute_request>>{});
+  auto w = sys.spawn(test::silent_worker, std::shared_ptr<std::vector<proto::execute_request>>{},
+                     std::shared_ptr<test::burst_promises>{});
   keep(w);
   auto proxy = spawn_proxy(w, node_.term);
 
@@ -291,13 +272,49 @@ TEST_F(worker_proxy_actor_test, runs_a_lying_worker_does_not_answer_for_fail_at_
   }
 }
 
+TEST_F(worker_proxy_actor_test, a_worker_that_leaves_a_burst_unanswered_is_named_to_the_router) {
+  // So that the router places nothing new there until it is heard from again
+  // (the retries of what it swallowed would all go there: it holds no slot).
+  auto promises = std::make_shared<test::burst_promises>();
+  auto a = dispatched_run(1'796'024'000'000);
+  auto w = sys.spawn(test::silent_worker, std::shared_ptr<std::vector<proto::execute_request>>{},
+                     promises);
+  keep(w);
+  auto proxy = spawn_proxy(w, node_.term);
+  caf::anon_send(proxy, proto::execute_atom::value, execute_of(a));
+  sched.run();
+  ASSERT_EQ(promises->size(), 1u);
+  EXPECT_TRUE(unanswered_->empty()) << "named before its request timed out";
+
+  advance_time(std::chrono::seconds(11));
+  sched.run();
+  EXPECT_EQ(*unanswered_, std::vector<std::string>{"w1"});
+  auto x = instance_of(a.id);
+  EXPECT_EQ(x.state, instance_state::failed);
+  EXPECT_NE(x.error.find("request_timeout"), std::string::npos) << x.error;
+}
+
+TEST_F(worker_proxy_actor_test, a_worker_that_answers_with_no_runs_taken_is_not_named) {
+  // An answer, even one that takes nothing, is the worker heard from.
+  auto a = dispatched_run(1'796'024'060'000);
+  auto w = sys.spawn(test::silent_worker, std::shared_ptr<std::vector<proto::execute_request>>{},
+                     std::shared_ptr<test::burst_promises>{});
+  keep(w);
+  auto proxy = spawn_proxy(w, node_.term);
+  caf::anon_send(proxy, proto::execute_atom::value, execute_of(a));
+  sched.run();
+  advance_time(std::chrono::seconds(11));
+  sched.run();
+  EXPECT_TRUE(unanswered_->empty());
+}
+
 TEST_F(worker_proxy_actor_test, a_burst_carries_the_instant_its_proxy_stops_waiting) {
   // Past it the run counts as a failed attempt and is retried: a worker that
   // reaches the request later (it was stopped) refuses it unstarted
   // (worker_sim_executor_test), so the two attempts never run at once.
   auto got = std::make_shared<std::vector<proto::execute_request>>();
   auto a = dispatched_run(1'796'023'000'000);
-  auto w = sys.spawn(silent_worker, got);
+  auto w = sys.spawn(test::silent_worker, got, std::shared_ptr<test::burst_promises>{});
   keep(w);
   auto proxy = spawn_proxy(w, node_.term);
   auto before = system_now_ms();
