@@ -33,12 +33,14 @@ fuzz: bootstrap
 	cd $(FUZZ_DIR) && ctest --output-on-failure --timeout 300 -j $(JOBS)
 
 # More seeds of the scheduler simulation than ctest runs (tests/sim/run_seeds.sh):
-# `make sim SEEDS=100000` runs seeds FIRST..FIRST+SEEDS-1 in JOBS processes.
+# `make sim SEEDS=100000` runs seeds FIRST..FIRST+SEEDS-1 in JOBS processes, each
+# ROUNDS rounds of three faults long (1: about 5.5 simulated minutes; 23: an hour).
 SEEDS ?= 1000
 FIRST ?= 1
+ROUNDS ?= 1
 sim: bootstrap $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) --target scheduler_sim_test -j $(JOBS)
-	tests/sim/run_seeds.sh $(BUILD_DIR) $(FIRST) $$(( $(FIRST) + $(SEEDS) - 1 )) $(JOBS)
+	AISCHED_SIM_ROUNDS=$(ROUNDS) tests/sim/run_seeds.sh $(BUILD_DIR) $(FIRST) $$(( $(FIRST) + $(SEEDS) - 1 )) $(JOBS)
 
 # A past bug put back for the simulation to catch (tests/sim/past-bugs/README.md):
 # `make sim-past-bug BUG=pool-ec39c14 SEEDS=100` succeeds when a seed catches it.

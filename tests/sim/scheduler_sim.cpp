@@ -101,6 +101,7 @@ scheduler_sim::scheduler_sim(scheduler_sim_options opts)
       rng_(opts.seed),
       more_(~opts.seed),
       fault_rng_(opts.seed ^ 0x6661756c7473ULL),  // "faults"
+      overlap_rng_(opts.seed ^ 0x6f7665726c6170ULL),  // "overlap"
       // Value-initialised: every disk works (fault_kind::none).
       disk_faults_(std::make_shared<std::vector<std::atomic<storage::fault_kind>>>(opts.members)),
       outbox_faults_(std::make_shared<std::vector<bool>>(opts.members, false)),
@@ -113,6 +114,7 @@ scheduler_sim::scheduler_sim(scheduler_sim_options opts)
       executions_(std::make_shared<execution_log>()),
       durations_(std::make_shared<std::map<uint64_t, worker::duration_range>>()) {
   log::set_level(log::level::error);  // not a line per run or per failed attempt
+  span_ = timeline::span_of(opts_.rounds);
   group_.set_latency(std::chrono::milliseconds(timeline::link_latency));
   nodes_.resize(opts_.members);
   for (size_t i = 0; i < opts_.members; ++i) {
@@ -315,7 +317,7 @@ bool scheduler_sim::setup() {
 // -- workload ------------------------------------------------------------------
 
 bool scheduler_sim::create_workload() {
-  auto plan = plan_workload(rng_, more_, t0_, t0_ + timeline::workload_end);
+  auto plan = plan_workload(rng_, more_, t0_, t0_ + span_.workload_end);
   for (auto& p : plan.tasks) {
     // The pool just before its first task (the tasks of the first draws are
     // created as they were before pools came).
@@ -503,7 +505,7 @@ void scheduler_sim::set_paused(size_t k, bool paused) {
 scheduler_sim_result scheduler_sim::run() {
   if (setup() && create_workload()) {
     inject_faults();
-    advance_to(t0_ + timeline::length);  // the settle period: no fault since faults_until
+    advance_to(t0_ + span_.length);  // the settle period: no fault since faults_until
   }
   return finish();
 }
@@ -535,7 +537,7 @@ scheduler_sim_result scheduler_sim::finish() {
   }
   auto runs = runs_of(*history_);
   if (t0_ != 0) {
-    slot_bounds b{t0_ + timeline::checked_from, t0_ + timeline::workload_end - 1, timeline::eps,
+    slot_bounds b{t0_ + timeline::checked_from, t0_ + span_.workload_end - 1, timeline::eps,
                   timeline::heal, timeline::pause_margin, timeline::decided_ahead};
     auto add = [&](const std::vector<std::string>& found) {
       violations_.insert(violations_.end(), found.begin(), found.end());
@@ -550,7 +552,7 @@ scheduler_sim_result scheduler_sim::finish() {
     // The liveness bound holds only with its settle period.
     unix_ms last_fault = 0;
     for (auto& w : faults_) last_fault = std::max(last_fault, w.to);
-    if (last_fault != 0 && t0_ + timeline::length - last_fault < timeline::min_settle)
+    if (last_fault != 0 && t0_ + span_.length - last_fault < timeline::min_settle)
       violations_.push_back("the last fault ended at " + at_text(last_fault) + ", less than " +
                             format_duration(timeline::min_settle) +
                             " before the end: liveness not judged within its bound");
@@ -567,6 +569,7 @@ scheduler_sim_result scheduler_sim::finish() {
   r.fingerprint = fingerprint(*history_);
   r.commits = history_->commits.size();
   r.runs = final_state.size();
+  r.length = span_.length;
   return r;
 }
 
@@ -580,6 +583,7 @@ scheduler_sim_result run_scheduler_sim(const scheduler_sim_options& opts) {
 std::string replay_hint(const scheduler_sim_options& opts) {
   return "AISCHED_SIM_SEED=" + std::to_string(opts.seed) +
          (opts.every_fault.empty() ? "" : " AISCHED_SIM_FAULT=" + opts.every_fault) +
+         (opts.rounds == 1 ? "" : " AISCHED_SIM_ROUNDS=" + std::to_string(opts.rounds)) +
          " scheduler_sim_test --gtest_filter=scheduler_sim.replay (AISCHED_SIM_TRACE=1 prints "
          "the workload and faults as they happen)";
 }

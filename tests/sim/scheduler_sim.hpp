@@ -52,7 +52,12 @@
 //   router's `unanswered`: nothing new goes there until it is heard from).
 // The first six are drawn as they always were; each of the three is replaced,
 // one time in three, by one of the last four (drawn from a stream of their
-// own, so a seed none of whose faults is replaced replays as before). The
+// own, so a seed none of whose faults is replaced replays as before). One
+// window in three (of the kinds that only wait out their length) holds a
+// second fault on another member inside it: its worker killed or stopped,
+// or, inside a worker's fault, the member partitioned (ride_out). A seed
+// runs one round of three faults (scheduler_sim_options::rounds), or more:
+// 23 make a simulated hour, the periodic tasks firing throughout. The
 // slot checker excuses a run's lateness when a window, extended by `heal`
 // after it, meets the second the run was due in: e.g. a run placed on a
 // killed worker is lost and retried (found at its restart, or when the
@@ -94,6 +99,9 @@ struct scheduler_sim_options {
   /// this kind (at the instant and length the seed draws; AISCHED_SIM_FAULT in
   /// scheduler_sim_test).
   std::string every_fault;
+  /// Rounds of three faults (timeline::span_of): 1, about five and a half
+  /// simulated minutes; 23, about an hour (AISCHED_SIM_ROUNDS).
+  uint32_t rounds = 1;
 };
 
 struct scheduler_sim_result {
@@ -103,9 +111,11 @@ struct scheduler_sim_result {
   size_t commits = 0;        // log indexes that changed runs
   size_t runs = 0;           // runs in the leader's final state
   uint64_t last_term = 0;    // the final leader's term
+  duration_ms length = 0;    // simulated, from t0 (timeline::span::length)
 };
 
-/// Runs the simulation of `opts.seed` (about six simulated minutes).
+/// Runs the simulation of `opts.seed` (about five and a half simulated
+/// minutes a round of faults, plus the settle period).
 scheduler_sim_result run_scheduler_sim(const scheduler_sim_options& opts);
 
 /// How to replay `opts` (scheduler_sim_test's replay test).
@@ -114,7 +124,8 @@ std::string replay_hint(const scheduler_sim_options& opts);
 /// The timeline, relative to t0 (a leader agreed and every worker registered
 /// with it): slots are checked from `checked_from`, faults fall in
 /// [faults_from, faults_until], periodic tasks end at `workload_end`, and the
-/// run ends at `length`, after a settle period without faults.
+/// run ends at `length`, after a settle period without faults. Those three
+/// are of one round of faults; span_of stretches them over more.
 struct timeline {
   static constexpr duration_ms checked_from = 20'000;
   static constexpr duration_ms faults_from = 30'000;
@@ -156,6 +167,22 @@ struct timeline {
   /// The liveness bound (check_settled): the last fault window ends at least
   /// this long before `length`, or the run is a violation of its own.
   static constexpr duration_ms min_settle = 60'000;
+
+  /// The instants that move with the number of rounds of three faults (a
+  /// fault segment each), the periodic tasks going on through all of them:
+  /// one round is faults_until, workload_end and length above; 23 rounds end
+  /// at 61 minutes. A fault whose segment a long one before it outlasted is
+  /// not injected (never in the first round: three in a row end by 235 s),
+  /// so every run keeps its settle period.
+  struct span {
+    duration_ms faults_until = timeline::faults_until;
+    duration_ms workload_end = timeline::workload_end;
+    duration_ms length = timeline::length;
+  };
+  static span span_of(uint32_t rounds) {
+    auto more = static_cast<duration_ms>(rounds > 1 ? rounds - 1 : 0) * 3 * fault_segment;
+    return {faults_until + more, workload_end + more, length + more};
+  }
 };
 
 /// The executions the workers' executors made, as their observers tell them
@@ -258,7 +285,14 @@ class scheduler_sim {
   void cancel_run(sim_task& t, const std::string& id);
   /// Pauses or resumes task tasks_[k], recording the pause_window.
   void set_paused(size_t k, bool paused);
+  /// The seed's faults: three a round, each in a segment of its own.
   void inject_faults();
+  void inject_round(uint32_t round);
+  /// Waits out the window of fault `kind` on `victim`, `length` long; one
+  /// time in three with a second fault of its own on another member inside
+  /// it (a worker killed or stopped; inside a worker's fault, a partition
+  /// too): overlapping faults, the quorum kept.
+  void ride_out(const std::string& kind, size_t victim, duration_ms length);
   /// Member `i`'s disk fails (`k`: every write with EIO, or only its fsyncs)
   /// for `length`; what its node does meanwhile and after (sim_faults.cpp).
   void fail_disk(size_t i, storage::fault_kind k, duration_ms length);
@@ -275,6 +309,8 @@ class scheduler_sim {
   /// The fault kinds added since the first six, and what they draw
   /// (inject_faults): the first six's draws from rng_ keep their order.
   seed_stream fault_rng_;
+  /// The overlapping faults' draws (ride_out).
+  seed_stream overlap_rng_;
   /// How each member's disk fails now (none: it works), asked by its RocksDB
   /// before every file write (raft_group's disk_fault hook), from RocksDB's
   /// threads too: atomic. Before group_, which opens the databases.
@@ -304,6 +340,7 @@ class scheduler_sim {
   };
   std::vector<timed_action> actions_;
   std::vector<fault_window> faults_;
+  timeline::span span_;  // of opts_.rounds
   std::vector<std::string> violations_;
   std::string profile_;
 };

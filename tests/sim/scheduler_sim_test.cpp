@@ -53,24 +53,39 @@ std::pair<uint64_t, uint64_t> seed_range() {
   return {first, last};
 }
 
+/// AISCHED_SIM_FAULT (every fault of one kind) and AISCHED_SIM_ROUNDS (rounds
+/// of three faults: 23 for about an hour).
+void from_environment(scheduler_sim_options& opts) {
+  if (auto* kind = std::getenv("AISCHED_SIM_FAULT")) opts.every_fault = kind;
+  if (auto* rounds = std::getenv("AISCHED_SIM_ROUNDS"); rounds && *rounds) {
+    char* end = nullptr;
+    auto n = std::strtoul(rounds, &end, 10);
+    if (*end != '\0' || n == 0 || n > 1'000)
+      throw std::invalid_argument(std::string("AISCHED_SIM_ROUNDS: 1-1000, not ") + rounds);
+    opts.rounds = static_cast<uint32_t>(n);
+  }
+}
+
 TEST(scheduler_sim, seeds) {
   size_t runs = 0, commits = 0;
+  duration_ms simulated = 0;
   auto [first, last] = seed_range();
   // Real time, measured on purpose: the throughput `make sim` reports.
   auto started = std::chrono::steady_clock::now();
   for (uint64_t seed = first; seed <= last; ++seed) {
     scheduler_sim_options opts;
     opts.seed = seed;
-    if (auto* kind = std::getenv("AISCHED_SIM_FAULT")) opts.every_fault = kind;
+    from_environment(opts);
     SCOPED_TRACE("seed " + std::to_string(seed) + " (replay: " + replay_hint(opts) + ")");
     auto r = run_scheduler_sim(opts);
     expect_clean(opts, r);
     EXPECT_GT(r.runs, 0u) << "seed " << seed << " ran nothing";
     runs += r.runs;
     commits += r.commits;
+    simulated += r.length;
   }
   auto real_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  auto simulated_h = static_cast<double>(last - first + 1) * timeline::length / 3'600'000.0;
+  auto simulated_h = static_cast<double>(simulated) / 3'600'000.0;
   std::printf("[ scheduler_sim ] seeds %llu-%llu, %zu runs, %zu commits that changed runs; "
               "%.2f simulated hours in %.1f s of real time (%.3f simulated hours a second)\n",
               static_cast<unsigned long long>(first), static_cast<unsigned long long>(last), runs,
@@ -100,7 +115,7 @@ TEST(scheduler_sim, replay) {
   opts.seed = std::strtoull(seed, nullptr, 10);
   if (auto* x = std::getenv("AISCHED_SIM_TRACE"); x != nullptr && std::string{x} != "0")
     opts.trace = stderr;
-  if (auto* kind = std::getenv("AISCHED_SIM_FAULT")) opts.every_fault = kind;
+  from_environment(opts);
   auto r = run_scheduler_sim(opts);
   std::printf("profile: %s\nruns %zu, commits %zu, last term %llu\n", r.profile.c_str(), r.runs,
               r.commits, static_cast<unsigned long long>(r.last_term));

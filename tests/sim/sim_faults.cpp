@@ -193,7 +193,51 @@ void scheduler_sim::fail_outbox(size_t i, duration_ms length) {
 
 // -- the seed's faults ---------------------------------------------------------
 
+void scheduler_sim::ride_out(const std::string& kind, size_t victim, duration_ms length) {
+  // One window in three (drawn from overlap_rng_, so the other draws keep
+  // their order): a second fault on another member inside this one. A
+  // partition only inside a worker's fault: inside a member's it would take
+  // the quorum away, and the workload's requests meanwhile (a resume) would
+  // fail as any client's do.
+  static const char* const kinds[] = {"worker_death", "worker_freeze", "partition"};
+  bool workers_only = kind == "worker_death" || kind == "worker_freeze";
+  if (nodes_.size() < 2 || length < 4'000 || overlap_rng_.draw(3) != 0) {
+    advance_to(now() + length);
+    return;
+  }
+  std::string second = kinds[overlap_rng_.draw(workers_only ? 3 : 2)];
+  auto other = (victim + 1 + overlap_rng_.draw(nodes_.size() - 1)) % nodes_.size();
+  auto end = now() + length;
+  auto offset = overlap_rng_.between(0, length / 2);
+  auto span = overlap_rng_.between(1'000, length - offset);  // so it ends by `end`
+  advance_to(now() + offset);  // it may overshoot by a step: `span` is cut short then
+  span = std::max<duration_ms>(0, std::min(span, end - now()));
+  fault_window w{second, group_.at(other).id, now(), 0};
+  trace("%s of %s for %s, inside %s of %s", second.c_str(), w.member.c_str(),
+        format_duration(span).c_str(), kind.c_str(), group_.at(victim).id.c_str());
+  if (second == "worker_death") kill_worker(other);
+  if (second == "worker_freeze") freeze_worker(other, true);
+  if (second == "partition")
+    for (size_t j = 0; j < nodes_.size(); ++j)
+      if (j != other) group_.cut(other, j), group_.cut(j, other);
+  advance_to(now() + span);
+  if (second == "worker_death") spawn_worker(other);
+  if (second == "worker_freeze") freeze_worker(other, false);
+  if (second == "partition")
+    for (size_t j = 0; j < nodes_.size(); ++j)
+      if (j != other) group_.heal(other, j), group_.heal(j, other);
+  w.to = now();
+  trace("%s of %s over", second.c_str(), w.member.c_str());
+  profile_ += second + " " + w.member + " [" + at_text(w.from) + ", " + at_text(w.to) + "]; ";
+  faults_.push_back(std::move(w));
+  advance_to(std::max(now(), end));
+}
+
 void scheduler_sim::inject_faults() {
+  for (uint32_t round = 0; round < opts_.rounds; ++round) inject_round(round);
+}
+
+void scheduler_sim::inject_round(uint32_t round) {
   using namespace std::chrono_literals;
   // Three of the first six kinds, in the order the seed draws (rng_)...
   std::vector<std::string> kinds{"leader_crash", "follower_crash", "leader_freeze",
@@ -219,13 +263,20 @@ void scheduler_sim::inject_faults() {
   auto members = nodes_.size();
   for (size_t k = 0; k < kinds.size(); ++k) {
     auto& kind = kinds[k];
-    auto start = t0_ + timeline::faults_from +
-                 static_cast<duration_ms>(k) * timeline::fault_segment + between(0, 25) * 1'000;
+    auto segment = static_cast<duration_ms>(round * kinds.size() + k);  // from 0, over the rounds
+    auto start = t0_ + timeline::faults_from + segment * timeline::fault_segment +
+                 between(0, 25) * 1'000;
     bool worker_down = kind == "worker_death" || kind == "worker_freeze";
     auto length = kind == "leader_freeze" ? between(1, 6) * 1'000
                   : worker_down           ? between(5, timeline::max_worker_death / 1'000) * 1'000
                                           : between(3, timeline::max_fault / 1'000) * 1'000;
     advance_to(start);  // a no-op when the previous fault (a long worker death) ended later
+    // Past its segment (long worker faults in a row; never in the first
+    // round): not injected, so the faults end by span_.faults_until + 55 s.
+    if (now() >= t0_ + timeline::faults_from + (segment + 1) * timeline::fault_segment) {
+      trace("%s not injected: the faults before it ran past its segment", kind.c_str());
+      continue;
+    }
     int leader = -1;
     group_.run_until([&] { return (leader = group_.agreed_leader()) >= 0; }, 10s);
     if (leader < 0) {
@@ -286,7 +337,7 @@ void scheduler_sim::inject_faults() {
       // A one-shot created as the leader is lost, its instant 0.2-1.5 s
       // away (drawn from `more_`, which nothing draws from after the plan):
       // its create waits for the next leader and commits after its instant.
-      auto name = "late-" + std::to_string(k + 1);
+      auto name = "late-" + std::to_string(segment + 1);
       create_task(one_shot_task(name, now() + more_.between(200, 1'500)));
     }
     if (kind == "disk_fault")
@@ -294,7 +345,7 @@ void scheduler_sim::inject_faults() {
     else if (kind == "outbox_fault")
       fail_outbox(victim, length);  // the worker's restart included
     else
-      advance_to(now() + length);
+      ride_out(kind, victim, length);
     if (kind == "leader_freeze")
       thaw_member(victim);
     else if (kind == "partition" || kind == "one_way" || kind == "delay")

@@ -296,6 +296,11 @@ void raft_group::heal_all() {
   links_->delayed.clear();
 }
 
+void raft_group::heal(size_t from, size_t to) {
+  links_->cut.erase({from, to});
+  links_->delayed.erase({from, to});
+}
+
 void raft_group::freeze(size_t i) {
   auto& m = members_.at(i);
   caf::anon_send(m.raft, proto::flush_atom::value);  // mail, so that it is in the queue

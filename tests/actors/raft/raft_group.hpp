@@ -138,6 +138,8 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   /// stay lost; the held ones still arrive at their instant). The latency
   /// (set_latency) stays.
   void heal_all();
+  /// The cut or delay of the link from `from` to `to` alone is healed.
+  void heal(size_t from, size_t to);
   /// From now on every message between members' raft actors that no delay()
   /// holds back arrives `d` late, the same `d` for each message, so each link
   /// keeps its order as a connection does (exempt as from cut); run_until
