@@ -130,7 +130,15 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         if (!st.lead.leading) return;  // its registrar finds the leader and registers there
         info.protocol = worker_protocol::native;
         st.term.held[info.id] = {st.lead.epoch, info.held};
-        if (auto* known = find_worker(st, info.id); known && known->handle == handle) {
+        // The same actor over the same link. A worker node whose link dropped
+        // (stopped, cut off) and came back registers a handle equal to the old
+        // one but another object: CAF makes a proxy per connection, and the
+        // old one reaches nothing. That is a new registration.
+        auto same_link = [](const worker_actor& a, const worker_actor& b) {
+          return caf::actor_cast<caf::strong_actor_ptr>(a).get() ==
+                 caf::actor_cast<caf::strong_actor_ptr>(b).get();
+        };
+        if (auto* known = find_worker(st, info.id); known && same_link(known->handle, handle)) {
           // A periodic re-registration of the same worker: a heartbeat. Its
           // runs waiting as orphans (registered before this term's rebuild
           // found them) are settled by what it holds now.
