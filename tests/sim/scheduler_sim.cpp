@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdarg>
 #include <iterator>
+#include <regex>
 #include <utility>
 
 #include <caf/actor_cast.hpp>
@@ -247,15 +248,48 @@ std::string scheduler_sim::at_text(unix_ms t) const {
   return buf;
 }
 
-void scheduler_sim::trace(const char* fmt, ...) const {
-  if (opts_.trace == nullptr) return;
-  std::fprintf(opts_.trace, "[seed %llu %s] ", static_cast<unsigned long long>(opts_.seed),
-               at_text(now()).c_str());
+void scheduler_sim::trace(const char* fmt, ...) {
+  char line[512];
   va_list args;
   va_start(args, fmt);
-  std::vfprintf(opts_.trace, fmt, args);
+  std::vsnprintf(line, sizeof line, fmt, args);
   va_end(args);
-  std::fputc('\n', opts_.trace);
+  events_.push_back({now(), line});  // for explain(), at the end
+  if (opts_.trace == nullptr) return;
+  std::fprintf(opts_.trace, "[seed %llu %s] %s\n", static_cast<unsigned long long>(opts_.seed),
+               at_text(now()).c_str(), line);
+}
+
+std::string scheduler_sim::explain(const std::string& violation) const {
+  // The run it names (task-slot-n), if any: its commits, its executions, and
+  // the workload's and faults' events from a minute before its first commit
+  // to its last.
+  static const std::regex run_id(R"(\b\d+-\d{12,}-\d+\b)");
+  std::smatch m;
+  if (!std::regex_search(violation, m, run_id)) return "";
+  auto id = m.str();
+  std::string out = "  the first violation's run " + id + ", as committed (log index, applied):\n";
+  unix_ms first = 0, last = 0;
+  for (auto& [index, xs] : history_->commits)
+    for (auto& x : xs) {
+      if (x.id != id) continue;
+      auto at = history_->applied_at.count(index) ? history_->applied_at.at(index) : 0;
+      if (first == 0) first = at;
+      last = std::max(last, at);
+      out += "    #" + std::to_string(index) + " " + at_text(at) + " " + describe(x) +
+             (x.worker_id.empty() ? "" : " on " + x.worker_id) + "\n";
+    }
+  out += "  its executions:\n";
+  for (auto& e : executions_->items)
+    if (e.instance_id == id)
+      out += "    attempt " + std::to_string(e.attempt) + " on " + e.worker + " [" +
+             at_text(e.started) + ", " + (e.ended ? at_text(e.ended) : "never") + "]" +
+             (e.reported ? "" : " unreported") + "\n";
+  out += "  the workload and faults meanwhile:\n";
+  for (auto& [at, text] : events_)
+    if (first != 0 && at >= first - 60'000 && at <= last + 5'000)
+      out += "    " + at_text(at) + " " + text + "\n";
+  return out;
 }
 
 void scheduler_sim::run_to(unix_ms t) {
@@ -565,6 +599,7 @@ scheduler_sim_result scheduler_sim::finish() {
                             (*why ? group_.sys.render(*why) : std::string("normal exit")));
   violations_.insert(violations_.end(), deaths_->begin(), deaths_->end());
   r.violations = violations_;
+  if (!violations_.empty()) r.explained = explain(violations_.front());
   r.profile = profile_;
   r.fingerprint = fingerprint(*history_);
   r.commits = history_->commits.size();

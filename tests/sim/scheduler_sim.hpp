@@ -106,6 +106,9 @@ struct scheduler_sim_options {
 
 struct scheduler_sim_result {
   std::vector<std::string> violations;  // empty: every check passed
+  /// The first violation's run, when it names one: its commits, its
+  /// executions and the workload's and faults' events around them.
+  std::string explained;
   std::string profile;                  // the workload and faults the seed drew
   uint64_t fingerprint = 0;  // of the committed history (trace ids aside): equal on a replay
   size_t commits = 0;        // log indexes that changed runs
@@ -248,7 +251,11 @@ class scheduler_sim {
   void spawn_node(size_t i);
   /// Records in deaths_ that `a` ended, unless it was killed.
   void watch(const caf::actor& a, std::string what);
-  void trace(const char* fmt, ...) const;
+  /// Records an event of the workload or of a fault (for explain), and
+  /// prints it when opts_.trace says so.
+  void trace(const char* fmt, ...);
+  /// What scheduler_sim_result::explained says of `violation`.
+  std::string explain(const std::string& violation) const;
   std::string at_text(unix_ms t) const;  // "+31.250s" since t0
 
   /// Moves virtual time to `t` (a multiple of the raft tick after t0).
@@ -342,6 +349,7 @@ class scheduler_sim {
   std::vector<fault_window> faults_;
   timeline::span span_;  // of opts_.rounds
   std::vector<std::string> violations_;
+  std::vector<std::pair<unix_ms, std::string>> events_;  // trace()'s, in order
   std::string profile_;
 };
 

@@ -33,7 +33,8 @@ std::string lines_of(const std::vector<std::string>& xs, size_t at_most = 20) {
 void expect_clean(const scheduler_sim_options& opts, const scheduler_sim_result& r) {
   EXPECT_TRUE(r.violations.empty())
       << "seed " << opts.seed << ": " << r.violations.size() << " violation(s)\n"
-      << lines_of(r.violations) << "  profile: " << r.profile << "\n  replay:  " << replay_hint(opts);
+      << lines_of(r.violations) << r.explained << "  profile: " << r.profile
+      << "\n  replay:  " << replay_hint(opts);
 }
 
 // Each seed: about six simulated minutes, three to five @every tasks, one to
