@@ -45,13 +45,15 @@
 //   crashes then and restarts once the disk works (fail_disk);
 // - outbox_fault: one member's worker's outbox failing every write; the
 //   worker takes no new runs meanwhile and is restarted after (fail_outbox);
+// - loss: 20-70 % of the messages between two members' raft actors lost,
+//   each drawn for itself, one way or both (raft_group::lose);
 // - worker_freeze: one member's worker and registrar stopped for 5-60 s as by
 //   SIGSTOP, then resumed with what queued meanwhile. It found attempts run
 //   twice at once (execute_request::answer_by, the worker's max_late_start),
 //   and a stopped worker drawing every retry of what it swallowed (the
 //   router's `unanswered`: nothing new goes there until it is heard from).
 // The first six are drawn as they always were; each of the three is replaced,
-// one time in three, by one of the last four (drawn from a stream of their
+// one time in three, by one of the last five (drawn from a stream of their
 // own, so a seed none of whose faults is replaced replays as before). One
 // window in three (of the kinds that only wait out their length) holds a
 // second fault on another member inside it: its worker killed or stopped,

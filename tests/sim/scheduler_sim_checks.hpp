@@ -87,9 +87,11 @@ struct sim_task {
 /// When a fault was active: [from, to] on the simulated wall clock.
 struct fault_window {
   std::string kind;    // "leader_crash", "follower_crash", "leader_freeze", "partition",
-                       // "one_way", "worker_death", "delay", "disk_fault", "outbox_fault"
+                       // "one_way", "worker_death", "delay", "disk_fault", "outbox_fault",
+                       // "worker_freeze", "loss"
   std::string member;  // "n2"; "n1->n3" for one_way (n1's messages to n3 lost); "n1~>n3"
-                       // or "n1<~>n3" for delay (late, one way or both: no one cut off)
+                       // or "n1<~>n3" for delay (late, one way or both: no one cut off);
+                       // "n1%>n3" or "n1<%>n3" for loss (some lost: no one cut off)
   unix_ms from = 0;
   unix_ms to = 0;
 };

@@ -247,13 +247,15 @@ void scheduler_sim::inject_round(uint32_t round) {
   // ...each replaced, one time in three, by a kind added since, drawn (with
   // whatever such a kind draws) from a stream of their own, fault_rng_: a
   // seed none of whose three is replaced draws the faults it drew before.
-  static const char* const added[] = {"delay", "disk_fault", "outbox_fault", "worker_freeze"};
+  static const char* const added[] = {"delay", "disk_fault", "outbox_fault", "worker_freeze",
+                                      "loss"};
   for (auto& kind : kinds)
     if (fault_rng_.draw(3) == 0) kind = added[fault_rng_.draw(std::size(added))];
   if (!opts_.every_fault.empty()) {
     static const std::set<std::string> known{
         "leader_crash", "follower_crash", "leader_freeze", "partition",    "one_way",
-        "worker_death", "delay",          "disk_fault",    "outbox_fault", "worker_freeze"};
+        "worker_death", "delay",          "disk_fault",    "outbox_fault", "worker_freeze",
+        "loss"};
     if (!known.count(opts_.every_fault)) {
       violations_.push_back("no fault kind '" + opts_.every_fault + "'");
       return;
@@ -285,7 +287,8 @@ void scheduler_sim::inject_round(uint32_t round) {
     }
     auto victim = static_cast<size_t>(leader);
     size_t other = victim;   // one_way, delay: messages from victim to other are lost, or late
-    bool both_ways = false;  // delay: and those from other to victim
+    bool both_ways = false;  // delay, loss: and those from other to victim
+    uint32_t lost = 0;       // loss: the share of them lost, per mille
     auto disk = storage::fault_kind::none;  // disk_fault: how victim's disk fails
     if (kind == "follower_crash") {
       victim = (victim + 1 + draw(members - 1)) % members;
@@ -300,6 +303,11 @@ void scheduler_sim::inject_round(uint32_t round) {
       victim = fault_rng_.draw(members);
       other = (victim + 1 + fault_rng_.draw(members - 1)) % members;
       both_ways = fault_rng_.draw(2) == 0;
+    } else if (kind == "loss") {
+      victim = fault_rng_.draw(members);
+      other = (victim + 1 + fault_rng_.draw(members - 1)) % members;
+      both_ways = fault_rng_.draw(2) == 0;
+      lost = static_cast<uint32_t>(fault_rng_.between(200, 700));
     } else if (kind == "disk_fault") {
       victim = fault_rng_.draw(members);
       disk = fault_rng_.draw(2) == 0 ? storage::fault_kind::io_error
@@ -309,8 +317,12 @@ void scheduler_sim::inject_round(uint32_t round) {
     if (kind == "one_way") w.member += "->" + group_.at(other).id;
     // "~", not "-": a delay loses nothing, so it cuts no worker off (cut_off).
     if (kind == "delay") w.member += (both_ways ? "<~>" : "~>") + group_.at(other).id;
+    // "%": some of its messages lost, not all; no worker is cut off either.
+    if (kind == "loss") w.member += (both_ways ? "<%>" : "%>") + group_.at(other).id;
     // What the window's kind does not say (profile and trace).
-    auto how = kind == "disk_fault" ? std::string(" (") + name_of(disk) + ")" : std::string();
+    auto how = kind == "disk_fault" ? std::string(" (") + name_of(disk) + ")"
+               : kind == "loss"       ? " (" + std::to_string(lost / 10) + "% lost)"
+                                      : std::string();
     trace("%s%s of %s for %s", kind.c_str(), how.c_str(), w.member.c_str(),
           format_duration(length).c_str());
     if (kind == "leader_freeze") {
@@ -326,6 +338,9 @@ void scheduler_sim::inject_round(uint32_t round) {
     } else if (kind == "delay") {
       group_.delay(victim, other, min_delay, max_delay);
       if (both_ways) group_.delay(other, victim, min_delay, max_delay);
+    } else if (kind == "loss") {
+      group_.lose(victim, other, lost);
+      if (both_ways) group_.lose(other, victim, lost);
     } else if (kind == "worker_death") {
       kill_worker(victim);
     } else if (kind == "worker_freeze") {
@@ -348,7 +363,7 @@ void scheduler_sim::inject_round(uint32_t round) {
       ride_out(kind, victim, length);
     if (kind == "leader_freeze")
       thaw_member(victim);
-    else if (kind == "partition" || kind == "one_way" || kind == "delay")
+    else if (kind == "partition" || kind == "one_way" || kind == "delay" || kind == "loss")
       group_.heal_all();
     else if (kind == "worker_death")
       spawn_worker(victim);

@@ -93,10 +93,13 @@ class cuttable_member : public raft_group::member_impl {
     return it->second;
   }
 
-  bool dropped(const caf::mailbox_element& x) const {
-    if (links_->cut.empty()) return false;
+  bool dropped(const caf::mailbox_element& x) {
+    if (links_->cut.empty() && links_->lossy.empty()) return false;
     auto from = peer_of(x);
-    return from && links_->cut.count({*from, index_}) > 0;
+    if (!from) return false;
+    if (links_->cut.count({*from, index_}) > 0) return true;
+    auto l = links_->lossy.find({*from, index_});
+    return l != links_->lossy.end() && draw(links_->loss_draws, 1'000) < l->second;
   }
 
   /// How long `x` is held back: 0 unless it comes over a delayed link; else a
@@ -142,6 +145,7 @@ raft_group::raft_group(size_t size, uint64_t snapshot_every, uint64_t seed,
       directory_(std::make_shared<std::map<std::string, raft::node_actor>>()),
       links_(std::make_shared<link_table>()) {
   links_->delay_draws = seed;
+  links_->loss_draws = ~seed;
   for (size_t i = 0; i < size; ++i) {
     member m;
     m.id = "n" + std::to_string(i + 1);
@@ -293,12 +297,18 @@ std::chrono::milliseconds raft_group::next_step() {
 
 void raft_group::heal_all() {
   links_->cut.clear();
+  links_->lossy.clear();
   links_->delayed.clear();
 }
 
 void raft_group::heal(size_t from, size_t to) {
   links_->cut.erase({from, to});
+  links_->lossy.erase({from, to});
   links_->delayed.erase({from, to});
+}
+
+void raft_group::lose(size_t from, size_t to, uint32_t permille) {
+  links_->lossy[{from, to}] = std::min<uint32_t>(permille, 1'000);
 }
 
 void raft_group::freeze(size_t i) {

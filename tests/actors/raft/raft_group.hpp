@@ -134,11 +134,16 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
   /// is dropped: a connection's messages go with its process. A both-ways
   /// delay is delay(a, b, ...) and delay(b, a, ...).
   void delay(size_t from, size_t to, std::chrono::milliseconds lo, std::chrono::milliseconds hi);
-  /// Every cut and delay is healed: messages flow again (the dropped ones
+  /// From now on each message that member `from`'s raft actor sends member
+  /// `to`'s is dropped on arrival with probability `permille`/1000, drawn for
+  /// it alone (from the group's seed), as by a lossy network; exempt as from
+  /// cut. A message a delay holds back is judged when it first arrives.
+  void lose(size_t from, size_t to, uint32_t permille);
+  /// Every cut, loss and delay is healed: messages flow again (the dropped ones
   /// stay lost; the held ones still arrive at their instant). The latency
   /// (set_latency) stays.
   void heal_all();
-  /// The cut or delay of the link from `from` to `to` alone is healed.
+  /// The cut, loss or delay of the link from `from` to `to` alone is healed.
   void heal(size_t from, size_t to);
   /// From now on every message between members' raft actors that no delay()
   /// holds back arrives `d` late, the same `d` for each message, so each link
@@ -157,6 +162,8 @@ class raft_group : public test_coordinator_fixture<raft_group_config> {
                                                    std::chrono::milliseconds>>
         delayed;
     uint64_t delay_draws = 0;  // SplitMix64 state of the delays' draws (from the seed)
+    std::map<std::pair<size_t, size_t>, uint32_t> lossy;  // (from, to) -> permille lost
+    uint64_t loss_draws = 0;                              // SplitMix64 state (from the seed)
     std::chrono::milliseconds latency{0};  // of every link no delay holds back (set_latency)
     std::map<caf::actor_id, size_t> member_of;  // running raft actors, by actor id
   };
