@@ -14,7 +14,6 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <memory>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -22,6 +21,7 @@
 #include "support/node_process.hpp"
 #include "support/prometheus_text.hpp"
 #include "support/test_helpers.hpp"
+#include "support/worker_nodes.hpp"
 
 using namespace aisched::test;
 namespace json = boost::json;
@@ -32,51 +32,6 @@ namespace {
 constexpr auto dead_after = 45s;         // --worker-dead-after's default
 constexpr auto offline_after = 30s;      // an external worker's offline bound, below it
 constexpr auto registration_every = 5s;  // a native worker's heartbeat
-
-/// The cluster port a scheduler node logged; 0 if it has not logged one.
-uint16_t cluster_port_of(const node_process& node) {
-  static const std::regex re(R"re("msg":"cluster listening","addr":"127\.0\.0\.1:(\d+)")re");
-  auto log = node.log();
-  std::smatch m;
-  return std::regex_search(log, m, re) ? static_cast<uint16_t>(std::stoi(m[1])) : 0;
-}
-
-/// Worker node `id` (label zone=b) joining 127.0.0.1:`cluster_port`; data and log under `dir`.
-std::unique_ptr<child_process> start_worker_node(const std::string& dir, const std::string& id,
-                                                 uint16_t cluster_port) {
-  auto p = std::make_unique<child_process>(
-      std::vector<std::string>{AISCHED_BINARY, "--node-id", id, "--roles", "worker", "--join",
-                               "127.0.0.1:" + std::to_string(cluster_port), "--data-dir",
-                               dir + "/" + id, "--worker-label", "zone=b"},
-      dir + "/" + id + ".log");
-  if (p->await_log(R"("msg":"worker node started")").empty())
-    ADD_FAILURE() << "worker node " << id << " did not start; log:\n" << p->log();
-  return p;
-}
-
-std::string worker_status(uint16_t port, const std::string& id) {
-  auto r = http_call(port, "GET", "/api/v1/workers");
-  if (r.status != 200) return "";
-  auto v = parse(r);
-  for (auto& w : v.at("items").as_array())
-    if (str(w.as_object(), "id") == id) return str(w.as_object(), "status");
-  return "";
-}
-
-json::object instance_of(uint16_t port, const std::string& id) {
-  auto r = http_call(port, "GET", "/api/v1/instances/" + id);
-  return r.status == 200 ? parse(r).as_object() : json::object{};
-}
-
-/// The run's attempt history, oldest first.
-std::vector<json::object> attempts_of(uint16_t port, const std::string& id) {
-  std::vector<json::object> out;
-  auto r = http_call(port, "GET", "/api/v1/instances/" + id + "/attempts");
-  if (r.status != 200) return out;
-  auto v = parse(r);
-  for (auto& a : v.at("attempts").as_array()) out.push_back(a.as_object());
-  return out;
-}
 
 /// A scheduler node (its own worker n1 has zone=a, so zone=b runs avoid it) and
 /// worker nodes w2 and w3 (zone=b), both online.
@@ -93,8 +48,8 @@ struct cluster {
     port = node->http_port();
     auto cport = cluster_port_of(*node);
     ASSERT_NE(cport, 0) << tail(node->log());
-    w2 = start_worker_node(dir.path(), "w2", cport);
-    w3 = start_worker_node(dir.path(), "w3", cport);
+    w2 = start_worker_node(dir.path(), "w2", cport, "zone=b");
+    w3 = start_worker_node(dir.path(), "w3", cport, "zone=b");
     for (auto id : {"w2", "w3"})
       ASSERT_TRUE(eventually([&] { return worker_status(port, id) == "online"; }, 15s))
           << id << ": " << http_call(port, "GET", "/api/v1/workers").body;

@@ -15,7 +15,6 @@
 // proxies) is a race inside that process (by hand, 3 of 19 rounds woken in time).
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/stat.h>
 
 #include <boost/json.hpp>
 #include <chrono>
@@ -33,6 +32,7 @@
 #include "support/prometheus_text.hpp"
 #include "support/raft_group_process.hpp"
 #include "support/test_helpers.hpp"
+#include "support/worker_nodes.hpp"
 #include "tools/chaos/leaders.hpp"
 
 using namespace aisched::test;
@@ -100,12 +100,7 @@ std::map<std::string, int> executions(const std::string& path) {
 
 TEST(fencing_node, a_deposed_leaders_late_dispatch_runs_no_attempt_twice) {
   temp_dir dir;
-  auto side = dir.path() + "/side";  // runs may execute as another user
-  ASSERT_EQ(mkdir(side.c_str(), 0777), 0);
-  ASSERT_EQ(chmod(side.c_str(), 0777), 0);
-  auto marker = side + "/executions";
-  std::ofstream(marker).flush();
-  ASSERT_EQ(chmod(marker.c_str(), 0666), 0);
+  auto marker = shared_runs_file(dir.path());
 
   raft_group g(dir.path(), 3);
   ASSERT_TRUE(g.all_running()) << g.dump();

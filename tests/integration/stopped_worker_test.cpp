@@ -16,7 +16,6 @@
 // stopped one continued first; every wait polls with a deadline.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <boost/json.hpp>
@@ -25,7 +24,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -35,6 +33,7 @@
 
 #include "support/node_process.hpp"
 #include "support/test_helpers.hpp"
+#include "support/worker_nodes.hpp"
 
 using namespace aisched::test;
 namespace json = boost::json;
@@ -50,54 +49,6 @@ constexpr const char* stopped_id = "wa";  // registered first: ties in least_loa
 constexpr const char* other_id = "wb";
 
 int64_t ms_of(std::chrono::milliseconds d) { return d.count(); }
-
-/// The cluster port a scheduler node logged; 0 if it has not logged one.
-uint16_t cluster_port_of(const node_process& node) {
-  static const std::regex re(R"re("msg":"cluster listening","addr":"127\.0\.0\.1:(\d+)")re");
-  auto log = node.log();
-  std::smatch m;
-  return std::regex_search(log, m, re) ? static_cast<uint16_t>(std::stoi(m[1])) : 0;
-}
-
-/// Worker node `id` (label zone=w) joining 127.0.0.1:`cluster_port`; data and log under `dir`.
-std::unique_ptr<child_process> start_worker_node(const std::string& dir, const std::string& id,
-                                                 uint16_t cluster_port) {
-  auto p = std::make_unique<child_process>(
-      std::vector<std::string>{AISCHED_BINARY, "--node-id", id, "--roles", "worker", "--join",
-                               "127.0.0.1:" + std::to_string(cluster_port), "--data-dir",
-                               dir + "/" + id, "--worker-label", "zone=w"},
-      dir + "/" + id + ".log");
-  if (p->await_log(R"("msg":"worker node started")").empty())
-    ADD_FAILURE() << "worker node " << id << " did not start; log:\n" << p->log();
-  return p;
-}
-
-/// Status ("online", "offline" ...) of worker `id` as the node lists it; "" if unlisted.
-std::string worker_status(uint16_t port, const std::string& id) {
-  auto r = http_call(port, "GET", "/api/v1/workers", "", 2s);
-  if (r.status != 200) return "";
-  auto v = parse(r);
-  if (!v.is_object() || !v.as_object().contains("items")) return "";
-  for (auto& w : v.at("items").as_array())
-    if (str(w.as_object(), "id") == id) return str(w.as_object(), "status");
-  return "";
-}
-
-json::object instance_of(uint16_t port, const std::string& id) {
-  auto r = http_call(port, "GET", "/api/v1/instances/" + id, "", 2s);
-  return r.status == 200 ? parse(r).as_object() : json::object{};
-}
-
-/// The run's attempt history, oldest first (the attempt in flight included).
-std::vector<json::object> attempts_of(uint16_t port, const std::string& id) {
-  std::vector<json::object> out;
-  auto r = http_call(port, "GET", "/api/v1/instances/" + id + "/attempts", "", 2s);
-  if (r.status != 200) return out;
-  auto v = parse(r);
-  if (!v.is_object() || !v.as_object().contains("attempts")) return out;
-  for (auto& a : v.at("attempts").as_array()) out.push_back(a.as_object());
-  return out;
-}
 
 /// Enqueues `n` runs of task `task` in one batch; returns their ids (a test
 /// failure and none if the node refuses).
@@ -194,12 +145,7 @@ struct resume_on_exit {
 
 TEST(stopped_worker, runs_no_attempt_given_up_and_takes_nothing_new_until_heard_from) {
   temp_dir dir;
-  auto side = dir.path() + "/side";  // runs may execute as another user
-  ASSERT_EQ(mkdir(side.c_str(), 0777), 0);
-  ASSERT_EQ(chmod(side.c_str(), 0777), 0);
-  auto marker = side + "/executions";
-  std::ofstream(marker).flush();
-  ASSERT_EQ(chmod(marker.c_str(), 0666), 0);
+  auto marker = shared_runs_file(dir.path());
 
   node_process node(dir.path() + "/n1", {"--worker-label", "zone=a"});
   ASSERT_TRUE(node.running()) << tail(node.log());
@@ -207,10 +153,10 @@ TEST(stopped_worker, runs_no_attempt_given_up_and_takes_nothing_new_until_heard_
   auto cport = cluster_port_of(node);
   ASSERT_NE(cport, 0) << tail(node.log());
   // One after the other: wa is first in registration order.
-  auto wa = start_worker_node(dir.path(), stopped_id, cport);
+  auto wa = start_worker_node(dir.path(), stopped_id, cport, "zone=w");
   ASSERT_TRUE(eventually([&] { return worker_status(port, stopped_id) == "online"; }, 15s))
       << http_call(port, "GET", "/api/v1/workers").body;
-  auto wb = start_worker_node(dir.path(), other_id, cport);
+  auto wb = start_worker_node(dir.path(), other_id, cport, "zone=w");
   ASSERT_TRUE(eventually([&] { return worker_status(port, other_id) == "online"; }, 15s))
       << http_call(port, "GET", "/api/v1/workers").body;
   resume_on_exit resume{wa.get()};
