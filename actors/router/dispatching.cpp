@@ -92,6 +92,12 @@ void release(self_ptr self, const std::string& run_id) {
   if (i->second.slot)
     if (auto* w = find_worker(st, i->second.worker); w && w->c.reserved > 0) w->c.reserved -= 1;
   st.term.assigned.erase(i);
+  if (auto p = st.term.parked.find(run_id); p != st.term.parked.end()) {
+    auto x = std::move(p->second);
+    st.term.parked.erase(p);
+    enqueue(st, x);
+    schedule_dispatch(self);
+  }
 }
 
 void reserve(router_state& st, worker_entry& w, const std::string& run_id, bool noop,
@@ -223,11 +229,21 @@ void dispatch(self_ptr self) {
   st.pick.ring = &st.ring;
   auto task_of = [&](uint64_t id) { return st.term.tasks.terms(id); };
   auto round = place(st.term.queue, task_of, cands, budget, scan_limit, st.pick, st.term.limits);
-  for (auto& id : round.orphaned) {
-    // The task was deleted: nothing to run it with.
-    cancel c{"", id, now, "task deleted before the run was dispatched"};
+  for (auto& q : round.orphaned) {
+    // The task was deleted: nothing to run it with. Not committed: it waits
+    // in the queue again (popped, it would otherwise wait for the next
+    // leader). Refused: it had ended or gone otherwise.
+    cancel c{"", q.run.id, now, "task deleted before the run was dispatched"};
+    auto epoch = st.lead.epoch;
     self->request(st.raft, request_timeout, propose_atom::value, command{std::move(c)})
-        .then([](applied&) {}, [](caf::error&) {});
+        .then([](applied&) {},
+              [=](caf::error& e) {
+                auto& st = self->state;
+                auto code = view(e).code;
+                if (code == errc::illegal_transition || code == errc::not_found) return;
+                if (st.lead.current(epoch) && !st.term.in_flight.count(q.run.id))
+                  st.term.queue.push(q.run, q.noop);
+              });
   }
   proto::dispatch cmd{st.lead.term, now, std::move(round.placed)};
   reserve_placed(st, cmd.entries, round.slotless, now);
@@ -415,6 +431,7 @@ void propose_fire(self_ptr self, fire f, applied_promise rp) {
 void observe(self_ptr self, const instance& x) {
   auto& st = self->state;
   bool expired = false;
+  if (x.state != instance_state::pending && !st.term.parked.empty()) st.term.parked.erase(x.id);
   if (is_active_in_flight(x.state)) {
     st.term.in_flight[x.id] = x;
     hold_limits(st, x);
@@ -424,9 +441,14 @@ void observe(self_ptr self, const instance& x) {
   }
   switch (x.state) {
     case instance_state::pending:
-      // Placed, its dispatch not committed yet: a note_waiting that commits
-      // meanwhile reports it pending, and must not give its slots back.
-      if (st.term.assigned.count(x.id)) break;
+      // Placed, its dispatch not committed yet: a note_waiting (or a retry)
+      // that commits meanwhile reports it pending, and must not give its
+      // slots back. Should that placement not dispatch it, it is queued as
+      // this view then (release).
+      if (st.term.assigned.count(x.id)) {
+        st.term.parked[x.id] = x;
+        break;
+      }
       release(self, x.id);  // a retry comes back as pending
       enqueue(st, x);
       break;

@@ -73,7 +73,7 @@ placement_round place(run_queue& q, const std::function<const task_terms*(uint64
     auto& x = next.run;
     auto* t = task_of(x.task_id);
     if (!t) {
-      out.orphaned.push_back(x.id);
+      out.orphaned.push_back(std::move(next));
       continue;
     }
     // Its task is paused, its task or pool is at its limit, or it needs a slot

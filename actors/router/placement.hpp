@@ -71,7 +71,7 @@ struct placement_round {
   /// commit (popped from the queue, it would otherwise wait for the next leader).
   std::vector<run_queue::queued> runs;
   std::vector<bool> slotless;         // placed[i] holds no slot of its worker (a no-op)
-  std::vector<std::string> orphaned;  // runs whose task was deleted: cancel them
+  std::vector<run_queue::queued> orphaned;  // runs whose task was deleted: cancel them
 };
 
 /// Places up to `budget` runs from the head of `q`, looking at no more than

@@ -111,7 +111,11 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         for (auto& t : a.tasks) st.term.tasks.put(t);
         for (auto id : a.deleted_tasks) st.term.tasks.erase(id);
         for (auto& x : a.instances) {
-          if (x.state != instance_state::pending) st.term.noted.erase(x.id);
+          // A note's own commit says what was noted; any other (a newer
+          // attempt, pending again with its last attempt's error) is not noted.
+          if (auto n = st.term.noted.find(x.id);
+              n != st.term.noted.end() && (x.state != instance_state::pending || x.error != n->second))
+            st.term.noted.erase(n);
           if (!st.lead.ready) {
             auto& seen = st.term.seen_in_rebuild[x.id];
             seen = std::max(seen, run_step(x));

@@ -43,7 +43,13 @@ struct term_state {
     bool slot = true;
   };
   std::unordered_map<std::string, assignment> assigned;  // by run id
-  std::unordered_map<std::string, std::string> noted;     // run id -> reason committed
+  /// Pending commits of runs placed meanwhile (their dispatch under way): a
+  /// placement that does not make the run dispatched queues this newer view
+  /// as it gives the run's capacity back (release), or it would wait for good.
+  std::unordered_map<std::string, proto::instance> parked;
+  /// The waiting reason proposed for each pending run, while its committed
+  /// view still says what was noted: a newer attempt's commit drops it.
+  std::unordered_map<std::string, std::string> noted;
   std::vector<proto::instance> orphans;  // in flight on a worker not registered (yet)
   std::unordered_map<std::string, proto::instance> in_flight;  // committed dispatched/running
   /// The newest step (run_step) a commit told of for each run while this

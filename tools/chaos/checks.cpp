@@ -274,9 +274,11 @@ std::vector<std::string> check_history(const settle_outcome& s, const std::vecto
                   " that left no side effect");
     // 5. Nothing is left in flight (a run its task's pause holds is counted apart).
     if (state == "pending" && at_rest(*leader, x)) ++summary.held_by_pause;
-    else if (!final_state(state))
+    else if (!final_state(state)) {
+      summary.stuck.push_back(id);
       v.push_back("run " + id + " stuck " + state + " (attempt " + std::to_string(attempt) +
-                  ", worker " + str(x, "worker_id") + ")");
+                  ", worker " + str(x, "worker_id") + ", error \"" + str(x, "error") + "\")");
+    }
     if (attempt > 1)
       if (auto* h = history(id))
         for (auto& [n, a] : *h) {

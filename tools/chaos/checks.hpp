@@ -47,6 +47,7 @@ settle_outcome settle(const port_board& ports, size_t members, const std::vector
 struct run_summary {
   size_t instances = 0, effect_lines = 0, retried_runs = 0, lost_attempts = 0;
   size_t held_by_pause = 0;  // pending runs of the periodic tasks the harness paused
+  std::vector<std::string> stuck;  // ids of the runs left neither final nor held by a pause
   std::map<std::string, size_t> by_state;
   std::map<std::string, size_t> ended_attempts;  // earlier attempts of retried runs, by how they ended
 };

@@ -473,6 +473,27 @@ void print_report(const chaos_run& run, const std::string& error) {
   std::cout << r.str() << std::flush;
 }
 
+/// Prints the members' log lines that name each run in `ids` (runs left
+/// stuck), at most `per_run` of them each: what the report alone cannot say.
+void print_traces(const std::vector<std::string>& ids, const std::map<std::string, std::string>& logs,
+                  size_t per_run = 80) {
+  for (auto& id : ids) {
+    std::ostringstream out;
+    size_t shown = 0, found = 0;
+    for (auto& [member, text] : logs) {
+      std::istringstream in(text);
+      for (std::string line; std::getline(in, line);) {
+        if (line.find(id) == std::string::npos) continue;
+        if (found++ < per_run) out << "  " << member << ": " << line << "\n";
+        else ++shown;
+      }
+    }
+    std::cout << "log lines naming run " << id << " (" << found << "):\n" << out.str();
+    if (shown) std::cout << "  ... " << shown << " more\n";
+    std::cout << std::flush;
+  }
+}
+
 int run_chaos(chaos_run& run, network& net) {
   auto& o = run.opt;
   run.partitions = net.enabled() ? "" : net.skipped();
@@ -525,6 +546,7 @@ int run_chaos(chaos_run& run, network& net) {
     text << in.rdbuf();
     logs[id] = text.str();
   }
+  print_traces(run.runs.stuck, logs);
   size_t elections = 0;
   auto split_brain = check_one_leader_per_term(logs, elections);
   run.violations.insert(run.violations.end(), split_brain.begin(), split_brain.end());

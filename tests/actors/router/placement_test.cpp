@@ -164,7 +164,8 @@ TEST_F(fixture, runs_of_deleted_tasks_are_handed_back_for_cancelling) {
   q.push(run("ok", 1));
   std::vector<candidate> ws{worker("w", "default", 4)};
   auto r = place(q, task_of, ws, 10, 10, ctx, limits);
-  EXPECT_EQ(r.orphaned, std::vector<std::string>{"gone"});
+  ASSERT_EQ(r.orphaned.size(), 1u);
+  EXPECT_EQ(r.orphaned.front().run.id, "gone");
   ASSERT_EQ(r.placed.size(), 1u);
   EXPECT_FALSE(q.contains("gone"));
 }

@@ -422,6 +422,61 @@ TEST_F(router_actor_test,
       << attempts->items.front().error;
 }
 
+TEST_F(router_actor_test, a_retried_run_of_a_paused_task_says_it_waits_for_the_resume) {
+  // Placed on "eu-1" by an earlier term, never started there, and its task
+  // paused since: placed again, it waits in this router's queue. Its attempt
+  // then times out, the router's tick falls between that and the retry, and
+  // the retry makes attempt 2 pending (aisched-chaos seed 1 in CI: the run
+  // stayed pending, never noted as waiting for the resume).
+  proto::task t;
+  t.name = "paused-retry";
+  t.kind = proto::task_kind::noop;
+  t.labels = {{"zone", "eu"}};
+  t.retry.kind = proto::retry_kind::fixed;
+  t.retry.max_attempts = 5;
+  t.retry.interval = 500;
+  auto made = propose(proto::create_task{t});
+  ASSERT_TRUE(made && made->tasks.size() == 1);
+  auto task = made->tasks.at(0).id;
+  EXPECT_TRUE(propose_fire(task, slot_));
+  auto id = proto::make_instance_id(task, slot_, 0);
+  EXPECT_TRUE(propose_dispatch(id, slot_ + 1, "eu-1"));
+  EXPECT_TRUE(propose(proto::set_paused{"", task, true, slot_ + 2}));
+  lead(true);
+  add_worker("eu-1", {{"zone", "eu"}}, {});
+  advance_time(std::chrono::seconds(1));
+  sched.run();
+
+  proto::run_result r;
+  r.instance_id = id;
+  r.attempt = 1;
+  r.state = instance_state::timed_out;
+  r.exit_code = -1;
+  r.error = "no report from the worker before the run's deadline";
+  ASSERT_TRUE(propose(proto::report_results{node_.term, now(), {r}}));
+  ASSERT_EQ(instance_of(id).state, instance_state::retry_waiting);
+  advance_time(std::chrono::seconds(1));  // the tick, before the retry
+  sched.run();
+  ASSERT_TRUE(propose(proto::retry{node_.term, now(), {id}}));
+  sched.run();
+  advance_time(std::chrono::seconds(3));
+  sched.run();
+
+  auto x = instance_of(id);
+  EXPECT_EQ(x.state, instance_state::pending);
+  EXPECT_EQ(x.attempt, 2u);
+  EXPECT_EQ(x.error, "task paused: the run waits for its resume");
+
+  // Resumed, it runs.
+  ASSERT_TRUE(propose(proto::set_paused{"", task, false, now()}));
+  sched.run();
+  advance_time(std::chrono::seconds(1));
+  sched.run();
+  x = instance_of(id);
+  EXPECT_EQ(x.state, instance_state::success) << x.error;
+  EXPECT_EQ(x.attempt, 2u);
+}
+
 TEST_F(router_actor_test, a_run_a_worker_refuses_is_placed_again_as_the_same_attempt) {
   // Worker "broken" cannot open its outbox (a file where its directory goes),
   // but registers with capacity, as it does until its next registration says
