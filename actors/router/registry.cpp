@@ -32,6 +32,7 @@ worker_entry& worker_registry::upsert(proto::worker info, unix_ms now) {
   w->c.max_load = w->info.max_load;  // 0: a native worker that takes no runs (outbox failed)
   w->c.free_noops = w->info.protocol == worker_protocol::native;
   w->c.status = worker_status::online;
+  w->unanswered = w->probing = false;  // a new registration: a new link
   w->draining_itself = w->info.status == worker_status::draining;
   if (w->drained || w->draining_itself) w->c.status = w->info.status = worker_status::draining;
   return *w;

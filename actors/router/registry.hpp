@@ -20,6 +20,10 @@ struct worker_entry {
   candidate c;
   bool drained = false;           // by an operator (POST /workers/{id}/drain)
   bool draining_itself = false;   // the worker said so (it is shutting down)
+  /// It left a dispatch unanswered: offline until it answers the leader
+  /// (probe_worker), its heartbeats alone are not enough.
+  bool unanswered = false;
+  bool probing = false;           // that answer is being asked for
   std::string credential;         // external workers: the secret their requests carry
 };
 

@@ -158,7 +158,8 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
           known->c.max_load = info.max_load;
           known->draining_itself = info.status == worker_status::draining;
           revive(self, *known, &info.held);
-          set_status(self, *known, worker_status::online);
+          if (known->unanswered) probe_worker(self, *known);
+          else set_status(self, *known, worker_status::online);
           if (relabelled) workers_changed(self);
           return;
         }
@@ -208,7 +209,8 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         w->info.last_heartbeat = now_of(self);
         w->draining_itself = hb.draining;
         revive(self, *w, nullptr);
-        set_status(self, *w, worker_status::online);
+        if (w->unanswered) probe_worker(self, *w);
+        else set_status(self, *w, worker_status::online);
         return true;
       },
       [=](drain_atom, const std::string& id, bool drain) -> caf::result<proto::worker> {
@@ -288,9 +290,10 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         if (!self->state.lead.leading || !w ||
             caf::actor_cast<caf::strong_actor_ptr>(w->proxy) != self->current_sender())
           return;
-        if (w->c.status == worker_status::online)
-          log::warn("worker did not answer a dispatch: nothing new goes there until it is heard from",
+        if (!w->unanswered)
+          log::warn("worker did not answer a dispatch: nothing new goes there until it answers",
                     {{"actor", "router"}, {"worker_id", worker_id}});
+        w->unanswered = true;
         set_status(self, *w, worker_status::offline);
       },
       [=](report_atom, run_result& r) {

@@ -1,6 +1,7 @@
 // The leader's worker set as the router changes it; see workers.hpp.
 #include "actors/router/workers.hpp"
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 
 #include "actors/router/dispatching.hpp"
 #include "actors/worker_proxy/worker_proxy_actor.hpp"
+#include "common/log.hpp"
 #include "obs/metrics.hpp"
 
 namespace aisched::router {
@@ -16,6 +18,10 @@ namespace aisched::router {
 using namespace proto;
 
 namespace {
+
+/// How long a probe of a worker that left a dispatch unanswered waits: its
+/// heartbeat period (registrar_actor.hpp), after which the next one asks again.
+constexpr auto probe_timeout = std::chrono::seconds(5);
 
 void rebuild_ring(router_state& st) {
   std::vector<std::string> ids;
@@ -82,6 +88,30 @@ void set_status(self_ptr self, worker_entry& w, worker_status s) {
   w.c.status = w.info.status = s;
   workers_changed(self);
   if (s == worker_status::online) schedule_dispatch(self);
+}
+
+void probe_worker(self_ptr self, worker_entry& w) {
+  if (w.probing || !w.handle) return;
+  w.probing = true;
+  auto id = w.info.id;
+  auto asked = w.handle;
+  auto epoch = self->state.lead.epoch;
+  auto answered = [=](bool ok) {
+    auto& st = self->state;
+    auto* x = find_worker(st, id);
+    // Its registration was replaced meanwhile (a new link): that one decides.
+    if (!st.lead.current(epoch) || !x || caf::actor_cast<caf::strong_actor_ptr>(x->handle) !=
+                                             caf::actor_cast<caf::strong_actor_ptr>(asked))
+      return;
+    x->probing = false;
+    if (!ok || !x->unanswered) return;
+    x->unanswered = false;
+    log::info("worker answered the leader again: it takes runs again",
+              {{"actor", "router"}, {"worker_id", id}});
+    set_status(self, *x, worker_status::online);
+  };
+  self->request(asked, probe_timeout, inspect_atom::value)
+      .then([=](actor_summary&) { answered(true); }, [=](caf::error&) { answered(false); });
 }
 
 /// Forgets every worker: the registry belongs to the leader, and workers

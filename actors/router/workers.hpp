@@ -25,6 +25,13 @@ void workers_changed(self_ptr self);
 /// or itself) is `draining`: its runs finish, nothing new goes there.
 void set_status(self_ptr self, worker_entry& w, proto::worker_status s);
 
+/// Asks native worker `w`, which left a dispatch unanswered, for an answer
+/// (once at a time): it is online again only once one arrives. Its
+/// heartbeats show that it reaches the leader, not that the leader reaches
+/// it: cut off one way, it would swallow every run sent there, each retry
+/// too. Called on its heartbeats, so an unanswered probe is asked again.
+void probe_worker(self_ptr self, worker_entry& w);
+
 /// Forgets every worker: the registry belongs to the leader, and workers
 /// register again with whoever leads next.
 void forget_workers(self_ptr self);

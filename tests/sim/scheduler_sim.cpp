@@ -17,6 +17,7 @@
 #include "actors/endpoint/endpoint_actor.hpp"
 #include "actors/store/store_actor.hpp"
 #include "actors/worker/registrar_actor.hpp"
+#include "tests/sim/worker_link.hpp"
 #include "actors/worker/worker_actor.hpp"
 #include "common/log.hpp"
 #include "proto/time.hpp"
@@ -106,6 +107,7 @@ scheduler_sim::scheduler_sim(scheduler_sim_options opts)
       // Value-initialised: every disk works (fault_kind::none).
       disk_faults_(std::make_shared<std::vector<std::atomic<storage::fault_kind>>>(opts.members)),
       outbox_faults_(std::make_shared<std::vector<bool>>(opts.members, false)),
+      worker_cuts_(std::make_shared<std::vector<bool>>(opts.members, false)),
       group_(opts.members, 10'000, 1 + opts.seed * 16,  // raft seeds: never 0 (random)
              [faults = disk_faults_](size_t i) { return faults->at(i).load(); }),
       clock_(wall_clock::simulated(start_unix, group_.sched.clock().now())),
@@ -142,6 +144,7 @@ std::vector<caf::actor> scheduler_sim::node::actors() const {
           caf::actor_cast<caf::actor>(leading.pressure),
           caf::actor_cast<caf::actor>(endpoint),
           caf::actor_cast<caf::actor>(worker),
+          caf::actor_cast<caf::actor>(link),
           registrar};
 }
 
@@ -224,7 +227,10 @@ void scheduler_sim::spawn_worker(size_t i) {
   reg.info.protocol = proto::worker_protocol::native;
   reg.info.address = reg.seeds.front();
   reg.info.max_load = worker_slots;
-  reg.worker = n.worker;
+  auto registrar = std::make_shared<caf::actor_addr>();
+  n.link = spawn_worker_link(
+      sys, n.worker, [cuts = worker_cuts_, i] { return cuts->at(i); }, registrar);
+  reg.worker = n.link;  // the handle it registers; its own messages always pass
   std::weak_ptr<std::map<std::string, proto::endpoint_actor>> dir = endpoints_;
   reg.resolve_member = [dir](const std::string& address) -> proto::endpoint_actor {
     auto d = dir.lock();
@@ -233,6 +239,7 @@ void scheduler_sim::spawn_worker(size_t i) {
     return it == d->end() ? proto::endpoint_actor{} : it->second;
   };
   n.registrar = sys.spawn(worker::registrar_actor_impl, std::move(reg));
+  *registrar = n.registrar.address();
   watch(caf::actor_cast<caf::actor>(n.worker), m.id + "'s worker");
   watch(n.registrar, m.id + "'s registrar");
 }

@@ -19,7 +19,7 @@
 // members' raft actors, delays (raft_group::delay) make each of them late by
 // a seeded draw of its own, so they reorder; the workers' links to the
 // endpoints (registration, heartbeats, dispatch, reports) are never cut nor
-// delayed.
+// delayed, but a worker's may lose what the leader sends (worker_cut).
 //
 // One seed draws everything: the raft timeouts, the workload
 // (tests/sim/sim_workload: @every tasks, one-shots, a bulk enqueue and the
@@ -52,8 +52,12 @@
 //   twice at once (execute_request::answer_by, the worker's max_late_start),
 //   and a stopped worker drawing every retry of what it swallowed (the
 //   router's `unanswered`: nothing new goes there until it is heard from).
+// - worker_cut: for 5-60 s one member's worker gets nothing from the leader's
+//   side (dispatches, cancels, report acks: its link, worker_link.hpp, loses
+//   them) while its heartbeats and reports still arrive: a one-way
+//   worker-link partition, the gray failure of a worker that looks alive.
 // The first six are drawn as they always were; each of the three is replaced,
-// one time in three, by one of the last five (drawn from a stream of their
+// one time in three, by one of the last six (drawn from a stream of their
 // own, so a seed none of whose faults is replaced replays as before). One
 // window in three (of the kinds that only wait out their length) holds a
 // second fault on another member inside it: its worker killed or stopped,
@@ -244,6 +248,7 @@ class scheduler_sim {
     runtime::scheduling_actors leading;
     proto::endpoint_actor endpoint;
     proto::worker_actor worker;
+    proto::worker_actor link;  // what the leader knows the worker by (worker_link.hpp)
     caf::actor registrar;
     std::shared_ptr<worker::sim_executor> exec;
     bool frozen = false;
@@ -327,6 +332,9 @@ class scheduler_sim {
   /// Whether each member's worker's outbox fails its writes now
   /// (worker::outbox::options::fail_writes; asked on the worker's actor).
   std::shared_ptr<std::vector<bool>> outbox_faults_;
+  /// Whether each member's worker is cut off from the leader's side now
+  /// (worker_cut: its link, worker_link.hpp, loses what the leader sends).
+  std::shared_ptr<std::vector<bool>> worker_cuts_;
 
   test::raft_group group_;
   wall_clock clock_;

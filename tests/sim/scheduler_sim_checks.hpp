@@ -88,7 +88,7 @@ struct sim_task {
 struct fault_window {
   std::string kind;    // "leader_crash", "follower_crash", "leader_freeze", "partition",
                        // "one_way", "worker_death", "delay", "disk_fault", "outbox_fault",
-                       // "worker_freeze", "loss"
+                       // "worker_freeze", "loss", "worker_cut"
   std::string member;  // "n2"; "n1->n3" for one_way (n1's messages to n3 lost); "n1~>n3"
                        // or "n1<~>n3" for delay (late, one way or both: no one cut off);
                        // "n1%>n3" or "n1<%>n3" for loss (some lost: no one cut off)

@@ -57,6 +57,7 @@ void scheduler_sim::kill_worker(size_t i) {
   group_.sched.run();
   n.registrar = nullptr;
   n.worker = nullptr;
+  n.link = nullptr;  // ended with the worker
   n.exec.reset();
 }
 
@@ -200,7 +201,7 @@ void scheduler_sim::ride_out(const std::string& kind, size_t victim, duration_ms
   // the quorum away, and the workload's requests meanwhile (a resume) would
   // fail as any client's do.
   static const char* const kinds[] = {"worker_death", "worker_freeze", "partition"};
-  bool workers_only = kind == "worker_death" || kind == "worker_freeze";
+  bool workers_only = kind == "worker_death" || kind == "worker_freeze" || kind == "worker_cut";
   if (nodes_.size() < 2 || length < 4'000 || overlap_rng_.draw(3) != 0) {
     advance_to(now() + length);
     return;
@@ -247,15 +248,15 @@ void scheduler_sim::inject_round(uint32_t round) {
   // ...each replaced, one time in three, by a kind added since, drawn (with
   // whatever such a kind draws) from a stream of their own, fault_rng_: a
   // seed none of whose three is replaced draws the faults it drew before.
-  static const char* const added[] = {"delay", "disk_fault", "outbox_fault", "worker_freeze",
-                                      "loss"};
+  static const char* const added[] = {"delay",         "disk_fault", "outbox_fault",
+                                      "worker_freeze", "loss",       "worker_cut"};
   for (auto& kind : kinds)
     if (fault_rng_.draw(3) == 0) kind = added[fault_rng_.draw(std::size(added))];
   if (!opts_.every_fault.empty()) {
     static const std::set<std::string> known{
         "leader_crash", "follower_crash", "leader_freeze", "partition",    "one_way",
         "worker_death", "delay",          "disk_fault",    "outbox_fault", "worker_freeze",
-        "loss"};
+        "loss",         "worker_cut"};
     if (!known.count(opts_.every_fault)) {
       violations_.push_back("no fault kind '" + opts_.every_fault + "'");
       return;
@@ -268,7 +269,7 @@ void scheduler_sim::inject_round(uint32_t round) {
     auto segment = static_cast<duration_ms>(round * kinds.size() + k);  // from 0, over the rounds
     auto start = t0_ + timeline::faults_from + segment * timeline::fault_segment +
                  between(0, 25) * 1'000;
-    bool worker_down = kind == "worker_death" || kind == "worker_freeze";
+    bool worker_down = kind == "worker_death" || kind == "worker_freeze" || kind == "worker_cut";
     auto length = kind == "leader_freeze" ? between(1, 6) * 1'000
                   : worker_down           ? between(5, timeline::max_worker_death / 1'000) * 1'000
                                           : between(3, timeline::max_fault / 1'000) * 1'000;
@@ -345,6 +346,8 @@ void scheduler_sim::inject_round(uint32_t round) {
       kill_worker(victim);
     } else if (kind == "worker_freeze") {
       freeze_worker(victim, true);
+    } else if (kind == "worker_cut") {
+      worker_cuts_->at(victim) = true;
     } else if (kind == "leader_crash" || kind == "follower_crash") {
       stop_member(victim);
     }
@@ -369,6 +372,8 @@ void scheduler_sim::inject_round(uint32_t round) {
       spawn_worker(victim);
     else if (kind == "worker_freeze")
       freeze_worker(victim, false);
+    else if (kind == "worker_cut")
+      worker_cuts_->at(victim) = false;
     else if (kind == "leader_crash" || kind == "follower_crash")
       start_member(victim);
     w.to = now();

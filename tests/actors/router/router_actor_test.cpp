@@ -544,5 +544,96 @@ TEST_F(router_actor_test, a_worker_that_leaves_a_dispatch_unanswered_takes_nothi
       [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
 }
 
+TEST_F(router_actor_test, a_worker_that_answers_no_probe_stays_offline_through_its_heartbeats) {
+  // A one-way cut (the scheduler simulation's worker_cut found it): its
+  // heartbeats arrive, nothing sent to it does. Back online at each heartbeat,
+  // it drew every retry of what it swallowed until each run's attempts were
+  // spent. Now a heartbeat only asks it for an answer; it takes runs again
+  // once one arrives.
+  auto deaf = std::make_shared<bool>(true);
+  auto kept = std::make_shared<test::burst_promises>();
+  auto bursts = std::make_shared<size_t>(0);
+  auto cut = sys.spawn([=](proto::worker_actor::pointer w) -> proto::worker_actor::behavior_type {
+    using namespace proto;
+    auto hold = [=]() -> caf::response_promise {
+      kept->push_back(w->make_response_promise());
+      return kept->back();
+    };
+    return {
+        [=](execute_atom, const execute_request&, const worker_proxy_actor&) -> caf::result<bool> {
+          if (*deaf) return hold();
+          return true;
+        },
+        [=](execute_atom, const std::vector<execute_request>&,
+            const worker_proxy_actor&) -> caf::result<std::vector<std::string>> {
+          ++*bursts;
+          if (*deaf) return hold();
+          return std::vector<std::string>{};
+        },
+        [](cancel_run_atom, const std::string&) {},
+        [](started_atom, const std::string&, uint32_t, unix_ms) {},
+        [](wake_atom, unix_ms) {},
+        [](flush_atom) {},
+        [](done_atom, const run_result&, uint32_t) {},
+        [](ack_atom, const std::vector<std::string>&) {},
+        [](subscribe_atom, const caf::actor&) {},
+        [](output_atom, const std::string&, uint32_t, const std::string&) {},
+        [](output_atom, const std::string&, const caf::actor&) { return false; },
+        [](drain_atom) { return uint32_t{0}; },
+        [](held_atom, uint64_t, const std::string&) {
+          return std::make_tuple(std::vector<held_run>{}, std::string());
+        },
+        [](caf::tick_atom) {},
+        [=](inspect_atom) -> caf::result<actor_summary> {
+          if (*deaf) return hold();
+          return actor_summary{};
+        },
+    };
+  });
+  keep(cut);
+  proto::worker info;
+  info.id = "cut";
+  auto heartbeat = [&] {
+    caf::anon_send(router_, proto::register_atom::value, info, cut);
+    sched.run();
+  };
+  auto status = [&] {
+    auto h = self->request(router_, caf::infinite, proto::list_workers_atom::value);
+    sched.run();
+    auto out = proto::worker_status::online;
+    h.receive(
+        [&](proto::worker_list& l) {
+          for (auto& w : l.items)
+            if (w.id == "cut") out = w.status;
+        },
+        [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+    return out;
+  };
+  heartbeat();
+  auto task = add_task({});
+  auto first = fire(task, slot_);
+  ASSERT_EQ(*bursts, 1u) << "the run never reached the cut worker";
+  advance_time(std::chrono::seconds(11));  // the proxy's request timeout
+  sched.run();
+  EXPECT_EQ(instance_of(first).state, instance_state::failed);
+  EXPECT_EQ(status(), proto::worker_status::offline);
+
+  add_worker("ok", {});
+  for (unix_ms k = 1; k <= 3; ++k) {
+    heartbeat();  // heard from, as every 5 s: asked for an answer, none comes
+    advance_time(std::chrono::seconds(6));
+    sched.run();
+    EXPECT_EQ(status(), proto::worker_status::offline) << "heartbeat " << k;
+    auto x = instance_of(fire(task, slot_ + k * 60'000));
+    EXPECT_EQ(x.state, instance_state::success) << x.id << ": " << x.error;
+    EXPECT_EQ(x.worker_id, "ok");
+  }
+  EXPECT_EQ(*bursts, 1u) << "a run went to the worker that answers nothing";
+
+  *deaf = false;  // the link mends: the next heartbeat's probe is answered
+  heartbeat();
+  EXPECT_EQ(status(), proto::worker_status::online);
+}
+
 }  // namespace
 }  // namespace aisched::router
