@@ -33,6 +33,8 @@ for p in $pids; do
   if wait "$pid"; then verdict=passed; else verdict=FAILED; status=1; fi
   echo "seeds ${rest#*:}: $verdict"
   grep -E "^\[ scheduler_sim \]|violation|^    |replay:" "$logs/${rest%%:*}" | head -40
+  failing=$(sed -n 's/^seed \([0-9]*\): [0-9]* violation.*/\1/p' "$logs/${rest%%:*}" | tr '\n' ' ')
+  [ -z "$failing" ] || echo "failing seeds ($(echo $failing | wc -w)): $failing"
 done
 echo "$count seeds in $(( $(date +%s) - started )) s wall with $jobs processes"
 exit $status
