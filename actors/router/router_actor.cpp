@@ -293,7 +293,9 @@ router_actor::behavior_type router_actor_impl(self_ptr self, raft_actor raft, st
         if (!w->unanswered)
           log::warn("worker did not answer a dispatch: nothing new goes there until it answers",
                     {{"actor", "router"}, {"worker_id", worker_id}});
-        w->unanswered = true;
+        // A native worker is probed over its link (probe_worker); one without
+        // (never the sender today) comes back with its next heartbeat.
+        w->unanswered = static_cast<bool>(w->handle);
         set_status(self, *w, worker_status::offline);
       },
       [=](report_atom, run_result& r) {

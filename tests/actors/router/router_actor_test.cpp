@@ -114,6 +114,41 @@ class router_actor_test : public test_coordinator_fixture<test::actor_test_confi
     return proto::make_instance_id(task, slot, 0);
   }
 
+  /// Creates `t`, fires its slot slot_ and commits that run dispatched to
+  /// `worker`, as an earlier term's router did; returns (task id, run id).
+  std::pair<uint64_t, std::string> placed_earlier(proto::task t, const std::string& worker) {
+    auto made = propose(proto::create_task{std::move(t)});
+    EXPECT_TRUE(made && made->tasks.size() == 1);
+    uint64_t task = made && !made->tasks.empty() ? made->tasks.at(0).id : 0;
+    EXPECT_TRUE(propose_fire(task, slot_));
+    auto id = proto::make_instance_id(task, slot_, 0);
+    EXPECT_TRUE(propose_dispatch(id, slot_ + 1, worker));
+    return {task, id};
+  }
+
+  /// Fires `task` at `slot` onto a worker that leaves the dispatch
+  /// unanswered: the proxy's request times out (10 s), the attempt fails.
+  void lose_dispatch(uint64_t task, unix_ms slot) {
+    auto id = fire(task, slot);
+    advance_time(std::chrono::seconds(11));  // the proxy's request timeout
+    sched.run();
+    EXPECT_EQ(instance_of(id).state, instance_state::failed);
+  }
+
+  /// Worker `id`'s status as GET /api/v1/workers lists it.
+  proto::worker_status status_of(const std::string& id) {
+    auto h = self->request(router_, caf::infinite, proto::list_workers_atom::value);
+    sched.run();
+    auto out = proto::worker_status::online;
+    h.receive(
+        [&](proto::worker_list& l) {
+          for (auto& w : l.items)
+            if (w.id == id) out = w.status;
+        },
+        [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+    return out;
+  }
+
   std::shared_ptr<worker::run_pool> pool_;
   proto::router_actor router_;
   static constexpr unix_ms slot_ = 1'796'022'000'000;
@@ -362,12 +397,7 @@ TEST_F(router_actor_test, a_run_its_worker_no_longer_holds_is_committed_lost) {
   t.kind = proto::task_kind::noop;
   t.labels = {{"zone", "eu"}};
   t.retry.max_attempts = 2;
-  auto made = propose(proto::create_task{t});
-  ASSERT_TRUE(made && made->tasks.size() == 1);
-  auto task = made->tasks.at(0).id;
-  EXPECT_TRUE(propose_fire(task, slot_));
-  auto id = proto::make_instance_id(task, slot_, 0);
-  EXPECT_TRUE(propose_dispatch(id, slot_ + 1, "eu-1"));
+  auto [task, id] = placed_earlier(t, "eu-1");
   proto::run_result started;  // its `running` report committed: it may have run
   started.instance_id = id;
   started.worker_id = "eu-1";
@@ -399,12 +429,7 @@ TEST_F(router_actor_test,
   t.name = "unstarted";
   t.kind = proto::task_kind::noop;
   t.labels = {{"zone", "eu"}};  // one attempt: the default
-  auto made = propose(proto::create_task{t});
-  ASSERT_TRUE(made && made->tasks.size() == 1);
-  auto task = made->tasks.at(0).id;
-  EXPECT_TRUE(propose_fire(task, slot_));
-  auto id = proto::make_instance_id(task, slot_, 0);
-  EXPECT_TRUE(propose_dispatch(id, slot_ + 1, "eu-1"));
+  auto [task, id] = placed_earlier(t, "eu-1");
   lead(true);
 
   // The worker restarted without it: no execution was lost, so nothing failed.
@@ -435,12 +460,7 @@ TEST_F(router_actor_test, a_retried_run_of_a_paused_task_says_it_waits_for_the_r
   t.retry.kind = proto::retry_kind::fixed;
   t.retry.max_attempts = 5;
   t.retry.interval = 500;
-  auto made = propose(proto::create_task{t});
-  ASSERT_TRUE(made && made->tasks.size() == 1);
-  auto task = made->tasks.at(0).id;
-  EXPECT_TRUE(propose_fire(task, slot_));
-  auto id = proto::make_instance_id(task, slot_, 0);
-  EXPECT_TRUE(propose_dispatch(id, slot_ + 1, "eu-1"));
+  auto [task, id] = placed_earlier(t, "eu-1");
   EXPECT_TRUE(propose(proto::set_paused{"", task, true, slot_ + 2}));
   lead(true);
   add_worker("eu-1", {{"zone", "eu"}}, {});
@@ -515,11 +535,8 @@ TEST_F(router_actor_test, a_worker_that_leaves_a_dispatch_unanswered_takes_nothi
   caf::anon_send(router_, proto::register_atom::value, info, stopped);
   sched.run();
   auto task = add_task({});
-  auto first = fire(task, slot_);
+  lose_dispatch(task, slot_);
   ASSERT_EQ(promises->size(), 1u) << "the run never reached the stopped worker";
-  advance_time(std::chrono::seconds(11));  // the proxy's request timeout
-  sched.run();
-  EXPECT_EQ(instance_of(first).state, instance_state::failed);
 
   add_worker("ok", {});
   std::set<std::string> placed_on;
@@ -531,17 +548,11 @@ TEST_F(router_actor_test, a_worker_that_leaves_a_dispatch_unanswered_takes_nothi
   EXPECT_EQ(placed_on, std::set<std::string>{"ok"});
   EXPECT_EQ(promises->size(), 1u) << "a run went to the worker that answers nothing";
 
-  proto::worker_heartbeat hb;  // heard from again: it takes runs again
+  proto::worker_heartbeat hb;  // heard from again, and answers: it takes runs again
   hb.id = "stopped";
   caf::anon_send(router_, proto::heartbeat_atom::value, hb);
   sched.run();
-  auto h = self->request(router_, caf::infinite, proto::list_workers_atom::value);
-  sched.run();
-  h.receive(
-      [&](proto::worker_list& l) {
-        for (auto& w : l.items) EXPECT_EQ(w.status, proto::worker_status::online) << w.id;
-      },
-      [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  EXPECT_EQ(status_of("stopped"), proto::worker_status::online);
 }
 
 TEST_F(router_actor_test, a_worker_that_answers_no_probe_stays_offline_through_its_heartbeats) {
@@ -551,45 +562,8 @@ TEST_F(router_actor_test, a_worker_that_answers_no_probe_stays_offline_through_i
   // spent. Now a heartbeat only asks it for an answer; it takes runs again
   // once one arrives.
   auto deaf = std::make_shared<bool>(true);
-  auto kept = std::make_shared<test::burst_promises>();
-  auto bursts = std::make_shared<size_t>(0);
-  auto cut = sys.spawn([=](proto::worker_actor::pointer w) -> proto::worker_actor::behavior_type {
-    using namespace proto;
-    auto hold = [=]() -> caf::response_promise {
-      kept->push_back(w->make_response_promise());
-      return kept->back();
-    };
-    return {
-        [=](execute_atom, const execute_request&, const worker_proxy_actor&) -> caf::result<bool> {
-          if (*deaf) return hold();
-          return true;
-        },
-        [=](execute_atom, const std::vector<execute_request>&,
-            const worker_proxy_actor&) -> caf::result<std::vector<std::string>> {
-          ++*bursts;
-          if (*deaf) return hold();
-          return std::vector<std::string>{};
-        },
-        [](cancel_run_atom, const std::string&) {},
-        [](started_atom, const std::string&, uint32_t, unix_ms) {},
-        [](wake_atom, unix_ms) {},
-        [](flush_atom) {},
-        [](done_atom, const run_result&, uint32_t) {},
-        [](ack_atom, const std::vector<std::string>&) {},
-        [](subscribe_atom, const caf::actor&) {},
-        [](output_atom, const std::string&, uint32_t, const std::string&) {},
-        [](output_atom, const std::string&, const caf::actor&) { return false; },
-        [](drain_atom) { return uint32_t{0}; },
-        [](held_atom, uint64_t, const std::string&) {
-          return std::make_tuple(std::vector<held_run>{}, std::string());
-        },
-        [](caf::tick_atom) {},
-        [=](inspect_atom) -> caf::result<actor_summary> {
-          if (*deaf) return hold();
-          return actor_summary{};
-        },
-    };
-  });
+  auto got = std::make_shared<std::vector<proto::execute_request>>();
+  auto cut = sys.spawn(test::deaf_worker, got, std::make_shared<test::burst_promises>(), deaf);
   keep(cut);
   proto::worker info;
   info.id = "cut";
@@ -597,42 +571,27 @@ TEST_F(router_actor_test, a_worker_that_answers_no_probe_stays_offline_through_i
     caf::anon_send(router_, proto::register_atom::value, info, cut);
     sched.run();
   };
-  auto status = [&] {
-    auto h = self->request(router_, caf::infinite, proto::list_workers_atom::value);
-    sched.run();
-    auto out = proto::worker_status::online;
-    h.receive(
-        [&](proto::worker_list& l) {
-          for (auto& w : l.items)
-            if (w.id == "cut") out = w.status;
-        },
-        [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
-    return out;
-  };
   heartbeat();
   auto task = add_task({});
-  auto first = fire(task, slot_);
-  ASSERT_EQ(*bursts, 1u) << "the run never reached the cut worker";
-  advance_time(std::chrono::seconds(11));  // the proxy's request timeout
-  sched.run();
-  EXPECT_EQ(instance_of(first).state, instance_state::failed);
-  EXPECT_EQ(status(), proto::worker_status::offline);
+  lose_dispatch(task, slot_);
+  ASSERT_EQ(got->size(), 1u) << "the run never reached the cut worker";
+  EXPECT_EQ(status_of("cut"), proto::worker_status::offline);
 
   add_worker("ok", {});
   for (unix_ms k = 1; k <= 3; ++k) {
     heartbeat();  // heard from, as every 5 s: asked for an answer, none comes
     advance_time(std::chrono::seconds(6));
     sched.run();
-    EXPECT_EQ(status(), proto::worker_status::offline) << "heartbeat " << k;
+    EXPECT_EQ(status_of("cut"), proto::worker_status::offline) << "heartbeat " << k;
     auto x = instance_of(fire(task, slot_ + k * 60'000));
     EXPECT_EQ(x.state, instance_state::success) << x.id << ": " << x.error;
     EXPECT_EQ(x.worker_id, "ok");
   }
-  EXPECT_EQ(*bursts, 1u) << "a run went to the worker that answers nothing";
+  EXPECT_EQ(got->size(), 1u) << "a run went to the worker that answers nothing";
 
   *deaf = false;  // the link mends: the next heartbeat's probe is answered
   heartbeat();
-  EXPECT_EQ(status(), proto::worker_status::online);
+  EXPECT_EQ(status_of("cut"), proto::worker_status::online);
 }
 
 }  // namespace
