@@ -15,12 +15,13 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/endpoint/endpoint_actor.hpp"
+#include "actors/retention/retention_actor.hpp"
 #include "actors/store/store_actor.hpp"
 #include "actors/worker/registrar_actor.hpp"
-#include "tests/sim/worker_link.hpp"
 #include "actors/worker/worker_actor.hpp"
 #include "common/log.hpp"
 #include "proto/time.hpp"
+#include "tests/sim/worker_link.hpp"
 #include "proto/validate.hpp"
 #include "storage/state_machine.hpp"
 
@@ -143,6 +144,7 @@ std::vector<caf::actor> scheduler_sim::node::actors() const {
           caf::actor_cast<caf::actor>(leading.router),
           caf::actor_cast<caf::actor>(leading.pressure),
           caf::actor_cast<caf::actor>(endpoint),
+          caf::actor_cast<caf::actor>(keeper),
           caf::actor_cast<caf::actor>(worker),
           caf::actor_cast<caf::actor>(link),
           registrar};
@@ -173,12 +175,15 @@ void scheduler_sim::spawn_node(size_t i) {
                          caf::actor_cast<caf::actor>(m.raft), n.leading.trigger, std::string{},
                          proto::inspector_actor{});
   (*endpoints_)[test::raft_group::address(i)] = n.endpoint;
+  retention::retention_options keeping;  // the node's defaults: a sweep every 10 s
+  keeping.clock = clock_;
+  n.keeper = sys.spawn(retention::retention_actor_impl, raft, n.store, keeping);
   spawn_worker(i);
   // Crash-only, as the node's supervision: an actor that ends on its own
   // leaves a member that answers but cannot schedule. Killed (stop_member,
   // kill_worker) is a crash of the process, not that.
-  static const char* const names[] = {"store", "trigger", "retry", "router", "backpressure",
-                                      "endpoint"};
+  static const char* const names[] = {"store",        "trigger",  "retry",    "router",
+                                      "backpressure", "endpoint", "retention"};
   auto actors = n.actors();
   for (size_t k = 0; k < std::size(names); ++k) watch(actors[k], m.id + "'s " + names[k]);
 }
@@ -456,6 +461,9 @@ bool scheduler_sim::create_task(planned_task p) {
   }
   auto& s = p.expect;
   s.id = a->tasks[0].id;
+  // What its retention keeps: its own bound, or the cluster's default (1 000,
+  // which a 3 s task passes within an hour of simulation).
+  if (s.keep_runs == 0) s.keep_runs = retention::retention_options{}.defaults.keep_runs;
   // Known before its first run starts, unless that run is placed within the
   // create's commit (then it takes the common range: any duration is valid).
   if (p.max_duration > 0) (*durations_)[s.id] = {p.min_duration, p.max_duration};
@@ -577,6 +585,7 @@ scheduler_sim_result scheduler_sim::finish() {
     r.last_term = group_.state(leader).member->term();
   }
   auto runs = runs_of(*history_);
+  auto history_runs = runs.size();
   if (t0_ != 0) {
     slot_bounds b{t0_ + timeline::checked_from, t0_ + span_.workload_end - 1, timeline::eps,
                   timeline::heal, timeline::pause_margin, timeline::decided_ahead};
@@ -589,7 +598,7 @@ scheduler_sim_result scheduler_sim::finish() {
     add(check_attempts(tasks_, faults_, timeline::heal, runs, executions_->items));
     add(check_bounds(tasks_, pools_, runs));
     add(check_settled(final_state));
-    add(check_history(*history_, runs, final_state));
+    add(check_history(*history_, runs, final_state, tasks_));
     // The liveness bound holds only with its settle period.
     unix_ms last_fault = 0;
     for (auto& w : faults_) last_fault = std::max(last_fault, w.to);
@@ -611,6 +620,7 @@ scheduler_sim_result scheduler_sim::finish() {
   r.fingerprint = fingerprint(*history_);
   r.commits = history_->commits.size();
   r.runs = final_state.size();
+  r.removed = history_runs > final_state.size() ? history_runs - final_state.size() : 0;
   r.length = span_.length;
   return r;
 }

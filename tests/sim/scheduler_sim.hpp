@@ -4,7 +4,9 @@
 // directories) and, beside each member, the actors its node runs, spawned and
 // wired as runtime/scheduler_node.cpp does: the store, the leader's trigger,
 // retry, router and backpressure (runtime::spawn_scheduling), the endpoint,
-// and the built-in worker, here with the simulation's executor
+// the retention actor (its sweep every 10 s; the first @every task keeps
+// only its newest 3 finished runs, every other the default 1 000, which a
+// 3 s task passes within an hour), and the built-in worker, here with the simulation's executor
 // (worker::sim_executor: seeded durations and exit codes, no process), kept
 // registered with the leader by its registrar. Every actor reads one
 // simulated wall clock that moves with virtual time (common/clock.hpp).
@@ -119,6 +121,7 @@ struct scheduler_sim_result {
   uint64_t fingerprint = 0;  // of the committed history (trace ids aside): equal on a replay
   size_t commits = 0;        // log indexes that changed runs
   size_t runs = 0;           // runs in the leader's final state
+  size_t removed = 0;        // runs the history saw that retention removed since
   uint64_t last_term = 0;    // the final leader's term
   duration_ms length = 0;    // simulated, from t0 (timeline::span::length)
 };
@@ -247,6 +250,7 @@ class scheduler_sim {
     proto::store_actor store;
     runtime::scheduling_actors leading;
     proto::endpoint_actor endpoint;
+    proto::retention_actor keeper;  // run-history retention (leader only)
     proto::worker_actor worker;
     proto::worker_actor link;  // what the leader knows the worker by (worker_link.hpp)
     caf::actor registrar;

@@ -385,8 +385,13 @@ std::vector<std::string> check_settled(const std::map<std::string, instance>& fi
 
 std::vector<std::string> check_history(const history& h,
                                        const std::map<std::string, run_view>& runs,
-                                       const std::map<std::string, instance>& final_state) {
+                                       const std::map<std::string, instance>& final_state,
+                                       const std::vector<sim_task>& tasks) {
   std::vector<std::string> out = h.disagreements;
+  std::map<uint64_t, uint32_t> keeps;  // task id -> keep_runs, for the tasks that set it
+  for (auto& t : tasks)
+    if (t.keep_runs != 0) keeps[t.id] = t.keep_runs;
+  std::map<uint64_t, std::pair<size_t, size_t>> finished;  // task -> (in history, kept)
   for (auto& [id, x] : final_state) {
     auto r = runs.find(id);
     if (r == runs.end())
@@ -395,9 +400,30 @@ std::vector<std::string> check_history(const history& h,
       out.push_back("the history ends run " + id + " as " + describe(r->second.last) +
                     ", the leader's state as " + describe(x));
   }
-  for (auto& [id, v] : runs)
+  for (auto& [id, v] : runs) {
+    auto k = keeps.find(v.last.task_id);
+    bool ended = proto::is_terminal(v.last.state);
+    if (k != keeps.end() && ended) {
+      auto& [seen, kept] = finished[v.last.task_id];
+      ++seen;
+      kept += final_state.count(id);
+      continue;  // its retention may have removed it
+    }
     if (final_state.count(id) == 0)
-      out.push_back("the history has run " + id + ", the leader's state has not");
+      out.push_back("the history has run " + id + ", the leader's state has not" +
+                    (k != keeps.end() ? " (retention removed a run not finished: " +
+                                            describe(v.last) + ")"
+                                      : ""));
+  }
+  for (auto& [task, counts] : finished) {
+    auto [seen, kept] = counts;
+    auto least = std::min<size_t>(seen, keeps.at(task));
+    if (kept < least)
+      out.push_back("retention kept " + std::to_string(kept) + " of task " +
+                    std::to_string(task) + "'s " + std::to_string(seen) +
+                    " finished runs, fewer than its keep_runs " +
+                    std::to_string(keeps.at(task)));
+  }
   return out;
 }
 

@@ -63,6 +63,10 @@ struct sim_task {
   std::vector<uint64_t> depends_on;
   uint32_t max_attempts = 1;
   std::string pool;              // the pool its runs count against ("": none)
+  /// Its retention's keep_runs (the cluster's default, 1 000, unless it sets
+  /// its own): its finished runs beyond the newest this many may leave the
+  /// leader's state (0: none may).
+  uint32_t keep_runs = 0;
   uint32_t max_concurrency = 0;  // its runs running at once (0: any)
   std::vector<pause_window> paused;
   // A task without `every`, `cron`, `at` and upstreams is a queue (queue()):
@@ -342,8 +346,13 @@ std::vector<std::string> check_settled(const std::map<std::string, proto::instan
 /// commit missed by the recorders: each run's last committed state and
 /// attempt are the leader's, and both hold the same runs), and no two
 /// members applied one log index differently (history::disagreements).
+/// Retention: a run of a task of `tasks` with keep_runs may be missing from
+/// the leader's state only if the history ended it (a run not finished is
+/// never removed), and at least the newest keep_runs of the task's finished
+/// runs stay (or all of them, when fewer finished).
 std::vector<std::string> check_history(const history& h,
                                        const std::map<std::string, run_view>& runs,
-                                       const std::map<std::string, proto::instance>& final_state);
+                                       const std::map<std::string, proto::instance>& final_state,
+                                       const std::vector<sim_task>& tasks = {});
 
 }  // namespace aisched::sim

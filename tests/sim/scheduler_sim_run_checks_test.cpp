@@ -307,5 +307,32 @@ TEST(scheduler_sim_checks, history_flags_a_disagreement_a_gap_and_a_stuck_run) {
   EXPECT_NE(stuck[0].find(pending.id), std::string::npos);
 }
 
+TEST(scheduler_sim_checks, history_excuses_runs_retention_removed_and_only_those) {
+  // Task 1 keeps its newest 2 finished runs: three of its five finished runs
+  // gone are retention's; a run not finished gone is not, nor one of task 2.
+  history h;
+  proto::applied a;
+  a.index = 3;
+  for (unix_ms k = 1; k <= 5; ++k)
+    a.instances.push_back(run_at(1, k * 10'000, k * 10'000, instance_state::success));
+  a.instances.push_back(run_at(1, 60'000, 60'000, instance_state::running));
+  a.instances.push_back(run_at(2, 10'000, 10'000, instance_state::success));
+  h.record("n1", a);
+  sim_task t;
+  t.id = 1;
+  t.keep_runs = 2;
+  std::map<std::string, proto::instance> final_state;
+  for (auto& x : a.instances)
+    if (x.task_id == 1 && x.slot >= 40'000 && x.slot <= 50'000) final_state[x.id] = x;
+  auto found = check_history(h, runs_of(h), final_state, {t});
+  EXPECT_EQ(mentioning(found, "retention removed a run not finished"), 1u) << all(found);
+  EXPECT_EQ(mentioning(found, "the history has run 2-"), 1u) << all(found);
+  EXPECT_EQ(found.size(), 2u) << all(found);
+
+  final_state.erase(run_at(1, 50'000, 50'000, instance_state::success).id);  // one too many
+  found = check_history(h, runs_of(h), final_state, {t});
+  EXPECT_EQ(mentioning(found, "retention kept 1 of task 1's 5 finished runs"), 1u) << all(found);
+}
+
 }  // namespace
 }  // namespace aisched::sim

@@ -68,7 +68,7 @@ void from_environment(scheduler_sim_options& opts) {
 }
 
 TEST(scheduler_sim, seeds) {
-  size_t runs = 0, commits = 0;
+  size_t runs = 0, commits = 0, removed = 0;
   duration_ms simulated = 0;
   auto [first, last] = seed_range();
   // Real time, measured on purpose: the throughput `make sim` reports.
@@ -82,15 +82,17 @@ TEST(scheduler_sim, seeds) {
     expect_clean(opts, r);
     EXPECT_GT(r.runs, 0u) << "seed " << seed << " ran nothing";
     runs += r.runs;
+    removed += r.removed;
     commits += r.commits;
     simulated += r.length;
   }
   auto real_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   auto simulated_h = static_cast<double>(simulated) / 3'600'000.0;
-  std::printf("[ scheduler_sim ] seeds %llu-%llu, %zu runs, %zu commits that changed runs; "
-              "%.2f simulated hours in %.1f s of real time (%.3f simulated hours a second)\n",
+  std::printf("[ scheduler_sim ] seeds %llu-%llu, %zu runs (and %zu removed by retention), %zu "
+              "commits that changed runs; %.2f simulated hours in %.1f s of real time (%.3f "
+              "simulated hours a second)\n",
               static_cast<unsigned long long>(first), static_cast<unsigned long long>(last), runs,
-              commits, simulated_h, real_s, real_s > 0 ? simulated_h / real_s : 0.0);
+              removed, commits, simulated_h, real_s, real_s > 0 ? simulated_h / real_s : 0.0);
 }
 
 // The seeds that found a bug with every fault of one kind (the seeds of the

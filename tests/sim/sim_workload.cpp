@@ -98,6 +98,10 @@ workload_plan plan_workload(seed_stream& first, seed_stream& more, unix_ms t0, u
   for (int64_t k = 0; k < periodic; ++k)
     w.tasks.push_back(
         every_task("every-" + std::to_string(k + 1), one_of(first, intervals), end_at));
+  // The first keeps only its newest three finished runs (no draw: the seeds
+  // keep their histories), so that run-history retention (actors/retention,
+  // a sweep every 10 s on the leader) removes runs while everything else goes on.
+  w.tasks.front().def.retention.keep_runs = w.tasks.front().expect.keep_runs = 3;
   auto once = first.between(1, 3);
   for (int64_t k = 0; k < once; ++k) {
     w.tasks.push_back(
