@@ -22,6 +22,7 @@
 #include "support/node_process.hpp"
 #include "support/raft_group_process.hpp"
 #include "support/test_helpers.hpp"
+#include "support/worker_nodes.hpp"
 
 using namespace aisched::test;
 namespace json = boost::json;
@@ -47,12 +48,6 @@ std::string make_secret(const std::string& path, mode_t mode = 0600) {
 
 std::vector<std::string> secret_flag(const std::string& path) {
   return {"--cluster-secret-file", path};
-}
-
-uint16_t logged_cluster_port(const std::string& log) {
-  static const std::regex re(R"re("msg":"cluster listening","addr":"127\.0\.0\.1:(\d+)")re");
-  std::smatch m;
-  return std::regex_search(log, m, re) ? static_cast<uint16_t>(std::stoi(m[1])) : 0;
 }
 
 std::set<std::string> listed_workers(uint16_t port) {
@@ -137,7 +132,7 @@ TEST(cluster_admission, only_worker_nodes_with_the_secret_register) {
                     std::vector<std::string>{"--roles", "scheduler,gateway"} + secret_flag(secret));
   ASSERT_TRUE(node.running());
   auto port = node.http_port();
-  auto cport = logged_cluster_port(node.log());
+  auto cport = cluster_port_of(node);
   ASSERT_NE(cport, 0) << node.log();
 
   auto good = worker_node(dir.path(), "w-good", cport, secret_flag(secret));
@@ -176,7 +171,7 @@ TEST(cluster_admission, inspect_needs_the_secret_of_a_protected_node) {
   auto other = make_secret(dir.path() + "/other.secret");
   node_process node(dir.path() + "/n1", secret_flag(secret));
   ASSERT_TRUE(node.running());
-  auto cport = logged_cluster_port(node.log());
+  auto cport = cluster_port_of(node);
   ASSERT_NE(cport, 0) << node.log();
 
   auto r = inspect(cport);

@@ -19,6 +19,7 @@
 
 #include "support/node_process.hpp"
 #include "support/test_helpers.hpp"
+#include "support/worker_nodes.hpp"
 
 using namespace aisched::test;
 namespace json = boost::json;
@@ -49,13 +50,6 @@ std::vector<std::string> tls_flags(const std::string& dir, const std::string& no
 std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
-}
-
-/// The cluster port a scheduler node logged; 0 before it has.
-uint16_t logged_cluster_port(const std::string& log) {
-  static const std::regex re(R"re("msg":"cluster listening","addr":"127\.0\.0\.1:(\d+)")re");
-  std::smatch m;
-  return std::regex_search(log, m, re) ? static_cast<uint16_t>(std::stoi(m[1])) : 0;
 }
 
 /// The leader every one of `ports` names in GET /api/v1/cluster; "" while they disagree.
@@ -199,7 +193,7 @@ TEST(cluster_tls, only_worker_nodes_with_a_cluster_certificate_register) {
                         tls_flags(certs, "n1", certs + "/ca.pem"));
   ASSERT_TRUE(node.running());
   auto port = node.http_port();
-  auto cport = logged_cluster_port(node.log());
+  auto cport = cluster_port_of(node);
   ASSERT_NE(cport, 0) << node.log();
 
   // The good worker connects before the intruders start. CAF 0.17.6's BASP

@@ -23,6 +23,7 @@
 
 #include "support/node_process.hpp"
 #include "support/test_helpers.hpp"
+#include "support/worker_nodes.hpp"
 
 using namespace aisched::test;
 namespace json = boost::json;
@@ -31,18 +32,6 @@ using steady = std::chrono::steady_clock;
 
 namespace {
 
-/// The cluster port a scheduler node logged; 0 if it has not logged one.
-uint16_t cluster_port_of(const node_process& node) {
-  static const std::regex re(R"re("msg":"cluster listening","addr":"127\.0\.0\.1:(\d+)")re");
-  auto log = node.log();
-  std::smatch m;
-  // The last one: the log may hold earlier incarnations.
-  uint16_t port = 0;
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator();
-       ++it)
-    port = static_cast<uint16_t>(std::stoi((*it)[1]));
-  return port;
-}
 
 /// A scheduler node on a cluster port of our choosing (node_process always passes
 /// --cluster-addr 127.0.0.1:0, and the flag may be given once only).

@@ -1,6 +1,7 @@
 // Worker nodes beside a scheduler node, for the integration tests that stop,
 // kill or watch them (tests/integration: dead_worker, stopped_worker,
-// fencing_node): starting one, the cluster port a node listens on, what the
+// fencing_node, cluster_workers, cluster_admission, cluster_tls): starting
+// one, the cluster port a node listens on, what the
 // REST API says of a worker and of a run's attempts, and a file every run
 // may append to whatever user it executes as.
 #pragma once
@@ -23,12 +24,23 @@
 
 namespace aisched::test {
 
-/// The cluster port a scheduler node logged; 0 if it has not logged one.
-inline uint16_t cluster_port_of(const node_process& node) {
+/// The cluster port a scheduler node logged, waiting up to `limit` for the
+/// line: a node may answer HTTP (node_process's start) before it logs it.
+/// The last one: the log may hold earlier incarnations. 0 if none comes.
+inline uint16_t cluster_port_of(const node_process& node,
+                                std::chrono::milliseconds limit = std::chrono::seconds(15)) {
   static const std::regex re(R"re("msg":"cluster listening","addr":"127\.0\.0\.1:(\d+)")re");
-  auto log = node.log();
-  std::smatch m;
-  return std::regex_search(log, m, re) ? static_cast<uint16_t>(std::stoi(m[1])) : 0;
+  uint16_t port = 0;
+  eventually(
+      [&] {
+        auto log = node.log();
+        for (auto it = std::sregex_iterator(log.begin(), log.end(), re);
+             it != std::sregex_iterator(); ++it)
+          port = static_cast<uint16_t>(std::stoi((*it)[1]));
+        return port != 0;
+      },
+      limit);
+  return port;
 }
 
 /// Worker node `id` with label `label` ("zone=b") joining 127.0.0.1:`cluster_port`;
