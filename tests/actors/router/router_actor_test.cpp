@@ -13,9 +13,10 @@
 // A broadcast task's fire gets one run per matching online worker, decided by
 // the router as it proposes the fire, also for a task it has not seen yet.
 // A run a worker refuses (its outbox failed, before its registration says so)
-// is placed again as the same attempt, never a failed one. A worker that
-// leaves a dispatch unanswered (stopped) takes nothing new until it is heard
-// from again.
+// is placed again as the same attempt, never a failed one. A retry committed
+// while its fired-again slot is placed is placed after all. A worker that
+// leaves a dispatch unanswered (stopped, or cut off one way) takes nothing
+// new until it answers a probe.
 #define CAF_GTEST_DSL_IMPL
 #include "support/caf_gtest_dsl.hpp"
 #include "support/node_fixture.hpp"
@@ -495,6 +496,49 @@ TEST_F(router_actor_test, a_retried_run_of_a_paused_task_says_it_waits_for_the_r
   x = instance_of(id);
   EXPECT_EQ(x.state, instance_state::success) << x.error;
   EXPECT_EQ(x.attempt, 2u);
+}
+
+TEST_F(router_actor_test, a_retry_committed_while_its_slot_is_fired_again_is_still_placed) {
+  // A slot fired again (its first fire not known to commit) is placed with
+  // the fire. Its run exists already, in retry_waiting: the fire creates
+  // nothing, and the placement gives the run back. A retry committed in
+  // between was seen while the run was placed; it must be queued then, or
+  // attempt 2 waits pending for good.
+  lead(false);
+  proto::task t;
+  t.name = "refired";
+  t.kind = proto::task_kind::noop;
+  t.retry.kind = proto::retry_kind::fixed;
+  t.retry.max_attempts = 5;
+  t.retry.interval = 500;
+  auto [task, id] = placed_earlier(t, "gone");
+  proto::run_result r;
+  r.instance_id = id;
+  r.worker_id = "gone";
+  r.attempt = 1;
+  r.state = instance_state::failed;
+  r.exit_code = 1;
+  ASSERT_TRUE(propose(proto::report_results{node_.term, now(), {r}}));
+  ASSERT_EQ(instance_of(id).state, instance_state::retry_waiting);
+  lead(true);
+  add_worker("w", {});
+
+  // The retry reaches raft first; the router places the fired-again slot
+  // before it sees the retry's commit.
+  caf::anon_send(node_.raft, proto::propose_atom::value,
+                 proto::command{proto::retry{node_.term, now(), {id}}});
+  self->send(router_, proto::propose_atom::value,
+             proto::fire{node_.term, now(), {proto::fire_slot{task, slot_, "t"}}});
+  ASSERT_TRUE(sched.prioritize(router_));
+  sched.run_once();
+  sched.run();
+  advance_time(std::chrono::seconds(1));
+  sched.run();
+
+  auto x = instance_of(id);
+  EXPECT_EQ(x.state, instance_state::success) << x.error;
+  EXPECT_EQ(x.attempt, 2u);
+  EXPECT_EQ(x.worker_id, "w");
 }
 
 TEST_F(router_actor_test, a_run_a_worker_refuses_is_placed_again_as_the_same_attempt) {
