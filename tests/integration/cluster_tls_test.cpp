@@ -115,6 +115,8 @@ TEST(cluster_tls, three_members_over_tls_elect_and_replicate) {
         20s, cluster_addrs[i]));
     ASSERT_TRUE(members.back()->running());
     ports.push_back(members.back()->http_port());
+    // The line that names the transport may follow the HTTP answer.
+    EXPECT_NE(cluster_port_of(*members.back()), 0) << tail(members.back()->log());
     EXPECT_NE(members.back()->log().find(R"("transport":"tls")"), std::string::npos)
         << tail(members.back()->log());
   }

@@ -431,8 +431,7 @@ TEST(cluster_workers, worker_node_reconnects_after_scheduler_restart) {
   node = start_fixed_port_node(data, cport, dir.path() + "/n1.2.log", args);
   ASSERT_NE(node.http_port, 0);
   port = node.http_port;
-  ASSERT_NE(node.proc->log().find("127.0.0.1:" + std::to_string(cport)), std::string::npos)
-      << tail(node.proc->log());
+  ASSERT_EQ(cluster_port_of(*node.proc), cport) << tail(node.proc->log());
   EXPECT_TRUE(w2->running()) << "the worker node exited with its scheduler\n" << w2->log();
 
   ASSERT_TRUE(await_worker(port, "w2", "online", 20s))

@@ -27,8 +27,10 @@ namespace aisched::test {
 /// The cluster port a scheduler node logged, waiting up to `limit` for the
 /// line: a node may answer HTTP (node_process's start) before it logs it.
 /// The last one: the log may hold earlier incarnations. 0 if none comes.
-inline uint16_t cluster_port_of(const node_process& node,
-                                std::chrono::milliseconds limit = std::chrono::seconds(15)) {
+/// `Process` is a node_process or a child_process.
+template <class Process>
+uint16_t cluster_port_of(const Process& node,
+                         std::chrono::milliseconds limit = std::chrono::seconds(15)) {
   static const std::regex re(R"re("msg":"cluster listening","addr":"127\.0\.0\.1:(\d+)")re");
   uint16_t port = 0;
   eventually(
