@@ -113,7 +113,10 @@ TEST(cluster_admission, three_members_with_a_secret_elect_and_commit) {
   ASSERT_TRUE(g.all_running()) << g.dump();
   auto leader = g.await_leader({0, 1, 2});
   ASSERT_NE(leader, none) << g.dump();
-  EXPECT_NE(g.log(leader).find(R"("admission":"secret")"), std::string::npos) << g.dump();
+  // On the "cluster listening" line, which may follow the HTTP answer.
+  EXPECT_TRUE(eventually([&] {
+    return g.log(leader).find(R"("admission":"secret")") != std::string::npos;
+  })) << g.dump();
   // Written through a follower (forwarded to the leader's endpoint, reached
   // through its gatekeeper) and replicated to every member.
   auto id = create_task(g.port((leader + 1) % 3), R"({"name":"admitted","kind":"noop"})");

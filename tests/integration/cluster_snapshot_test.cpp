@@ -123,7 +123,8 @@ TEST(cluster_snapshot, lagging_and_wiped_followers_catch_up_by_snapshot) {
   create_tasks(g.port(leader), "while-down-", 6 * snapshot_every);
   g.start(f);
   ASSERT_TRUE(catches_up(g, leader, f)) << tail(g.log(f));
-  EXPECT_NE(g.log(f).find("installed snapshot"), std::string::npos)
+  // Logged by the raft actor after the state the store actor serves is in place.
+  EXPECT_TRUE(eventually([&] { return g.log(f).find("installed snapshot") != std::string::npos; }))
       << "caught up without a snapshot:\n" << tail(g.log(f));
   EXPECT_EQ(task_names(g.port(f)).size(), 5u + 6 * snapshot_every);
   // ... and then follows new writes by ordinary appends.
@@ -139,7 +140,8 @@ TEST(cluster_snapshot, lagging_and_wiped_followers_catch_up_by_snapshot) {
   g.start(w);
   ASSERT_TRUE(catches_up(g, leader, w)) << tail(g.log(w)) << "\n--- leader\n"
                                         << tail(g.log(leader));
-  EXPECT_NE(g.log(w).find("installed snapshot"), std::string::npos) << tail(g.log(w));
+  EXPECT_TRUE(eventually([&] { return g.log(w).find("installed snapshot") != std::string::npos; }))
+      << tail(g.log(w));
   create_tasks(g.port(leader), "last-", 3);
   ASSERT_TRUE(catches_up(g, leader, w)) << tail(g.log(w));
   EXPECT_EQ(task_names(g.port(w)).size(), 5u + 6 * snapshot_every + 6);
