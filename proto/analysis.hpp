@@ -12,6 +12,7 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include "proto/field.hpp"
 #include "proto/interfaces.hpp"
 
 namespace aisched::proto {
@@ -38,13 +39,17 @@ struct failure_analysis {
            a.root_cause == b.root_cause && a.fix == b.fix && a.confidence == b.confidence &&
            a.analyzed_at == b.analyzed_at && a.llm_error == b.llm_error;
   }
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, failure_analysis& x) {
-  return f(caf::meta::type_name("aisched.failure_analysis"), x.instance_id, x.source, x.summary,
-           x.severity, x.categories, x.root_cause, x.fix, save_finite(x.confidence), x.confidence,
-           load_finite(x.confidence), x.analyzed_at, x.llm_error);
+  return f(caf::meta::type_name("aisched.failure_analysis"), field("instance_id"), x.instance_id,
+           field("source"), x.source, field("summary"), x.summary, field("severity"), x.severity,
+           field("categories"), x.categories, field("root_cause"), x.root_cause,
+           field("fix"), x.fix, save_finite(x.confidence), field("confidence"), x.confidence,
+           load_finite(x.confidence), field("analyzed_at"), x.analyzed_at,
+           field("llm_error"), x.llm_error, keep_unknown(x.unknown));
 }
 
 /// The REST shape: {"instance_id","source","summary","severity","categories",

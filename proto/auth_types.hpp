@@ -12,6 +12,7 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include "proto/field.hpp"
 #include "proto/time.hpp"
 #include "proto/types.hpp"
 
@@ -23,6 +24,7 @@ namespace aisched::proto {
 /// last: stored users and tokens keep their encoded values.
 enum class role : uint8_t { viewer, operator_, admin, cluster_admin };
 template <> struct enum_names<role> {
+  static constexpr std::string_view name = "role";
   static constexpr std::array<std::string_view, 4> value{"viewer", "operator", "admin",
                                                          "cluster_admin"};
 };
@@ -33,11 +35,13 @@ struct user {
   role r = role::viewer;
   std::string password_hash;  // argon2id encoded ("$argon2id$v=19$...")
   unix_ms created_at = 0;
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, user& x) {
-  return f(caf::meta::type_name("aisched.user"), x.name, x.tenant, x.r, x.password_hash,
-           x.created_at);
+  return f(caf::meta::type_name("aisched.user"), field("name"), x.name, field("tenant"), x.tenant,
+           field("r"), x.r, field("password_hash"), x.password_hash,
+           field("created_at"), x.created_at, keep_unknown(x.unknown));
 }
 
 struct api_token {
@@ -48,11 +52,14 @@ struct api_token {
   std::string hash;  // lower-case hex SHA-256 of the secret ("ais_...")
   std::string created_by;
   unix_ms created_at = 0;
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, api_token& x) {
-  return f(caf::meta::type_name("aisched.api_token"), x.id, x.name, x.tenant, x.r, x.hash,
-           x.created_by, x.created_at);
+  return f(caf::meta::type_name("aisched.api_token"), field("id"), x.id, field("name"), x.name,
+           field("tenant"), x.tenant, field("r"), x.r, field("hash"), x.hash,
+           field("created_by"), x.created_by, field("created_at"), x.created_at,
+           keep_unknown(x.unknown));
 }
 
 /// One recorded mutation (or login attempt).
@@ -65,11 +72,14 @@ struct audit_entry {
   std::string result;  // "ok" or the error code ("forbidden", "not_found" ...)
   std::string via;     // X-Aisched-Via header ("ai-agent"), "" otherwise
   std::string node;    // the gateway that served the request
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, audit_entry& x) {
-  return f(caf::meta::type_name("aisched.audit_entry"), x.at, x.subject, x.tenant, x.action,
-           x.target, x.result, x.via, x.node);
+  return f(caf::meta::type_name("aisched.audit_entry"), field("at"), x.at,
+           field("subject"), x.subject, field("tenant"), x.tenant, field("action"), x.action,
+           field("target"), x.target, field("result"), x.result, field("via"), x.via,
+           field("node"), x.node, keep_unknown(x.unknown));
 }
 
 /// The audit log cluster-scoped actions (those named "cluster.*") are also
@@ -90,7 +100,8 @@ struct audit_query {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, audit_query& x) {
-  return f(caf::meta::type_name("aisched.audit_query"), x.tenant, x.cursor, x.limit, x.since);
+  return f(caf::meta::type_name("aisched.audit_query"), field("tenant"), x.tenant,
+           field("cursor"), x.cursor, field("limit"), x.limit, field("since"), x.since);
 }
 
 struct audit_page {
@@ -99,7 +110,8 @@ struct audit_page {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, audit_page& x) {
-  return f(caf::meta::type_name("aisched.audit_page"), x.items, x.next_cursor);
+  return f(caf::meta::type_name("aisched.audit_page"), field("items"), x.items,
+           field("next_cursor"), x.next_cursor);
 }
 
 struct user_list {
@@ -107,7 +119,7 @@ struct user_list {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, user_list& x) {
-  return f(caf::meta::type_name("aisched.user_list"), x.items);
+  return f(caf::meta::type_name("aisched.user_list"), field("items"), x.items);
 }
 
 struct token_list {
@@ -115,7 +127,7 @@ struct token_list {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, token_list& x) {
-  return f(caf::meta::type_name("aisched.token_list"), x.items);
+  return f(caf::meta::type_name("aisched.token_list"), field("items"), x.items);
 }
 
 }  // namespace aisched::proto

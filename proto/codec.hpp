@@ -1,7 +1,10 @@
-// The one binary codec: CAF's binary serializer over a proto type's inspect()
-// (a run's instance and report written and read by hand, the same bytes).
-// Used for RocksDB values and the raft log; messages between actors use the
-// same inspect() through CAF itself.
+// The one binary codec of stored and replicated values: the wire codec
+// (proto/wire.hpp, Protocol Buffers' wire format with fields numbered by
+// inspect(); the schema is proto/schema/aisched.proto). Data format 2 on
+// (storage/format_version.hpp). Formats 0 and 1 stored CAF's positional
+// binary encoding of the same inspect(): format_1:: reads it, for the
+// migrations (storage/migrations.hpp) and the golden files of those formats.
+// Messages between actors use inspect() through CAF itself.
 #pragma once
 
 #include <string>
@@ -15,6 +18,7 @@
 #include "proto/errors.hpp"
 #include "proto/validity.hpp"
 #include "proto/invariant.hpp"
+#include "proto/wire.hpp"
 
 namespace aisched::proto {
 
@@ -30,18 +34,7 @@ std::string caf_encode(const T& x) {
   return std::string(buf.begin(), buf.end());
 }
 
-}  // namespace detail
-
-/// Serializes `x` into a byte string. Serializing a proto type cannot fail for
-/// valid values; a failure is a broken invariant and aborts.
-template <class T>
-std::string encode(const T& x) {
-  return detail::caf_encode(x);
-}
-
-namespace detail {
-
-/// Deserializes a `T` from `bytes` with CAF's binary deserializer; see decode.
+/// Deserializes a `T` from `bytes` with CAF's binary deserializer; see format_1::decode.
 template <class T>
 caf::expected<T> caf_decode(std::string_view bytes) {
   T x;
@@ -61,28 +54,40 @@ caf::expected<T> caf_decode(std::string_view bytes) {
 
 }  // namespace detail
 
-/// Deserializes a `T` from `bytes`. Anything but the exact encoding of a valid
-/// value is `corrupted`: a short buffer, trailing bytes, or an enum byte
-/// outside its enum. Never throws.
+/// Serializes `x` in the wire format. Serializing a proto type cannot fail
+/// for valid values; a failure (a non-finite double) is a broken invariant and aborts.
+template <class T>
+std::string encode(const T& x) {
+  return wire::encode(x);
+}
+
+/// Deserializes a `T` from its wire bytes: a field absent (written before it
+/// existed) stays at its default, fields of later builds are kept where the
+/// record has room for them (proto/field.hpp). Bytes that are not a valid
+/// value (truncated, a wrong wire type, an enum outside its names, a number
+/// that is not finite) are `corrupted`. Never throws.
+template <class T>
+caf::expected<T> decode(std::string_view bytes) {
+  return wire::decode<T>(bytes);
+}
+
+/// The encoding of data formats 0 and 1: CAF's binary serializer over
+/// inspect(), the fields in order at their C++ widths. Read by the migration
+/// to format 2 and the golden files of those formats; written by nothing else.
+namespace format_1 {
+
+template <class T>
+std::string encode(const T& x) {
+  return detail::caf_encode(x);
+}
+
+/// Anything but the exact encoding of a valid value is `corrupted`: a short
+/// buffer, trailing bytes, or an enum byte outside its enum.
 template <class T>
 caf::expected<T> decode(std::string_view bytes) {
   return detail::caf_decode<T>(bytes);
 }
 
-/// The records every run goes through, its instance (written twice, read back
-/// by retention) and its worker's report (kept in the worker's outbox), are
-/// written and read by hand (proto/hand_codec.cpp): byte for byte what CAF's
-/// serializer makes of their inspect(), without CAF's virtual call and error
-/// value per field (tools/bench/bench_codec). Bytes the hand reader does not
-/// take at once (not the canonical ones) are left to CAF's, so both accept
-/// and refuse the same input (tests/proto/proto_test).
-template <>
-std::string encode<instance>(const instance& x);
-template <>
-caf::expected<instance> decode<instance>(std::string_view bytes);
-template <>
-std::string encode<run_result>(const run_result& x);
-template <>
-caf::expected<run_result> decode<run_result>(std::string_view bytes);
+}  // namespace format_1
 
 }  // namespace aisched::proto

@@ -17,6 +17,7 @@
 #include "proto/auth_types.hpp"
 #include "proto/command_traits.hpp"
 #include "proto/controls.hpp"
+#include "proto/field.hpp"
 #include "proto/membership.hpp"
 #include "proto/secret_types.hpp"
 #include "proto/types.hpp"
@@ -34,7 +35,8 @@ struct create_task {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, create_task& x) {
-  return f(caf::meta::type_name("aisched.create_task"), x.t, x.idempotency_key);
+  return f(caf::meta::type_name("aisched.create_task"), field("t"), x.t,
+           field("idempotency_key"), x.idempotency_key);
 }
 
 /// Replaces the definition of task `t.id` if its stored version equals
@@ -46,7 +48,8 @@ struct update_task {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, update_task& x) {
-  return f(caf::meta::type_name("aisched.update_task"), x.t, x.expected_version);
+  return f(caf::meta::type_name("aisched.update_task"), field("t"), x.t,
+           field("expected_version"), x.expected_version);
 }
 
 /// Deletes a task (its past instances stay readable). A task other tasks
@@ -62,8 +65,9 @@ struct delete_task {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, delete_task& x) {
-  return f(caf::meta::type_name("aisched.delete_task"), x.tenant, x.id, x.expected_version,
-           x.cascade);
+  return f(caf::meta::type_name("aisched.delete_task"), field("tenant"), x.tenant,
+           field("id"), x.id, field("expected_version"), x.expected_version,
+           field("cascade"), x.cascade);
 }
 
 /// Pauses or resumes a task.
@@ -76,7 +80,8 @@ struct set_paused {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, set_paused& x) {
-  return f(caf::meta::type_name("aisched.set_paused"), x.tenant, x.id, x.paused, x.at);
+  return f(caf::meta::type_name("aisched.set_paused"), field("tenant"), x.tenant, field("id"), x.id,
+           field("paused"), x.paused, field("at"), x.at);
 }
 
 /// One slot of one task to fire: creates one pending instance per shard.
@@ -98,8 +103,10 @@ struct fire_slot {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fire_slot& x) {
-  return f(caf::meta::type_name("aisched.fire_slot"), x.task_id, x.slot, x.trace_id,
-           x.event_name, x.event_payload, x.fanout, x.scheduled, x.payloads);
+  return f(caf::meta::type_name("aisched.fire_slot"), field("task_id"), x.task_id,
+           field("slot"), x.slot, field("trace_id"), x.trace_id, field("event_name"), x.event_name,
+           field("event_payload"), x.event_payload, field("fanout"), x.fanout,
+           field("scheduled"), x.scheduled, field("payloads"), x.payloads);
 }
 
 /// How many runs slot `s` of a task of `task_shards` shards creates: one per
@@ -120,7 +127,8 @@ struct fire {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fire& x) {
-  return f(caf::meta::type_name("aisched.fire"), x.term, x.at, x.slots);
+  return f(caf::meta::type_name("aisched.fire"), field("term"), x.term, field("at"), x.at,
+           field("slots"), x.slots);
 }
 
 /// An instance handed to a worker: pending -> dispatched.
@@ -130,7 +138,8 @@ struct dispatch_entry {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, dispatch_entry& x) {
-  return f(caf::meta::type_name("aisched.dispatch_entry"), x.instance_id, x.worker_id);
+  return f(caf::meta::type_name("aisched.dispatch_entry"), field("instance_id"), x.instance_id,
+           field("worker_id"), x.worker_id);
 }
 
 struct dispatch {
@@ -141,7 +150,8 @@ struct dispatch {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, dispatch& x) {
-  return f(caf::meta::type_name("aisched.dispatch"), x.term, x.at, x.entries);
+  return f(caf::meta::type_name("aisched.dispatch"), field("term"), x.term, field("at"), x.at,
+           field("entries"), x.entries);
 }
 
 /// A fire whose runs the leader's router placed as it proposed it: fire and
@@ -158,7 +168,8 @@ struct fire_placed {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fire_placed& x) {
-  return f(caf::meta::type_name("aisched.fire_placed"), x.term, x.at, x.slots, x.placed);
+  return f(caf::meta::type_name("aisched.fire_placed"), field("term"), x.term, field("at"), x.at,
+           field("slots"), x.slots, field("placed"), x.placed);
 }
 
 /// What became of a run: `state` is running, success, failed, timed_out or
@@ -174,12 +185,16 @@ struct run_result {
   unix_ms started_at = 0;
   unix_ms finished_at = 0;
   unix_ms next_attempt_at = 0;
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_result& x) {
-  return f(caf::meta::type_name("aisched.run_result"), x.instance_id, x.worker_id, x.attempt,
-           x.state, x.exit_code, x.error, x.output, x.started_at, x.finished_at,
-           x.next_attempt_at);
+  return f(caf::meta::type_name("aisched.run_result"), field("instance_id"), x.instance_id,
+           field("worker_id"), x.worker_id, field("attempt"), x.attempt, field("state"), x.state,
+           field("exit_code"), x.exit_code, field("error"), x.error,
+           bytes_field("output"), x.output, field("started_at"), x.started_at,
+           field("finished_at"), x.finished_at, field("next_attempt_at"), x.next_attempt_at,
+           keep_unknown(x.unknown));
 }
 
 struct report_results {
@@ -190,7 +205,8 @@ struct report_results {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, report_results& x) {
-  return f(caf::meta::type_name("aisched.report_results"), x.term, x.at, x.results);
+  return f(caf::meta::type_name("aisched.report_results"), field("term"), x.term, field("at"), x.at,
+           field("results"), x.results);
 }
 
 /// retry_waiting -> pending with the attempt counter incremented.
@@ -202,7 +218,8 @@ struct retry {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, retry& x) {
-  return f(caf::meta::type_name("aisched.retry"), x.term, x.at, x.instance_ids);
+  return f(caf::meta::type_name("aisched.retry"), field("term"), x.term, field("at"), x.at,
+           field("instance_ids"), x.instance_ids);
 }
 
 /// Says why pending runs wait: no worker of their tenant matches their labels,
@@ -216,7 +233,8 @@ struct note_waiting {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, note_waiting& x) {
-  return f(caf::meta::type_name("aisched.note_waiting"), x.term, x.notes);
+  return f(caf::meta::type_name("aisched.note_waiting"), field("term"), x.term,
+           field("notes"), x.notes);
 }
 
 /// Cancels a run that has not finished.
@@ -229,7 +247,8 @@ struct cancel {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, cancel& x) {
-  return f(caf::meta::type_name("aisched.cancel"), x.tenant, x.instance_id, x.at, x.reason);
+  return f(caf::meta::type_name("aisched.cancel"), field("tenant"), x.tenant,
+           field("instance_id"), x.instance_id, field("at"), x.at, field("reason"), x.reason);
 }
 
 /// Starts another attempt of a run that ended failed, timed_out or cancelled:
@@ -244,7 +263,8 @@ struct retry_instance {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, retry_instance& x) {
-  return f(caf::meta::type_name("aisched.retry_instance"), x.tenant, x.instance_id, x.at);
+  return f(caf::meta::type_name("aisched.retry_instance"), field("tenant"), x.tenant,
+           field("instance_id"), x.instance_id, field("at"), x.at);
 }
 
 /// One round of worker load samples taken by the leader at `at`; samples
@@ -258,7 +278,8 @@ struct record_load {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, record_load& x) {
-  return f(caf::meta::type_name("aisched.record_load"), x.term, x.at, x.prune_before, x.samples);
+  return f(caf::meta::type_name("aisched.record_load"), field("term"), x.term, field("at"), x.at,
+           field("prune_before"), x.prune_before, field("samples"), x.samples);
 }
 
 /// Removes finished runs that run-history retention lets go (actors/retention
@@ -274,7 +295,8 @@ struct prune_runs {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, prune_runs& x) {
-  return f(caf::meta::type_name("aisched.prune_runs"), x.term, x.instance_ids);
+  return f(caf::meta::type_name("aisched.prune_runs"), field("term"), x.term,
+           field("instance_ids"), x.instance_ids);
 }
 
 /// Run records of task `task_id` adjacent in key order (slot, then shard),
@@ -291,8 +313,9 @@ struct prune_span {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, prune_span& x) {
-  return f(caf::meta::type_name("aisched.prune_span"), x.task_id, x.from_slot, x.from_shard, x.slot,
-           x.shard, x.runs);
+  return f(caf::meta::type_name("aisched.prune_span"), field("task_id"), x.task_id,
+           field("from_slot"), x.from_slot, field("from_shard"), x.from_shard,
+           field("slot"), x.slot, field("shard"), x.shard, field("runs"), x.runs);
 }
 
 /// What `prune_runs` removes, with a task's oldest runs as spans: a span goes
@@ -310,12 +333,14 @@ struct prune_history {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, prune_history& x) {
-  return f(caf::meta::type_name("aisched.prune_history"), x.term, x.spans, x.instance_ids);
+  return f(caf::meta::type_name("aisched.prune_history"), field("term"), x.term,
+           field("spans"), x.spans, field("instance_ids"), x.instance_ids);
 }
 
 /// Where an AI record lives: the agent's conversations or the failure analyses.
 enum class ai_column : uint8_t { conversations, analyses };
 template <> struct enum_names<ai_column> {
+  static constexpr std::string_view name = "ai_column";
   static constexpr std::array<std::string_view, 2> value{"conversations", "analyses"};
 };
 
@@ -330,7 +355,8 @@ struct ai_record {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ai_record& x) {
-  return f(caf::meta::type_name("aisched.ai_record"), x.column, x.key, x.value, x.erase);
+  return f(caf::meta::type_name("aisched.ai_record"), field("column"), x.column,
+           field("key"), x.key, field("value"), x.value, field("erase"), x.erase);
 }
 
 /// Writes AI records in one batch: replicated, so conversations and analyses
@@ -341,7 +367,7 @@ struct put_ai_records {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, put_ai_records& x) {
-  return f(caf::meta::type_name("aisched.put_ai_records"), x.records);
+  return f(caf::meta::type_name("aisched.put_ai_records"), field("records"), x.records);
 }
 
 /// Does nothing; a new leader commits one to learn its commit index.
@@ -365,7 +391,8 @@ struct put_user {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, put_user& x) {
-  return f(caf::meta::type_name("aisched.put_user"), x.u, x.bootstrap);
+  return f(caf::meta::type_name("aisched.put_user"), field("u"), x.u,
+           field("bootstrap"), x.bootstrap);
 }
 
 /// Deletes user `name` of `tenant` (not_found if it is in another tenant).
@@ -376,7 +403,8 @@ struct delete_user {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, delete_user& x) {
-  return f(caf::meta::type_name("aisched.delete_user"), x.tenant, x.name);
+  return f(caf::meta::type_name("aisched.delete_user"), field("tenant"), x.tenant,
+           field("name"), x.name);
 }
 
 /// The cluster admin shares worker `worker_id` of `tenant` with every tenant
@@ -391,7 +419,8 @@ struct share_worker {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, share_worker& x) {
-  return f(caf::meta::type_name("aisched.share_worker"), x.tenant, x.worker_id, x.shared);
+  return f(caf::meta::type_name("aisched.share_worker"), field("tenant"), x.tenant,
+           field("worker_id"), x.worker_id, field("shared"), x.shared);
 }
 
 /// Stores an API token (its secret's hash only).
@@ -401,7 +430,7 @@ struct put_token {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, put_token& x) {
-  return f(caf::meta::type_name("aisched.put_token"), x.t);
+  return f(caf::meta::type_name("aisched.put_token"), field("t"), x.t);
 }
 
 /// Revokes token `id` of `tenant`.
@@ -412,7 +441,8 @@ struct delete_token {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, delete_token& x) {
-  return f(caf::meta::type_name("aisched.delete_token"), x.tenant, x.id);
+  return f(caf::meta::type_name("aisched.delete_token"), field("tenant"), x.tenant,
+           field("id"), x.id);
 }
 
 /// Audit entries batched by one gateway (keyed by the log index, so replaying
@@ -423,7 +453,7 @@ struct record_audit {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, record_audit& x) {
-  return f(caf::meta::type_name("aisched.record_audit"), x.entries);
+  return f(caf::meta::type_name("aisched.record_audit"), field("entries"), x.entries);
 }
 
 /// Stores tenants' data keys (storage/secret_store). Without `rotate`, each
@@ -438,7 +468,8 @@ struct put_data_keys {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, put_data_keys& x) {
-  return f(caf::meta::type_name("aisched.put_data_keys"), x.keys, x.rotate);
+  return f(caf::meta::type_name("aisched.put_data_keys"), field("keys"), x.keys,
+           field("rotate"), x.rotate);
 }
 
 /// Sets secret `s.name` of `s.tenant` to the value sealed in `s.sealed` (the
@@ -451,7 +482,7 @@ struct put_secret {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, put_secret& x) {
-  return f(caf::meta::type_name("aisched.put_secret"), x.s);
+  return f(caf::meta::type_name("aisched.put_secret"), field("s"), x.s);
 }
 
 /// Deletes secret `name` of `tenant` (not_found if there is none).
@@ -462,7 +493,8 @@ struct delete_secret {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, delete_secret& x) {
-  return f(caf::meta::type_name("aisched.delete_secret"), x.tenant, x.name);
+  return f(caf::meta::type_name("aisched.delete_secret"), field("tenant"), x.tenant,
+           field("name"), x.name);
 }
 
 /// Creates or resizes pool `p.name` of `p.tenant` (an admin's command).
@@ -472,7 +504,7 @@ struct put_pool {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, put_pool& x) {
-  return f(caf::meta::type_name("aisched.put_pool"), x.p);
+  return f(caf::meta::type_name("aisched.put_pool"), field("p"), x.p);
 }
 
 /// Creates or replaces calendar `c.name` of `c.tenant` (an admin's command).
@@ -482,7 +514,7 @@ struct put_calendar {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, put_calendar& x) {
-  return f(caf::meta::type_name("aisched.put_calendar"), x.c);
+  return f(caf::meta::type_name("aisched.put_calendar"), field("c"), x.c);
 }
 
 /// Deletes calendar `name` of `tenant`: not_found if there is none,
@@ -494,7 +526,8 @@ struct delete_calendar {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, delete_calendar& x) {
-  return f(caf::meta::type_name("aisched.delete_calendar"), x.tenant, x.name);
+  return f(caf::meta::type_name("aisched.delete_calendar"), field("tenant"), x.tenant,
+           field("name"), x.name);
 }
 
 /// Every command, in one list: what the state machine can apply and what a
@@ -558,7 +591,7 @@ struct command {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, command& x) {
-  return f(caf::meta::type_name("aisched.command"), x.type, x.data);
+  return f(caf::meta::type_name("aisched.command"), field("type"), x.type, field("data"), x.data);
 }
 
 /// Whether `c` holds a T (its type number; the bytes are not read).
@@ -592,7 +625,8 @@ struct log_entry {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, log_entry& x) {
-  return f(caf::meta::type_name("aisched.log_entry"), x.index, x.term, x.cmd);
+  return f(caf::meta::type_name("aisched.log_entry"), field("index"), x.index,
+           field("term"), x.term, field("cmd"), x.cmd);
 }
 
 /// What applying a command produced, returned to the proposer and told to
@@ -616,8 +650,11 @@ struct applied {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, applied& x) {
-  return f(caf::meta::type_name("aisched.applied"), x.index, x.tasks, x.deleted_tasks,
-           x.instances, x.waiting_for, x.pools, x.calendars, x.deleted_calendars, x.pruned);
+  return f(caf::meta::type_name("aisched.applied"), field("index"), x.index,
+           field("tasks"), x.tasks, field("deleted_tasks"), x.deleted_tasks,
+           field("instances"), x.instances, field("waiting_for"), x.waiting_for,
+           field("pools"), x.pools, field("calendars"), x.calendars,
+           field("deleted_calendars"), x.deleted_calendars, field("pruned"), x.pruned);
 }
 
 /// Short name of the command's kind, for logs and metrics ("unknown" for a

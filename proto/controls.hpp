@@ -15,6 +15,7 @@
 #include <caf/expected.hpp>
 #include <caf/meta/type_name.hpp>
 
+#include "proto/field.hpp"
 #include "proto/time.hpp"
 
 namespace aisched::proto {
@@ -30,10 +31,12 @@ struct pool {
     return a.tenant == b.tenant && a.name == b.name && a.size == b.size &&
            a.updated_at == b.updated_at;
   }
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pool& x) {
-  return f(caf::meta::type_name("aisched.pool"), x.tenant, x.name, x.size, x.updated_at);
+  return f(caf::meta::type_name("aisched.pool"), field("tenant"), x.tenant, field("name"), x.name,
+           field("size"), x.size, field("updated_at"), x.updated_at, keep_unknown(x.unknown));
 }
 
 /// Days since 1970-01-01 (a civil date, no time zone).
@@ -49,7 +52,7 @@ struct day_range {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, day_range& x) {
-  return f(caf::meta::type_name("aisched.day_range"), x.from, x.to);
+  return f(caf::meta::type_name("aisched.day_range"), field("from"), x.from, field("to"), x.to);
 }
 
 /// A named exclusion calendar of a tenant (holidays, freeze windows): a task
@@ -66,11 +69,13 @@ struct calendar {
     return a.tenant == b.tenant && a.name == b.name && a.description == b.description &&
            a.days == b.days && a.updated_at == b.updated_at;
   }
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, calendar& x) {
-  return f(caf::meta::type_name("aisched.calendar"), x.tenant, x.name, x.description, x.days,
-           x.updated_at);
+  return f(caf::meta::type_name("aisched.calendar"), field("tenant"), x.tenant,
+           field("name"), x.name, field("description"), x.description, field("days"), x.days,
+           field("updated_at"), x.updated_at, keep_unknown(x.unknown));
 }
 
 /// The pools and calendars of a tenant (or of all, for the leader's actors).
@@ -80,7 +85,8 @@ struct controls {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, controls& x) {
-  return f(caf::meta::type_name("aisched.controls"), x.pools, x.calendars);
+  return f(caf::meta::type_name("aisched.controls"), field("pools"), x.pools,
+           field("calendars"), x.calendars);
 }
 
 /// Bounds: pools and calendars are small objects every leader keeps in memory.

@@ -14,6 +14,7 @@
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
 
+#include "proto/field.hpp"
 #include "proto/time.hpp"
 
 namespace aisched::proto {
@@ -43,8 +44,10 @@ struct actor_summary {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, actor_summary& x) {
-  return f(caf::meta::type_name("aisched.actor_summary"), x.name, x.kind, x.actor_id,
-           x.responsive, x.error, x.mailbox, x.handled, x.last_active_ms, x.details);
+  return f(caf::meta::type_name("aisched.actor_summary"), field("name"), x.name,
+           field("kind"), x.kind, field("actor_id"), x.actor_id, field("responsive"), x.responsive,
+           field("error"), x.error, field("mailbox"), x.mailbox, field("handled"), x.handled,
+           field("last_active_ms"), x.last_active_ms, field("details"), x.details);
 }
 
 /// What a node's inspector answers: the node and one summary per actor.
@@ -57,8 +60,9 @@ struct node_summary {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_summary& x) {
-  return f(caf::meta::type_name("aisched.node_summary"), x.node_id, x.roles, x.started_at_ms,
-           x.collected_at_ms, x.actors);
+  return f(caf::meta::type_name("aisched.node_summary"), field("node_id"), x.node_id,
+           field("roles"), x.roles, field("started_at_ms"), x.started_at_ms,
+           field("collected_at_ms"), x.collected_at_ms, field("actors"), x.actors);
 }
 
 /// The one message every inspected actor answers; each actor interface in

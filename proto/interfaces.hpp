@@ -13,6 +13,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "proto/commands.hpp"
+#include "proto/field.hpp"
 #include "proto/inspection.hpp"
 #include "proto/types.hpp"
 
@@ -82,8 +83,10 @@ struct peer_status {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, peer_status& x) {
-  return f(caf::meta::type_name("aisched.peer_status"), x.id, x.address, x.reachable,
-           x.match_index, x.voter, x.refused);
+  return f(caf::meta::type_name("aisched.peer_status"), field("id"), x.id,
+           field("address"), x.address, field("reachable"), x.reachable,
+           field("match_index"), x.match_index, field("voter"), x.voter,
+           field("refused"), x.refused);
 }
 
 /// What the raft actor reports about itself (GET /api/v1/cluster).
@@ -104,9 +107,12 @@ struct raft_status {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, raft_status& x) {
-  return f(caf::meta::type_name("aisched.raft_status"), x.node_id, x.role, x.leader_id, x.term,
-           x.commit_index, x.applied_index, x.last_log_index, x.peers, x.http_addr, x.voter,
-           x.cluster_id);
+  return f(caf::meta::type_name("aisched.raft_status"), field("node_id"), x.node_id,
+           field("role"), x.role, field("leader_id"), x.leader_id, field("term"), x.term,
+           field("commit_index"), x.commit_index, field("applied_index"), x.applied_index,
+           field("last_log_index"), x.last_log_index, field("peers"), x.peers,
+           field("http_addr"), x.http_addr, field("voter"), x.voter,
+           field("cluster_id"), x.cluster_id);
 }
 
 /// Tells leader-only actors (trigger, retry, router, backpressure) whether this
@@ -118,7 +124,8 @@ struct leadership {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, leadership& x) {
-  return f(caf::meta::type_name("aisched.leadership"), x.leading, x.term, x.leader_id);
+  return f(caf::meta::type_name("aisched.leadership"), field("leading"), x.leading,
+           field("term"), x.term, field("leader_id"), x.leader_id);
 }
 
 /// Backpressure level broadcast to trigger, retry and router.
@@ -129,7 +136,8 @@ struct pressure {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pressure& x) {
-  return f(caf::meta::type_name("aisched.pressure"), x.level, x.delay);
+  return f(caf::meta::type_name("aisched.pressure"), field("level"), x.level,
+           field("delay"), x.delay);
 }
 
 /// A run handed to a worker. The worker dedups by `instance_id`.
@@ -184,10 +192,15 @@ struct execute_request {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, execute_request& x) {
-  return f(caf::meta::type_name("aisched.execute_request"), x.instance_id, x.task_id, x.kind,
-           x.command, x.http, x.image, x.attempt, x.shard, x.shards, x.idempotency_key,
-           x.trace_id, x.timeout, x.memory_mb, x.env, x.tenant, x.secret_env, x.redact,
-           x.not_before, x.hold_ms, x.leader_term, x.answer_by);
+  return f(caf::meta::type_name("aisched.execute_request"), field("instance_id"), x.instance_id,
+           field("task_id"), x.task_id, field("kind"), x.kind, field("command"), x.command,
+           field("http"), x.http, field("image"), x.image, field("attempt"), x.attempt,
+           field("shard"), x.shard, field("shards"), x.shards,
+           field("idempotency_key"), x.idempotency_key, field("trace_id"), x.trace_id,
+           field("timeout"), x.timeout, field("memory_mb"), x.memory_mb, field("env"), x.env,
+           field("tenant"), x.tenant, field("secret_env"), x.secret_env, field("redact"), x.redact,
+           field("not_before"), x.not_before, field("hold_ms"), x.hold_ms,
+           field("leader_term"), x.leader_term, field("answer_by"), x.answer_by);
 }
 
 /// A page of tasks with their runtime facts, for a new leader's rebuild.
@@ -199,8 +212,9 @@ struct schedule_page {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, schedule_page& x) {
-  return f(caf::meta::type_name("aisched.schedule_page"), x.tasks, x.runtimes, x.active,
-           x.next_cursor);
+  return f(caf::meta::type_name("aisched.schedule_page"), field("tasks"), x.tasks,
+           field("runtimes"), x.runtimes, field("active"), x.active,
+           field("next_cursor"), x.next_cursor);
 }
 
 /// Where the run-history retention sweep (actors/retention) goes on: after
@@ -219,8 +233,9 @@ struct prune_cursor {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, prune_cursor& x) {
-  return f(caf::meta::type_name("aisched.prune_cursor"), x.after_task, x.key, x.index, x.excess,
-           x.in_span);
+  return f(caf::meta::type_name("aisched.prune_cursor"), field("after_task"), x.after_task,
+           field("key"), x.key, field("index"), x.index, field("excess"), x.excess,
+           field("in_span"), x.in_span);
 }
 
 /// One page of the run-history retention sweep: which finished runs of the
@@ -236,8 +251,8 @@ struct prune_query {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, prune_query& x) {
-  return f(caf::meta::type_name("aisched.prune_query"), x.from, x.now, x.defaults, x.limit,
-           x.max_tasks);
+  return f(caf::meta::type_name("aisched.prune_query"), field("from"), x.from, field("now"), x.now,
+           field("defaults"), x.defaults, field("limit"), x.limit, field("max_tasks"), x.max_tasks);
 }
 
 /// A task's runs that go from its oldest on, as one span each; the others that
@@ -250,7 +265,8 @@ struct prune_page {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, prune_page& x) {
-  return f(caf::meta::type_name("aisched.prune_page"), x.spans, x.instance_ids, x.next, x.done);
+  return f(caf::meta::type_name("aisched.prune_page"), field("spans"), x.spans,
+           field("instance_ids"), x.instance_ids, field("next"), x.next, field("done"), x.done);
 }
 
 // -- interfaces ----------------------------------------------------------------
@@ -281,7 +297,8 @@ struct load_query {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, load_query& x) {
-  return f(caf::meta::type_name("aisched.load_query"), x.worker_id, x.since, x.until, x.limit);
+  return f(caf::meta::type_name("aisched.load_query"), field("worker_id"), x.worker_id,
+           field("since"), x.since, field("until"), x.until, field("limit"), x.limit);
 }
 
 struct load_history {
@@ -290,7 +307,8 @@ struct load_history {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, load_history& x) {
-  return f(caf::meta::type_name("aisched.load_history"), x.items, x.truncated);
+  return f(caf::meta::type_name("aisched.load_history"), field("items"), x.items,
+           field("truncated"), x.truncated);
 }
 
 /// store (storage/store_actor): reads of the applied state.
@@ -419,7 +437,7 @@ struct worker_list {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_list& x) {
-  return f(caf::meta::type_name("aisched.worker_list"), x.items);
+  return f(caf::meta::type_name("aisched.worker_list"), field("items"), x.items);
 }
 
 /// router (actors/router): the leader's worker registry; dispatches pending
@@ -489,8 +507,10 @@ struct pressure_status {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pressure_status& x) {
-  return f(caf::meta::type_name("aisched.pressure_status"), x.current, x.backlog, x.max_backlog,
-           save_finite(x.worker_load), x.worker_load, load_finite(x.worker_load), x.leading);
+  return f(caf::meta::type_name("aisched.pressure_status"), field("current"), x.current,
+           field("backlog"), x.backlog, field("max_backlog"), x.max_backlog,
+           save_finite(x.worker_load), field("worker_load"), x.worker_load,
+           load_finite(x.worker_load), field("leading"), x.leading);
 }
 
 using pressure_status_atom = caf::atom_constant<caf::atom("pstatus")>;

@@ -12,6 +12,7 @@
 #include <caf/meta/type_name.hpp>
 
 #include "proto/command_traits.hpp"
+#include "proto/field.hpp"
 
 namespace aisched::proto {
 
@@ -27,11 +28,13 @@ struct member_info {
            x.http_addr == y.http_addr;
   }
   friend bool operator!=(const member_info& x, const member_info& y) { return !(x == y); }
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, member_info& x) {
-  return f(caf::meta::type_name("aisched.member_info"), x.id, x.voter, x.cluster_addr,
-           x.http_addr);
+  return f(caf::meta::type_name("aisched.member_info"), field("id"), x.id, field("voter"), x.voter,
+           field("cluster_addr"), x.cluster_addr, field("http_addr"), x.http_addr,
+           keep_unknown(x.unknown));
 }
 
 /// The whole membership, in the order members were added.
@@ -59,7 +62,7 @@ struct set_membership {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, set_membership& x) {
-  return f(caf::meta::type_name("aisched.set_membership"), x.members);
+  return f(caf::meta::type_name("aisched.set_membership"), field("members"), x.members);
 }
 
 /// An operator's request to the raft actor (POST / DELETE
@@ -72,7 +75,8 @@ struct membership_change {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, membership_change& x) {
-  return f(caf::meta::type_name("aisched.membership_change"), x.add, x.member);
+  return f(caf::meta::type_name("aisched.membership_change"), field("add"), x.add,
+           field("member"), x.member);
 }
 
 }  // namespace aisched::proto

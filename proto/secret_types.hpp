@@ -14,6 +14,7 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include "proto/field.hpp"
 #include "proto/time.hpp"
 
 namespace aisched::proto {
@@ -25,10 +26,13 @@ struct data_key {
   std::string id;  // random; stays when a rotation re-wraps the key
   std::string kek_check;
   std::string wrapped;
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, data_key& x) {
-  return f(caf::meta::type_name("aisched.data_key"), x.tenant, x.id, x.kek_check, x.wrapped);
+  return f(caf::meta::type_name("aisched.data_key"), field("tenant"), x.tenant, field("id"), x.id,
+           field("kek_check"), x.kek_check, bytes_field("wrapped"), x.wrapped,
+           keep_unknown(x.unknown));
 }
 
 /// One secret: its value sealed under the data key `key_id` of its tenant,
@@ -43,11 +47,14 @@ struct secret_record {
   std::string set_by;
   unix_ms set_at = 0;
   unix_ms created_at = 0;
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, secret_record& x) {
-  return f(caf::meta::type_name("aisched.secret_record"), x.tenant, x.name, x.key_id, x.sealed,
-           x.version, x.set_by, x.set_at, x.created_at);
+  return f(caf::meta::type_name("aisched.secret_record"), field("tenant"), x.tenant,
+           field("name"), x.name, field("key_id"), x.key_id, bytes_field("sealed"), x.sealed,
+           field("version"), x.version, field("set_by"), x.set_by, field("set_at"), x.set_at,
+           field("created_at"), x.created_at, keep_unknown(x.unknown));
 }
 
 /// A secret's name: 1-128 of A-Z, a-z, 0-9, '_', '.', '-' (what a path

@@ -14,6 +14,7 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include "proto/field.hpp"
 #include "proto/finite.hpp"
 #include "proto/time.hpp"
 
@@ -38,33 +39,41 @@ enum class worker_status : uint8_t { online, offline, draining };
 /// The wire/JSON names of each enum, indexed by its underlying value.
 template <class E> struct enum_names;
 template <> struct enum_names<task_kind> {
+  static constexpr std::string_view name = "task_kind";
   static constexpr std::array<std::string_view, 4> value{"shell", "http", "container", "noop"};
 };
 template <> struct enum_names<route_strategy> {
+  static constexpr std::string_view name = "route_strategy";
   static constexpr std::array<std::string_view, 11> value{
       "least_loaded", "round_robin", "random", "first", "last", "lfu", "lru",
       "consistent_hash", "failover", "busyover", "broadcast"};
 };
 template <> struct enum_names<retry_kind> {
+  static constexpr std::string_view name = "retry_kind";
   static constexpr std::array<std::string_view, 3> value{"fixed", "exponential",
                                                          "on_error_codes"};
 };
 template <> struct enum_names<overlap_policy> {
+  static constexpr std::string_view name = "overlap_policy";
   static constexpr std::array<std::string_view, 5> value{"allow", "skip", "buffer_one",
                                                          "buffer_all", "replace"};
 };
 template <> struct enum_names<misfire_policy> {
+  static constexpr std::string_view name = "misfire_policy";
   static constexpr std::array<std::string_view, 3> value{"fire_once", "skip", "fire_all"};
 };
 template <> struct enum_names<instance_state> {
+  static constexpr std::string_view name = "instance_state";
   static constexpr std::array<std::string_view, 8> value{
       "pending", "dispatched", "running", "success", "failed", "timed_out", "cancelled",
       "retry_waiting"};
 };
 template <> struct enum_names<worker_protocol> {
+  static constexpr std::string_view name = "worker_protocol";
   static constexpr std::array<std::string_view, 2> value{"native", "http"};
 };
 template <> struct enum_names<worker_status> {
+  static constexpr std::string_view name = "worker_status";
   static constexpr std::array<std::string_view, 3> value{"online", "offline", "draining"};
 };
 
@@ -102,11 +111,14 @@ struct http_spec {
   friend bool operator==(const http_spec& a, const http_spec& b) {
     return a.method == b.method && a.url == b.url && a.headers == b.headers && a.body == b.body;
   }
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, http_spec& x) {
-  return f(caf::meta::type_name("aisched.http_spec"), x.method, x.url, x.headers, x.body);
+  return f(caf::meta::type_name("aisched.http_spec"), field("method"), x.method,
+           field("url"), x.url, field("headers"), x.headers, field("body"), x.body,
+           keep_unknown(x.unknown));
 }
 
 /// How a failed run is retried. `max_attempts` counts the first run (1 = no retry).
@@ -125,13 +137,16 @@ struct retry_policy {
            a.initial == b.initial && a.max == b.max && a.multiplier == b.multiplier &&
            a.jitter == b.jitter && a.error_codes == b.error_codes && a.window == b.window;
   }
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, retry_policy& x) {
-  return f(caf::meta::type_name("aisched.retry_policy"), x.kind, x.max_attempts, x.interval,
-           x.initial, x.max, save_finite(x.multiplier), x.multiplier, load_finite(x.multiplier),
-           x.jitter, x.error_codes, x.window);
+  return f(caf::meta::type_name("aisched.retry_policy"), field("kind"), x.kind,
+           field("max_attempts"), x.max_attempts, field("interval"), x.interval,
+           field("initial"), x.initial, field("max"), x.max, save_finite(x.multiplier),
+           field("multiplier"), x.multiplier, load_finite(x.multiplier), field("jitter"), x.jitter,
+           field("error_codes"), x.error_codes, field("window"), x.window, keep_unknown(x.unknown));
 }
 
 /// How long the finished runs of a task are kept (run-history retention,
@@ -145,11 +160,13 @@ struct retention_policy {
   friend bool operator==(const retention_policy& a, const retention_policy& b) {
     return a.keep_for == b.keep_for && a.keep_runs == b.keep_runs;
   }
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, retention_policy& x) {
-  return f(caf::meta::type_name("aisched.retention_policy"), x.keep_for, x.keep_runs);
+  return f(caf::meta::type_name("aisched.retention_policy"), field("keep_for"), x.keep_for,
+           field("keep_runs"), x.keep_runs, keep_unknown(x.unknown));
 }
 
 /// A task definition. At most one of `schedule`, `at`, `event` is set; none means
@@ -199,15 +216,26 @@ struct task {
   uint64_t version = 0;
 
   friend bool operator==(const task& a, const task& b);
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task& x) {
-  return f(caf::meta::type_name("aisched.task"), x.id, x.tenant, x.name, x.kind, x.command, x.http,
-           x.image, x.schedule, x.at, x.event, x.timezone, x.labels, x.route, x.shards, x.retry,
-           x.timeout, x.overlap, x.start_at, x.end_at, x.jitter, x.catchup_window, x.misfire,
-           x.misfire_limit, x.depends_on, x.paused, x.created_at, x.updated_at, x.version,
-           x.memory_mb, x.secrets, x.max_runs, x.max_concurrency, x.pool, x.exclude_calendar, x.retention);
+  return f(caf::meta::type_name("aisched.task"), field("id"), x.id, field("tenant"), x.tenant,
+           field("name"), x.name, field("kind"), x.kind, field("command"), x.command,
+           field("http"), x.http, field("image"), x.image, field("schedule"), x.schedule,
+           field("at"), x.at, field("event"), x.event, field("timezone"), x.timezone,
+           field("labels"), x.labels, field("route"), x.route, field("shards"), x.shards,
+           field("retry"), x.retry, field("timeout"), x.timeout, field("overlap"), x.overlap,
+           field("start_at"), x.start_at, field("end_at"), x.end_at, field("jitter"), x.jitter,
+           field("catchup_window"), x.catchup_window, field("misfire"), x.misfire,
+           field("misfire_limit"), x.misfire_limit, field("depends_on"), x.depends_on,
+           field("paused"), x.paused, field("created_at"), x.created_at,
+           field("updated_at"), x.updated_at, field("version"), x.version,
+           field("memory_mb"), x.memory_mb, field("secrets"), x.secrets,
+           field("max_runs"), x.max_runs, field("max_concurrency"), x.max_concurrency,
+           field("pool"), x.pool, field("exclude_calendar"), x.exclude_calendar,
+           field("retention"), x.retention, keep_unknown(x.unknown));
 }
 
 /// Runtime facts about a task kept by the state machine beside its definition:
@@ -228,12 +256,15 @@ struct task_runtime {
            a.last_instance_id == b.last_instance_id && a.last_state == b.last_state &&
            a.scheduled_fires == b.scheduled_fires && a.runs == b.runs;
   }
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_runtime& x) {
-  return f(caf::meta::type_name("aisched.task_runtime"), x.task_id, x.last_slot,
-           x.last_instance_id, x.last_state, x.scheduled_fires, x.runs);
+  return f(caf::meta::type_name("aisched.task_runtime"), field("task_id"), x.task_id,
+           field("last_slot"), x.last_slot, field("last_instance_id"), x.last_instance_id,
+           field("last_state"), x.last_state, field("scheduled_fires"), x.scheduled_fires,
+           field("runs"), x.runs, keep_unknown(x.unknown));
 }
 
 // -- instance ----------------------------------------------------------------
@@ -265,14 +296,21 @@ struct instance {
   std::string event_payload;  // its JSON payload, substituted into the task at dispatch
 
   friend bool operator==(const instance& a, const instance& b);
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, instance& x) {
-  return f(caf::meta::type_name("aisched.instance"), x.id, x.tenant, x.task_id, x.slot, x.shard,
-           x.shards, x.attempt, x.state, x.worker_id, x.created_at, x.dispatched_at, x.started_at,
-           x.finished_at, x.next_attempt_at, x.deadline, x.exit_code, x.error, x.output, x.trace_id,
-           x.idempotency_key, x.event_name, x.event_payload);
+  return f(caf::meta::type_name("aisched.instance"), field("id"), x.id, field("tenant"), x.tenant,
+           field("task_id"), x.task_id, field("slot"), x.slot, field("shard"), x.shard,
+           field("shards"), x.shards, field("attempt"), x.attempt, field("state"), x.state,
+           field("worker_id"), x.worker_id, field("created_at"), x.created_at,
+           field("dispatched_at"), x.dispatched_at, field("started_at"), x.started_at,
+           field("finished_at"), x.finished_at, field("next_attempt_at"), x.next_attempt_at,
+           field("deadline"), x.deadline, field("exit_code"), x.exit_code, field("error"), x.error,
+           bytes_field("output"), x.output, field("trace_id"), x.trace_id,
+           field("idempotency_key"), x.idempotency_key, field("event_name"), x.event_name,
+           field("event_payload"), x.event_payload, keep_unknown(x.unknown));
 }
 
 /// The deterministic id of the run of `shard` of `task_id`'s slot `slot`.
@@ -300,12 +338,16 @@ struct attempt_record {
            a.finished_at == b.finished_at && a.exit_code == b.exit_code && a.error == b.error &&
            a.output == b.output;
   }
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, attempt_record& x) {
-  return f(caf::meta::type_name("aisched.attempt_record"), x.attempt, x.worker_id, x.state,
-           x.dispatched_at, x.started_at, x.finished_at, x.exit_code, x.error, x.output);
+  return f(caf::meta::type_name("aisched.attempt_record"), field("attempt"), x.attempt,
+           field("worker_id"), x.worker_id, field("state"), x.state,
+           field("dispatched_at"), x.dispatched_at, field("started_at"), x.started_at,
+           field("finished_at"), x.finished_at, field("exit_code"), x.exit_code,
+           field("error"), x.error, bytes_field("output"), x.output, keep_unknown(x.unknown));
 }
 
 /// Bytes of output kept per attempt record, and records kept per instance
@@ -322,7 +364,8 @@ struct attempt_list {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, attempt_list& x) {
-  return f(caf::meta::type_name("aisched.attempt_list"), x.instance_id, x.items);
+  return f(caf::meta::type_name("aisched.attempt_list"), field("instance_id"), x.instance_id,
+           field("items"), x.items);
 }
 
 // -- worker ------------------------------------------------------------------
@@ -350,7 +393,8 @@ struct held_run {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, held_run& x) {
-  return f(caf::meta::type_name("aisched.held_run"), x.instance_id, x.attempt);
+  return f(caf::meta::type_name("aisched.held_run"), field("instance_id"), x.instance_id,
+           field("attempt"), x.attempt);
 }
 
 struct worker {
@@ -385,9 +429,12 @@ struct worker {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker& x) {
-  return f(caf::meta::type_name("aisched.worker"), x.id, x.tenant, x.protocol, x.address, x.labels,
-           x.max_load, x.load, x.last_heartbeat, x.status, x.cpu_percent, x.memory_percent,
-           x.shared, x.credential, x.held);
+  return f(caf::meta::type_name("aisched.worker"), field("id"), x.id, field("tenant"), x.tenant,
+           field("protocol"), x.protocol, field("address"), x.address, field("labels"), x.labels,
+           field("max_load"), x.max_load, field("load"), x.load,
+           field("last_heartbeat"), x.last_heartbeat, field("status"), x.status,
+           field("cpu_percent"), x.cpu_percent, field("memory_percent"), x.memory_percent,
+           field("shared"), x.shared, field("credential"), x.credential, field("held"), x.held);
 }
 
 /// A worker's periodic sign of life: its load (runs it is executing, external
@@ -404,8 +451,10 @@ struct worker_heartbeat {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_heartbeat& x) {
-  return f(caf::meta::type_name("aisched.worker_heartbeat"), x.id, x.load, x.cpu_percent,
-           x.memory_percent, x.draining, x.credential);
+  return f(caf::meta::type_name("aisched.worker_heartbeat"), field("id"), x.id,
+           field("load"), x.load, field("cpu_percent"), x.cpu_percent,
+           field("memory_percent"), x.memory_percent, field("draining"), x.draining,
+           field("credential"), x.credential);
 }
 
 /// One worker's load at one sample instant of the leader's load history
@@ -422,12 +471,15 @@ struct load_sample {
            a.max_load == b.max_load && a.cpu_percent == b.cpu_percent &&
            a.memory_percent == b.memory_percent;
   }
+  unknown_fields unknown{};  // fields of later builds (proto/field.hpp)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, load_sample& x) {
-  return f(caf::meta::type_name("aisched.load_sample"), x.worker_id, x.at, x.load, x.max_load,
-           x.cpu_percent, x.memory_percent);
+  return f(caf::meta::type_name("aisched.load_sample"), field("worker_id"), x.worker_id,
+           field("at"), x.at, field("load"), x.load, field("max_load"), x.max_load,
+           field("cpu_percent"), x.cpu_percent, field("memory_percent"), x.memory_percent,
+           keep_unknown(x.unknown));
 }
 
 // -- queries -----------------------------------------------------------------
@@ -445,8 +497,10 @@ struct task_query {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_query& x) {
-  return f(caf::meta::type_name("aisched.task_query"), x.tenant, x.after_id, x.limit,
-           x.name_contains, x.labels, x.paused);
+  return f(caf::meta::type_name("aisched.task_query"), field("tenant"), x.tenant,
+           field("after_id"), x.after_id, field("limit"), x.limit,
+           field("name_contains"), x.name_contains, field("labels"), x.labels,
+           field("paused"), x.paused);
 }
 
 struct task_page {
@@ -455,7 +509,8 @@ struct task_page {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_page& x) {
-  return f(caf::meta::type_name("aisched.task_page"), x.items, x.next_cursor);
+  return f(caf::meta::type_name("aisched.task_page"), field("items"), x.items,
+           field("next_cursor"), x.next_cursor);
 }
 
 /// Instances of one task (newest slot first), or in one state, or all (by id).
@@ -471,8 +526,10 @@ struct instance_query {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, instance_query& x) {
-  return f(caf::meta::type_name("aisched.instance_query"), x.tenant, x.task_id, x.by_state,
-           x.state, x.cursor, x.limit, x.since, x.until);
+  return f(caf::meta::type_name("aisched.instance_query"), field("tenant"), x.tenant,
+           field("task_id"), x.task_id, field("by_state"), x.by_state, field("state"), x.state,
+           field("cursor"), x.cursor, field("limit"), x.limit, field("since"), x.since,
+           field("until"), x.until);
 }
 
 struct instance_page {
@@ -481,7 +538,8 @@ struct instance_page {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, instance_page& x) {
-  return f(caf::meta::type_name("aisched.instance_page"), x.items, x.next_cursor);
+  return f(caf::meta::type_name("aisched.instance_page"), field("items"), x.items,
+           field("next_cursor"), x.next_cursor);
 }
 
 }  // namespace aisched::proto

@@ -130,7 +130,7 @@ caf::expected<restore_report> restore_into(const restore_plan& p, const std::str
     return make_error(errc::invalid_argument, "from",
                       "cannot open the backup " + p.file + ": " + std::strerror(errno));
   rocksdb::WriteBatch batch;
-  std::vector<proto::data_key> data_keys;
+  std::vector<std::string> data_key_values;  // read once the header says their format
   auto summary = backup::read_backup(
       in, current_format,
       [&](const backup::column_info& col, std::string_view key,
@@ -140,11 +140,8 @@ caf::expected<restore_report> restore_into(const restore_plan& p, const std::str
           return make_error(errc::corrupted, "file",
                             "the backup holds column " + col.name + ", which this build does not "
                             "restore");
-        if (*c == column::auth && key.substr(0, data_key_prefix.size()) == data_key_prefix) {
-          auto k = proto::decode<proto::data_key>(value);
-          if (!k) return k.error();
-          data_keys.push_back(std::move(*k));
-        }
+        if (*c == column::auth && key.substr(0, data_key_prefix.size()) == data_key_prefix)
+          data_key_values.emplace_back(value);
         batch.Put((*db)->cf(*c), rocksdb::Slice(key.data(), key.size()),
                   rocksdb::Slice(value.data(), value.size()));
         return {};
@@ -152,10 +149,14 @@ caf::expected<restore_report> restore_into(const restore_plan& p, const std::str
   if (!summary) return summary.error();
   report.backup = std::move(*summary);
   const auto& h = report.backup.header;
+  std::vector<proto::data_key> data_keys;
+  for (auto& v : data_key_values) {
+    auto k = record_of_format<proto::data_key>(v, h.data_format);
+    if (!k) return k.error();
+    data_keys.push_back(std::move(*k));
+  }
   if (auto err = check_secrets(data_keys, p.secrets_key)) return err;
   report.secrets_unchecked = !data_keys.empty() && !p.secrets_key;
-  // The new membership replaces the backup's (a later Put of the same batch wins).
-  write_membership(**db, batch, p.members);
   put_stored_format(**db, batch, h.data_format);
   if (auto err = (*db)->write(batch, true)) return err;
   batch.Clear();
@@ -166,6 +167,10 @@ caf::expected<restore_report> restore_into(const restore_plan& p, const std::str
   if (!found) return found.error();
   auto migrated = migrate_format(**db, tmp, *found, p.written_by);
   if (!migrated) return migrated.error();
+  // The new membership replaces the backup's, in this build's format.
+  write_membership(**db, batch, p.members);
+  if (auto err = (*db)->write(batch, true)) return err;
+  batch.Clear();
 
   auto sm = state_machine::open(**db);
   if (!sm) return sm.error();

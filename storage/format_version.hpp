@@ -9,7 +9,11 @@
 // Format 0 is CAF's positional encoding of the structs (proto/codec.hpp) with
 // raft entries holding a variant of the 30 commands; a directory without the
 // file that holds RocksDB data is format 0 too (written before the file
-// existed). Format 1 makes raft entries opaque (proto::command). Each format
+// existed). Format 1 makes raft entries opaque (proto::command). Format 2
+// stores every record, command and raft entry in the wire format (proto/wire.hpp:
+// Protocol Buffers' wire format, fields numbered by inspect(), schema in
+// proto/schema/aisched.proto), so a field added later reads from older data at
+// its default and older builds keep the fields they do not know. Each format
 // registers its migration from the one before (storage/migrations.hpp); a node
 // migrates an older directory step by step at start and stamps it when done.
 #pragma once
@@ -23,7 +27,7 @@
 namespace aisched::storage {
 
 /// The format this build writes, and the newest it reads.
-constexpr uint32_t current_format = 1;
+constexpr uint32_t current_format = 2;
 
 /// What FORMAT says.
 struct format_stamp {

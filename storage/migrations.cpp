@@ -1,15 +1,21 @@
 // The registered migrations between data formats; see migrations.hpp.
 #include "storage/migrations.hpp"
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include <rocksdb/db.h>
 #include <rocksdb/iterator.h>
 #include <rocksdb/write_batch.h>
 
+#include "proto/analysis.hpp"
+#include "proto/auth_types.hpp"
 #include "proto/codec.hpp"
-#include "proto/command_visit.hpp"
+#include "proto/controls.hpp"
 #include "proto/errors.hpp"
+#include "proto/hex.hpp"
+#include "proto/secret_types.hpp"
 #include "storage/keys.hpp"
 #include "storage/rocks.hpp"
 
@@ -19,9 +25,36 @@ namespace {
 
 constexpr std::string_view format_key = "format";
 
-/// Whether `c` decodes as the command its type names.
+template <class T>
+struct tag {
+  using type = T;
+};
+
+/// Command `c` of format 0 or 1 (its bytes CAF's encoding of its struct) as
+/// format 2 writes it (the wire codec); errc::corrupted when it does not read.
+template <class... Ts>
+caf::expected<proto::command> rewrite_command(proto::command_list<Ts...>, const proto::command& c) {
+  std::optional<caf::expected<proto::command>> out;
+  auto read = [&](auto t) {
+    using T = typename decltype(t)::type;
+    auto x = proto::format_1::decode<T>(c.data);
+    if (!x)
+      out.emplace(make_error(errc::corrupted, "command",
+                             std::string("a ") + T::traits.name + " that does not read: " +
+                                 view(x.error()).message));
+    else
+      out.emplace(proto::command{c.type, proto::encode(*x)});
+    return true;
+  };
+  (void)((c.type == Ts::traits.id && read(tag<Ts>{})) || ...);
+  if (out) return std::move(*out);
+  return make_error(errc::corrupted, "command", "unknown command type " + std::to_string(c.type));
+}
+
+
+/// Whether `c` (of format 0 or 1) decodes as the command its type names.
 caf::error check_decodes(const proto::command& c) {
-  auto r = proto::visit_command(c, [](const auto&) -> caf::expected<bool> { return true; });
+  auto r = rewrite_command(proto::all_commands{}, c);
   if (!r) return r.error();
   return {};
 }
@@ -38,9 +71,88 @@ caf::error opaque_log_entries(rocks& db, rocksdb::WriteBatch& batch) {
                         "raft log entry " + index + " of format 0 does not read: " +
                             view(e.error()).message);
     }
-    batch.Put(db.cf(column::raft_log), rocksdb::Slice(key.data(), key.size()), proto::encode(*e));
+    batch.Put(db.cf(column::raft_log), rocksdb::Slice(key.data(), key.size()),
+              proto::format_1::encode(*e));
   }
   if (!it->status().ok()) return make_error(errc::storage_error, it->status().ToString());
+  return {};
+}
+
+/// A record of format 1 as format 2 writes it: CAF's encoding of a T read,
+/// the wire codec's written.
+template <class T>
+caf::expected<std::string> record_to_format_2(std::string_view bytes) {
+  auto x = proto::format_1::decode<T>(bytes);
+  if (!x) return x.error();
+  return proto::encode(*x);
+}
+
+caf::expected<std::string> log_entry_to_format_2(std::string_view bytes) {
+  auto e = log_entry_from_format_1(bytes);
+  if (!e) return e.error();
+  return proto::encode(*e);
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+/// The value at `key` of column `c`, of format 1, as format 2 writes it. The
+/// values storage/ lays out by hand (counters, indexes, the hard state...)
+/// and the AI agent's JSON stay as they are: nothing answers those.
+std::optional<caf::expected<std::string>> value_to_format_2(column c, std::string_view key,
+                                                           std::string_view v) {
+  using namespace proto;
+  switch (c) {
+    case column::raft_log: return log_entry_to_format_2(v);
+    case column::raft_meta:  // hard state, log base, format, cluster id: by hand
+      if (key == "bootstrap_members") return record_to_format_2<set_membership>(v);
+      return std::nullopt;
+    case column::tasks: return record_to_format_2<task>(v);
+    case column::task_state: return record_to_format_2<task_runtime>(v);
+    case column::instances: return record_to_format_2<instance>(v);
+    case column::attempts: return record_to_format_2<attempt_record>(v);
+    case column::audit: return record_to_format_2<audit_entry>(v);
+    case column::ai_analysis: return record_to_format_2<failure_analysis>(v);
+    case column::meta:  // counters, idempotency records, retention marks: by hand
+      if (key == "membership") return record_to_format_2<set_membership>(v);
+      if (starts_with(key, "load/")) return record_to_format_2<load_sample>(v);
+      return std::nullopt;
+    case column::auth:  // "h/": a token's id by its hash, "s/": a worker's share: by hand
+      if (starts_with(key, "u/")) return record_to_format_2<user>(v);
+      if (starts_with(key, "t/")) return record_to_format_2<api_token>(v);
+      if (starts_with(key, "dk/")) return record_to_format_2<data_key>(v);
+      if (starts_with(key, "sv/")) return record_to_format_2<secret_record>(v);
+      return std::nullopt;
+    case column::controls:
+      if (starts_with(key, "p/")) return record_to_format_2<pool>(v);
+      if (starts_with(key, "c/")) return record_to_format_2<calendar>(v);
+      return std::nullopt;
+    case column::instances_by_state:  // empty values
+    case column::ai_conversations:    // JSON
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// Format 1 -> 2: every record, command and raft entry rewritten in the wire format.
+caf::error wire_records(rocks& db, rocksdb::WriteBatch& batch) {
+  for (size_t i = 0; i < column_count; ++i) {
+    auto c = static_cast<column>(i);
+    auto it = db.iterate(c);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      auto key = std::string_view(it->key().data(), it->key().size());
+      auto v = value_to_format_2(c, key, std::string_view(it->value().data(), it->value().size()));
+      if (!v) continue;
+      if (!*v)
+        return make_error(errc::corrupted, column_name(c),
+                          std::string("a record of ") + column_name(c) + " (key " +
+                              proto::to_hex(key) + ") of format 1 does not read: " +
+                              view(v->error()).message);
+      batch.Put(db.cf(c), it->key(), **v);
+    }
+    if (!it->status().ok()) return make_error(errc::storage_error, it->status().ToString());
+  }
   return {};
 }
 
@@ -49,6 +161,8 @@ caf::error opaque_log_entries(rocks& db, rocksdb::WriteBatch& batch) {
 const std::vector<migration_step>& migration_steps() {
   static const std::vector<migration_step> steps{
       {0, "raft log entries become opaque commands (type number and bytes)", opaque_log_entries},
+      {1, "records, commands and raft entries in the wire format (numbered fields)",
+       wire_records},
   };
   return steps;
 }
@@ -121,6 +235,19 @@ caf::expected<std::optional<uint32_t>> stored_format(rocks& db) {
   if (!*raw) return std::optional<uint32_t>{};
   if ((*raw)->size() != 8) return make_error(errc::corrupted, "raft_meta", "the stored format is damaged");
   return std::optional<uint32_t>{static_cast<uint32_t>(keys::get_u64(**raw, 0))};
+}
+
+caf::expected<proto::command> command_to_format_2(const proto::command& c) {
+  return rewrite_command(proto::all_commands{}, c);
+}
+
+caf::expected<proto::log_entry> log_entry_from_format_1(std::string_view bytes) {
+  auto e = proto::format_1::decode<proto::log_entry>(bytes);
+  if (!e) return e.error();
+  auto cmd = command_to_format_2(e->cmd);
+  if (!cmd) return cmd.error();
+  e->cmd = std::move(*cmd);
+  return e;
 }
 
 caf::expected<proto::log_entry> log_entry_from_format_0(std::string_view bytes) {

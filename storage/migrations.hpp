@@ -7,6 +7,10 @@
 //           the command's bytes) instead of CAF's variant of the 30 commands
 //           of format 0 (a one-byte alternative index before the command's
 //           fields). The number of each command is its format-0 index.
+//   1 -> 2  every record, command and raft entry is written in the wire
+//           format (proto/wire.hpp) instead of CAF's positional encoding: the
+//           fields numbered, so later builds add fields without a new format.
+//           Values storage/ lays out by hand and the AI agent's JSON stay.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +22,7 @@
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include "proto/codec.hpp"
 #include "proto/commands.hpp"
 #include "storage/format_version.hpp"
 
@@ -61,8 +66,25 @@ const std::vector<migration_step>& migration_steps();
 /// records; a restore, storage/backup_restore, says so of the records it writes).
 void put_stored_format(rocks& db, rocksdb::WriteBatch& batch, uint32_t format);
 
-/// Reads a raft log entry as format 0 wrote it; errc::corrupted when the
-/// bytes are not one, or its command does not decode.
+/// Reads a raft log entry as format 0 wrote it, as format 1 held it (its
+/// command's bytes CAF's encoding); errc::corrupted when the bytes are not
+/// one, or its command does not decode.
 [[nodiscard]] caf::expected<proto::log_entry> log_entry_from_format_0(std::string_view bytes);
+
+/// Reads a raft log entry as format 1 wrote it, its command re-encoded as
+/// format 2 holds it; errc::corrupted when the bytes are not one, or its
+/// command does not decode.
+[[nodiscard]] caf::expected<proto::log_entry> log_entry_from_format_1(std::string_view bytes);
+
+/// A record T as data format `format` stored it: CAF's encoding before
+/// format 2, the wire codec's from it.
+template <class T>
+caf::expected<T> record_of_format(std::string_view bytes, uint32_t format) {
+  return format >= 2 ? proto::decode<T>(bytes) : proto::format_1::decode<T>(bytes);
+}
+
+/// Command `c` of format 0 or 1 (its bytes CAF's encoding of its struct) as
+/// format 2 holds it (the wire codec's); errc::corrupted when it does not read.
+[[nodiscard]] caf::expected<proto::command> command_to_format_2(const proto::command& c);
 
 }  // namespace aisched::storage

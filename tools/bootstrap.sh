@@ -19,6 +19,7 @@ PACKAGES="
   libssl-dev openssl
   libjwt-dev libargon2-dev
   libjemalloc-dev
+  protobuf-compiler
   curl tzdata python3
   dpkg-dev
   iproute2
@@ -28,6 +29,8 @@ PACKAGES="
 # The console's browser test drives chromium with playwright-core from npm.
 # clang-14 and its runtime build the fuzz targets (make fuzz, tests/fuzz);
 # dpkg-dev gives cpack the package's library dependencies (ctest -R package).
+# protobuf-compiler: protoc reads what the wire codec writes with the schema
+# (ctest -R wire_schema); nothing is generated from it at build time.
 # Debian's nodejs may already ship npm, and Debian's `npm` package conflicts
 # with such a nodejs: ask for it only when the command is missing.
 if ! command -v npm >/dev/null 2>&1; then

@@ -37,6 +37,7 @@
 
 #include "actors/raft/progress.hpp"
 #include "proto/commands.hpp"
+#include "proto/field.hpp"
 
 namespace aisched::raft {
 
@@ -98,7 +99,8 @@ struct hard_state {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, hard_state& x) {
-  return f(caf::meta::type_name("aisched.raft.hard_state"), x.term, x.voted_for, x.commit);
+  return f(caf::meta::type_name("aisched.raft.hard_state"), proto::field("term"), x.term,
+           proto::field("voted_for"), x.voted_for, proto::field("commit"), x.commit);
 }
 
 /// The base of a compacted log: entries up to `index` (whose term was `term`)
@@ -112,7 +114,8 @@ struct snapshot_meta {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, snapshot_meta& x) {
-  return f(caf::meta::type_name("aisched.raft.snapshot_meta"), x.index, x.term, x.members);
+  return f(caf::meta::type_name("aisched.raft.snapshot_meta"), proto::field("index"), x.index,
+           proto::field("term"), x.term, proto::field("members"), x.members);
 }
 
 enum class role : uint8_t { follower, pre_candidate, candidate, leader };
@@ -135,8 +138,9 @@ struct vote_request {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, vote_request& x) {
-  return f(caf::meta::type_name("aisched.raft.vote_request"), x.term, x.candidate, x.last_log_index,
-           x.last_log_term, x.pre_vote);
+  return f(caf::meta::type_name("aisched.raft.vote_request"), proto::field("term"), x.term,
+           proto::field("candidate"), x.candidate, proto::field("last_log_index"), x.last_log_index,
+           proto::field("last_log_term"), x.last_log_term, proto::field("pre_vote"), x.pre_vote);
 }
 
 /// Answer to a vote_request. A granted pre-vote echoes the requested term.
@@ -148,8 +152,9 @@ struct vote_response {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, vote_response& x) {
-  return f(caf::meta::type_name("aisched.raft.vote_response"), x.term, x.from, x.granted,
-           x.pre_vote);
+  return f(caf::meta::type_name("aisched.raft.vote_response"), proto::field("term"), x.term,
+           proto::field("from"), x.from, proto::field("granted"), x.granted,
+           proto::field("pre_vote"), x.pre_vote);
 }
 
 /// AppendEntries; with no entries it doubles as the heartbeat. `entries` are
@@ -164,8 +169,10 @@ struct append_request {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, append_request& x) {
-  return f(caf::meta::type_name("aisched.raft.append_request"), x.term, x.leader, x.prev_index,
-           x.prev_term, x.entries, x.leader_commit);
+  return f(caf::meta::type_name("aisched.raft.append_request"), proto::field("term"), x.term,
+           proto::field("leader"), x.leader, proto::field("prev_index"), x.prev_index,
+           proto::field("prev_term"), x.prev_term, proto::field("entries"), x.entries,
+           proto::field("leader_commit"), x.leader_commit);
 }
 
 /// Answer to an append_request or snapshot_request.
@@ -186,8 +193,10 @@ struct append_response {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, append_response& x) {
-  return f(caf::meta::type_name("aisched.raft.append_response"), x.term, x.from, x.success,
-           x.match_index, x.reject_hint, x.reject_hint_term);
+  return f(caf::meta::type_name("aisched.raft.append_response"), proto::field("term"), x.term,
+           proto::field("from"), x.from, proto::field("success"), x.success,
+           proto::field("match_index"), x.match_index, proto::field("reject_hint"), x.reject_hint,
+           proto::field("reject_hint_term"), x.reject_hint_term);
 }
 
 /// InstallSnapshot, payload elided: tells a follower whose needed entries were
@@ -203,8 +212,9 @@ struct snapshot_request {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, snapshot_request& x) {
-  return f(caf::meta::type_name("aisched.raft.snapshot_request"), x.term, x.leader, x.last_index,
-           x.last_term, x.members);
+  return f(caf::meta::type_name("aisched.raft.snapshot_request"), proto::field("term"), x.term,
+           proto::field("leader"), x.leader, proto::field("last_index"), x.last_index,
+           proto::field("last_term"), x.last_term, proto::field("members"), x.members);
 }
 
 /// caf::variant rather than std::variant: CAF 0.17 can only serialize the
@@ -220,7 +230,8 @@ struct message {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, message& x) {
-  return f(caf::meta::type_name("aisched.raft.message"), x.to, x.from, x.body);
+  return f(caf::meta::type_name("aisched.raft.message"), proto::field("to"), x.to,
+           proto::field("from"), x.from, proto::field("body"), x.body);
 }
 
 /// The term a message was sent in.

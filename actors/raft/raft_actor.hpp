@@ -60,8 +60,11 @@ struct snapshot_chunk {
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, snapshot_chunk& x) {
-  return f(caf::meta::type_name("aisched.raft.snapshot_chunk"), x.to, x.from, x.term, x.index,
-           x.last_term, x.seq, x.last, x.data, x.members, x.format);
+  return f(caf::meta::type_name("aisched.raft.snapshot_chunk"), proto::field("to"), x.to,
+           proto::field("from"), x.from, proto::field("term"), x.term,
+           proto::field("index"), x.index, proto::field("last_term"), x.last_term,
+           proto::field("seq"), x.seq, proto::field("last"), x.last, proto::field("data"), x.data,
+           proto::field("members"), x.members, proto::field("format"), x.format);
 }
 
 /// A follower's answer to a chunk meaning "stop sending, I am done with it".

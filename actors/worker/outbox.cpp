@@ -28,9 +28,24 @@ namespace {
 namespace fs = std::filesystem;
 
 // A record: u32 body length, u32 checksum of the body, then the body:
-// u8 kind, u32 key length, the key, and (puts) the encoded run_result.
+// u8 kind, u32 key length, the key, and (puts) the encoded run_result: CAF's
+// encoding in a put that builds of data formats 0 and 1 wrote, the wire
+// codec's (proto/codec.hpp) in a wire put. Both read, so reports an earlier
+// build left are sent after an upgrade; a live report moved keeps its kind.
 constexpr uint8_t kind_put = 1;
 constexpr uint8_t kind_erase = 2;
+constexpr uint8_t kind_wire_put = 3;
+
+bool is_put(uint8_t kind) { return kind == kind_put || kind == kind_wire_put; }
+
+/// A report as a put of `kind` holds it.
+caf::expected<proto::run_result> decode_report(uint8_t kind, std::string_view value) {
+  if (kind == kind_put) return proto::format_1::decode<proto::run_result>(value);
+  return proto::decode<proto::run_result>(value);
+}
+
+/// A put's kind and its value.
+using put_value = std::pair<uint8_t, std::string>;
 constexpr size_t header_bytes = 8;
 constexpr size_t body_prefix = 5;
 constexpr uint32_t max_body = 64u << 20;  // far above any report; guards a garbled length
@@ -119,7 +134,7 @@ caf::expected<size_t> parse(const std::string& data, const std::string& path, Ea
                                              " fails its checksum");
     auto kind = static_cast<uint8_t>(body[0]);
     auto key_len = get_u32(body.data() + 1);
-    if ((kind != kind_put && kind != kind_erase) || key_len > len - body_prefix)
+    if ((!is_put(kind) && kind != kind_erase) || key_len > len - body_prefix)
       return make_error(errc::corrupted,
                         "outbox record at " + path + ":" + std::to_string(at) + " is malformed");
     each(kind, body.substr(body_prefix, key_len), body.substr(body_prefix + key_len));
@@ -198,7 +213,7 @@ caf::expected<std::unique_ptr<outbox>> outbox::open(const std::string& dir, opti
     if (seqs[i] != seqs[i - 1] + 1)  // segments go oldest first only
       return make_error(errc::corrupted,
                         "outbox " + dir + " misses segment " + segment_name(seqs[i - 1] + 1));
-  std::map<std::string, std::string> values;  // live key -> encoded report
+  std::map<std::string, put_value> values;  // live key -> encoded report
   uint64_t newest_size = 0;                   // of the last segment, whole records only
   for (size_t i = 0; i < seqs.size(); ++i) {
     auto seq = seqs[i];
@@ -210,11 +225,11 @@ caf::expected<std::unique_ptr<outbox>> outbox::open(const std::string& dir, opti
         parse(*data, path, [&](uint8_t kind, std::string_view key, std::string_view value) {
           std::string k(key);
           box->forget(k);
-          if (kind == kind_put) {
+          if (is_put(kind)) {
             box->where_[k] = seq;
             box->segs_.back().live += 1;
             box->segs_.back().puts += 1;
-            values[k] = std::string(value);
+            values[k] = put_value{kind, std::string(value)};
           } else {
             values.erase(k);
           }
@@ -255,7 +270,7 @@ caf::expected<std::unique_ptr<outbox>> outbox::open(const std::string& dir, opti
       add_record(records, kind_put, key, value);
       box->forget(key);
       box->where_[key] = box->segs_.back().seq;
-      values[key] = value;
+      values[key] = put_value{kind_put, value};
     }
     if (auto err = box->append(records, former.size())) return err;
     if (::fdatasync(box->fd_) != 0) return sys_error("cannot sync the moved reports");
@@ -270,7 +285,7 @@ caf::expected<std::unique_ptr<outbox>> outbox::open(const std::string& dir, opti
   }
 
   for (auto& [key, value] : values) {
-    auto r = proto::decode<proto::run_result>(value);
+    auto r = decode_report(value.first, value.second);
     if (!r)
       return make_error(errc::corrupted,
                         "outbox record " + key + " does not decode: " + view(r.error()).message);
@@ -344,7 +359,7 @@ caf::error outbox::put(
   if (fd_ < 0) return make_error(errc::storage_error, "outbox: a failed write left it unusable");
   std::string records;
   records.reserve(reports.size() * 160);  // a no-op's report is about 130 bytes framed
-  for (auto& [key, r] : reports) add_record(records, kind_put, key, proto::encode(*r));
+  for (auto& [key, r] : reports) add_record(records, kind_wire_put, key, proto::encode(*r));
   if (size_ > 0 && size_ + records.size() > opts_.segment_bytes) {
     if (auto err = start_segment()) return err;
     // An oldest segment mostly dead: its live reports are written again here
@@ -355,15 +370,16 @@ caf::error outbox::put(
       auto path = path_of(front.seq);
       auto data = read_file(path);
       if (!data) return data.error();
-      std::map<std::string, std::string> live;
+      std::map<std::string, put_value> live;
       auto whole = parse(*data, path, [&](uint8_t kind, std::string_view key, std::string_view v) {
         std::string k(key);
-        if (kind != kind_put) return;
-        if (auto i = where_.find(k); i != where_.end() && i->second == front.seq) live[k] = v;
+        if (!is_put(kind)) return;
+        if (auto i = where_.find(k); i != where_.end() && i->second == front.seq)
+          live[k] = put_value{kind, std::string(v)};
       });
       if (!whole) return whole.error();
       std::string moved;
-      for (auto& [key, value] : live) add_record(moved, kind_put, key, value);
+      for (auto& [key, value] : live) add_record(moved, value.first, key, value.second);
       if (auto err = append(moved, live.size())) return err;
       for (auto& [key, value] : live) where_[key] = segs_.back().seq;
       segs_.front().live = 0;

@@ -71,9 +71,9 @@ golden_case retention_mark_case();    // meta "pruned/" + task id
 golden_case cluster_id_case();        // raft_meta "cluster_id"
 golden_case token_hash_index_case();  // auth "h/" + token hash
 golden_case worker_share_case();      // auth "s/" + worker id
-golden_case outbox_segment_case();    // a segment file of the worker's outbox
+golden_case outbox_segment_case(bool written);  // a segment file of the worker's outbox
 golden_case snapshot_chunk_case();    // a chunk a leader sends to install a snapshot
 golden_case format_file_case(uint32_t format);  // the data directory's FORMAT of `format`
-golden_case stored_format_case();                // raft_meta "format" (since format 1)
+golden_case stored_format_case(uint32_t format);  // raft_meta "format" (since format 1)
 
 }  // namespace aisched::compat

@@ -340,7 +340,7 @@ golden_case worker_share_case() {
 
 /// A segment of the worker's outbox (actors/worker/outbox.cpp): both example
 /// reports put, then the second erased.
-golden_case outbox_segment_case() {
+golden_case outbox_segment_case(bool written) {
   static const std::string segment = "seg-00000000000000000001.outbox";
   return {"outbox_segment",
           [] {
@@ -370,7 +370,8 @@ golden_case outbox_segment_case() {
             if (encode(got[0].second) != encode(want[0].second))
               return reads_as_other(encode(got[0].second), encode(want[0].second));
             return {};
-          }};
+          },
+          written};
 }
 
 /// A snapshot chunk (storage/snapshot.cpp), as a leader sends it to install.
@@ -418,9 +419,9 @@ golden_case format_file_case(uint32_t format) {
 }
 
 /// The format a migration step records in the database (storage/migrations.hpp).
-golden_case stored_format_case() {
+golden_case stored_format_case(uint32_t format) {
   return {"stored_format",
-          [] {
+          [format] {
             scratch_db s;
             auto dir = test::make_test_dir("aisched-golden-format-");
             if (dir.empty()) fail_setup("cannot create a temporary directory");
@@ -430,15 +431,16 @@ golden_case stored_format_case() {
             must(std::move(ran), "cannot migrate an empty database");
             return s.get(column::raft_meta, "format");
           },
-          [](const std::string& bytes) -> std::string {
+          [format](const std::string& bytes) -> std::string {
             scratch_db s;
             s.put(column::raft_meta, "format", bytes);
             auto got = storage::stored_format(s.db());
             if (!got) return "does not read: " + view(got.error()).message;
             if (!*got) return "reads as no format";
-            if (**got != 1) return "reads back as format " + std::to_string(**got);
+            if (**got != format) return "reads back as format " + std::to_string(**got);
             return {};
-          }};
+          },
+          format == storage::current_format};
 }
 
 }  // namespace aisched::compat

@@ -58,6 +58,21 @@ template <class T>
 struct has_equal<T, std::void_t<decltype(std::declval<const T&>() == std::declval<const T&>())>>
     : std::true_type {};
 
+/// A record of format 0 or 1 (CAF's encoding, proto::format_1): read by the
+/// migration to format 2 as the example, no longer written.
+template <class T>
+golden_case format_1_case(std::string name, T example) {
+  return {std::move(name), [example] { return format_1::encode(example); },
+          [example](const std::string& bytes) -> std::string {
+            auto got = format_1::decode<T>(bytes);
+            if (!got) return "does not decode: " + view(got.error()).message;
+            if (format_1::encode(*got) != format_1::encode(example))
+              return reads_as_other(format_1::encode(*got), format_1::encode(example));
+            return {};
+          },
+          false};
+}
+
 /// A record of the codec (proto/codec.hpp: RocksDB values, raft log entries,
 /// the worker's outbox values), compared by operator== where it has one,
 /// else by re-encoding.
@@ -104,30 +119,34 @@ golden_case format_0_entry_case(std::string name, log_entry example) {
           [example](const std::string& bytes) -> std::string {
             auto got = storage::log_entry_from_format_0(bytes);
             if (!got) return "does not migrate: " + view(got.error()).message;
+            auto cmd = storage::command_to_format_2(got->cmd);
+            if (!cmd) return "does not migrate to format 2: " + view(cmd.error()).message;
+            got->cmd = std::move(*cmd);
             if (encode(*got) != encode(example)) return reads_as_other(encode(*got), encode(example));
             return {};
           },
           false};
 }
 
-/// Format 1 (raft entries become opaque commands): what it wrote anew.
-std::vector<golden_case> format_1_cases() {
+/// A raft log entry of format 1 (an opaque command of CAF's encoding): read by
+/// the migration to format 2, as the example; no longer written.
+golden_case format_1_entry_case(std::string name, log_entry example) {
+  return {std::move(name), [example] { return encode(example); },
+          [example](const std::string& bytes) -> std::string {
+            auto got = storage::log_entry_from_format_1(bytes);
+            if (!got) return "does not migrate: " + view(got.error()).message;
+            if (encode(*got) != encode(example)) return reads_as_other(encode(*got), encode(example));
+            return {};
+          },
+          false};
+}
+
+/// Format 2 (the wire format, numbered fields): every record, command and
+/// raft entry anew, the worker's outbox and the format's stamps.
+std::vector<golden_case> format_2_cases() {
   std::vector<golden_case> out;
   for (auto& e : example_log_entries())
     out.push_back(codec_case("log_entry_" + std::string(command_name(e.cmd)), e));
-  out.push_back(stored_format_case());
-  out.push_back(format_file_case(1));
-  return out;
-}
-
-/// Format 0: every record; its raft entries and FORMAT are read, no longer written.
-std::vector<golden_case> format_0_cases() {
-  std::vector<golden_case> out;
-  // The raft log: one entry per command format 0 had (type numbers 0..29).
-  for (auto& e : example_log_entries())
-    if (e.cmd.type < 30)
-      out.push_back(format_0_entry_case("log_entry_" + std::string(command_name(e.cmd)), e));
-  // RocksDB values of the codec (and the worker's outbox values: run_result).
   out.push_back(codec_case("task", example_task()));
   out.push_back(codec_case("task_runtime", example_task_runtime()));
   out.push_back(codec_case("instance", example_instance()));
@@ -143,6 +162,46 @@ std::vector<golden_case> format_0_cases() {
   out.push_back(codec_case("load_sample", example_load_sample()));
   out.push_back(codec_case("membership", set_membership{example_membership()}));
   out.push_back(codec_case("failure_analysis", example_analysis()));
+  out.push_back(outbox_segment_case(true));
+  out.push_back(stored_format_case(2));
+  out.push_back(format_file_case(2));
+  return out;
+}
+
+/// Format 1 (raft entries become opaque commands): what it wrote anew.
+std::vector<golden_case> format_1_cases() {
+  std::vector<golden_case> out;
+  for (auto& e : example_log_entries())
+    if (e.cmd.type < 30)  // the commands format 1 had
+      out.push_back(format_1_entry_case("log_entry_" + std::string(command_name(e.cmd)), e));
+  out.push_back(stored_format_case(1));
+  out.push_back(format_file_case(1));
+  return out;
+}
+
+/// Format 0: every record; its raft entries and FORMAT are read, no longer written.
+std::vector<golden_case> format_0_cases() {
+  std::vector<golden_case> out;
+  // The raft log: one entry per command format 0 had (type numbers 0..29).
+  for (auto& e : example_log_entries())
+    if (e.cmd.type < 30)
+      out.push_back(format_0_entry_case("log_entry_" + std::string(command_name(e.cmd)), e));
+  // RocksDB values of the codec (and the worker's outbox values: run_result).
+  out.push_back(format_1_case("task", example_task()));
+  out.push_back(format_1_case("task_runtime", example_task_runtime()));
+  out.push_back(format_1_case("instance", example_instance()));
+  out.push_back(format_1_case("attempt_record", example_attempt()));
+  out.push_back(format_1_case("run_result", example_run_result()));
+  out.push_back(format_1_case("user", example_user()));
+  out.push_back(format_1_case("api_token", example_token()));
+  out.push_back(format_1_case("audit_entry", example_audit_entry()));
+  out.push_back(format_1_case("data_key", example_data_key()));
+  out.push_back(format_1_case("secret_record", example_secret()));
+  out.push_back(format_1_case("pool", example_pool()));
+  out.push_back(format_1_case("calendar", example_calendar()));
+  out.push_back(format_1_case("load_sample", example_load_sample()));
+  out.push_back(format_1_case("membership", set_membership{example_membership()}));
+  out.push_back(format_1_case("failure_analysis", example_analysis()));
   // The AI agent's conversations: JSON.
   out.push_back(json_case(
       "conversation_record", [] { return conversation_record(example_conversation()); },
@@ -178,17 +237,18 @@ std::vector<golden_case> format_0_cases() {
   out.push_back(token_hash_index_case());
   out.push_back(worker_share_case());
   // Files.
-  out.push_back(outbox_segment_case());
+  out.push_back(outbox_segment_case(false));
   out.push_back(snapshot_chunk_case());
   out.push_back(format_file_case(0));
   return out;
 }
 
 /// The formats with golden files: format-<n>/ holds what format n wrote anew.
-constexpr uint32_t last_golden_format = 1;
+constexpr uint32_t last_golden_format = 2;
 
 const std::vector<golden_case>& golden_cases(uint32_t format) {
-  static const std::vector<std::vector<golden_case>> cases{format_0_cases(), format_1_cases()};
+  static const std::vector<std::vector<golden_case>> cases{format_0_cases(), format_1_cases(),
+                                                           format_2_cases()};
   static_assert(last_golden_format == storage::current_format,
                 "the current format has its golden directory");
   return cases.at(format);
@@ -305,6 +365,7 @@ std::string name_of(const ::testing::TestParamInfo<golden_key>& info) { return i
 
 INSTANTIATE_TEST_SUITE_P(format_0, golden, ::testing::ValuesIn(keys_of(0)), name_of);
 INSTANTIATE_TEST_SUITE_P(format_1, golden, ::testing::ValuesIn(keys_of(1)), name_of);
+INSTANTIATE_TEST_SUITE_P(format_2, golden, ::testing::ValuesIn(keys_of(2)), name_of);
 
 template <class... Ts>
 constexpr size_t count_of(command_list<Ts...>) {

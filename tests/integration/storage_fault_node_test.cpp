@@ -476,7 +476,7 @@ TEST(storage_fault_node, a_data_directory_of_a_newer_format_is_refused_and_left_
   std::ifstream in(stamp);
   std::string first;
   std::getline(in, first);
-  EXPECT_EQ(first, "aisched-format 1") << "a new data directory is not stamped";
+  EXPECT_EQ(first, "aisched-format 2") << "a new data directory is not stamped";
   write_file(stamp, "aisched-format 7\nwritten-by 9.9.9\n");
   auto before = listing(data);
   auto r = run_command({AISCHED_BINARY, "--data-dir", data, "--http-addr", "127.0.0.1:0",
@@ -484,7 +484,7 @@ TEST(storage_fault_node, a_data_directory_of_a_newer_format_is_refused_and_left_
                        40s);
   auto said = r.out + r.err;
   EXPECT_EQ(r.exit_code, 2) << tail(said);
-  for (auto word : {"format 7", "format 1", "9.9.9"})
+  for (auto word : {"format 7", "format 2", "9.9.9"})
     EXPECT_NE(said.find(word), std::string::npos) << word << "\n" << tail(said);
   EXPECT_EQ(listing(data), before) << "the refused start changed the data directory";
 

@@ -3,6 +3,7 @@
 // reopen, idempotent replay, fires with deterministic instance ids, the instance
 // state machine, and instance counts. Paged reads are in state_queries_test.cpp,
 // idempotency keys in state_machine_idempotency_test.cpp.
+#include "proto/codec.hpp"
 #include "storage/state_machine_fixture.hpp"
 
 namespace aisched::storage {
@@ -175,6 +176,26 @@ TEST_F(state_machine_test, set_paused_toggles_and_bumps_version_only_on_change) 
   must_apply(set_paused{"", id, false, t0 + 3 * minute});
   EXPECT_FALSE(get(id).paused);
   EXPECT_EQ(get(id).version, 3u);
+}
+
+TEST_F(state_machine_test, a_field_of_a_later_build_is_kept_through_each_rewrite_of_the_task) {
+  // A task as a later build writes it: field 99, which this build does not know.
+  auto bytes = encode(make_task("later"));
+  std::string field_99;
+  wire::put_tag(field_99, 99, wire::length);
+  wire::put_varint(field_99, 5);
+  field_99 += "hello";
+  auto later = decode<task>(bytes + field_99);
+  ASSERT_TRUE(later) << to_string(later.error());
+  EXPECT_EQ(later->unknown.bytes, field_99);
+  auto id = create(*later);
+  // Stored, rewritten by a command of this build, read back: still there.
+  must_apply(set_paused{"default", id, true, t0 + minute});
+  auto got = get(id);
+  EXPECT_TRUE(got.paused);
+  EXPECT_EQ(got.unknown.bytes, field_99);
+  auto again = encode(got);
+  EXPECT_EQ(again.substr(again.size() - field_99.size()), field_99);
 }
 
 TEST_F(state_machine_test, delete_removes_the_task_but_keeps_its_instances_readable) {

@@ -1,7 +1,8 @@
-// Google Benchmark for proto::encode / proto::decode of a task, an instance and a
-// run_result (by hand, beside CAF's binary serializer of them), and a log_entry
-// holding a fire command with 100 slots. Reports bytes/s over the encoded size
-// and the size itself in the "bytes" counter.
+// Google Benchmark for proto::encode / proto::decode (the wire codec of data
+// format 2, proto/wire.hpp) of a task, an instance and a run_result, beside
+// CAF's binary serializer that formats 0 and 1 stored (proto::format_1), and a
+// log_entry holding a fire command with 100 slots. Reports bytes/s over the
+// encoded size and the size itself in the "bytes" counter.
 //   bench_codec --benchmark_min_time=0.2 --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
 
@@ -86,29 +87,19 @@ run_result sample_report() {
   return r;
 }
 
-/// The instance through CAF's serializer, as every type but it goes: what
-/// the hand-written codec of proto/instance_codec.cpp is measured against.
-void bm_encode_caf_instance(benchmark::State& state) {
-  const auto x = sample_instance();
-  for (auto _ : state) benchmark::DoNotOptimize(detail::caf_encode(x));
+/// A record through CAF's serializer, as data formats 0 and 1 stored it.
+template <class T>
+void bm_encode_format_1(benchmark::State& state, T x) {
+  for (auto _ : state) benchmark::DoNotOptimize(format_1::encode(x));
   state.SetItemsProcessed(state.iterations());
+  state.counters["bytes"] = static_cast<double>(format_1::encode(x).size());
 }
 
-void bm_decode_caf_instance(benchmark::State& state) {
-  const auto bytes = encode(sample_instance());
-  for (auto _ : state) benchmark::DoNotOptimize(detail::caf_decode<instance>(bytes));
-  state.SetItemsProcessed(state.iterations());
-}
-
-void bm_encode_caf_report(benchmark::State& state) {
-  const auto x = sample_report();
-  for (auto _ : state) benchmark::DoNotOptimize(detail::caf_encode(x));
-  state.SetItemsProcessed(state.iterations());
-}
-
-void bm_decode_caf_report(benchmark::State& state) {
-  const auto bytes = encode(sample_report());
-  for (auto _ : state) benchmark::DoNotOptimize(detail::caf_decode<run_result>(bytes));
+template <class T>
+void bm_decode_format_1(benchmark::State& state, T x) {
+  const auto bytes = format_1::encode(x);
+  if (!format_1::decode<T>(bytes)) std::abort();
+  for (auto _ : state) benchmark::DoNotOptimize(format_1::decode<T>(bytes));
   state.SetItemsProcessed(state.iterations());
 }
 
@@ -116,12 +107,14 @@ BENCHMARK_CAPTURE(bm_encode, task, sample_task());
 BENCHMARK_CAPTURE(bm_decode, task, sample_task());
 BENCHMARK_CAPTURE(bm_encode, instance, sample_instance());
 BENCHMARK_CAPTURE(bm_decode, instance, sample_instance());
-BENCHMARK(bm_encode_caf_instance);
-BENCHMARK(bm_decode_caf_instance);
+BENCHMARK_CAPTURE(bm_encode_format_1, task, sample_task());
+BENCHMARK_CAPTURE(bm_decode_format_1, task, sample_task());
+BENCHMARK_CAPTURE(bm_encode_format_1, instance, sample_instance());
+BENCHMARK_CAPTURE(bm_decode_format_1, instance, sample_instance());
 BENCHMARK_CAPTURE(bm_encode, report, sample_report());
 BENCHMARK_CAPTURE(bm_decode, report, sample_report());
-BENCHMARK(bm_encode_caf_report);
-BENCHMARK(bm_decode_caf_report);
+BENCHMARK_CAPTURE(bm_encode_format_1, report, sample_report());
+BENCHMARK_CAPTURE(bm_decode_format_1, report, sample_report());
 BENCHMARK_CAPTURE(bm_encode, fire_100_slots, sample_fire());
 BENCHMARK_CAPTURE(bm_decode, fire_100_slots, sample_fire());
 
