@@ -1,10 +1,11 @@
-// Range checks of decoded values: every enum field holds a named value. CAF
-// reads enums as plain integers, so proto::decode() calls these to reject
-// corrupted bytes instead of handing out an impossible state.
+// Range checks of values CAF's encoding (proto::format_1, data formats 0 and
+// 1) decodes: every enum field holds a named value. CAF reads enums as plain
+// integers, so format_1::decode() calls these to reject corrupted bytes
+// instead of handing out an impossible state. (The wire codec checks each enum
+// against its names as it reads it.) Only stored records are read this way.
 #pragma once
 
 #include "proto/commands.hpp"
-#include "proto/interfaces.hpp"
 #include "proto/types.hpp"
 
 namespace aisched::proto {
@@ -22,7 +23,6 @@ inline bool enums_valid(const instance& x) { return in_range(x.state); }
 inline bool enums_valid(const attempt_record& r) { return in_range(r.state); }
 inline bool enums_valid(const task_runtime& r) { return in_range(r.last_state); }
 inline bool enums_valid(const worker& w) { return in_range(w.protocol) && in_range(w.status); }
-inline bool enums_valid(const execute_request& r) { return in_range(r.kind); }
 inline bool enums_valid(const run_result& r) { return in_range(r.state); }
 
 inline bool enums_valid(const create_task& c) { return enums_valid(c.t); }
