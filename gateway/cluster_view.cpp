@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include <boost/json.hpp>
 #include <caf/actor_system.hpp>
@@ -59,11 +60,18 @@ json::value cluster_json(const gather& g) {
     if (!p.refused.empty()) m["refused"] = p.refused;
     members.push_back(std::move(m));
   }
+  // The builds the reachable members run: more than one while a group is
+  // being upgraded member by member (README "Upgrading").
+  std::set<std::string> builds{s.version};
+  for (auto& [id, a] : g.answers) builds.insert(a.version);
+  json::array versions;
+  for (auto& b : builds) versions.emplace_back(b);
   json::object o;
   o["node_id"] = s.node_id;
   o["leader"] = s.leader_id;
   o["term"] = s.term;
   o["cluster_id"] = s.cluster_id;
+  o["versions"] = std::move(versions);
   o["members"] = std::move(members);
   return o;
 }

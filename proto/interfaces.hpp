@@ -104,6 +104,8 @@ struct raft_status {
   /// The id of the cluster this member's data belongs to, fixed when the group
   /// bootstrapped ("" while a joining member has not learned it yet).
   std::string cluster_id;
+  std::string version;       // the build this member runs ("0.1.0")
+  uint32_t data_format = 0;  // the data format it stores and speaks (storage::current_format)
 };
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, raft_status& x) {
@@ -112,7 +114,8 @@ typename Inspector::result_type inspect(Inspector& f, raft_status& x) {
            field("commit_index"), x.commit_index, field("applied_index"), x.applied_index,
            field("last_log_index"), x.last_log_index, field("peers"), x.peers,
            field("http_addr"), x.http_addr, field("voter"), x.voter,
-           field("cluster_id"), x.cluster_id);
+           field("cluster_id"), x.cluster_id, field("version"), x.version,
+           field("data_format"), x.data_format);
 }
 
 /// Tells leader-only actors (trigger, retry, router, backpressure) whether this

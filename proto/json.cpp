@@ -510,6 +510,8 @@ json::value to_json(const raft_status& s) {
   o["http_addr"] = s.http_addr;
   o["voter"] = s.voter;
   o["cluster_id"] = s.cluster_id;
+  o["version"] = s.version;
+  o["data_format"] = s.data_format;
   return o;
 }
 

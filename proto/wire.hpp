@@ -296,8 +296,6 @@ class reader {
   /// Why reading failed (empty while it has not).
   const std::string& failure() const { return failure_; }
 
-  /// How many fields the record read has (its places in inspect()).
-  uint32_t fields() const { return next_ - 1; }
 
   /// Reads `x` from the value of field `f`.
   template <class T>
@@ -484,18 +482,21 @@ bool encode_to(std::string& out, const T& x) {
 }
 
 /// The T in `bytes`; errc::corrupted naming what is wrong. No bytes at all
-/// are not a record that has fields: writer writes every field, so an empty
-/// value is a value lost, not a record of defaults. (A value cut short at a
-/// field's end reads as the fields before it, as in every Protocol Buffers
-/// reader: RocksDB's block checksums, the outbox's and a backup's catch that.)
+/// are not a record with a scalar or record field: writer writes each of
+/// those, so an empty value is a value lost, not a record of defaults (a
+/// record of repeated fields only, all empty, is empty). A value cut short at
+/// a field's end reads as the fields before it, as in every Protocol Buffers
+/// reader: RocksDB's block checksums, the outbox's and a backup's catch that.
 template <class T>
 caf::expected<T> decode(std::string_view bytes) {
   T x{};
   reader r{bytes.data(), bytes.data() + bytes.size()};
   if (!inspect(r, x))
     return make_error(errc::corrupted, "cannot decode stored value: " + r.failure());
-  if (bytes.empty() && r.fields() > 0)
-    return make_error(errc::corrupted, "cannot decode stored value: it is empty");
+  if (bytes.empty()) {
+    static const bool never_empty = !wire::encode(T{}).empty();
+    if (never_empty) return make_error(errc::corrupted, "cannot decode stored value: it is empty");
+  }
   return x;
 }
 

@@ -3,6 +3,7 @@
 
 #include "actors/raft/peer_links.hpp"
 #include "proto/errors.hpp"
+#include "storage/format_version.hpp"
 #include "storage/state_machine.hpp"
 
 namespace aisched::raft {
@@ -20,6 +21,8 @@ raft_status status_of(const raft_state& st) {
   s.last_log_index = st.member->last_index();
   s.voter = st.member->is_voter(st.opts.node_id);
   s.cluster_id = st.opts.cluster_id;
+  s.version = AISCHED_VERSION;
+  s.data_format = storage::current_format;
   if (!s.voter && st.member->current_role() == role::follower) {
     auto& members = st.member->membership();
     s.role = proto::find_member(members, st.opts.node_id) != nullptr ? "learner"

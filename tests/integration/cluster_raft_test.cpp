@@ -24,6 +24,7 @@
 #include <tuple>
 #include <vector>
 
+#include "storage/format_version.hpp"
 #include "support/node_process.hpp"
 #include "support/raft_group_process.hpp"
 #include "support/test_helpers.hpp"
@@ -174,8 +175,15 @@ TEST(cluster_raft, three_nodes_elect_one_leader_and_replicate) {
     roles.insert(str(mo, "role"));
     addrs.insert(str(mo, "http_addr"));
     EXPECT_GE(num(mo, "term"), 1) << r.body;
+    // The build and data format each member runs, as it says itself.
+    EXPECT_EQ(str(mo, "version"), AISCHED_VERSION) << r.body;
+    EXPECT_EQ(num(mo, "data_format"), static_cast<int64_t>(aisched::storage::current_format))
+        << r.body;
   }
   EXPECT_EQ(roles, (std::set<std::string>{"leader", "follower"})) << r.body;
+  ASSERT_TRUE(cv.at("versions").is_array()) << r.body;
+  EXPECT_EQ(json::serialize(cv.at("versions")), std::string("[\"") + AISCHED_VERSION + "\"]")
+      << r.body;
   std::set<std::string> expected_addrs;
   for (size_t i = 0; i < g.size(); ++i) expected_addrs.insert("127.0.0.1:" + std::to_string(g.port(i)));
   EXPECT_EQ(addrs, expected_addrs) << r.body;

@@ -226,6 +226,27 @@ TEST(wire, a_scalar_field_written_twice_reads_as_its_last_value) {
   EXPECT_EQ(got->name, "second");
 }
 
+/// A record of one repeated field: empty, it writes nothing.
+struct only_list {
+  std::vector<part> parts;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, only_list& x) {
+  return f(caf::meta::type_name("t.only_list"), field("parts"), x.parts);
+}
+
+TEST(wire, no_bytes_are_a_lost_value_unless_the_record_writes_none) {
+  auto lost = w::decode<v1_strict>("");
+  ASSERT_FALSE(lost);
+  EXPECT_EQ(view(lost.error()).code, errc::corrupted);
+  // Found by fuzz_command: a record of an empty list writes no bytes, and
+  // what it wrote must read back.
+  EXPECT_EQ(w::encode(only_list{}), "");
+  auto empty = w::decode<only_list>("");
+  ASSERT_TRUE(empty) << to_string(empty.error());
+  EXPECT_TRUE(empty->parts.empty());
+}
+
 TEST(wire, a_packed_repeated_field_reads_as_its_elements) {
   // Field 7 (codes), packed as other writers of the format may write it:
   // sint32 zigzag 1 -> 2, -2 -> 3, 300 -> 600.

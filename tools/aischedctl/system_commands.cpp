@@ -64,11 +64,13 @@ int cluster_status(session& s) {
   return show(s, "/api/v1/cluster", [](const json::value& v) {
     std::cout << "node " << cell(v, "node_id") << "  leader " << cell(v, "leader") << "  term "
               << cell(v, "term") << "\n\n";
-    table t({"ID", "ROLE", "REACHABLE", "COMMIT", "APPLIED", "MATCH", "ADDRESS"});
+    table t({"ID", "ROLE", "REACHABLE", "COMMIT", "APPLIED", "MATCH", "VERSION", "FORMAT",
+             "ADDRESS"});
     for (auto& m : array_field(v, "members"))
       t.add({cell(m, "id") + (cell(m, "self") == "true" ? " (self)" : ""), cell(m, "role"),
              cell(m, "reachable"), cell(m, "commit_index"), cell(m, "applied_index"),
-             cell(m, "match_index"), cell(m, "address")});
+             cell(m, "match_index"), cell(m, "version"), cell(m, "data_format"),
+             cell(m, "address")});
     t.print(std::cout);
   });
 }
