@@ -325,6 +325,10 @@ TEST_F(aischedctl, cluster_workers_backpressure_version_and_events) {
   auto cluster = ctl({"cluster", "status"});
   ASSERT_EQ(cluster.exit_code, 0) << cluster.err;
   EXPECT_NE(cluster.out.find("leader n1"), std::string::npos) << cluster.out;
+  // Each member's build and data format, in columns of their own.
+  EXPECT_NE(cluster.out.find("VERSION"), std::string::npos) << cluster.out;
+  EXPECT_NE(cluster.out.find(std::string(AISCHED_VERSION) + "  "), std::string::npos)
+      << cluster.out;
   auto workers = ctl({"worker", "list", "-o", "json"});
   ASSERT_EQ(workers.exit_code, 0) << workers.err;
   EXPECT_FALSE(json_of(workers).at("items").as_array().empty()) << workers.out;
