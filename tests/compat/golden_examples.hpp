@@ -63,4 +63,25 @@ std::vector<std::pair<std::string, proto::run_result>> example_outbox_reports();
 /// One log entry per alternative of proto::command, in the variant's order.
 std::vector<proto::log_entry> example_log_entries();
 
+/// Calls `each(name, example)` for every record the codec stores (RocksDB
+/// values, the worker's outbox values), by the name of its golden file.
+template <class Each>
+void for_each_record(Each each) {
+  each("task", example_task());
+  each("task_runtime", example_task_runtime());
+  each("instance", example_instance());
+  each("attempt_record", example_attempt());
+  each("run_result", example_run_result());
+  each("user", example_user());
+  each("api_token", example_token());
+  each("audit_entry", example_audit_entry());
+  each("data_key", example_data_key());
+  each("secret_record", example_secret());
+  each("pool", example_pool());
+  each("calendar", example_calendar());
+  each("load_sample", example_load_sample());
+  each("membership", proto::set_membership{example_membership()});
+  each("failure_analysis", example_analysis());
+}
+
 }  // namespace aisched::compat

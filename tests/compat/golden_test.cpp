@@ -112,6 +112,8 @@ golden_case json_case(std::string name, std::function<json::value()> write,
 
 // -- the table --------------------------------------------------------------------
 
+
+
 /// A raft log entry of format 0 (CAF's variant of 30 commands): read by its
 /// migration to format 1 (storage/migrations.hpp), as the example; no longer written.
 golden_case format_0_entry_case(std::string name, log_entry example) {
@@ -147,21 +149,7 @@ std::vector<golden_case> format_2_cases() {
   std::vector<golden_case> out;
   for (auto& e : example_log_entries())
     out.push_back(codec_case("log_entry_" + std::string(command_name(e.cmd)), e));
-  out.push_back(codec_case("task", example_task()));
-  out.push_back(codec_case("task_runtime", example_task_runtime()));
-  out.push_back(codec_case("instance", example_instance()));
-  out.push_back(codec_case("attempt_record", example_attempt()));
-  out.push_back(codec_case("run_result", example_run_result()));
-  out.push_back(codec_case("user", example_user()));
-  out.push_back(codec_case("api_token", example_token()));
-  out.push_back(codec_case("audit_entry", example_audit_entry()));
-  out.push_back(codec_case("data_key", example_data_key()));
-  out.push_back(codec_case("secret_record", example_secret()));
-  out.push_back(codec_case("pool", example_pool()));
-  out.push_back(codec_case("calendar", example_calendar()));
-  out.push_back(codec_case("load_sample", example_load_sample()));
-  out.push_back(codec_case("membership", set_membership{example_membership()}));
-  out.push_back(codec_case("failure_analysis", example_analysis()));
+  for_each_record([&](std::string name, auto x) { out.push_back(codec_case(std::move(name), x)); });
   out.push_back(outbox_segment_case(true));
   out.push_back(stored_format_case(2));
   out.push_back(format_file_case(2));
@@ -187,21 +175,8 @@ std::vector<golden_case> format_0_cases() {
     if (e.cmd.type < 30)
       out.push_back(format_0_entry_case("log_entry_" + std::string(command_name(e.cmd)), e));
   // RocksDB values of the codec (and the worker's outbox values: run_result).
-  out.push_back(format_1_case("task", example_task()));
-  out.push_back(format_1_case("task_runtime", example_task_runtime()));
-  out.push_back(format_1_case("instance", example_instance()));
-  out.push_back(format_1_case("attempt_record", example_attempt()));
-  out.push_back(format_1_case("run_result", example_run_result()));
-  out.push_back(format_1_case("user", example_user()));
-  out.push_back(format_1_case("api_token", example_token()));
-  out.push_back(format_1_case("audit_entry", example_audit_entry()));
-  out.push_back(format_1_case("data_key", example_data_key()));
-  out.push_back(format_1_case("secret_record", example_secret()));
-  out.push_back(format_1_case("pool", example_pool()));
-  out.push_back(format_1_case("calendar", example_calendar()));
-  out.push_back(format_1_case("load_sample", example_load_sample()));
-  out.push_back(format_1_case("membership", set_membership{example_membership()}));
-  out.push_back(format_1_case("failure_analysis", example_analysis()));
+  for_each_record(
+      [&](std::string name, auto x) { out.push_back(format_1_case(std::move(name), x)); });
   // The AI agent's conversations: JSON.
   out.push_back(json_case(
       "conversation_record", [] { return conversation_record(example_conversation()); },
