@@ -296,7 +296,6 @@ class reader {
   /// Why reading failed (empty while it has not).
   const std::string& failure() const { return failure_; }
 
-
   /// Reads `x` from the value of field `f`.
   template <class T>
   bool get(const raw_field& f, T& x) {

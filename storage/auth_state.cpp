@@ -18,10 +18,14 @@ using namespace proto;
 
 namespace {
 
-std::string user_key(const std::string& name) { return "u/" + name; }
-std::string token_key(const std::string& id) { return "t/" + id; }
-std::string hash_key(const std::string& hash) { return "h/" + hash; }
-std::string share_key(const std::string& worker_id) { return "s/" + worker_id; }
+std::string user_key(const std::string& name) { return std::string(keys::user_prefix) + name; }
+std::string token_key(const std::string& id) { return std::string(keys::token_prefix) + id; }
+std::string hash_key(const std::string& hash) {
+  return std::string(keys::token_hash_prefix) + hash;
+}
+std::string share_key(const std::string& worker_id) {
+  return std::string(keys::share_prefix) + worker_id;
+}
 
 std::string audit_prefix(const std::string& tenant) {
   std::string out = tenant;

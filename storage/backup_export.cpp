@@ -15,12 +15,12 @@ namespace aisched::storage {
 
 namespace {
 
-// Keys written elsewhere, read here at the pinned state.
-constexpr std::string_view cluster_id_key = "cluster_id";        // raft_meta, membership_store.cpp
-constexpr std::string_view bootstrap_key = "bootstrap_members";  // raft_meta, membership_store.cpp
-constexpr std::string_view membership_key = "membership";        // meta, membership_store.cpp
-constexpr std::string_view log_base_key = "snapshot";            // raft_meta, raft_log.cpp
-constexpr std::string_view data_key_prefix = "dk/";              // auth, secret_store.cpp
+// Keys written elsewhere (storage/keys.hpp), read here at the pinned state.
+constexpr std::string_view cluster_id_key = keys::cluster_id;
+constexpr std::string_view bootstrap_key = keys::bootstrap_members;
+constexpr std::string_view membership_key = keys::membership;
+constexpr std::string_view log_base_key = keys::log_base;
+constexpr std::string_view data_key_prefix = keys::data_key_prefix;
 
 /// The term of entry `index`: from the raft log, or its compaction base.
 caf::expected<uint64_t> term_at(const snapshot_export& s, uint64_t index) {

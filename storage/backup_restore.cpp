@@ -16,6 +16,7 @@
 #include "proto/commands.hpp"
 #include "proto/errors.hpp"
 #include "storage/format_version.hpp"
+#include "storage/keys.hpp"
 #include "storage/migrations.hpp"
 #include "storage/membership_store.hpp"
 #include "storage/raft_log.hpp"
@@ -29,7 +30,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view data_key_prefix = "dk/";  // auth, secret_store.cpp
+constexpr std::string_view data_key_prefix = keys::data_key_prefix;
 
 /// The target must not hold anything: a restore seeds a new member.
 caf::error check_target(const std::string& dir) {

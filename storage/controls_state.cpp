@@ -6,6 +6,7 @@
 
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
+#include "storage/keys.hpp"
 #include "storage/rocks.hpp"
 
 namespace aisched::storage {
@@ -57,7 +58,7 @@ void controls_applier::put(const std::string& key, std::string value) {
 
 caf::expected<applied> controls_applier::apply(const put_pool& c) {
   if (auto err = validate_control_name(c.p.name)) return err;
-  put(key_of('p', c.p.tenant, c.p.name), encode(c.p));
+  put(key_of(keys::pool_kind, c.p.tenant, c.p.name), encode(c.p));
   applied out;
   out.pools.push_back(c.p);
   return out;
@@ -65,7 +66,7 @@ caf::expected<applied> controls_applier::apply(const put_pool& c) {
 
 caf::expected<applied> controls_applier::apply(const put_calendar& c) {
   if (auto err = validate_control_name(c.c.name)) return err;
-  put(key_of('c', c.c.tenant, c.c.name), encode(c.c));
+  put(key_of(keys::calendar_kind, c.c.tenant, c.c.name), encode(c.c));
   applied out;
   out.calendars.push_back(c.c);
   return out;
@@ -73,7 +74,7 @@ caf::expected<applied> controls_applier::apply(const put_calendar& c) {
 
 caf::expected<applied> controls_applier::apply(const delete_calendar& c,
                                                const std::vector<task>& users) {
-  auto key = key_of('c', c.tenant, c.name);
+  auto key = key_of(keys::calendar_kind, c.tenant, c.name);
   auto cur = read(key);
   if (!cur) return cur.error();
   if (!*cur)
@@ -102,7 +103,7 @@ caf::error controls_applier::check_refs(const task& t) {
     return v->has_value();
   };
   if (!t.pool.empty()) {
-    auto ok = exists('p', t.pool);
+    auto ok = exists(keys::pool_kind, t.pool);
     if (!ok) return ok.error();
     if (!*ok)
       return make_error(errc::invalid_argument, "pool",
@@ -110,7 +111,7 @@ caf::error controls_applier::check_refs(const task& t) {
                             t.pool + ")");
   }
   if (!t.exclude_calendar.empty()) {
-    auto ok = exists('c', t.exclude_calendar);
+    auto ok = exists(keys::calendar_kind, t.exclude_calendar);
     if (!ok) return ok.error();
     if (!*ok)
       return make_error(errc::invalid_argument, "exclude_calendar",
@@ -123,8 +124,8 @@ caf::error controls_applier::check_refs(const task& t) {
 
 caf::expected<controls> read_controls(rocks& db, const std::string& tenant) {
   controls out;
-  if (auto err = scan(db, prefix_of('p', tenant), out.pools)) return err;
-  if (auto err = scan(db, prefix_of('c', tenant), out.calendars)) return err;
+  if (auto err = scan(db, prefix_of(keys::pool_kind, tenant), out.pools)) return err;
+  if (auto err = scan(db, prefix_of(keys::calendar_kind, tenant), out.calendars)) return err;
   return out;
 }
 

@@ -123,4 +123,22 @@ inline std::string state_index(uint8_t state, std::string_view instance_key) {
   return out;
 }
 
+// -- the names and prefixes of the other records ------------------------------
+// Each column's records by key, for the modules that keep them and for what
+// reads every record (the migrations, backups). Prefixes never overlap in a column.
+
+inline constexpr std::string_view user_prefix = "u/";        // auth: proto::user by name
+inline constexpr std::string_view token_prefix = "t/";       // auth: proto::api_token by id
+inline constexpr std::string_view token_hash_prefix = "h/";  // auth: a token's id by its hash
+inline constexpr std::string_view share_prefix = "s/";       // auth: a worker's tenant share
+inline constexpr std::string_view data_key_prefix = "dk/";   // auth: proto::data_key by tenant
+inline constexpr std::string_view secret_prefix = "sv/";     // auth: proto::secret_record
+inline constexpr char pool_kind = 'p';                       // controls: "p/" proto::pool
+inline constexpr char calendar_kind = 'c';                   // controls: "c/" proto::calendar
+inline constexpr std::string_view load_prefix = "load/";     // meta: proto::load_sample by time
+inline constexpr std::string_view membership = "membership";  // meta: proto::set_membership
+inline constexpr std::string_view bootstrap_members = "bootstrap_members";  // raft_meta: the same
+inline constexpr std::string_view cluster_id = "cluster_id";                // raft_meta: by hand
+inline constexpr std::string_view log_base = "snapshot";                    // raft_meta: by hand
+
 }  // namespace aisched::storage::keys

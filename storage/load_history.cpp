@@ -15,7 +15,7 @@ namespace aisched::storage {
 
 namespace {
 
-constexpr std::string_view prefix = "load/";
+constexpr std::string_view prefix = keys::load_prefix;
 
 std::string time_key(unix_ms at) {
   std::string k(prefix);

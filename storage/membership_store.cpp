@@ -4,17 +4,19 @@
 #include <rocksdb/write_batch.h>
 
 #include "proto/codec.hpp"
+#include "storage/keys.hpp"
 #include "storage/rocks.hpp"
 
 namespace aisched::storage {
 
 namespace {
 
-constexpr const char* membership_key = "membership";
-constexpr const char* bootstrap_key = "bootstrap_members";  // in raft_meta
-constexpr const char* cluster_id_key = "cluster_id";          // in raft_meta
+constexpr std::string_view membership_key = keys::membership;
+constexpr std::string_view bootstrap_key = keys::bootstrap_members;  // in raft_meta
+constexpr std::string_view cluster_id_key = keys::cluster_id;        // in raft_meta
 
-caf::expected<std::optional<proto::membership>> read_from(rocks& db, column c, const char* key) {
+caf::expected<std::optional<proto::membership>> read_from(rocks& db, column c,
+                                                         std::string_view key) {
   auto bytes = db.get(c, key);
   if (!bytes) return bytes.error();
   if (!*bytes) return std::optional<proto::membership>{};

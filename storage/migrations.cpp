@@ -106,7 +106,7 @@ std::optional<caf::expected<std::string>> value_to_format_2(column c, std::strin
   switch (c) {
     case column::raft_log: return log_entry_to_format_2(v);
     case column::raft_meta:  // hard state, log base, format, cluster id: by hand
-      if (key == "bootstrap_members") return record_to_format_2<set_membership>(v);
+      if (key == keys::bootstrap_members) return record_to_format_2<set_membership>(v);
       return std::nullopt;
     case column::tasks: return record_to_format_2<task>(v);
     case column::task_state: return record_to_format_2<task_runtime>(v);
@@ -115,18 +115,20 @@ std::optional<caf::expected<std::string>> value_to_format_2(column c, std::strin
     case column::audit: return record_to_format_2<audit_entry>(v);
     case column::ai_analysis: return record_to_format_2<failure_analysis>(v);
     case column::meta:  // counters, idempotency records, retention marks: by hand
-      if (key == "membership") return record_to_format_2<set_membership>(v);
-      if (starts_with(key, "load/")) return record_to_format_2<load_sample>(v);
+      if (key == keys::membership) return record_to_format_2<set_membership>(v);
+      if (starts_with(key, keys::load_prefix)) return record_to_format_2<load_sample>(v);
       return std::nullopt;
-    case column::auth:  // "h/": a token's id by its hash, "s/": a worker's share: by hand
-      if (starts_with(key, "u/")) return record_to_format_2<user>(v);
-      if (starts_with(key, "t/")) return record_to_format_2<api_token>(v);
-      if (starts_with(key, "dk/")) return record_to_format_2<data_key>(v);
-      if (starts_with(key, "sv/")) return record_to_format_2<secret_record>(v);
+    case column::auth:  // a token's id by its hash, a worker's share: by hand
+      if (starts_with(key, keys::user_prefix)) return record_to_format_2<user>(v);
+      if (starts_with(key, keys::token_prefix)) return record_to_format_2<api_token>(v);
+      if (starts_with(key, keys::data_key_prefix)) return record_to_format_2<data_key>(v);
+      if (starts_with(key, keys::secret_prefix)) return record_to_format_2<secret_record>(v);
       return std::nullopt;
-    case column::controls:
-      if (starts_with(key, "p/")) return record_to_format_2<pool>(v);
-      if (starts_with(key, "c/")) return record_to_format_2<calendar>(v);
+    case column::controls:  // a kind and '/', then the tenant and the name
+      if (key.size() > 1 && key[1] == '/' && key[0] == keys::pool_kind)
+        return record_to_format_2<pool>(v);
+      if (key.size() > 1 && key[1] == '/' && key[0] == keys::calendar_kind)
+        return record_to_format_2<calendar>(v);
       return std::nullopt;
     case column::instances_by_state:  // empty values
     case column::ai_conversations:    // JSON

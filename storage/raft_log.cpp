@@ -16,7 +16,7 @@ namespace aisched::storage {
 namespace {
 
 constexpr std::string_view hard_state_key = "hard_state";
-constexpr std::string_view base_key = "snapshot";  // log_base: index, term
+constexpr std::string_view base_key = keys::log_base;  // log_base: index, term
 
 std::string encode_base(const log_base& b) {
   std::string out;

@@ -6,6 +6,7 @@
 
 #include "proto/codec.hpp"
 #include "proto/errors.hpp"
+#include "storage/keys.hpp"
 #include "storage/rocks.hpp"
 
 namespace aisched::storage {
@@ -14,14 +15,12 @@ using namespace proto;
 
 namespace {
 
-// Prefixes of the auth column no other record uses (auth_state: u/ t/ h/ s/,
-// audit keys start with a tenant name, which has no '/').
-constexpr std::string_view key_prefix = "dk/";
-constexpr std::string_view secret_prefix = "sv/";
-
-std::string data_key_key(const std::string& tenant) { return std::string(key_prefix) + tenant; }
+// Prefixes of the auth column no other record uses (storage/keys.hpp).
+std::string data_key_key(const std::string& tenant) {
+  return std::string(keys::data_key_prefix) + tenant;
+}
 std::string secrets_of(const std::string& tenant) {
-  return std::string(secret_prefix) + tenant + "/";
+  return std::string(keys::secret_prefix) + tenant + "/";
 }
 std::string secret_key(const std::string& tenant, const std::string& name) {
   return secrets_of(tenant) + name;
@@ -134,7 +133,7 @@ caf::expected<std::optional<data_key>> read_data_key(rocks& db, const std::strin
 }
 
 caf::expected<std::vector<data_key>> read_data_keys(rocks& db) {
-  return scan<data_key>(db, std::string(key_prefix));
+  return scan<data_key>(db, std::string(keys::data_key_prefix));
 }
 
 caf::expected<secret_record> read_secret(rocks& db, const std::string& tenant,
