@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "proto/codec.hpp"
@@ -20,12 +21,14 @@ struct command_tag {
   using type = T;
 };
 
-template <class R, class F, class... Ts>
-R visit_listed(command_list<Ts...>, const command& c, F& f) {
+/// Reads `c` as the command its type number names with `read_as(tag, bytes)`
+/// (the codec's decode, or format_1's) and answers `f` of it.
+template <class R, class Read, class F, class... Ts>
+R visit_listed(command_list<Ts...>, const command& c, Read read_as, F& f) {
   std::optional<R> out;  // the error of an unknown type is built only then
   auto read = [&](auto tag) {
     using T = typename decltype(tag)::type;
-    auto x = decode<T>(c.data);
+    caf::expected<T> x = read_as(tag, c.data);
     if (!x)
       out.emplace(make_error(errc::corrupted, "command",
                              std::string("a ") + T::traits.name + " that does not decode: " +
@@ -49,7 +52,21 @@ R visit_listed(command_list<Ts...>, const command& c, F& f) {
 template <class F>
 auto visit_command(const command& c, F&& f) {
   using R = decltype(f(std::declval<noop&>()));
-  return detail::visit_listed<R>(all_commands{}, c, f);
+  auto read = [](auto tag, std::string_view bytes) {
+    return decode<typename decltype(tag)::type>(bytes);
+  };
+  return detail::visit_listed<R>(all_commands{}, c, read, f);
+}
+
+/// visit_command for a command data formats 0 and 1 stored: its bytes are
+/// CAF's encoding of its struct (proto::format_1). The migrations read them.
+template <class F>
+auto visit_command_format_1(const command& c, F&& f) {
+  using R = decltype(f(std::declval<noop&>()));
+  auto read = [](auto tag, std::string_view bytes) {
+    return format_1::decode<typename decltype(tag)::type>(bytes);
+  };
+  return detail::visit_listed<R>(all_commands{}, c, read, f);
 }
 
 }  // namespace aisched::proto

@@ -215,40 +215,47 @@ struct raw_field {
   const char* end = nullptr;
 };
 
+/// Reads a varint at `at` (before `end`) into `x`; false when the bytes end
+/// first or it runs past ten bytes.
+inline bool get_varint(const char*& at, const char* end, uint64_t& x) {
+  x = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (at == end) return false;
+    auto b = static_cast<unsigned char>(*at++);
+    x |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (b < 0x80) return true;
+  }
+  return false;
+}
+
+/// Reads the value of a varint, fixed64 or fixed32 field at `at` into `x`.
+inline bool get_number(const char*& at, const char* end, wire_type t, uint64_t& x) {
+  if (t == varint) return get_varint(at, end, x);
+  size_t n = t == fixed64 ? 8 : 4;
+  if (static_cast<size_t>(end - at) < n) return false;
+  x = 0;
+  std::memcpy(&x, at, n);  // little-endian host
+  at += n;
+  return true;
+}
+
 /// Reads one field at `at` (before `end`); false when the bytes are not one.
 inline bool next_field(const char*& at, const char* end, raw_field& f) {
-  auto read_varint = [&](uint64_t& x) {
-    x = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (at == end) return false;
-      auto b = static_cast<unsigned char>(*at++);
-      x |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (b < 0x80) return true;
-    }
-    return false;
-  };
   f.begin = at;
   uint64_t tag = 0;
-  if (!read_varint(tag)) return false;
+  if (!get_varint(at, end, tag)) return false;
   f.number = static_cast<uint32_t>(tag >> 3);
   f.type = static_cast<wire_type>(tag & 7);
   if (f.number == 0 || (tag >> 3) > 0x1fffffff) return false;
   switch (f.type) {
     case varint:
-      if (!read_varint(f.value)) return false;
-      break;
     case fixed64:
-    case fixed32: {
-      size_t n = f.type == fixed64 ? 8 : 4;
-      if (static_cast<size_t>(end - at) < n) return false;
-      f.value = 0;
-      std::memcpy(&f.value, at, n);  // little-endian host
-      at += n;
+    case fixed32:
+      if (!get_number(at, end, f.type, f.value)) return false;
       break;
-    }
     case length: {
       uint64_t n = 0;
-      if (!read_varint(n) || n > static_cast<uint64_t>(end - at)) return false;
+      if (!get_varint(at, end, n) || n > static_cast<uint64_t>(end - at)) return false;
       f.data = at;
       f.size = static_cast<size_t>(n);
       at += n;
@@ -306,7 +313,7 @@ class reader {
           for (auto p = f.data, e = f.data + f.size; p != e;) {
             raw_field g;
             g.type = wire_type_of<E>();
-            if (!value_at(p, e, g)) return fail("a packed element is cut short");
+            if (!get_number(p, e, g.type, g.value)) return fail("a packed element is cut short");
             E v{};
             if (!get(g, v)) return false;
             x.push_back(v);
@@ -380,26 +387,6 @@ class reader {
       at_ = peek_.end;
       if (!get(peek_, x)) return false;
     }
-    return true;
-  }
-
-  /// Reads a value of the wire type `g.type` at `p` (a packed element).
-  static bool value_at(const char*& p, const char* e, raw_field& g) {
-    if (g.type == varint) {
-      g.value = 0;
-      for (int shift = 0; shift < 64; shift += 7) {
-        if (p == e) return false;
-        auto b = static_cast<unsigned char>(*p++);
-        g.value |= static_cast<uint64_t>(b & 0x7f) << shift;
-        if (b < 0x80) return true;
-      }
-      return false;
-    }
-    size_t n = g.type == fixed64 ? 8 : 4;
-    if (static_cast<size_t>(e - p) < n) return false;
-    g.value = 0;
-    std::memcpy(&g.value, p, n);
-    p += n;
     return true;
   }
 

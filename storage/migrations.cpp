@@ -12,6 +12,7 @@
 #include "proto/analysis.hpp"
 #include "proto/auth_types.hpp"
 #include "proto/codec.hpp"
+#include "proto/command_visit.hpp"
 #include "proto/controls.hpp"
 #include "proto/errors.hpp"
 #include "proto/hex.hpp"
@@ -25,36 +26,9 @@ namespace {
 
 constexpr std::string_view format_key = "format";
 
-template <class T>
-struct tag {
-  using type = T;
-};
-
-/// Command `c` of format 0 or 1 (its bytes CAF's encoding of its struct) as
-/// format 2 writes it (the wire codec); errc::corrupted when it does not read.
-template <class... Ts>
-caf::expected<proto::command> rewrite_command(proto::command_list<Ts...>, const proto::command& c) {
-  std::optional<caf::expected<proto::command>> out;
-  auto read = [&](auto t) {
-    using T = typename decltype(t)::type;
-    auto x = proto::format_1::decode<T>(c.data);
-    if (!x)
-      out.emplace(make_error(errc::corrupted, "command",
-                             std::string("a ") + T::traits.name + " that does not read: " +
-                                 view(x.error()).message));
-    else
-      out.emplace(proto::command{c.type, proto::encode(*x)});
-    return true;
-  };
-  (void)((c.type == Ts::traits.id && read(tag<Ts>{})) || ...);
-  if (out) return std::move(*out);
-  return make_error(errc::corrupted, "command", "unknown command type " + std::to_string(c.type));
-}
-
-
 /// Whether `c` (of format 0 or 1) decodes as the command its type names.
 caf::error check_decodes(const proto::command& c) {
-  auto r = rewrite_command(proto::all_commands{}, c);
+  auto r = command_to_format_2(c);
   if (!r) return r.error();
   return {};
 }
@@ -240,7 +214,9 @@ caf::expected<std::optional<uint32_t>> stored_format(rocks& db) {
 }
 
 caf::expected<proto::command> command_to_format_2(const proto::command& c) {
-  return rewrite_command(proto::all_commands{}, c);
+  return proto::visit_command_format_1(c, [&](const auto& x) -> caf::expected<proto::command> {
+    return proto::command{c.type, proto::encode(x)};
+  });
 }
 
 caf::expected<proto::log_entry> log_entry_from_format_1(std::string_view bytes) {

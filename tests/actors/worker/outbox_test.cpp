@@ -3,7 +3,8 @@
 // a time; a record cut short by a killed process dropped, and a tail of
 // zeros a lost machine left, a flipped byte an error; a full disk leaves the reports written before it readable; segments
 // reclaimed even with one report never acknowledged; an outbox RocksDB wrote
-// (the former format) read and moved over; the fault hook fails writes.
+// (the former format) read and moved over, and so a segment an earlier build
+// wrote with reports in CAF's encoding; the fault hook fails writes.
 #include "actors/worker/outbox.hpp"
 
 #include <gtest/gtest.h>
@@ -259,6 +260,65 @@ TEST_F(outbox_test, segments_are_reclaimed_even_behind_a_report_never_acknowledg
   auto got = load(**box);
   ASSERT_EQ(got.size(), 1u) << "3000 erased reports must stay erased, the pinned one kept";
   EXPECT_EQ(got.begin()->second.output, "pinned");
+}
+
+/// A segment as a build of data format 0 or 1 wrote it: each record its
+/// u32 body length, the FNV-1a checksum of the body, then the body (kind 1, a
+/// put of CAF's encoding of the report, or kind 2, an erase; the key's u32
+/// length; the key; the value). tests/compat/format-0/outbox_segment is one.
+std::string format_1_segment(const std::vector<std::pair<uint8_t, proto::run_result>>& records) {
+  auto u32 = [](std::string& out, uint32_t v) {
+    char b[4];
+    std::memcpy(b, &v, 4);
+    out.append(b, 4);
+  };
+  std::string out;
+  for (auto& [kind, r] : records) {
+    std::string body(1, static_cast<char>(kind));
+    auto key = r.instance_id + "#1";
+    u32(body, static_cast<uint32_t>(key.size()));
+    body += key;
+    if (kind == 1) body += proto::format_1::encode(r);
+    uint32_t sum = 2166136261u;
+    for (unsigned char c : body) sum = (sum ^ c) * 16777619u;
+    u32(out, static_cast<uint32_t>(body.size()));
+    u32(out, sum);
+    out += body;
+  }
+  return out;
+}
+
+TEST_F(outbox_test, a_report_an_earlier_build_left_reads_after_every_move_of_its_segment) {
+  // Left by the build before the upgrade: one report live, four erased.
+  std::vector<std::pair<uint8_t, proto::run_result>> left;
+  for (int i = 0; i < 5; ++i) left.emplace_back(1, report("5-" + std::to_string(i) + "-0"));
+  left[0].second.output = "from before the upgrade";
+  for (int i = 1; i < 5; ++i) left.emplace_back(2, report("5-" + std::to_string(i) + "-0"));
+  fs::create_directories(dir_);
+  std::ofstream(fs::path(dir_) / "seg-00000000000000000001.outbox", std::ios::binary)
+      << format_1_segment(left);
+  outbox::options opts;
+  opts.segment_bytes = 4096;
+  {
+    auto box = outbox::open(dir_, opts);
+    ASSERT_TRUE(box) << view(box.error()).message;
+    EXPECT_EQ(load(**box).at("5-0-0#1").output, "from before the upgrade");
+    // This build's reports come and go: the old report's segment is
+    // reclaimed again and again, the report moved each time.
+    for (int i = 1; i <= 1000; ++i) {
+      auto id = "7-" + std::to_string(i) + "-0";
+      ASSERT_FALSE(put(**box, {report(id)}));
+      ASSERT_FALSE((*box)->erase({id + "#1"}));
+    }
+    EXPECT_GT(segment_files(dir_).front().filename().string(), "seg-00000000000000000001.outbox")
+        << "the first segment was never reclaimed: nothing moved";
+  }
+  auto box = outbox::open(dir_, opts);
+  ASSERT_TRUE(box) << view(box.error()).message;
+  auto got = load(**box);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got.at("5-0-0#1").output, "from before the upgrade");
+  EXPECT_EQ(got.at("5-0-0#1").exit_code, 3);
 }
 
 TEST_F(outbox_test, an_outbox_rocksdb_wrote_is_read_and_moved_over) {
